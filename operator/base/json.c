@@ -1,0 +1,226 @@
+/* JSON helpers on cJSON. Parsing checks nesting depth before handing the
+ * text to cJSON so a hostile body cannot drive cJSON's recursion. */
+#include <inttypes.h>
+#include <math.h>
+
+#include "json.h"
+
+static int check_depth(const char *text, size_t len)
+{
+        int depth = 0;
+        bool in_string = false;
+
+        for (size_t i = 0; i < len; i++) {
+                char c = text[i];
+                if (in_string) {
+                        if (c == '\\')
+                                i++;
+                        else if (c == '"')
+                                in_string = false;
+                        continue;
+                }
+                if (c == '"')
+                        in_string = true;
+                else if (c == '{' || c == '[') {
+                        if (++depth > JSON_MAX_DEPTH)
+                                return -E2BIG;
+                } else if (c == '}' || c == ']')
+                        depth--;
+        }
+        return 0;
+}
+
+int json_parse(const char *text, size_t len, cJSON **ret)
+{
+        const char *end = NULL;
+        int r;
+
+        assert_return(text || len == 0, -EINVAL);
+        assert_return(ret, -EINVAL);
+
+        r = check_depth(text, len);
+        if (r < 0)
+                return r;
+        cJSON *j = cJSON_ParseWithLengthOpts(text, len, &end, false);
+        if (!j)
+                return -EBADMSG;
+        /* Only whitespace may follow the value. */
+        for (; end && end < text + len; end++)
+                if (!strchr(" \t\r\n", *end) && *end != '\0') {
+                        cJSON_Delete(j);
+                        return -EBADMSG;
+                }
+        *ret = j;
+        return 0;
+}
+
+cJSON *json_get(const cJSON *obj, const char *path)
+{
+        char key[256];
+        const char *p = path;
+
+        if (!obj || !path)
+                return NULL;
+        while (obj) {
+                const char *dot = strchr(p, '.');
+                size_t n = dot ? (size_t) (dot - p) : strlen(p);
+                if (n >= sizeof key)
+                        return NULL;
+                memcpy(key, p, n);
+                key[n] = 0;
+                if (!cJSON_IsObject(obj))
+                        return NULL;
+                obj = cJSON_GetObjectItemCaseSensitive(obj, key);
+                if (!dot)
+                        return (cJSON *) obj;
+                p = dot + 1;
+        }
+        return NULL;
+}
+
+const char *json_get_string(const cJSON *obj, const char *path)
+{
+        cJSON *j = json_get(obj, path);
+        return cJSON_IsString(j) ? j->valuestring : NULL;
+}
+
+cJSON *json_get_object(const cJSON *obj, const char *path)
+{
+        cJSON *j = json_get(obj, path);
+        return cJSON_IsObject(j) ? j : NULL;
+}
+
+cJSON *json_get_array(const cJSON *obj, const char *path)
+{
+        cJSON *j = json_get(obj, path);
+        return cJSON_IsArray(j) ? j : NULL;
+}
+
+int parse_uint64(const char *s, uint64_t *ret)
+{
+        char *end = NULL;
+
+        if (!s || !*s || *s == '-' || *s == '+' || *s == ' ')
+                return -EINVAL;
+        errno = 0;
+        unsigned long long v = strtoull(s, &end, 10);
+        if (errno == ERANGE)
+                return -ERANGE;
+        if (errno != 0 || *end != 0)
+                return -EINVAL;
+        *ret = v;
+        return 0;
+}
+
+int json_get_uint64(const cJSON *obj, const char *path, uint64_t *ret)
+{
+        cJSON *j = json_get(obj, path);
+        uint64_t v = 0;
+        int r;
+
+        assert_return(ret, -EINVAL);
+        if (!j)
+                return -ENOENT;
+        if (cJSON_IsString(j)) {
+                r = parse_uint64(j->valuestring, &v);
+                if (r < 0)
+                        return r;
+        } else if (cJSON_IsNumber(j)) {
+                double d = j->valuedouble;
+                /* Doubles are exact only below 2^53; anything above may already be rounded. */
+                if (d < 0 || d != floor(d))
+                        return -EINVAL;
+                if (d > 9007199254740992.0)
+                        return -ERANGE;
+                v = (uint64_t) d;
+        } else
+                return -EINVAL;
+        *ret = v;
+        return 0;
+}
+
+int json_get_int64(const cJSON *obj, const char *path, int64_t *ret)
+{
+        cJSON *j = json_get(obj, path);
+
+        assert_return(ret, -EINVAL);
+        if (!j)
+                return -ENOENT;
+        if (cJSON_IsString(j)) {
+                char *end = NULL;
+                if (!*j->valuestring)
+                        return -EINVAL;
+                errno = 0;
+                long long v = strtoll(j->valuestring, &end, 10);
+                if (errno == ERANGE)
+                        return -ERANGE;
+                if (*end)
+                        return -EINVAL;
+                *ret = v;
+                return 0;
+        }
+        if (!cJSON_IsNumber(j))
+                return -EINVAL;
+        double d = j->valuedouble;
+        if (d != floor(d))
+                return -EINVAL;
+        if (fabs(d) > 9007199254740992.0)
+                return -ERANGE;
+        *ret = (int64_t) d;
+        return 0;
+}
+
+bool json_get_bool(const cJSON *obj, const char *path, bool def)
+{
+        cJSON *j = json_get(obj, path);
+        if (cJSON_IsBool(j))
+                return cJSON_IsTrue(j);
+        return def;
+}
+
+cJSON *json_ensure_object(cJSON *obj, const char *path)
+{
+        char key[256];
+        const char *p = path;
+
+        while (obj) {
+                const char *dot = strchr(p, '.');
+                size_t n = dot ? (size_t) (dot - p) : strlen(p);
+                if (n >= sizeof key)
+                        return NULL;
+                memcpy(key, p, n);
+                key[n] = 0;
+                cJSON *c = cJSON_GetObjectItemCaseSensitive(obj, key);
+                if (!cJSON_IsObject(c)) {
+                        if (c)
+                                cJSON_DeleteItemFromObjectCaseSensitive(obj, key);
+                        c = cJSON_AddObjectToObject(obj, key);
+                }
+                if (!dot)
+                        return c;
+                obj = c;
+                p = dot + 1;
+        }
+        return NULL;
+}
+
+int json_set_string(cJSON *obj, const char *key, const char *value)
+{
+        assert_return(cJSON_IsObject(obj), -EINVAL);
+        cJSON *s = cJSON_CreateString(value);
+        if (!s)
+                return -ENOMEM;
+        if (cJSON_GetObjectItemCaseSensitive(obj, key)) {
+                if (!cJSON_ReplaceItemInObjectCaseSensitive(obj, key, s)) {
+                        cJSON_Delete(s);
+                        return -ENOMEM;
+                }
+        } else if (!cJSON_AddItemToObject(obj, key, s))
+                return -ENOMEM;
+        return 0;
+}
+
+char *json_print(const cJSON *obj)
+{
+        return cJSON_PrintUnformatted(obj);
+}

@@ -1,0 +1,42 @@
+/* Typed, NULL-tolerant getters on cJSON trees, bounded parsing, and uint64
+ * values that travel as JSON strings (etcd's gateway) and must never pass
+ * through a double. */
+#pragma once
+
+#include <stdint.h>
+
+#include <cjson/cJSON.h>
+
+#include "macro.h"
+
+DEFINE_TRIVIAL_CLEANUP_FUNC(cJSON *, cJSON_Delete);
+
+#define JSON_ARRAY_FOREACH(item, array) for ((item) = (array) ? (array)->child : NULL; (item); (item) = (item)->next)
+
+/* Deepest nesting we accept from the network; Kubernetes objects stay far below. */
+#define JSON_MAX_DEPTH 64
+
+/* Parses exactly `len` bytes. -EBADMSG on syntax errors, -E2BIG when nesting is
+ * deeper than JSON_MAX_DEPTH, -ENOMEM. */
+int json_parse(const char *text, size_t len, cJSON **ret);
+
+/* Dotted paths ("metadata.name"); NULL when absent or of another type. */
+cJSON *json_get(const cJSON *obj, const char *path);
+const char *json_get_string(const cJSON *obj, const char *path);
+cJSON *json_get_object(const cJSON *obj, const char *path);
+cJSON *json_get_array(const cJSON *obj, const char *path);
+/* Integers: accepts a JSON number that is integral and in range, or a decimal
+ * string. -ENOENT when absent, -EINVAL when malformed, -ERANGE when too big. */
+int json_get_int64(const cJSON *obj, const char *path, int64_t *ret);
+int json_get_uint64(const cJSON *obj, const char *path, uint64_t *ret);
+bool json_get_bool(const cJSON *obj, const char *path, bool def);
+
+int parse_uint64(const char *s, uint64_t *ret);
+
+/* Makes sure the object at `path` exists (creating objects on the way). */
+cJSON *json_ensure_object(cJSON *obj, const char *path);
+/* Replaces (or adds) a string member; returns -ENOMEM on failure. */
+int json_set_string(cJSON *obj, const char *key, const char *value);
+
+/* Unformatted print; NULL on OOM. */
+char *json_print(const cJSON *obj);

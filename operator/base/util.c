@@ -1,0 +1,23 @@
+/* Tiny string helpers shared by every module. */
+#include <stdarg.h>
+
+#include "macro.h"
+
+char *xstrdup(const char *s)
+{
+        char *r = strdup(s);
+        if (!r)
+                abort();
+        return r;
+}
+
+char *strdup_printf(const char *fmt, ...)
+{
+        va_list ap;
+        char *r = NULL;
+
+        va_start(ap, fmt);
+        int n = vasprintf(&r, fmt, ap);
+        va_end(ap);
+        return n < 0 ? NULL : r;
+}

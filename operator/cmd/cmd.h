@@ -1,0 +1,21 @@
+/* The subcommand table entry, and helpers every subcommand uses for its
+ * common flags (-v, --kubeconfig, --help). */
+#pragma once
+
+#include "base/macro.h"
+
+enum {
+        EXIT_OK = 0,
+        EXIT_RUNTIME = 1,
+        EXIT_USAGE = 2,
+};
+
+typedef struct Command {
+        const char *name;
+        const char *summary;
+        int (*run)(int argc, char *argv[]);
+} Command;
+
+
+/* Parses "-v=N"/"--v=N"/"-vN" style verbosity; returns true if `arg` was one. */
+bool cmd_parse_verbosity(const char *arg);

@@ -1,0 +1,415 @@
+/* Kubernetes REST client: request building, auth headers, retries, Status
+ * decoding and newline-delimited JSON streams. */
+#include <strings.h>
+
+#include "base/json.h"
+#include "base/log.h"
+#include "client.h"
+
+#define MAX_RETRIES_RETRY_AFTER 10
+#define MAX_RETRIES_TRANSPORT   3
+#define MAX_STREAM_LINE         (16u << 20)
+#define USER_AGENT              "User-Agent: cluster-etcd-operator/" CEO_VERSION " (linux/amd64)"
+
+struct KubeClient {
+        Loop *loop;
+        KubeConfig *config;
+        usec_t timeout;
+        KubeCall *calls; /* in flight, for cancellation when the client goes */
+        uint64_t n_requests;
+        uint64_t n_retries;
+};
+
+struct KubeCall {
+        KubeClient *client;
+        KubeCall *prev, *next;
+        char *method;
+        char *path;
+        char *body;
+        char *content_type;
+        usec_t timeout;
+        KubeCallback cb;
+        KubeStreamFunc on_line;
+        void *userdata;
+        HttpRequest *req;
+        sd_event_source *retry_timer;
+        unsigned retries;
+        Buf line;
+};
+
+KubeClient *kube_client_new(Loop *loop, KubeConfig *config)
+{
+        KubeClient *c = calloc(1, sizeof *c);
+        if (!c)
+                return NULL;
+        c->loop = loop_ref(loop);
+        c->config = config;
+        c->timeout = 30 * USEC_PER_SEC;
+        return c;
+}
+
+static void call_free(KubeCall *call)
+{
+        KubeClient *c = call->client;
+        if (call->prev)
+                call->prev->next = call->next;
+        else if (c->calls == call)
+                c->calls = call->next;
+        if (call->next)
+                call->next->prev = call->prev;
+        if (call->req) {
+                http_request_cancel(call->req);
+                call->req = http_request_unref(call->req);
+        }
+        call->retry_timer = sd_event_source_disable_unref(call->retry_timer);
+        free(call->method);
+        free(call->path);
+        free(call->body);
+        free(call->content_type);
+        buf_free(&call->line);
+        free(call);
+}
+
+KubeClient *kube_client_free(KubeClient *c)
+{
+        if (!c)
+                return NULL;
+        while (c->calls)
+                call_free(c->calls);
+        kube_config_free(c->config);
+        loop_unref(c->loop);
+        return mfree(c);
+}
+
+Loop *kube_client_get_loop(KubeClient *c)
+{
+        return c->loop;
+}
+
+const KubeConfig *kube_client_get_config(KubeClient *c)
+{
+        return c->config;
+}
+
+void kube_client_set_timeout(KubeClient *c, usec_t timeout)
+{
+        c->timeout = timeout;
+}
+
+void kube_client_get_counters(KubeClient *c, uint64_t *requests, uint64_t *retries)
+{
+        if (requests)
+                *requests = c->n_requests;
+        if (retries)
+                *retries = c->n_retries;
+}
+
+/* ---- Status ---- */
+
+void kube_status_done(KubeStatus *s)
+{
+        s->reason = mfree(s->reason);
+        s->message = mfree(s->message);
+}
+
+int kube_status_parse(const cJSON *body, KubeStatus *ret)
+{
+        int64_t code = 0, ra = 0;
+
+        assert_return(ret, -EINVAL);
+        if (!streq_ptr(json_get_string(body, "kind"), "Status"))
+                return -EBADMSG;
+        if (json_get_int64(body, "code", &code) >= 0)
+                ret->code = (long) code;
+        const char *reason = json_get_string(body, "reason");
+        const char *message = json_get_string(body, "message");
+        free(ret->reason);
+        free(ret->message);
+        ret->reason = reason ? strdup(reason) : NULL;
+        ret->message = message ? strdup(message) : NULL;
+        if (json_get_int64(body, "details.retryAfterSeconds", &ra) >= 0 && ra > 0 && ra < 3600)
+                ret->retry_after = (unsigned) ra;
+        return 0;
+}
+
+int kube_status_to_errno(long code, const char *reason)
+{
+        switch (code) {
+        case 400:
+                return -EBADMSG;
+        case 401:
+                return -EACCES;
+        case 403:
+                return -EPERM;
+        case 404:
+                return -ENOENT;
+        case 405:
+                return -EOPNOTSUPP;
+        case 409:
+                return streq_ptr(reason, "AlreadyExists") ? -EEXIST : -ESTALE;
+        case 410:
+                return KUBE_ERR_EXPIRED;
+        case 415:
+                return -EPROTONOSUPPORT;
+        case 422:
+                return -EINVAL;
+        case 429:
+                return -EBUSY;
+        case 503:
+                return -EAGAIN;
+        case 504:
+                return -ETIMEDOUT;
+        default:
+                if (code >= 500)
+                        return -EREMOTEIO;
+                return -EIO;
+        }
+}
+
+/* ---- calls ---- */
+
+static int call_send(KubeCall *call);
+
+static void call_finish(KubeCall *call, const KubeResponse *resp)
+{
+        KubeCallback cb = call->cb;
+        void *userdata = call->userdata;
+        KubeClient *c = call->client;
+
+        call_free(call);
+        if (cb)
+                cb(c, resp, userdata);
+}
+
+static int on_retry_timer(sd_event_source *s, uint64_t usec, void *userdata)
+{
+        KubeCall *call = userdata;
+        int r;
+
+        (void) s;
+        (void) usec;
+        call->retry_timer = sd_event_source_disable_unref(call->retry_timer);
+        r = call_send(call);
+        if (r < 0) {
+                KubeResponse resp = {.error = r};
+                call_finish(call, &resp);
+        }
+        return 0;
+}
+
+static bool schedule_retry(KubeCall *call, usec_t delay)
+{
+        int r = sd_event_add_time_relative(loop_get_event(call->client->loop), &call->retry_timer,
+                                           CLOCK_MONOTONIC, delay, 0, on_retry_timer, call);
+        if (r < 0)
+                return false;
+        call->retries++;
+        call->client->n_retries++;
+        return true;
+}
+
+static unsigned parse_retry_after(HttpRequest *req, const KubeStatus *st)
+{
+        const char *h = http_request_get_header(req, "Retry-After");
+        if (h) {
+                char *end = NULL;
+                unsigned long v = strtoul(h, &end, 10);
+                if (end != h && v < 3600)
+                        return (unsigned) MAX(v, 1UL);
+        }
+        return st->retry_after;
+}
+
+static void on_http_done(HttpRequest *req, int error, void *userdata)
+{
+        KubeCall *call = userdata;
+        _cleanup_(kube_status_done) KubeStatus st = {};
+        _cleanup_(cJSON_Deletep) cJSON *body = NULL;
+        long code = http_request_get_status(req);
+        size_t len = 0;
+        const char *data = http_request_get_body(req, &len);
+        bool stream = call->on_line != NULL;
+
+        call->req = http_request_unref(call->req);
+
+        const char *warn = http_request_get_header(req, "Warning");
+        if (warn)
+                log_debug("%s %s: server warning: %s", call->method, call->path, warn);
+
+        if (error < 0) {
+                if (streq(call->method, "GET") && !stream && call->retries < MAX_RETRIES_TRANSPORT &&
+                    error != -EPROTO && schedule_retry(call, USEC_PER_SEC)) {
+                        log_debug("%s %s: %s, retrying in 1 s", call->method, call->path, strerror(-error));
+                        return;
+                }
+                st.code = 0;
+                KubeResponse resp = {.error = error, .http_code = code, .status = &st};
+                call_finish(call, &resp);
+                return;
+        }
+
+        if (code >= 200 && code < 300) {
+                int r = 0;
+                if (stream) {
+                        /* A last line without its newline still counts. */
+                        if (call->line.len > 0) {
+                                cJSON *j = NULL;
+                                r = json_parse(call->line.data, call->line.len, &j);
+                                if (r >= 0) {
+                                        r = call->on_line(call->client, j, call->userdata);
+                                        cJSON_Delete(j);
+                                }
+                        }
+                } else if (len > 0)
+                        r = json_parse(data, len, &body);
+                KubeResponse resp = {.error = MIN(r, 0), .http_code = code, .body = body, .status = &st};
+                call_finish(call, &resp);
+                return;
+        }
+
+        /* Error: decode the Status if there is one; otherwise synthesise it. */
+        if (len > 0 && json_parse(data, len, &body) >= 0)
+                (void) kube_status_parse(body, &st);
+        if (st.code == 0)
+                st.code = code;
+        int e = kube_status_to_errno(code, st.reason);
+        unsigned ra = parse_retry_after(req, &st);
+        if ((code == 429 || code >= 500) && ra > 0 && call->retries < MAX_RETRIES_RETRY_AFTER &&
+            schedule_retry(call, ra * USEC_PER_SEC)) {
+                log_debug("%s %s: HTTP %ld, retrying after %u s", call->method, call->path, code, ra);
+                return;
+        }
+        KubeResponse resp = {.error = e, .http_code = code, .status = &st};
+        call_finish(call, &resp);
+}
+
+static int on_stream_data(HttpRequest *req, const char *data, size_t n, void *userdata)
+{
+        KubeCall *call = userdata;
+        int r;
+
+        (void) req;
+        for (;;) {
+                const char *nl = memchr(data, '\n', n);
+                size_t take = nl ? (size_t) (nl - data) : n;
+                r = buf_append(&call->line, data, take);
+                if (r < 0)
+                        return r;
+                if (!nl)
+                        return 0;
+                if (call->line.len > 0) {
+                        cJSON *j = NULL;
+                        r = json_parse(call->line.data, call->line.len, &j);
+                        buf_reset(&call->line);
+                        if (r < 0)
+                                return r;
+                        r = call->on_line(call->client, j, call->userdata);
+                        cJSON_Delete(j);
+                        if (r < 0)
+                                return r;
+                }
+                data = nl + 1;
+                n -= take + 1;
+        }
+}
+
+static int call_send(KubeCall *call)
+{
+        KubeClient *c = call->client;
+        _cleanup_free_ char *url = strdup_printf("%s%s", c->config->server, call->path);
+        _cleanup_(http_request_unrefp) HttpRequest *req = NULL;
+        int r;
+
+        if (!url)
+                return -ENOMEM;
+        req = http_request_new(call->method, url);
+        if (!req)
+                return -ENOMEM;
+        r = http_request_add_header(req, "Accept: application/json");
+        if (r >= 0)
+                r = http_request_add_header(req, USER_AGENT);
+        /* Like kubectl, credentials only ever travel over TLS. */
+        const char *token = kube_config_get_token(c->config, now_usec(CLOCK_MONOTONIC));
+        if (r >= 0 && token && startswith(c->config->server, "https://")) {
+                _cleanup_free_ char *h = strdup_printf("Authorization: Bearer %s", token);
+                r = h ? http_request_add_header(req, h) : -ENOMEM;
+                if (h)
+                        explicit_bzero(h, strlen(h));
+        }
+        if (r >= 0 && call->body)
+                r = http_request_set_body(req, call->content_type, call->body, strlen(call->body));
+        if (r >= 0)
+                r = http_request_set_tls(req, &c->config->tls);
+        if (r < 0)
+                return r;
+        http_request_set_timeout(req, call->timeout);
+        if (call->on_line) {
+                http_request_set_stream(req, on_stream_data);
+                buf_reset(&call->line);
+        }
+        r = loop_http_start(c->loop, req, on_http_done, call);
+        if (r < 0)
+                return r;
+        c->n_requests++;
+        call->req = TAKE_PTR(req);
+        return 0;
+}
+
+static int call_start(KubeClient *c, const char *method, const char *path, const cJSON *body,
+                      const char *content_type, usec_t timeout, KubeCallback cb, KubeStreamFunc on_line,
+                      void *userdata, KubeCall **ret_call)
+{
+        KubeCall *call = calloc(1, sizeof *call);
+        int r;
+
+        assert_return(c && method && path && path[0] == '/', -EINVAL);
+        if (!call)
+                return -ENOMEM;
+        call->client = c;
+        call->method = strdup(method);
+        call->path = strdup(path);
+        call->content_type = content_type ? strdup(content_type) : NULL;
+        call->body = body ? json_print(body) : NULL;
+        call->timeout = timeout;
+        call->cb = cb;
+        call->on_line = on_line;
+        call->userdata = userdata;
+        call->line = BUF_INIT(MAX_STREAM_LINE);
+        call->next = c->calls;
+        if (c->calls)
+                c->calls->prev = call;
+        c->calls = call;
+        if (!call->method || !call->path || (content_type && !call->content_type) || (body && !call->body)) {
+                call_free(call);
+                return -ENOMEM;
+        }
+        r = call_send(call);
+        if (r < 0) {
+                call_free(call);
+                return r;
+        }
+        if (ret_call)
+                *ret_call = call;
+        return 0;
+}
+
+int kube_call(KubeClient *c, const char *method, const char *path, const cJSON *body, const char *content_type,
+              KubeCallback cb, void *userdata, KubeCall **ret_call)
+{
+        assert_return(c, -EINVAL);
+        return call_start(c, method, path, body, body ? (content_type ? content_type : "application/json") : NULL,
+                          c->timeout, cb, NULL, userdata, ret_call);
+}
+
+int kube_stream(KubeClient *c, const char *path, usec_t timeout, KubeStreamFunc on_line, KubeCallback done,
+                void *userdata, KubeCall **ret_call)
+{
+        assert_return(on_line, -EINVAL);
+        return call_start(c, "GET", path, NULL, NULL, timeout, done, on_line, userdata, ret_call);
+}
+
+void kube_call_cancel(KubeCall *call)
+{
+        if (call)
+                call_free(call);
+}

@@ -1,0 +1,616 @@
+/* sd-event + libcurl multi glue. Sockets curl wants watched become sd-event
+ * I/O sources; curl's single timer becomes one sd-event time source. A
+ * zero-delay timer from curl is armed as "now" instead of calling back into
+ * curl from inside its own callback. */
+#include <curl/curl.h>
+#include <strings.h>
+
+#include "base/log.h"
+#include "loop.h"
+
+struct Loop {
+        unsigned n_ref;
+        sd_event *event;
+        CURLM *multi;
+        sd_event_source *timer;
+        unsigned in_flight;
+};
+
+struct HttpRequest {
+        unsigned n_ref;
+        Loop *loop;
+        CURL *easy;
+        char *method;
+        char *url;
+        char *body;
+        size_t body_len;
+        struct curl_slist *headers;
+        struct curl_slist *resp_headers;
+        usec_t timeout;
+        HttpTls *tls;
+        Buf resp;
+        HttpDataFunc stream;
+        HttpDoneFunc done;
+        void *userdata;
+        int write_error;
+        long status;
+        char errbuf[CURL_ERROR_SIZE];
+};
+
+static int check_multi_info(Loop *l);
+
+static int on_timer(sd_event_source *s, uint64_t usec, void *userdata)
+{
+        Loop *l = userdata;
+        int running = 0;
+
+        (void) s;
+        (void) usec;
+        (void) curl_multi_socket_action(l->multi, CURL_SOCKET_TIMEOUT, 0, &running);
+        return check_multi_info(l);
+}
+
+static int curl_timer_cb(CURLM *multi, long timeout_ms, void *userdata)
+{
+        Loop *l = userdata;
+        int r;
+
+        (void) multi;
+        if (timeout_ms < 0)
+                return l->timer ? sd_event_source_set_enabled(l->timer, SD_EVENT_OFF) : 0;
+        usec_t when = now_usec(CLOCK_MONOTONIC) + (usec_t) timeout_ms * USEC_PER_MSEC;
+        if (!l->timer) {
+                r = sd_event_add_time(l->event, &l->timer, CLOCK_MONOTONIC, when, 0, on_timer, l);
+                if (r < 0)
+                        return -1;
+                (void) sd_event_source_set_description(l->timer, "curl-timer");
+                return 0;
+        }
+        r = sd_event_source_set_time(l->timer, when);
+        if (r >= 0)
+                r = sd_event_source_set_enabled(l->timer, SD_EVENT_ONESHOT);
+        return r < 0 ? -1 : 0;
+}
+
+static int on_io(sd_event_source *s, int fd, uint32_t revents, void *userdata)
+{
+        Loop *l = userdata;
+        int running = 0, mask = 0;
+
+        (void) s;
+        if (revents & (EPOLLIN | EPOLLHUP))
+                mask |= CURL_CSELECT_IN;
+        if (revents & EPOLLOUT)
+                mask |= CURL_CSELECT_OUT;
+        if (revents & EPOLLERR)
+                mask |= CURL_CSELECT_ERR;
+        (void) curl_multi_socket_action(l->multi, fd, mask, &running);
+        return check_multi_info(l);
+}
+
+static int curl_socket_cb(CURL *easy, curl_socket_t fd, int what, void *userdata, void *socketp)
+{
+        Loop *l = userdata;
+        sd_event_source *s = socketp;
+        uint32_t events = 0;
+        int r;
+
+        (void) easy;
+        if (what == CURL_POLL_REMOVE) {
+                if (s) {
+                        (void) sd_event_source_disable_unref(s);
+                        (void) curl_multi_assign(l->multi, fd, NULL);
+                }
+                return 0;
+        }
+        if (what & CURL_POLL_IN)
+                events |= EPOLLIN;
+        if (what & CURL_POLL_OUT)
+                events |= EPOLLOUT;
+        if (s) {
+                r = sd_event_source_set_io_events(s, events);
+                if (r >= 0)
+                        r = sd_event_source_set_enabled(s, SD_EVENT_ON);
+                return r < 0 ? -1 : 0;
+        }
+        r = sd_event_add_io(l->event, &s, fd, events, on_io, l);
+        if (r < 0)
+                return -1;
+        (void) sd_event_source_set_description(s, "curl-io");
+        (void) curl_multi_assign(l->multi, fd, s);
+        return 0;
+}
+
+Loop *loop_new(void)
+{
+        _cleanup_free_ Loop *l = calloc(1, sizeof *l);
+        if (!l)
+                return NULL;
+        l->n_ref = 1;
+        if (sd_event_new(&l->event) < 0)
+                return NULL;
+        l->multi = curl_multi_init();
+        if (!l->multi) {
+                sd_event_unref(l->event);
+                return NULL;
+        }
+        (void) curl_multi_setopt(l->multi, CURLMOPT_SOCKETFUNCTION, curl_socket_cb);
+        (void) curl_multi_setopt(l->multi, CURLMOPT_SOCKETDATA, l);
+        (void) curl_multi_setopt(l->multi, CURLMOPT_TIMERFUNCTION, curl_timer_cb);
+        (void) curl_multi_setopt(l->multi, CURLMOPT_TIMERDATA, l);
+        return TAKE_PTR(l);
+}
+
+Loop *loop_ref(Loop *l)
+{
+        if (l)
+                l->n_ref++;
+        return l;
+}
+
+Loop *loop_unref(Loop *l)
+{
+        if (!l || --l->n_ref > 0)
+                return NULL;
+        (void) curl_multi_cleanup(l->multi);
+        l->timer = sd_event_source_disable_unref(l->timer);
+        sd_event_unref(l->event);
+        return mfree(l);
+}
+
+sd_event *loop_get_event(Loop *l)
+{
+        return l->event;
+}
+
+int loop_run(Loop *l)
+{
+        assert_return(l, -EINVAL);
+        return sd_event_loop(l->event);
+}
+
+int loop_exit(Loop *l, int code)
+{
+        assert_return(l, -EINVAL);
+        return sd_event_exit(l->event, code);
+}
+
+unsigned loop_http_in_flight(Loop *l)
+{
+        return l->in_flight;
+}
+
+static int on_deadline(sd_event_source *s, uint64_t usec, void *userdata)
+{
+        bool *expired = userdata;
+        (void) s;
+        (void) usec;
+        *expired = true;
+        return 0;
+}
+
+int loop_run_until(Loop *l, const bool *done, usec_t timeout)
+{
+        _cleanup_(sd_event_source_unrefp) sd_event_source *deadline = NULL;
+        bool expired = false;
+        int r;
+
+        assert_return(l && done, -EINVAL);
+        if (timeout != USEC_INFINITY) {
+                r = sd_event_add_time_relative(l->event, &deadline, CLOCK_MONOTONIC, timeout, 0, on_deadline,
+                                               &expired);
+                if (r < 0)
+                        return r;
+        }
+        while (!*done) {
+                if (expired)
+                        return -ETIMEDOUT;
+                r = sd_event_run(l->event, UINT64_MAX);
+                if (r < 0)
+                        return r;
+                if (sd_event_get_state(l->event) == SD_EVENT_FINISHED)
+                        return -ECANCELED;
+        }
+        return 0;
+}
+
+/* ---- TLS material ---- */
+
+HttpTls *http_tls_free(HttpTls *t)
+{
+        if (!t)
+                return NULL;
+        free(t->ca_pem);
+        free(t->cert_pem);
+        if (t->key_pem)
+                explicit_bzero(t->key_pem, strlen(t->key_pem));
+        free(t->key_pem);
+        free(t->server_name);
+        return mfree(t);
+}
+
+static int dup_field(char **dst, const char *src)
+{
+        if (!src)
+                return 0;
+        *dst = strdup(src);
+        return *dst ? 0 : -ENOMEM;
+}
+
+HttpTls *http_tls_dup(const HttpTls *t)
+{
+        _cleanup_(http_tls_freep) HttpTls *n = calloc(1, sizeof *n);
+        if (!n || !t)
+                return TAKE_PTR(n);
+        n->insecure_skip_verify = t->insecure_skip_verify;
+        if (dup_field(&n->ca_pem, t->ca_pem) < 0 || dup_field(&n->cert_pem, t->cert_pem) < 0 ||
+            dup_field(&n->key_pem, t->key_pem) < 0 || dup_field(&n->server_name, t->server_name) < 0)
+                return NULL;
+        return TAKE_PTR(n);
+}
+
+/* ---- HTTP requests ---- */
+
+HttpRequest *http_request_new(const char *method, const char *url)
+{
+        HttpRequest *r = NULL;
+
+        if (!method || !url)
+                return NULL;
+        r = calloc(1, sizeof *r);
+        if (!r)
+                return NULL;
+        r->n_ref = 1;
+        r->method = strdup(method);
+        r->url = strdup(url);
+        r->resp = BUF_INIT(64u << 20);
+        r->timeout = 30 * USEC_PER_SEC;
+        /* No "Expect: 100-continue" round trip for our small bodies. */
+        if (!r->method || !r->url || http_request_add_header(r, "Expect:") < 0)
+                return http_request_unref(r);
+        return r;
+}
+
+HttpRequest *http_request_ref(HttpRequest *r)
+{
+        if (r)
+                r->n_ref++;
+        return r;
+}
+
+static void request_detach(HttpRequest *r)
+{
+        if (!r->easy)
+                return;
+        (void) curl_multi_remove_handle(r->loop->multi, r->easy);
+        curl_easy_cleanup(r->easy);
+        r->easy = NULL;
+        r->loop->in_flight--;
+        r->loop = loop_unref(r->loop);
+}
+
+HttpRequest *http_request_unref(HttpRequest *r)
+{
+        if (!r || --r->n_ref > 0)
+                return NULL;
+        request_detach(r);
+        free(r->method);
+        free(r->url);
+        free(r->body);
+        curl_slist_free_all(r->headers);
+        curl_slist_free_all(r->resp_headers);
+        http_tls_free(r->tls);
+        buf_free(&r->resp);
+        return mfree(r);
+}
+
+int http_request_set_body(HttpRequest *r, const char *content_type, const char *body, size_t len)
+{
+        assert_return(r && (body || len == 0), -EINVAL);
+        char *b = malloc(len + 1);
+        if (!b)
+                return -ENOMEM;
+        memcpy(b, body, len);
+        b[len] = 0;
+        free(r->body);
+        r->body = b;
+        r->body_len = len;
+        if (content_type) {
+                _cleanup_free_ char *h = strdup_printf("Content-Type: %s", content_type);
+                if (!h)
+                        return -ENOMEM;
+                return http_request_add_header(r, h);
+        }
+        return 0;
+}
+
+int http_request_add_header(HttpRequest *r, const char *header)
+{
+        assert_return(r && header, -EINVAL);
+        struct curl_slist *n = curl_slist_append(r->headers, header);
+        if (!n)
+                return -ENOMEM;
+        r->headers = n;
+        return 0;
+}
+
+void http_request_set_timeout(HttpRequest *r, usec_t timeout)
+{
+        r->timeout = timeout;
+}
+
+int http_request_set_tls(HttpRequest *r, const HttpTls *tls)
+{
+        assert_return(r, -EINVAL);
+        HttpTls *t = http_tls_dup(tls);
+        if (!t)
+                return -ENOMEM;
+        http_tls_free(r->tls);
+        r->tls = t;
+        return 0;
+}
+
+void http_request_set_max_body(HttpRequest *r, size_t max)
+{
+        r->resp.max = max;
+}
+
+void http_request_set_stream(HttpRequest *r, HttpDataFunc f)
+{
+        r->stream = f;
+}
+
+static size_t on_write(char *data, size_t size, size_t nmemb, void *userdata)
+{
+        HttpRequest *r = userdata;
+        size_t n = size * nmemb;
+        int e;
+
+        if (r->status == 0)
+                (void) curl_easy_getinfo(r->easy, CURLINFO_RESPONSE_CODE, &r->status);
+        /* Stream only successful bodies; error bodies are kept for Status decoding. */
+        if (r->stream && r->status >= 200 && r->status < 300)
+                e = r->stream(r, data, n, r->userdata);
+        else
+                e = buf_append(&r->resp, data, n);
+        if (e < 0) {
+                r->write_error = e;
+                return 0; /* makes curl fail with CURLE_WRITE_ERROR */
+        }
+        return n;
+}
+
+static size_t on_header(char *data, size_t size, size_t nmemb, void *userdata)
+{
+        HttpRequest *r = userdata;
+        size_t n = size * nmemb;
+
+        /* A new status line (redirects, 100-continue) starts a fresh header set. */
+        if (n >= 5 && memcmp(data, "HTTP/", 5) == 0) {
+                curl_slist_free_all(r->resp_headers);
+                r->resp_headers = NULL;
+                r->status = 0;
+                return n;
+        }
+        while (n > 0 && (data[n - 1] == '\n' || data[n - 1] == '\r'))
+                n--;
+        if (n == 0 || n > 8192)
+                return size * nmemb;
+        char line[8193];
+        memcpy(line, data, n);
+        line[n] = 0;
+        struct curl_slist *s = curl_slist_append(r->resp_headers, line);
+        if (s)
+                r->resp_headers = s;
+        return size * nmemb;
+}
+
+static int map_curl_error(CURLcode c, int write_error)
+{
+        switch (c) {
+        case CURLE_OK:
+                return 0;
+        case CURLE_WRITE_ERROR:
+                return write_error < 0 ? write_error : -EIO;
+        case CURLE_OPERATION_TIMEDOUT:
+                return -ETIMEDOUT;
+        case CURLE_COULDNT_CONNECT:
+                return -ECONNREFUSED;
+        case CURLE_COULDNT_RESOLVE_HOST:
+        case CURLE_COULDNT_RESOLVE_PROXY:
+                return -EHOSTUNREACH;
+        case CURLE_OUT_OF_MEMORY:
+                return -ENOMEM;
+        case CURLE_SSL_CONNECT_ERROR:
+        case CURLE_PEER_FAILED_VERIFICATION:
+        case CURLE_SSL_CERTPROBLEM:
+        case CURLE_SSL_CIPHER:
+        case CURLE_SSL_CACERT_BADFILE:
+        case CURLE_SSL_ISSUER_ERROR:
+        case CURLE_SSL_CRL_BADFILE:
+        case CURLE_SSL_ENGINE_NOTFOUND:
+        case CURLE_SSL_ENGINE_SETFAILED:
+        case CURLE_SSL_PINNEDPUBKEYNOTMATCH:
+        case CURLE_SSL_INVALIDCERTSTATUS:
+                return -EPROTO;
+        case CURLE_RECV_ERROR:
+        case CURLE_SEND_ERROR:
+        case CURLE_GOT_NOTHING:
+        case CURLE_PARTIAL_FILE:
+        case CURLE_HTTP2:
+        case CURLE_HTTP2_STREAM:
+                return -ECONNRESET;
+        case CURLE_URL_MALFORMAT:
+        case CURLE_UNSUPPORTED_PROTOCOL:
+                return -EINVAL;
+        default:
+                return -EIO;
+        }
+}
+
+static int check_multi_info(Loop *l)
+{
+        CURLMsg *m;
+        int left = 0;
+
+        while ((m = curl_multi_info_read(l->multi, &left))) {
+                HttpRequest *r = NULL;
+                if (m->msg != CURLMSG_DONE)
+                        continue;
+                (void) curl_easy_getinfo(m->easy_handle, CURLINFO_PRIVATE, (char **) &r);
+                CURLcode code = m->data.result;
+                (void) curl_easy_getinfo(r->easy, CURLINFO_RESPONSE_CODE, &r->status);
+                int e = map_curl_error(code, r->write_error);
+                if (e < 0)
+                        log_debug("%s %s: %s (%s)", r->method, r->url, curl_easy_strerror(code), r->errbuf);
+                /* The request may be freed by its callback: hold it until we are done. */
+                HttpDoneFunc done = r->done;
+                r->done = NULL;
+                request_detach(r);
+                if (done)
+                        done(r, e, r->userdata);
+                http_request_unref(r);
+        }
+        return 0;
+}
+
+static int setup_tls(HttpRequest *r)
+{
+        const HttpTls *t = r->tls;
+        struct curl_blob b;
+
+        if (!t)
+                return 0;
+        if (t->ca_pem) {
+                b = (struct curl_blob) {.data = t->ca_pem, .len = strlen(t->ca_pem), .flags = CURL_BLOB_COPY};
+                if (curl_easy_setopt(r->easy, CURLOPT_CAINFO_BLOB, &b) != CURLE_OK)
+                        return -EPROTO;
+        }
+        if (t->cert_pem) {
+                b = (struct curl_blob) {.data = t->cert_pem, .len = strlen(t->cert_pem), .flags = CURL_BLOB_COPY};
+                if (curl_easy_setopt(r->easy, CURLOPT_SSLCERT_BLOB, &b) != CURLE_OK)
+                        return -EPROTO;
+                (void) curl_easy_setopt(r->easy, CURLOPT_SSLCERTTYPE, "PEM");
+        }
+        if (t->key_pem) {
+                b = (struct curl_blob) {.data = t->key_pem, .len = strlen(t->key_pem), .flags = CURL_BLOB_COPY};
+                if (curl_easy_setopt(r->easy, CURLOPT_SSLKEY_BLOB, &b) != CURLE_OK)
+                        return -EPROTO;
+                (void) curl_easy_setopt(r->easy, CURLOPT_SSLKEYTYPE, "PEM");
+        }
+        if (t->insecure_skip_verify) {
+                (void) curl_easy_setopt(r->easy, CURLOPT_SSL_VERIFYPEER, 0L);
+                (void) curl_easy_setopt(r->easy, CURLOPT_SSL_VERIFYHOST, 0L);
+        }
+        return 0;
+}
+
+int loop_http_start(Loop *l, HttpRequest *r, HttpDoneFunc done, void *userdata)
+{
+        int e;
+
+        assert_return(l && r, -EINVAL);
+        assert_return(!r->easy, -EBUSY);
+
+        CURL *c = curl_easy_init();
+        if (!c)
+                return -ENOMEM;
+        r->easy = c;
+        buf_reset(&r->resp);
+        curl_slist_free_all(r->resp_headers);
+        r->resp_headers = NULL;
+        r->status = 0;
+        r->write_error = 0;
+        r->errbuf[0] = 0;
+
+        (void) curl_easy_setopt(c, CURLOPT_URL, r->url);
+        (void) curl_easy_setopt(c, CURLOPT_PRIVATE, r);
+        (void) curl_easy_setopt(c, CURLOPT_ERRORBUFFER, r->errbuf);
+        (void) curl_easy_setopt(c, CURLOPT_WRITEFUNCTION, on_write);
+        (void) curl_easy_setopt(c, CURLOPT_WRITEDATA, r);
+        (void) curl_easy_setopt(c, CURLOPT_HEADERFUNCTION, on_header);
+        (void) curl_easy_setopt(c, CURLOPT_HEADERDATA, r);
+        (void) curl_easy_setopt(c, CURLOPT_NOSIGNAL, 1L);
+        (void) curl_easy_setopt(c, CURLOPT_PROTOCOLS_STR, "http,https");
+        (void) curl_easy_setopt(c, CURLOPT_CONNECTTIMEOUT_MS, 10000L);
+        (void) curl_easy_setopt(c, CURLOPT_TCP_KEEPALIVE, 1L);
+        if (r->timeout != USEC_INFINITY && r->timeout > 0)
+                (void) curl_easy_setopt(c, CURLOPT_TIMEOUT_MS, (long) (r->timeout / USEC_PER_MSEC));
+        if (streq(r->method, "GET"))
+                (void) curl_easy_setopt(c, CURLOPT_HTTPGET, 1L);
+        else {
+                (void) curl_easy_setopt(c, CURLOPT_CUSTOMREQUEST, r->method);
+                if (r->body || !streq(r->method, "DELETE")) {
+                        (void) curl_easy_setopt(c, CURLOPT_POSTFIELDS, r->body ? r->body : "");
+                        (void) curl_easy_setopt(c, CURLOPT_POSTFIELDSIZE_LARGE, (curl_off_t) r->body_len);
+                }
+        }
+        e = setup_tls(r);
+        if (e < 0) {
+                curl_easy_cleanup(c);
+                r->easy = NULL;
+                return e;
+        }
+        (void) curl_easy_setopt(c, CURLOPT_HTTPHEADER, r->headers);
+
+        if (curl_multi_add_handle(l->multi, c) != CURLM_OK) {
+                curl_easy_cleanup(c);
+                r->easy = NULL;
+                return -ENOMEM;
+        }
+        r->loop = loop_ref(l);
+        l->in_flight++;
+        r->done = done;
+        r->userdata = userdata;
+        http_request_ref(r); /* the transfer's own reference, dropped after done */
+        return 0;
+}
+
+void http_request_cancel(HttpRequest *r)
+{
+        if (!r || !r->easy)
+                return;
+        r->done = NULL;
+        request_detach(r);
+        http_request_unref(r); /* the transfer's reference */
+}
+
+long http_request_get_status(HttpRequest *r)
+{
+        return r->status;
+}
+
+const char *http_request_get_body(HttpRequest *r, size_t *len)
+{
+        if (len)
+                *len = r->resp.len;
+        return r->resp.data ? r->resp.data : "";
+}
+
+const char *http_request_get_header(HttpRequest *r, const char *name)
+{
+        size_t n = strlen(name);
+        for (struct curl_slist *s = r->resp_headers; s; s = s->next)
+                if (strncasecmp(s->data, name, n) == 0 && s->data[n] == ':') {
+                        const char *v = s->data + n + 1;
+                        while (*v == ' ' || *v == '\t')
+                                v++;
+                        return v;
+                }
+        return NULL;
+}
+
+const char *http_request_get_url(HttpRequest *r)
+{
+        return r->url;
+}
+
+const char *http_request_get_method(HttpRequest *r)
+{
+        return r->method;
+}
+
+const char *http_request_get_error(HttpRequest *r)
+{
+        return r->errbuf;
+}

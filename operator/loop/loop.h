@@ -1,0 +1,73 @@
+/* The one event loop: sd-event driving libcurl's multi interface. This is the
+ * only code that touches CURLM*. HTTP requests are reference counted; a
+ * request started with loop_http_start() that returns 0 invokes its done
+ * callback exactly once (unless cancelled first); one that returns an error
+ * never invokes it. */
+#pragma once
+
+#include <systemd/sd-event.h>
+
+#include "base/buf.h"
+#include "base/timeutil.h"
+
+typedef struct Loop Loop;
+typedef struct HttpRequest HttpRequest;
+
+
+Loop *loop_new(void);
+Loop *loop_ref(Loop *l);
+Loop *loop_unref(Loop *l);
+DEFINE_TRIVIAL_CLEANUP_FUNC(Loop *, loop_unref);
+
+sd_event *loop_get_event(Loop *l);
+int loop_run(Loop *l);
+int loop_exit(Loop *l, int code);
+/* Runs the loop until `*done` becomes true or `timeout` passes (-ETIMEDOUT).
+ * For one-shot commands and tests. */
+int loop_run_until(Loop *l, const bool *done, usec_t timeout);
+/* Number of HTTP requests in flight (tests prove the loop ends empty). */
+unsigned loop_http_in_flight(Loop *l);
+
+/* TLS material as PEM blobs (copied). NULL fields mean "system default" /
+ * "no client certificate". */
+typedef struct HttpTls {
+        char *ca_pem;
+        char *cert_pem;
+        char *key_pem;
+        bool insecure_skip_verify;
+        char *server_name; /* overrides the name checked against the certificate */
+} HttpTls;
+
+HttpTls *http_tls_free(HttpTls *t);
+DEFINE_TRIVIAL_CLEANUP_FUNC(HttpTls *, http_tls_free);
+HttpTls *http_tls_dup(const HttpTls *t);
+
+typedef void (*HttpDoneFunc)(HttpRequest *req, int error, void *userdata);
+/* Streaming body consumer; a negative return aborts the transfer with that error. */
+typedef int (*HttpDataFunc)(HttpRequest *req, const char *data, size_t n, void *userdata);
+
+HttpRequest *http_request_new(const char *method, const char *url);
+HttpRequest *http_request_ref(HttpRequest *r);
+HttpRequest *http_request_unref(HttpRequest *r);
+DEFINE_TRIVIAL_CLEANUP_FUNC(HttpRequest *, http_request_unref);
+
+int http_request_set_body(HttpRequest *r, const char *content_type, const char *body, size_t len);
+int http_request_add_header(HttpRequest *r, const char *header);
+void http_request_set_timeout(HttpRequest *r, usec_t timeout);
+int http_request_set_tls(HttpRequest *r, const HttpTls *tls);
+/* Largest body kept in memory (default 64 MiB); over it the request fails with -E2BIG. */
+void http_request_set_max_body(HttpRequest *r, size_t max);
+void http_request_set_stream(HttpRequest *r, HttpDataFunc f);
+
+int loop_http_start(Loop *l, HttpRequest *r, HttpDoneFunc done, void *userdata);
+/* Stops a request in flight; its done callback is not invoked. */
+void http_request_cancel(HttpRequest *r);
+
+long http_request_get_status(HttpRequest *r);
+const char *http_request_get_body(HttpRequest *r, size_t *len);
+/* Case-insensitive response header lookup; NULL when absent. */
+const char *http_request_get_header(HttpRequest *r, const char *name);
+const char *http_request_get_url(HttpRequest *r);
+const char *http_request_get_method(HttpRequest *r);
+/* Human-readable transport error text (curl's), "" when none. */
+const char *http_request_get_error(HttpRequest *r);

@@ -1,0 +1,52 @@
+/* cluster-etcd-operator: one binary, many subcommands. This file only
+ * dispatches; each subcommand lives in operator/cmd/ (or its module) and
+ * owns its flags and --help text.
+ *
+ * Exit codes (every subcommand): 0 success, 1 runtime failure,
+ * 2 usage or input error. */
+#include <getopt.h>
+
+#include "base/log.h"
+#include "cmd/cmd.h"
+
+static const Command *const commands[] = {
+        NULL,
+};
+
+static void usage(FILE *f)
+{
+        (void) fprintf(f,
+                       "Usage: cluster-etcd-operator [--version] [--help] COMMAND [ARGS...]\n"
+                       "\n"
+                       "Bootstraps and runs etcd for OpenShift-style control planes.\n"
+                       "\n"
+                       "Commands:\n");
+        for (size_t i = 0; i < ELEMENTSOF(commands); i++)
+                (void) fprintf(f, "  %-32s %s\n", commands[i]->name, commands[i]->summary);
+        (void) fprintf(f, "\n"
+                          "Run 'cluster-etcd-operator COMMAND --help' for a command's flags.\n"
+                          "Exit codes: 0 success, 1 runtime failure, 2 usage or input error.\n");
+}
+
+int main(int argc, char *argv[])
+{
+        if (argc < 2) {
+                usage(stderr);
+                return EXIT_USAGE;
+        }
+        if (streq(argv[1], "--help") || streq(argv[1], "-h") || streq(argv[1], "help")) {
+                usage(stdout);
+                return EXIT_OK;
+        }
+        if (streq(argv[1], "--version") || streq(argv[1], "version")) {
+                printf("cluster-etcd-operator %s\n", CEO_VERSION);
+                return EXIT_OK;
+        }
+        for (size_t i = 0; i < ELEMENTSOF(commands); i++)
+                if (streq(argv[1], commands[i]->name))
+                        return commands[i]->run(argc - 1, argv + 1);
+
+        (void) fprintf(stderr, "cluster-etcd-operator: unknown command '%s'; see 'cluster-etcd-operator --help'\n",
+                       argv[1]);
+        return EXIT_USAGE;
+}
