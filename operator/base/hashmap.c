@@ -175,3 +175,8 @@ bool hashmap_iterate(const Hashmap *h, HashmapIter *it, const char **key, void *
         *value = e->value;
         return true;
 }
+
+void hashmap_free_void(void *h)
+{
+        hashmap_free(h);
+}

@@ -10,6 +10,7 @@ typedef void (*HashmapFreeFunc)(void *value);
 
 Hashmap *hashmap_new(HashmapFreeFunc free_value);
 Hashmap *hashmap_free(Hashmap *h);
+void hashmap_free_void(void *h);
 DEFINE_TRIVIAL_CLEANUP_FUNC(Hashmap *, hashmap_free);
 
 /* Replaces (and frees) any old value. */

@@ -47,8 +47,8 @@ static cJSON *convert(yaml_document_t *doc, yaml_node_t *node, int depth, char *
         switch (node->type) {
         case YAML_SCALAR_NODE: {
                 const char *v = (const char *) node->data.scalar.value;
-                if (node->data.scalar.style == YAML_PLAIN_SCALAR_STYLE &&
-                    !(node->tag && streq((char *) node->tag, YAML_STR_TAG)))
+                /* libyaml's loader tags untagged scalars as str, so only the style tells. */
+                if (node->data.scalar.style == YAML_PLAIN_SCALAR_STYLE)
                         return plain_scalar(v, node->data.scalar.length);
                 return cJSON_CreateString(v);
         }

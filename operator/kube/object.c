@@ -1,0 +1,68 @@
+/* Cached objects. */
+#include "base/json.h"
+#include "object.h"
+
+KubeObject *kube_object_new(cJSON *json)
+{
+        const char *name = json_get_string(json, "metadata.name");
+        const char *ns = json_get_string(json, "metadata.namespace");
+        uint64_t rv = 0;
+
+        if (!name) {
+                cJSON_Delete(json);
+                return NULL;
+        }
+        if (!ns)
+                ns = "";
+        size_t kl = (*ns ? strlen(ns) + 1 : 0) + strlen(name) + 1;
+        KubeObject *o = malloc(sizeof *o + kl);
+        if (!o) {
+                cJSON_Delete(json);
+                return NULL;
+        }
+        (void) json_get_uint64(json, "metadata.resourceVersion", &rv);
+        *o = (KubeObject) {.n_ref = 1, .json = json, .namespace = ns, .name = name, .resource_version = rv};
+        if (*ns)
+                (void) snprintf(o->key, kl, "%s/%s", ns, name);
+        else
+                memcpy(o->key, name, kl);
+        return o;
+}
+
+KubeObject *kube_object_ref(const KubeObject *o)
+{
+        KubeObject *m = (KubeObject *) o;
+        if (m)
+                m->n_ref++;
+        return m;
+}
+
+KubeObject *kube_object_unref(KubeObject *o)
+{
+        if (!o || --o->n_ref > 0)
+                return NULL;
+        cJSON_Delete(o->json);
+        return mfree(o);
+}
+
+void kube_object_unref_void(void *o)
+{
+        kube_object_unref(o);
+}
+
+const char *kube_object_label(const KubeObject *o, const char *key)
+{
+        cJSON *labels = json_get_object(o->json, "metadata.labels");
+        cJSON *v = labels ? cJSON_GetObjectItemCaseSensitive(labels, key) : NULL;
+        return cJSON_IsString(v) ? v->valuestring : NULL;
+}
+
+const char *kube_object_uid(const KubeObject *o)
+{
+        return json_get_string(o->json, "metadata.uid");
+}
+
+const char *kube_object_rv_string(const KubeObject *o)
+{
+        return json_get_string(o->json, "metadata.resourceVersion");
+}

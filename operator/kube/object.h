@@ -1,0 +1,29 @@
+/* Immutable, reference-counted Kubernetes objects as the informer cache holds
+ * them. Never modify `json`; duplicate it to build a changed object. */
+#pragma once
+
+#include <stdint.h>
+
+#include <cjson/cJSON.h>
+
+#include "base/macro.h"
+
+typedef struct KubeObject {
+        unsigned n_ref;
+        cJSON *json;
+        const char *namespace; /* "" for cluster-scoped; points into json */
+        const char *name;      /* points into json */
+        uint64_t resource_version;
+        char key[]; /* "ns/name" or "name", as client-go's MetaNamespaceKeyFunc */
+} KubeObject;
+
+/* Takes ownership of `json` (freed on failure too). NULL when it lacks a name or on OOM. */
+KubeObject *kube_object_new(cJSON *json);
+KubeObject *kube_object_ref(const KubeObject *o);
+KubeObject *kube_object_unref(KubeObject *o);
+DEFINE_TRIVIAL_CLEANUP_FUNC(KubeObject *, kube_object_unref);
+void kube_object_unref_void(void *o);
+
+const char *kube_object_label(const KubeObject *o, const char *key);
+const char *kube_object_uid(const KubeObject *o);
+const char *kube_object_rv_string(const KubeObject *o);

@@ -1,0 +1,184 @@
+/* Unit tests for operator/base: JSON, YAML, buffers, base64, time, hashmap, backoff. */
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#include <cmocka.h>
+
+#include "base/backoff.h"
+#include "base/base64.h"
+#include "base/buf.h"
+#include "base/hashmap.h"
+#include "base/json.h"
+#include "base/timeutil.h"
+#include "base/yaml.h"
+
+static void test_json_uint64(void **state)
+{
+        _cleanup_(cJSON_Deletep) cJSON *j = NULL;
+        const char *t = "{\"ID\":\"17076828041006572404\",\"n\":5,\"big\":1.7076828041006572e+19,"
+                        "\"neg\":\"-1\",\"frac\":1.5,\"h\":{\"revision\":\"5006\"}}";
+        uint64_t v = 0;
+
+        assert_int_equal(json_parse(t, strlen(t), &j), 0);
+        assert_int_equal(json_get_uint64(j, "ID", &v), 0);
+        assert_true(v == 17076828041006572404ULL);
+        assert_int_equal(json_get_uint64(j, "n", &v), 0);
+        assert_int_equal(v, 5);
+        assert_int_equal(json_get_uint64(j, "big", &v), -ERANGE);
+        assert_int_equal(json_get_uint64(j, "neg", &v), -EINVAL);
+        assert_int_equal(json_get_uint64(j, "frac", &v), -EINVAL);
+        assert_int_equal(json_get_uint64(j, "missing", &v), -ENOENT);
+        assert_int_equal(json_get_uint64(j, "h.revision", &v), 0);
+        assert_int_equal(v, 5006);
+        assert_int_equal(parse_uint64("18446744073709551616", &v), -ERANGE);
+}
+
+static void test_json_bounds(void **state)
+{
+        cJSON *j = NULL;
+        char deep[200];
+
+        memset(deep, '[', 100);
+        memset(deep + 100, ']', 100);
+        assert_int_equal(json_parse(deep, sizeof deep, &j), -E2BIG);
+        assert_int_equal(json_parse("{\"a\":", 5, &j), -EBADMSG);
+        assert_int_equal(json_parse("{} x", 4, &j), -EBADMSG);
+        /* Brackets inside strings do not count as nesting. */
+        const char *s = "{\"a\":\"[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[\"}";
+        assert_int_equal(json_parse(s, strlen(s), &j), 0);
+        cJSON_Delete(j);
+}
+
+static void test_yaml(void **state)
+{
+        _cleanup_(cJSON_Deletep) cJSON *j = NULL;
+        char *err = NULL;
+        const char *y = "a: 1\nb: \"2\"\nc: true\nd: [x, y]\ne:\n  f: null\n  g: |\n    line\nbig: 17076828041006572404\n";
+
+        assert_int_equal(yaml_parse(y, strlen(y), &j, &err), 0);
+        assert_true(cJSON_IsNumber(json_get(j, "a")));
+        assert_string_equal(json_get_string(j, "b"), "2");
+        assert_true(cJSON_IsTrue(json_get(j, "c")));
+        assert_int_equal(cJSON_GetArraySize(json_get_array(j, "d")), 2);
+        assert_true(cJSON_IsNull(json_get(j, "e.f")));
+        assert_string_equal(json_get_string(j, "e.g"), "line\n");
+        assert_string_equal(json_get_string(j, "big"), "17076828041006572404");
+
+        cJSON *bad = NULL;
+        assert_int_equal(yaml_parse("a: [1,\n", 7, &bad, &err), -EBADMSG);
+        assert_non_null(strstr(err, "line"));
+        free(err);
+        err = NULL;
+        assert_int_equal(yaml_parse("a: 1\na: 2\n", 10, &bad, &err), -EBADMSG);
+        assert_non_null(strstr(err, "duplicate key"));
+        free(err);
+        err = NULL;
+        const char *alias = "a: &x [1]\nb: *x\n";
+        assert_int_equal(yaml_parse(alias, strlen(alias), &bad, &err), -EBADMSG);
+        free(err);
+}
+
+static void test_buf(void **state)
+{
+        Buf b = BUF_INIT(10);
+        assert_int_equal(buf_append(&b, "hello", 5), 0);
+        assert_int_equal(buf_append(&b, "world", 5), 0);
+        assert_int_equal(buf_append(&b, "!", 1), -E2BIG);
+        assert_string_equal(b.data, "helloworld");
+        buf_consume(&b, 5);
+        assert_string_equal(b.data, "world");
+        buf_free(&b);
+}
+
+static void test_base64(void **state)
+{
+        _cleanup_free_ char *out = NULL, *enc = NULL;
+        size_t n = 0;
+
+        assert_int_equal(base64_decode("aGVs\nbG8=", &out, &n), 0);
+        assert_int_equal(n, 5);
+        assert_string_equal(out, "hello");
+        char *bad = NULL;
+        assert_int_equal(base64_decode("aGVsbG8=x", &bad, &n), -EINVAL);
+        assert_int_equal(base64_decode("a$b=", &bad, &n), -EINVAL);
+        enc = base64_encode("hello", 5);
+        assert_string_equal(enc, "aGVsbG8=");
+}
+
+static void test_time(void **state)
+{
+        char buf[64];
+        usec_t t = 0;
+
+        assert_int_equal(parse_rfc3339("2025-01-01T00:00:00.123456Z", &t), 0);
+        assert_string_equal(format_rfc3339_micro(buf, sizeof buf, t), "2025-01-01T00:00:00.123456Z");
+        assert_string_equal(format_rfc3339(buf, sizeof buf, t), "2025-01-01T00:00:00Z");
+        assert_int_equal(parse_rfc3339("2025-01-01T02:00:00+02:00", &t), 0);
+        assert_string_equal(format_rfc3339(buf, sizeof buf, t), "2025-01-01T00:00:00Z");
+        assert_int_equal(parse_rfc3339("2025-01-01 00:00:00", &t), -EINVAL);
+        assert_int_equal(parse_rfc3339("2025-01-01T00:00:00", &t), -EINVAL);
+}
+
+static void test_hashmap(void **state)
+{
+        _cleanup_(hashmap_freep) Hashmap *h = hashmap_new(free);
+        char key[32];
+        HashmapIter it;
+        const char *k;
+        char *v;
+        size_t n = 0;
+
+        for (int i = 0; i < 1000; i++) {
+                (void) snprintf(key, sizeof key, "k%d", i);
+                assert_true(hashmap_put(h, key, strdup(key)) >= 0);
+        }
+        assert_int_equal(hashmap_size(h), 1000);
+        assert_string_equal(hashmap_get(h, "k500"), "k500");
+        /* Removing the current entry while iterating is allowed. */
+        HASHMAP_FOREACH(k, v, h, it)
+        {
+                n++;
+                if (atoi(k + 1) % 2 == 0) {
+                        assert_string_equal(k, v);
+                        (void) hashmap_remove(h, k);
+                }
+        }
+        assert_int_equal(n, 1000);
+        assert_int_equal(hashmap_size(h), 500);
+        assert_null(hashmap_get(h, "k2"));
+        free(hashmap_steal(h, "k3"));
+        assert_false(hashmap_contains(h, "k3"));
+}
+
+static void test_backoff(void **state)
+{
+        Backoff b;
+        backoff_init(&b, 800 * USEC_PER_MSEC, 30 * USEC_PER_SEC, 2.0, 0);
+        assert_int_equal(backoff_next(&b, 0), 800 * USEC_PER_MSEC);
+        assert_int_equal(backoff_next(&b, 0), 1600 * USEC_PER_MSEC);
+        for (int i = 0; i < 10; i++)
+                (void) backoff_next(&b, 0.99);
+        assert_int_equal(backoff_next(&b, 0.5), 30 * USEC_PER_SEC);
+        backoff_reset(&b);
+        assert_int_equal(backoff_next(&b, 0), 800 * USEC_PER_MSEC);
+
+        TokenBucket t;
+        token_bucket_init(&t, 10, 2, 0);
+        assert_int_equal(token_bucket_reserve(&t, 0), 0);
+        assert_int_equal(token_bucket_reserve(&t, 0), 0);
+        assert_int_equal(token_bucket_reserve(&t, 0), 100 * USEC_PER_MSEC);
+        assert_int_equal(token_bucket_reserve(&t, 0), 200 * USEC_PER_MSEC);
+}
+
+int main(void)
+{
+        const struct CMUnitTest tests[] = {
+                cmocka_unit_test(test_json_uint64), cmocka_unit_test(test_json_bounds),
+                cmocka_unit_test(test_yaml),        cmocka_unit_test(test_buf),
+                cmocka_unit_test(test_base64),      cmocka_unit_test(test_time),
+                cmocka_unit_test(test_hashmap),     cmocka_unit_test(test_backoff),
+        };
+        return cmocka_run_group_tests(tests, NULL, NULL);
+}

@@ -1,0 +1,155 @@
+/* Status decoding, errno mapping, REST paths, and informer event application. */
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#include <cmocka.h>
+
+#include "base/json.h"
+#include "kube/client.h"
+#include "kube/informer.h"
+
+static cJSON *parse(const char *s)
+{
+        cJSON *j = NULL;
+        assert_int_equal(json_parse(s, strlen(s), &j), 0);
+        return j;
+}
+
+static void test_status(void **state)
+{
+        _cleanup_(cJSON_Deletep) cJSON *j = parse(
+                "{\"kind\":\"Status\",\"apiVersion\":\"v1\",\"metadata\":{},\"status\":\"Failure\",\"message\":"
+                "\"Operation cannot be fulfilled on configmaps \\\"cfg\\\": the object has been modified\","
+                "\"reason\":\"Conflict\",\"details\":{\"name\":\"cfg\",\"kind\":\"configmaps\",\"retryAfterSeconds\":3},"
+                "\"code\":409}");
+        _cleanup_(kube_status_done) KubeStatus st = {};
+
+        assert_int_equal(kube_status_parse(j, &st), 0);
+        assert_int_equal(st.code, 409);
+        assert_string_equal(st.reason, "Conflict");
+        assert_non_null(strstr(st.message, "has been modified"));
+        assert_int_equal(st.retry_after, 3);
+        assert_int_equal(kube_status_to_errno(409, "Conflict"), -ESTALE);
+        assert_int_equal(kube_status_to_errno(409, "AlreadyExists"), -EEXIST);
+        assert_int_equal(kube_status_to_errno(404, "NotFound"), -ENOENT);
+        assert_int_equal(kube_status_to_errno(403, NULL), -EPERM);
+        assert_int_equal(kube_status_to_errno(410, "Expired"), KUBE_ERR_EXPIRED);
+        assert_int_equal(kube_status_to_errno(429, NULL), -EBUSY);
+        assert_int_equal(kube_status_to_errno(422, "Invalid"), -EINVAL);
+        assert_int_equal(kube_status_to_errno(500, NULL), -EREMOTEIO);
+        _cleanup_(cJSON_Deletep) cJSON *notstatus = parse("{\"kind\":\"ConfigMap\"}");
+        assert_int_equal(kube_status_parse(notstatus, &st), -EBADMSG);
+}
+
+static void test_paths(void **state)
+{
+        _cleanup_free_ char *a = kube_resource_path(&KUBE_CONFIGMAPS, "openshift-etcd", "etcd-pod", NULL);
+        _cleanup_free_ char *b = kube_resource_path(&KUBE_ETCDS, NULL, "cluster", "status");
+        _cleanup_free_ char *c = kube_resource_path(&KUBE_PODS, NULL, NULL, NULL);
+        _cleanup_free_ char *d = kube_resource_path(&KUBE_LEASES, "ns", "x", NULL);
+        _cleanup_free_ char *q = kube_query_escape("node-role.kubernetes.io/master,env in (a,b)");
+
+        assert_string_equal(a, "/api/v1/namespaces/openshift-etcd/configmaps/etcd-pod");
+        assert_string_equal(b, "/apis/operator.openshift.io/v1/etcds/cluster/status");
+        assert_string_equal(c, "/api/v1/pods");
+        assert_string_equal(d, "/apis/coordination.k8s.io/v1/namespaces/ns/leases/x");
+        assert_string_equal(q, "node-role.kubernetes.io%2Fmaster%2Cenv%20in%20%28a%2Cb%29");
+        /* Names that would change the path are refused. */
+        assert_null(kube_resource_path(&KUBE_CONFIGMAPS, "ns", "../secrets/x", NULL));
+        assert_null(kube_resource_path(&KUBE_CONFIGMAPS, "ns", "A", NULL));
+        assert_null(kube_resource_path(&KUBE_CONFIGMAPS, "ns", "x?watch=1", NULL));
+        assert_ptr_equal(kube_resource_by_kind("operator.openshift.io/v1", "Etcd"), &KUBE_ETCDS);
+        assert_ptr_equal(kube_resource_by_kind("v1", "Node"), &KUBE_NODES);
+}
+
+typedef struct Seen {
+        int added, updated, deleted;
+        char last[64];
+} Seen;
+
+static void handler(Informer *inf, InformerEvent ev, const KubeObject *old, const KubeObject *obj, void *userdata)
+{
+        Seen *s = userdata;
+        if (ev == INFORMER_ADDED) {
+                assert_null(old);
+                s->added++;
+        } else if (ev == INFORMER_UPDATED) {
+                assert_non_null(old);
+                s->updated++;
+        } else
+                s->deleted++;
+        (void) snprintf(s->last, sizeof s->last, "%s", obj->key);
+}
+
+static int apply(Informer *inf, const char *line)
+{
+        _cleanup_(cJSON_Deletep) cJSON *j = parse(line);
+        return informer_apply_watch_line(inf, j);
+}
+
+static void test_informer_events(void **state)
+{
+        _cleanup_(loop_unrefp) Loop *l = loop_new();
+        KubeConfig *cfg = calloc(1, sizeof *cfg);
+        cfg->server = strdup("http://127.0.0.1:1");
+        _cleanup_(kube_client_freep) KubeClient *c = kube_client_new(l, cfg);
+        _cleanup_(informer_freep) Informer *inf = informer_new(c, &KUBE_PODS, NULL, NULL);
+        Seen s = {};
+        const KubeObject **v = NULL;
+        size_t n = 0;
+
+        assert_int_equal(informer_add_label_index(inf, "app"), 0);
+        assert_int_equal(informer_add_handler(inf, handler, &s), 0);
+        assert_int_equal(apply(inf, "{\"type\":\"ADDED\",\"object\":{\"metadata\":{\"name\":\"a\",\"namespace\":\"n1\","
+                                    "\"resourceVersion\":\"5\",\"labels\":{\"app\":\"etcd\"}}}}"),
+                         0);
+        assert_int_equal(apply(inf, "{\"type\":\"ADDED\",\"object\":{\"metadata\":{\"name\":\"b\",\"namespace\":\"n2\","
+                                    "\"resourceVersion\":\"6\",\"labels\":{\"app\":\"etcd\"}}}}"),
+                         0);
+        assert_int_equal(s.added, 2);
+        assert_int_equal(informer_get_resource_version(inf), 6);
+        assert_int_equal(informer_list_by_label(inf, "app", "etcd", &v, &n), 0);
+        assert_int_equal(n, 2);
+        assert_string_equal(v[0]->key, "n1/a");
+        v = mfree(v);
+        /* A label change moves the object between index entries. */
+        assert_int_equal(apply(inf, "{\"type\":\"MODIFIED\",\"object\":{\"metadata\":{\"name\":\"a\",\"namespace\":"
+                                    "\"n1\",\"resourceVersion\":\"7\",\"labels\":{\"app\":\"other\"}}}}"),
+                         0);
+        assert_int_equal(s.updated, 1);
+        assert_int_equal(informer_list_by_label(inf, "app", "etcd", &v, &n), 0);
+        assert_int_equal(n, 1);
+        assert_string_equal(v[0]->key, "n2/b");
+        v = mfree(v);
+        assert_int_equal(informer_get(inf, "n1", "a")->resource_version, 7);
+        assert_int_equal(apply(inf, "{\"type\":\"BOOKMARK\",\"object\":{\"metadata\":{\"resourceVersion\":\"9\"}}}"), 0);
+        assert_int_equal(informer_get_resource_version(inf), 9);
+        assert_int_equal(apply(inf, "{\"type\":\"DELETED\",\"object\":{\"metadata\":{\"name\":\"b\",\"namespace\":\"n2\","
+                                    "\"resourceVersion\":\"10\"}}}"),
+                         0);
+        assert_int_equal(s.deleted, 1);
+        assert_string_equal(s.last, "n2/b");
+        assert_null(informer_get(inf, "n2", "b"));
+        assert_int_equal(informer_list_namespace(inf, "n2", &v, &n), 0);
+        assert_int_equal(n, 0);
+        v = mfree(v);
+        assert_int_equal(informer_size(inf), 1);
+        assert_int_equal(apply(inf, "{\"type\":\"ERROR\",\"object\":{\"kind\":\"Status\",\"code\":410,\"reason\":"
+                                    "\"Expired\",\"message\":\"too old resource version: 1 (5)\"}}"),
+                         KUBE_ERR_EXPIRED);
+        assert_int_equal(apply(inf, "{\"type\":\"WHAT\",\"object\":{\"metadata\":{\"resourceVersion\":\"11\"}}}"),
+                         -EBADMSG);
+        assert_int_equal(apply(inf, "{\"object\":{}}"), -EBADMSG);
+}
+
+int main(void)
+{
+        const struct CMUnitTest tests[] = {
+                cmocka_unit_test(test_status),
+                cmocka_unit_test(test_paths),
+                cmocka_unit_test(test_informer_events),
+        };
+        return cmocka_run_group_tests(tests, NULL, NULL);
+}
