@@ -18,6 +18,7 @@ struct KubeClient {
         KubeCall *calls; /* in flight, for cancellation when the client goes */
         uint64_t n_requests;
         uint64_t n_retries;
+        bool closing;
 };
 
 struct KubeCall {
@@ -70,12 +71,20 @@ static void call_free(KubeCall *call)
         free(call);
 }
 
+static void call_finish(KubeCall *call, const KubeResponse *resp);
+
 KubeClient *kube_client_free(KubeClient *c)
 {
         if (!c)
                 return NULL;
-        while (c->calls)
-                call_free(c->calls);
+        /* Like closing a libuv handle: every call still pending completes with
+         * -ECANCELED so its owner can release what it passed as userdata. */
+        c->closing = true;
+        while (c->calls) {
+                KubeStatus st = {};
+                KubeResponse resp = {.error = -ECANCELED, .status = &st};
+                call_finish(c->calls, &resp);
+        }
         kube_config_free(c->config);
         loop_unref(c->loop);
         return mfree(c);
@@ -363,6 +372,10 @@ static int call_start(KubeClient *c, const char *method, const char *path, const
         int r;
 
         assert_return(c && method && path && path[0] == '/', -EINVAL);
+        if (c->closing) {
+                free(call);
+                return -ECANCELED;
+        }
         if (!call)
                 return -ENOMEM;
         call->client = c;

@@ -8,7 +8,9 @@
  * Retries, as client-go: 429 and 5xx that carry Retry-After are retried after
  * that delay (up to 10 times, any verb); transport errors on GET are retried
  * after 1 s (up to 3 times). A call that returns 0 invokes its callback
- * exactly once unless cancelled; one that returns an error never does. */
+ * exactly once unless cancelled; one that returns an error never does.
+ * Freeing the client completes every pending call with -ECANCELED (and no new
+ * call can start then), so owners always get their userdata back. */
 #pragma once
 
 #include <cjson/cJSON.h>

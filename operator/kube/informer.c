@@ -311,6 +311,8 @@ static void on_list(KubeClient *c, const KubeResponse *resp, void *userdata)
 
         (void) c;
         inf->call = NULL;
+        if (resp->error == -ECANCELED)
+                return; /* the client is going away */
         if (resp->error < 0) {
                 inf->listing = hashmap_free(inf->listing);
                 inf->cont = mfree(inf->cont);
@@ -409,6 +411,8 @@ static void on_watch_end(KubeClient *c, const KubeResponse *resp, void *userdata
 
         (void) c;
         inf->call = NULL;
+        if (resp->error == -ECANCELED)
+                return;
         if (resp->error == KUBE_ERR_EXPIRED) {
                 inf->stats.relists_410++;
                 log_debug("informer %s: resourceVersion %llu expired, relisting", inf->res->plural,

@@ -1,0 +1,609 @@
+/* Controller runtime: work queues on the loop, sync, and the plan executor. */
+#include "base/json.h"
+#include "base/log.h"
+#include "controller.h"
+#include "runtime/workqueue.h"
+
+#define MAX_CONTROLLERS  32
+#define MAX_CONFLICTS    3
+#define CONTROLLER_KEY   "key"
+
+typedef struct Controller Controller;
+
+struct Controller {
+        Runtime *rt;
+        const ControllerSpec *spec;
+        WorkQueue *queue;
+        sd_event_source *timer;   /* next delayed key */
+        sd_event_source *process; /* deferred: run the next key */
+        sd_event_source *resync;
+        /* The plan in flight. */
+        char *key;
+        Plan plan;
+        size_t next;
+        unsigned conflicts;
+        int first_error;
+        char *first_error_what;
+        usec_t sync_started;
+        ControllerStats stats;
+};
+
+struct Runtime {
+        KubeClient *client;
+        InformerFactory *informers;
+        EventRecorder *recorder;
+        RuntimeConfig cfg;
+        Controller *controllers[MAX_CONTROLLERS];
+        size_t n;
+        bool started;
+        bool shutting_down;
+        void (*on_drained)(Runtime *rt, void *userdata);
+        void *drained_userdata;
+};
+
+static void controller_free(Controller *c)
+{
+        if (!c)
+                return;
+        c->timer = sd_event_source_disable_unref(c->timer);
+        c->process = sd_event_source_disable_unref(c->process);
+        c->resync = sd_event_source_disable_unref(c->resync);
+        workqueue_free(c->queue);
+        plan_done(&c->plan);
+        free(c->key);
+        free(c->first_error_what);
+        free(c);
+}
+
+Runtime *runtime_new(KubeClient *c, InformerFactory *f, EventRecorder *rec, const RuntimeConfig *cfg)
+{
+        Runtime *rt = calloc(1, sizeof *rt);
+        if (!rt)
+                return NULL;
+        rt->client = c;
+        rt->informers = f;
+        rt->recorder = rec;
+        if (cfg)
+                rt->cfg = *cfg;
+        return rt;
+}
+
+Runtime *runtime_free(Runtime *rt)
+{
+        if (!rt)
+                return NULL;
+        for (size_t i = 0; i < rt->n; i++)
+                controller_free(rt->controllers[i]);
+        return mfree(rt);
+}
+
+static sd_event *event_of(Controller *c)
+{
+        return loop_get_event(kube_client_get_loop(c->rt->client));
+}
+
+static void kick(Controller *c)
+{
+        if (c->process && !c->key && workqueue_len(c->queue) > 0)
+                (void) sd_event_source_set_enabled(c->process, SD_EVENT_ONESHOT);
+}
+
+static void arm_timer(Controller *c)
+{
+        usec_t now = now_usec(CLOCK_MONOTONIC);
+        usec_t next = workqueue_advance(c->queue, now);
+
+        kick(c);
+        if (!c->timer)
+                return;
+        if (next == USEC_INFINITY) {
+                (void) sd_event_source_set_enabled(c->timer, SD_EVENT_OFF);
+                return;
+        }
+        (void) sd_event_source_set_time(c->timer, next);
+        (void) sd_event_source_set_enabled(c->timer, SD_EVENT_ONESHOT);
+}
+
+static void enqueue(Controller *c)
+{
+        if (workqueue_add(c->queue, CONTROLLER_KEY) >= 0)
+                kick(c);
+}
+
+static void on_informer_event(Informer *inf, InformerEvent ev, const KubeObject *old, const KubeObject *obj,
+                              void *userdata)
+{
+        (void) inf;
+        (void) ev;
+        (void) old;
+        (void) obj;
+        enqueue(userdata);
+}
+
+/* ---- executing a plan ---- */
+
+static void run_next_intent(Controller *c);
+static void write_conditions(Controller *c);
+
+static void note_failure(Controller *c, int error, const Intent *i)
+{
+        _cleanup_free_ char *what = i ? intent_describe(i) : NULL;
+
+        c->stats.failures++;
+        log_warning_errno(error, "%s: %s failed", c->spec->name, what ? what : "sync");
+        if (c->first_error < 0)
+                return;
+        c->first_error = error;
+        free(c->first_error_what);
+        c->first_error_what = what ? TAKE_PTR(what) : strdup("sync");
+}
+
+static void finish_key(Controller *c)
+{
+        Runtime *rt = c->rt;
+        usec_t now = now_usec(CLOCK_MONOTONIC);
+
+        c->stats.last_sync_duration = now - c->sync_started;
+        if (c->first_error < 0) {
+                usec_t d = 0;
+                (void) workqueue_add_rate_limited(c->queue, c->key, now, &d);
+                log_debug("%s: requeued after %llu ms", c->spec->name, (unsigned long long) (d / USEC_PER_MSEC));
+        } else {
+                workqueue_forget(c->queue, c->key);
+                if (c->plan.requeue_after)
+                        (void) workqueue_add_after(c->queue, c->key, now + c->plan.requeue_after);
+        }
+        workqueue_done(c->queue, c->key);
+        c->key = mfree(c->key);
+        plan_done(&c->plan);
+        c->first_error = 0;
+        c->first_error_what = mfree(c->first_error_what);
+        log_set_controller(NULL);
+        arm_timer(c);
+
+        if (rt->shutting_down && rt->on_drained) {
+                for (size_t i = 0; i < rt->n; i++)
+                        if (rt->controllers[i]->key)
+                                return;
+                void (*f)(Runtime *, void *) = TAKE_PTR(rt->on_drained);
+                f(rt, rt->drained_userdata);
+        }
+}
+
+static void intent_finished(Controller *c, int error)
+{
+        const Intent *i = &c->plan.intents[c->next];
+        if (error < 0)
+                note_failure(c, error, i);
+        c->next++;
+        c->conflicts = 0;
+        run_next_intent(c);
+}
+
+/* APPLY: what we set wins for every top-level field we give, labels and
+ * annotations are merged, everything else (status, server fields) is kept. */
+static cJSON *merge_for_apply(const cJSON *current, const cJSON *desired)
+{
+        _cleanup_(cJSON_Deletep) cJSON *m = cJSON_Duplicate(current, true);
+        cJSON *f;
+
+        if (!m)
+                return NULL;
+        JSON_ARRAY_FOREACH(f, desired)
+        {
+                if (streq(f->string, "metadata") || streq(f->string, "status"))
+                        continue;
+                cJSON *copy = cJSON_Duplicate(f, true);
+                if (!copy)
+                        return NULL;
+                if (cJSON_GetObjectItemCaseSensitive(m, f->string))
+                        (void) cJSON_ReplaceItemInObjectCaseSensitive(m, f->string, copy);
+                else
+                        cJSON_AddItemToObject(m, f->string, copy);
+        }
+        static const char *const maps[] = {"labels", "annotations"};
+        for (size_t k = 0; k < ELEMENTSOF(maps); k++) {
+                cJSON *want = json_get_object(desired, "metadata") ? cJSON_GetObjectItemCaseSensitive(
+                                                                             json_get_object(desired, "metadata"), maps[k])
+                                                                   : NULL;
+                if (!cJSON_IsObject(want))
+                        continue;
+                cJSON *md = json_ensure_object(m, "metadata");
+                cJSON *have = md ? json_ensure_object(md, maps[k]) : NULL;
+                if (!have)
+                        return NULL;
+                JSON_ARRAY_FOREACH(f, want)
+                {
+                        cJSON *copy = cJSON_Duplicate(f, true);
+                        if (!copy)
+                                return NULL;
+                        if (cJSON_GetObjectItemCaseSensitive(have, f->string))
+                                (void) cJSON_ReplaceItemInObjectCaseSensitive(have, f->string, copy);
+                        else
+                                cJSON_AddItemToObject(have, f->string, copy);
+                }
+        }
+        cJSON *owners = json_get_array(desired, "metadata.ownerReferences");
+        if (owners) {
+                cJSON *md = json_ensure_object(m, "metadata");
+                cJSON *copy = cJSON_Duplicate(owners, true);
+                if (!md || !copy)
+                        return NULL;
+                cJSON_DeleteItemFromObjectCaseSensitive(md, "ownerReferences");
+                cJSON_AddItemToObject(md, "ownerReferences", copy);
+        }
+        return TAKE_PTR(m);
+}
+
+static void on_intent_done(KubeClient *kc, const KubeResponse *resp, void *userdata)
+{
+        Controller *c = userdata;
+        const Intent *i = &c->plan.intents[c->next];
+        int e = resp->error;
+
+        (void) kc;
+        if (e == -ECANCELED)
+                return;
+        if (i->type == INTENT_DELETE && e == -ENOENT)
+                e = 0;
+        if (e == -ESTALE && i->type == INTENT_APPLY && ++c->conflicts < MAX_CONFLICTS) {
+                run_next_intent(c); /* re-read and merge again */
+                return;
+        }
+        if (e >= 0 && i->type != INTENT_EVENT && i->type != INTENT_CONDITION) {
+                _cleanup_free_ char *what = intent_describe(i);
+                log_debug("%s: %s done", c->spec->name, what);
+        }
+        intent_finished(c, e);
+}
+
+static void on_apply_get(KubeClient *kc, const KubeResponse *resp, void *userdata)
+{
+        Controller *c = userdata;
+        const Intent *i = &c->plan.intents[c->next];
+        int r;
+
+        if (resp->error == -ECANCELED)
+                return;
+        if (resp->error == -ENOENT) {
+                r = kube_create(kc, i->res, i->namespace, i->object, on_intent_done, c);
+                if (r < 0)
+                        intent_finished(c, r);
+                return;
+        }
+        if (resp->error < 0) {
+                intent_finished(c, resp->error);
+                return;
+        }
+        _cleanup_(cJSON_Deletep) cJSON *merged = merge_for_apply(resp->body, i->object);
+        if (!merged) {
+                intent_finished(c, -ENOMEM);
+                return;
+        }
+        if (cJSON_Compare(merged, resp->body, true)) {
+                intent_finished(c, 0); /* already as we want it */
+                return;
+        }
+        r = kube_update(kc, i->res, merged, on_intent_done, c);
+        if (r < 0)
+                intent_finished(c, r);
+}
+
+static void run_next_intent(Controller *c)
+{
+        Runtime *rt = c->rt;
+        int r = 0;
+
+        /* Skip conditions (written together at the end) and record events inline. */
+        while (c->next < c->plan.n) {
+                const Intent *i = &c->plan.intents[c->next];
+                if (i->type == INTENT_CONDITION) {
+                        c->next++;
+                        continue;
+                }
+                if (i->type == INTENT_EVENT) {
+                        event_record(rt->recorder, i->warning, i->reason, "%s", i->message);
+                        c->next++;
+                        continue;
+                }
+                break;
+        }
+        if (c->next >= c->plan.n) {
+                write_conditions(c);
+                return;
+        }
+        const Intent *i = &c->plan.intents[c->next];
+        c->stats.intents++;
+        switch (i->type) {
+        case INTENT_APPLY:
+                r = kube_get(rt->client, i->res, i->namespace, i->name, on_apply_get, c);
+                break;
+        case INTENT_CREATE:
+                r = kube_create(rt->client, i->res, i->namespace, i->object, on_intent_done, c);
+                break;
+        case INTENT_UPDATE:
+                r = kube_update(rt->client, i->res, i->object, on_intent_done, c);
+                break;
+        case INTENT_UPDATE_STATUS:
+                r = kube_update_status(rt->client, i->res, i->object, on_intent_done, c);
+                break;
+        case INTENT_PATCH:
+                r = kube_patch(rt->client, i->res, i->namespace, i->name, NULL, i->patch_type, i->object,
+                               "cluster-etcd-operator", false, on_intent_done, c);
+                break;
+        case INTENT_DELETE:
+                r = kube_delete(rt->client, i->res, i->namespace, i->name, i->precondition_uid, NULL, on_intent_done,
+                                c);
+                break;
+        default:
+                r = -EINVAL;
+        }
+        if (r < 0)
+                intent_finished(c, r);
+}
+
+/* ---- conditions on the operator's status object ---- */
+
+static int apply_conditions(Controller *c, cJSON *status_obj)
+{
+        char degraded[256];
+        usec_t now = now_usec(CLOCK_REALTIME);
+        bool changed = false;
+        int r;
+
+        cJSON *status = json_ensure_object(status_obj, "status");
+        cJSON *conds = status ? cJSON_GetObjectItemCaseSensitive(status, "conditions") : NULL;
+        if (!status)
+                return -ENOMEM;
+        if (!cJSON_IsArray(conds)) {
+                cJSON_DeleteItemFromObjectCaseSensitive(status, "conditions");
+                conds = cJSON_AddArrayToObject(status, "conditions");
+                if (!conds)
+                        return -ENOMEM;
+        }
+        for (size_t k = 0; k < c->plan.n; k++) {
+                const Intent *i = &c->plan.intents[k];
+                if (i->type != INTENT_CONDITION)
+                        continue;
+                Condition cd = {i->cond_type, i->cond_status, i->cond_reason, i->cond_message};
+                r = conditions_set(conds, &cd, now);
+                if (r < 0)
+                        return r;
+                changed |= r > 0;
+        }
+        (void) snprintf(degraded, sizeof degraded, "%sDegraded", c->spec->name);
+        _cleanup_free_ char *msg = c->first_error < 0 ? strdup_printf("%s: %s", strempty(c->first_error_what),
+                                                                      strerror(-c->first_error))
+                                                      : NULL;
+        Condition d = {degraded, c->first_error < 0 ? "True" : "False",
+                       c->first_error < 0 ? "SyncError" : "AsExpected", msg};
+        r = conditions_set(conds, &d, now);
+        if (r < 0)
+                return r;
+        return changed || r > 0;
+}
+
+static void on_status_written(KubeClient *kc, const KubeResponse *resp, void *userdata)
+{
+        Controller *c = userdata;
+
+        (void) kc;
+        if (resp->error == -ECANCELED)
+                return;
+        if (resp->error == -ESTALE && ++c->conflicts < MAX_CONFLICTS) {
+                write_conditions(c);
+                return;
+        }
+        if (resp->error < 0) {
+                c->stats.failures++;
+                if (c->first_error >= 0)
+                        c->first_error = resp->error;
+                log_warning_errno(resp->error, "%s: writing conditions failed", c->spec->name);
+        }
+        finish_key(c);
+}
+
+static void on_status_get(KubeClient *kc, const KubeResponse *resp, void *userdata)
+{
+        Controller *c = userdata;
+        int r;
+
+        if (resp->error == -ECANCELED)
+                return;
+        if (resp->error < 0) {
+                /* Without the operator object there is nowhere to report; the key retries. */
+                if (c->first_error >= 0)
+                        note_failure(c, resp->error, NULL);
+                finish_key(c);
+                return;
+        }
+        _cleanup_(cJSON_Deletep) cJSON *obj = cJSON_Duplicate(resp->body, true);
+        r = obj ? apply_conditions(c, obj) : -ENOMEM;
+        if (r <= 0) {
+                if (r < 0)
+                        note_failure(c, r, NULL);
+                finish_key(c);
+                return;
+        }
+        r = kube_update_status(kc, c->rt->cfg.status_res, obj, on_status_written, c);
+        if (r < 0) {
+                note_failure(c, r, NULL);
+                finish_key(c);
+        }
+}
+
+static void write_conditions(Controller *c)
+{
+        Runtime *rt = c->rt;
+        if (!rt->cfg.status_res || !rt->cfg.status_name) {
+                finish_key(c);
+                return;
+        }
+        int r = kube_get(rt->client, rt->cfg.status_res, NULL, rt->cfg.status_name, on_status_get, c);
+        if (r < 0) {
+                note_failure(c, r, NULL);
+                finish_key(c);
+        }
+}
+
+/* ---- processing keys ---- */
+
+static int on_process(sd_event_source *s, void *userdata)
+{
+        Controller *c = userdata;
+        Runtime *rt = c->rt;
+
+        (void) s;
+        if (c->key || rt->shutting_down)
+                return 0;
+        const char *key = workqueue_get(c->queue);
+        if (!key)
+                return 0;
+        c->key = strdup(key);
+        if (!c->key) {
+                workqueue_done(c->queue, key);
+                return 0;
+        }
+        /* Syncs see consistent caches only once every informer has listed. */
+        if (!informer_factory_has_synced(rt->informers)) {
+                workqueue_done(c->queue, key);
+                (void) workqueue_add_after(c->queue, key, now_usec(CLOCK_MONOTONIC) + 100 * USEC_PER_MSEC);
+                c->key = mfree(c->key);
+                arm_timer(c);
+                return 0;
+        }
+        SyncContext ctx = {.key = c->key, .now = now_usec(CLOCK_REALTIME), .informers = rt->informers,
+                           .userdata = rt->cfg.userdata};
+        c->sync_started = now_usec(CLOCK_MONOTONIC);
+        c->stats.syncs++;
+        c->plan = (Plan) {};
+        c->next = 0;
+        c->conflicts = 0;
+        c->first_error = 0;
+        log_set_controller(c->spec->name);
+        int r = c->spec->sync(&ctx, &c->plan);
+        if (r >= 0 && c->plan.error < 0)
+                r = c->plan.error;
+        if (r < 0) {
+                note_failure(c, r, NULL);
+                /* A sync that could not decide writes nothing but its conditions and events. */
+                plan_drop_writes(&c->plan);
+        }
+        run_next_intent(c);
+        return 0;
+}
+
+static int on_timer(sd_event_source *s, uint64_t usec, void *userdata)
+{
+        (void) s;
+        (void) usec;
+        arm_timer(userdata);
+        return 0;
+}
+
+static int on_resync(sd_event_source *s, uint64_t usec, void *userdata)
+{
+        Controller *c = userdata;
+        enqueue(c);
+        return sd_event_source_set_time(s, usec + c->spec->resync);
+}
+
+static int controller_start(Controller *c)
+{
+        sd_event *e = event_of(c);
+        int r;
+
+        r = sd_event_add_defer(e, &c->process, on_process, c);
+        if (r < 0)
+                return r;
+        (void) sd_event_source_set_enabled(c->process, SD_EVENT_OFF);
+        r = sd_event_add_time(e, &c->timer, CLOCK_MONOTONIC, USEC_INFINITY, 0, on_timer, c);
+        if (r < 0)
+                return r;
+        (void) sd_event_source_set_enabled(c->timer, SD_EVENT_OFF);
+        if (c->spec->resync) {
+                r = sd_event_add_time_relative(e, &c->resync, CLOCK_MONOTONIC, c->spec->resync, 0, on_resync, c);
+                if (r < 0)
+                        return r;
+                (void) sd_event_source_set_enabled(c->resync, SD_EVENT_ON);
+        }
+        enqueue(c);
+        return 0;
+}
+
+int runtime_add(Runtime *rt, const ControllerSpec *spec)
+{
+        int r;
+
+        assert_return(rt && spec && spec->name && spec->sync, -EINVAL);
+        if (rt->n >= MAX_CONTROLLERS)
+                return -E2BIG;
+        Controller *c = calloc(1, sizeof *c);
+        if (!c)
+                return -ENOMEM;
+        c->rt = rt;
+        c->spec = spec;
+        c->queue = workqueue_new(NULL, now_usec(CLOCK_MONOTONIC));
+        if (!c->queue) {
+                controller_free(c);
+                return -ENOMEM;
+        }
+        for (size_t k = 0; k < spec->n_watches; k++) {
+                const WatchSpec *w = &spec->watches[k];
+                Informer *inf = informer_factory_get(rt->informers, w->res, w->namespace, w->label_selector);
+                r = inf ? informer_add_handler(inf, on_informer_event, c) : -ENOMEM;
+                if (r < 0) {
+                        controller_free(c);
+                        return r;
+                }
+        }
+        rt->controllers[rt->n++] = c;
+        if (rt->started)
+                return controller_start(c);
+        return 0;
+}
+
+int runtime_start(Runtime *rt)
+{
+        int r;
+
+        assert_return(rt, -EINVAL);
+        rt->started = true;
+        for (size_t i = 0; i < rt->n; i++) {
+                r = controller_start(rt->controllers[i]);
+                if (r < 0)
+                        return r;
+        }
+        return informer_factory_start(rt->informers);
+}
+
+void runtime_kick(Runtime *rt)
+{
+        for (size_t i = 0; i < rt->n; i++)
+                enqueue(rt->controllers[i]);
+}
+
+void runtime_shutdown(Runtime *rt, void (*done)(Runtime *rt, void *userdata), void *userdata)
+{
+        rt->shutting_down = true;
+        for (size_t i = 0; i < rt->n; i++)
+                workqueue_shutdown(rt->controllers[i]->queue);
+        for (size_t i = 0; i < rt->n; i++)
+                if (rt->controllers[i]->key) {
+                        rt->on_drained = done;
+                        rt->drained_userdata = userdata;
+                        return;
+                }
+        if (done)
+                done(rt, userdata);
+}
+
+int runtime_get_stats(Runtime *rt, const char *controller, ControllerStats *ret)
+{
+        for (size_t i = 0; i < rt->n; i++)
+                if (streq(rt->controllers[i]->spec->name, controller)) {
+                        *ret = rt->controllers[i]->stats;
+                        return 0;
+                }
+        return -ENOENT;
+}

@@ -1,0 +1,61 @@
+/* The controller runtime: each controller is a spec (name, informers it
+ * watches, resync period, sync function); the runtime gives it a work
+ * queue, calls sync with the caches, carries out the returned plan one
+ * intent at a time, and records `<Name>Degraded` on the operator's status
+ * object from the outcome. A key stays "processing" until its whole plan is
+ * done; failures requeue it with per-key backoff. */
+#pragma once
+
+#include "kube/informer.h"
+#include "plan.h"
+#include "runtime/events.h"
+
+typedef struct SyncContext {
+        const char *key;
+        usec_t now; /* CLOCK_REALTIME; tests inject it */
+        InformerFactory *informers;
+        void *userdata; /* the runtime owner's extra caches (e.g. the etcd view) */
+} SyncContext;
+
+/* Returns < 0 when it could not decide (the controller is Degraded and retried). */
+typedef int (*SyncFunc)(const SyncContext *ctx, Plan *plan);
+
+typedef struct WatchSpec {
+        const KubeResource *res;
+        const char *namespace; /* NULL = all */
+        const char *label_selector;
+} WatchSpec;
+
+typedef struct ControllerSpec {
+        const char *name; /* "ClusterMemberController": conditions are <name>Degraded */
+        const WatchSpec *watches;
+        size_t n_watches;
+        usec_t resync; /* 0 = only on events */
+        SyncFunc sync;
+} ControllerSpec;
+
+typedef struct Runtime Runtime;
+
+typedef struct RuntimeConfig {
+        const KubeResource *status_res; /* &KUBE_ETCDS */
+        const char *status_name;        /* "cluster" */
+        void *userdata;                 /* handed to every sync as ctx->userdata */
+} RuntimeConfig;
+
+Runtime *runtime_new(KubeClient *c, InformerFactory *f, EventRecorder *rec, const RuntimeConfig *cfg);
+Runtime *runtime_free(Runtime *rt);
+DEFINE_TRIVIAL_CLEANUP_FUNC(Runtime *, runtime_free);
+
+/* Registers a controller and the informers it needs (before or after start). */
+int runtime_add(Runtime *rt, const ControllerSpec *spec);
+int runtime_start(Runtime *rt);
+/* Asks every controller to sync now (e.g. after a non-informer cache changed). */
+void runtime_kick(Runtime *rt);
+/* Stops accepting work; `done` runs once no plan is in flight. */
+void runtime_shutdown(Runtime *rt, void (*done)(Runtime *rt, void *userdata), void *userdata);
+
+typedef struct ControllerStats {
+        uint64_t syncs, failures, intents;
+        usec_t last_sync_duration;
+} ControllerStats;
+int runtime_get_stats(Runtime *rt, const char *controller, ControllerStats *ret);

@@ -1,0 +1,212 @@
+/* Plan building. */
+#include <stdarg.h>
+
+#include "base/json.h"
+#include "plan.h"
+
+static void intent_done(Intent *i)
+{
+        cJSON_Delete(i->object);
+        free(i->namespace);
+        free(i->name);
+        free(i->precondition_uid);
+        free(i->cond_type);
+        free(i->cond_status);
+        free(i->cond_reason);
+        free(i->cond_message);
+        free(i->reason);
+        free(i->message);
+}
+
+void plan_done(Plan *p)
+{
+        for (size_t k = 0; k < p->n; k++)
+                intent_done(&p->intents[k]);
+        p->intents = mfree(p->intents);
+        p->n = p->cap = 0;
+}
+
+void plan_drop_writes(Plan *p)
+{
+        size_t w = 0;
+        for (size_t k = 0; k < p->n; k++) {
+                if (p->intents[k].type == INTENT_CONDITION || p->intents[k].type == INTENT_EVENT)
+                        p->intents[w++] = p->intents[k];
+                else
+                        intent_done(&p->intents[k]);
+        }
+        p->n = w;
+}
+
+static Intent *push(Plan *p, IntentType t)
+{
+        if (p->error < 0)
+                return NULL;
+        if (p->n == p->cap) {
+                size_t cap = MAX(p->cap * 2, (size_t) 8);
+                Intent *n = reallocarray(p->intents, cap, sizeof *n);
+                if (!n) {
+                        p->error = -ENOMEM;
+                        return NULL;
+                }
+                p->intents = n;
+                p->cap = cap;
+        }
+        Intent *i = &p->intents[p->n++];
+        *i = (Intent) {.type = t};
+        return i;
+}
+
+static void fail(Plan *p, Intent *i, int e)
+{
+        intent_done(i);
+        p->n--;
+        if (p->error >= 0)
+                p->error = e;
+}
+
+static bool dup_str(char **dst, const char *s)
+{
+        *dst = s ? strdup(s) : NULL;
+        return !s || *dst;
+}
+
+static void object_intent(Plan *p, IntentType t, const KubeResource *res, const cJSON *obj)
+{
+        Intent *i = push(p, t);
+        if (!i)
+                return;
+        const char *name = json_get_string(obj, "metadata.name");
+        const char *ns = json_get_string(obj, "metadata.namespace");
+        if (!res || !name || (res->namespaced && !ns)) {
+                fail(p, i, -EINVAL);
+                return;
+        }
+        i->res = res;
+        i->object = cJSON_Duplicate(obj, true);
+        if (!i->object || !dup_str(&i->name, name) || !dup_str(&i->namespace, res->namespaced ? ns : NULL))
+                fail(p, i, -ENOMEM);
+}
+
+void plan_apply(Plan *p, const KubeResource *res, const cJSON *obj)
+{
+        object_intent(p, INTENT_APPLY, res, obj);
+}
+
+void plan_create(Plan *p, const KubeResource *res, const cJSON *obj)
+{
+        object_intent(p, INTENT_CREATE, res, obj);
+}
+
+void plan_update(Plan *p, const KubeResource *res, const cJSON *obj)
+{
+        object_intent(p, INTENT_UPDATE, res, obj);
+}
+
+void plan_update_status(Plan *p, const KubeResource *res, const cJSON *obj)
+{
+        object_intent(p, INTENT_UPDATE_STATUS, res, obj);
+}
+
+void plan_patch(Plan *p, const KubeResource *res, const char *ns, const char *name, KubePatchType type,
+                const cJSON *patch)
+{
+        Intent *i = push(p, INTENT_PATCH);
+        if (!i)
+                return;
+        if (!res || !name || !patch) {
+                fail(p, i, -EINVAL);
+                return;
+        }
+        i->res = res;
+        i->patch_type = type;
+        i->object = cJSON_Duplicate(patch, true);
+        if (!i->object || !dup_str(&i->name, name) || !dup_str(&i->namespace, ns))
+                fail(p, i, -ENOMEM);
+}
+
+void plan_delete(Plan *p, const KubeResource *res, const char *ns, const char *name, const char *uid)
+{
+        Intent *i = push(p, INTENT_DELETE);
+        if (!i)
+                return;
+        if (!res || !name) {
+                fail(p, i, -EINVAL);
+                return;
+        }
+        i->res = res;
+        if (!dup_str(&i->name, name) || !dup_str(&i->namespace, ns) || !dup_str(&i->precondition_uid, uid))
+                fail(p, i, -ENOMEM);
+}
+
+void plan_condition(Plan *p, const char *type, const char *status, const char *reason, const char *fmt, ...)
+{
+        Intent *i = push(p, INTENT_CONDITION);
+        va_list ap;
+
+        if (!i)
+                return;
+        if (!type || !status || !reason) {
+                fail(p, i, -EINVAL);
+                return;
+        }
+        if (fmt) {
+                va_start(ap, fmt);
+                if (vasprintf(&i->cond_message, fmt, ap) < 0)
+                        i->cond_message = NULL;
+                va_end(ap);
+        }
+        if ((fmt && !i->cond_message) || !dup_str(&i->cond_type, type) || !dup_str(&i->cond_status, status) ||
+            !dup_str(&i->cond_reason, reason))
+                fail(p, i, -ENOMEM);
+}
+
+void plan_event(Plan *p, bool warning, const char *reason, const char *fmt, ...)
+{
+        Intent *i = push(p, INTENT_EVENT);
+        va_list ap;
+
+        if (!i)
+                return;
+        if (!reason || !fmt) {
+                fail(p, i, -EINVAL);
+                return;
+        }
+        i->warning = warning;
+        va_start(ap, fmt);
+        if (vasprintf(&i->message, fmt, ap) < 0)
+                i->message = NULL;
+        va_end(ap);
+        if (!i->message || !dup_str(&i->reason, reason))
+                fail(p, i, -ENOMEM);
+}
+
+void plan_requeue_after(Plan *p, usec_t delay)
+{
+        if (p->requeue_after == 0 || delay < p->requeue_after)
+                p->requeue_after = delay;
+}
+
+const char *intent_type_to_string(IntentType t)
+{
+        static const char *const names[_INTENT_TYPE_MAX] = {
+                [INTENT_APPLY] = "apply",       [INTENT_CREATE] = "create",
+                [INTENT_UPDATE] = "update",     [INTENT_UPDATE_STATUS] = "update-status",
+                [INTENT_PATCH] = "patch",       [INTENT_DELETE] = "delete",
+                [INTENT_CONDITION] = "condition", [INTENT_EVENT] = "event",
+        };
+        return t >= 0 && t < _INTENT_TYPE_MAX ? names[t] : "invalid";
+}
+
+char *intent_describe(const Intent *i)
+{
+        switch (i->type) {
+        case INTENT_CONDITION:
+                return strdup_printf("condition %s=%s %s", i->cond_type, i->cond_status, i->cond_reason);
+        case INTENT_EVENT:
+                return strdup_printf("event %s %s: %s", i->warning ? "Warning" : "Normal", i->reason, i->message);
+        default:
+                return strdup_printf("%s %s %s%s%s", intent_type_to_string(i->type), i->res->plural,
+                                     strempty(i->namespace), i->namespace ? "/" : "", i->name);
+        }
+}

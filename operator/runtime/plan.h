@@ -1,0 +1,67 @@
+/* A plan is what a controller's sync returns: the intents it wants carried
+ * out, in order. Syncs only read caches and build plans; the runtime does
+ * the I/O (DESIGN.md section 3). Builders copy what they are given, and
+ * record the first allocation failure in the plan (checked once by the
+ * runtime), so syncs stay free of error plumbing. */
+#pragma once
+
+#include <cjson/cJSON.h>
+
+#include "base/timeutil.h"
+#include "kube/client.h"
+#include "conditions.h"
+
+typedef enum IntentType {
+        INTENT_APPLY,         /* create, or update the fields we own if they differ */
+        INTENT_CREATE,        /* POST; AlreadyExists is a failure */
+        INTENT_UPDATE,        /* PUT with the object's resourceVersion */
+        INTENT_UPDATE_STATUS, /* PUT .../status */
+        INTENT_PATCH,
+        INTENT_DELETE,   /* NotFound counts as done */
+        INTENT_CONDITION, /* on the operator's status object, written once per plan */
+        INTENT_EVENT,
+        _INTENT_TYPE_MAX,
+        _INTENT_TYPE_INVALID = -EINVAL,
+} IntentType;
+
+typedef struct Intent {
+        IntentType type;
+        const KubeResource *res;
+        char *namespace;
+        char *name;
+        cJSON *object; /* APPLY/CREATE/UPDATE/UPDATE_STATUS: the object; PATCH: the patch */
+        KubePatchType patch_type;
+        char *precondition_uid; /* DELETE */
+        /* CONDITION */
+        char *cond_type, *cond_status, *cond_reason, *cond_message;
+        /* EVENT */
+        bool warning;
+        char *reason, *message;
+} Intent;
+
+typedef struct Plan {
+        Intent *intents;
+        size_t n, cap;
+        usec_t requeue_after; /* 0 = none */
+        int error;            /* first builder failure (-ENOMEM, -EINVAL) */
+} Plan;
+
+void plan_done(Plan *p);
+/* Removes every intent but conditions and events (a failed sync writes nothing else). */
+void plan_drop_writes(Plan *p);
+void plan_apply(Plan *p, const KubeResource *res, const cJSON *obj);
+void plan_create(Plan *p, const KubeResource *res, const cJSON *obj);
+void plan_update(Plan *p, const KubeResource *res, const cJSON *obj);
+void plan_update_status(Plan *p, const KubeResource *res, const cJSON *obj);
+void plan_patch(Plan *p, const KubeResource *res, const char *ns, const char *name, KubePatchType type,
+                const cJSON *patch);
+void plan_delete(Plan *p, const KubeResource *res, const char *ns, const char *name, const char *uid);
+void plan_condition(Plan *p, const char *type, const char *status, const char *reason, const char *fmt, ...)
+        _printf_(5, 6);
+void plan_event(Plan *p, bool warning, const char *reason, const char *fmt, ...) _printf_(4, 5);
+/* Keeps the shortest requeue asked for. */
+void plan_requeue_after(Plan *p, usec_t delay);
+
+const char *intent_type_to_string(IntentType t);
+/* "apply configmaps openshift-etcd/etcd-pod" for logs and tests. */
+char *intent_describe(const Intent *i);

@@ -1,0 +1,84 @@
+/* Conditions and plan building. */
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#include <cmocka.h>
+
+#include "base/json.h"
+#include "runtime/plan.h"
+
+static void test_conditions(void **state)
+{
+        _cleanup_(cJSON_Deletep) cJSON *a = cJSON_CreateArray();
+        Condition c = {"FooDegraded", "False", "AsExpected", NULL};
+        usec_t t0 = 1735689600ULL * USEC_PER_SEC;
+
+        assert_int_equal(conditions_set(a, &c, t0), 1);
+        assert_int_equal(conditions_set(a, &c, t0 + USEC_PER_SEC), 0);
+        cJSON *e = conditions_find(a, "FooDegraded");
+        assert_string_equal(json_get_string(e, "lastTransitionTime"), "2025-01-01T00:00:00Z");
+        /* A new message keeps the transition time; a new status moves it. */
+        c.message = "still fine";
+        assert_int_equal(conditions_set(a, &c, t0 + 2 * USEC_PER_SEC), 1);
+        assert_string_equal(json_get_string(e, "lastTransitionTime"), "2025-01-01T00:00:00Z");
+        c = (Condition) {"FooDegraded", "True", "SyncError", "boom"};
+        assert_int_equal(conditions_set(a, &c, t0 + 3 * USEC_PER_SEC), 1);
+        assert_string_equal(json_get_string(e, "lastTransitionTime"), "2025-01-01T00:00:03Z");
+        assert_true(conditions_is(a, "FooDegraded", "True"));
+        assert_false(conditions_is(a, "Missing", "True"));
+        assert_int_equal(cJSON_GetArraySize(a), 1);
+        Condition bad = {NULL, "True", "X", NULL};
+        assert_int_equal(conditions_set(a, &bad, t0), -EINVAL);
+}
+
+static void test_plan(void **state)
+{
+        _cleanup_(plan_done) Plan p = {};
+        cJSON *cm = NULL;
+        const char *j = "{\"apiVersion\":\"v1\",\"kind\":\"ConfigMap\",\"metadata\":{\"name\":\"etcd-pod\","
+                        "\"namespace\":\"openshift-etcd\"},\"data\":{\"a\":\"b\"}}";
+
+        assert_int_equal(json_parse(j, strlen(j), &cm), 0);
+        plan_apply(&p, &KUBE_CONFIGMAPS, cm);
+        plan_condition(&p, "EtcdMembersAvailable", "True", "EtcdQuorate", "%d members are available", 3);
+        plan_event(&p, false, "MemberAdd", "added %s as learner", "master-0");
+        plan_delete(&p, &KUBE_PODS, "openshift-etcd", "installer-1-master-0", NULL);
+        plan_requeue_after(&p, 5 * USEC_PER_SEC);
+        plan_requeue_after(&p, USEC_PER_SEC);
+        cJSON_Delete(cm);
+        assert_int_equal(p.error, 0);
+        assert_int_equal(p.n, 4);
+        assert_int_equal(p.requeue_after, USEC_PER_SEC);
+        _cleanup_free_ char *d0 = intent_describe(&p.intents[0]), *d1 = intent_describe(&p.intents[1]);
+        _cleanup_free_ char *d2 = intent_describe(&p.intents[2]), *d3 = intent_describe(&p.intents[3]);
+        assert_string_equal(d0, "apply configmaps openshift-etcd/etcd-pod");
+        assert_string_equal(d1, "condition EtcdMembersAvailable=True EtcdQuorate");
+        assert_string_equal(p.intents[1].cond_message, "3 members are available");
+        assert_string_equal(d2, "event Normal MemberAdd: added master-0 as learner");
+        assert_string_equal(d3, "delete pods openshift-etcd/installer-1-master-0");
+        plan_drop_writes(&p);
+        assert_int_equal(p.n, 2);
+        assert_int_equal(p.intents[0].type, INTENT_CONDITION);
+        assert_int_equal(p.intents[1].type, INTENT_EVENT);
+
+        /* An object without a namespace for a namespaced resource is a builder error. */
+        _cleanup_(plan_done) Plan q = {};
+        cJSON *bad = cJSON_Parse("{\"metadata\":{\"name\":\"x\"}}");
+        plan_apply(&q, &KUBE_CONFIGMAPS, bad);
+        cJSON_Delete(bad);
+        assert_int_equal(q.error, -EINVAL);
+        assert_int_equal(q.n, 0);
+        plan_condition(&q, "A", "True", "B", NULL);
+        assert_int_equal(q.n, 0); /* the first error sticks */
+}
+
+int main(void)
+{
+        const struct CMUnitTest tests[] = {
+                cmocka_unit_test(test_conditions),
+                cmocka_unit_test(test_plan),
+        };
+        return cmocka_run_group_tests(tests, NULL, NULL);
+}
