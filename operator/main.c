@@ -15,12 +15,11 @@ static const Command *const commands[] = {
 
 static void usage(FILE *f)
 {
-        (void) fprintf(f,
-                       "Usage: cluster-etcd-operator [--version] [--help] COMMAND [ARGS...]\n"
-                       "\n"
-                       "Bootstraps and runs etcd for OpenShift-style control planes.\n"
-                       "\n"
-                       "Commands:\n");
+        (void) fprintf(f, "Usage: cluster-etcd-operator [--version] [--help] COMMAND [ARGS...]\n"
+                          "\n"
+                          "Bootstraps and runs etcd for OpenShift-style control planes.\n"
+                          "\n"
+                          "Commands:\n");
         for (size_t i = 0; i < ELEMENTSOF(commands); i++)
                 (void) fprintf(f, "  %-32s %s\n", commands[i]->name, commands[i]->summary);
         (void) fprintf(f, "\n"
@@ -46,7 +45,8 @@ int main(int argc, char *argv[])
                 if (streq(argv[1], commands[i]->name))
                         return commands[i]->run(argc - 1, argv + 1);
 
-        (void) fprintf(stderr, "cluster-etcd-operator: unknown command '%s'; see 'cluster-etcd-operator --help'\n",
+        (void) fprintf(stderr,
+                       "cluster-etcd-operator: unknown command '%s'; see 'cluster-etcd-operator --help'\n",
                        argv[1]);
         return EXIT_USAGE;
 }

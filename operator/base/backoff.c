@@ -5,7 +5,7 @@
 
 void backoff_init(Backoff *b, usec_t initial, usec_t max, double factor, double jitter)
 {
-        *b = (Backoff) {.initial = initial, .max = max, .factor = factor, .jitter = jitter};
+        *b = (Backoff){.initial = initial, .max = max, .factor = factor, .jitter = jitter};
 }
 
 usec_t backoff_next(Backoff *b, double rnd)
@@ -28,7 +28,7 @@ void backoff_reset(Backoff *b)
 
 void token_bucket_init(TokenBucket *t, double rate, unsigned burst, usec_t now)
 {
-        *t = (TokenBucket) {.rate = rate, .burst = burst, .tokens = burst, .last = now};
+        *t = (TokenBucket){.rate = rate, .burst = burst, .tokens = burst, .last = now};
 }
 
 usec_t token_bucket_reserve(TokenBucket *t, usec_t now)

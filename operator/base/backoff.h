@@ -8,7 +8,7 @@ typedef struct Backoff {
         usec_t initial;
         usec_t max;
         double factor;
-        double jitter; /* 0.1 = up to +10% */
+        double jitter;      /* 0.1 = up to +10% */
         usec_t reset_after; /* a success older than this resets the step */
         unsigned steps;
         usec_t current;

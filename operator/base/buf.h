@@ -12,7 +12,7 @@ typedef struct Buf {
         size_t max;
 } Buf;
 
-#define BUF_INIT(m) ((Buf) {.max = (m)})
+#define BUF_INIT(m) ((Buf){.max = (m)})
 
 int buf_append(Buf *b, const void *p, size_t n);
 /* Drops the first n bytes (framing: consumed lines). */

@@ -31,5 +31,5 @@ typedef struct HashmapIter {
 
 bool hashmap_iterate(const Hashmap *h, HashmapIter *it, const char **key, void **value);
 
-#define HASHMAP_FOREACH(k, v, h, it)                                                                      \
-        for ((it) = (HashmapIter) {}; hashmap_iterate((h), &(it), &(k), (void **) &(v));)
+#define HASHMAP_FOREACH(k, v, h, it) \
+        for ((it) = (HashmapIter){}; hashmap_iterate((h), &(it), &(k), (void **) &(v));)

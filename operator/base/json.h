@@ -11,7 +11,8 @@
 
 DEFINE_TRIVIAL_CLEANUP_FUNC(cJSON *, cJSON_Delete);
 
-#define JSON_ARRAY_FOREACH(item, array) for ((item) = (array) ? (array)->child : NULL; (item); (item) = (item)->next)
+#define JSON_ARRAY_FOREACH(item, array) \
+        for ((item) = (array) ? (array)->child : NULL; (item); (item) = (item)->next)
 
 /* Deepest nesting we accept from the network; Kubernetes objects stay far below. */
 #define JSON_MAX_DEPTH 64

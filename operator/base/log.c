@@ -92,9 +92,9 @@ int log_internal(LogLevel level, int error, const char *file, int line, const ch
                 (void) gettimeofday(&tv, NULL);
                 (void) localtime_r(&tv.tv_sec, &tm);
                 (void) fprintf(stderr, "%c%02d%02d %02d:%02d:%02d.%06ld %7d %s:%d] %s%s%s\n", letters[level],
-                               tm.tm_mon + 1, tm.tm_mday, tm.tm_hour, tm.tm_min, tm.tm_sec, (long) tv.tv_usec,
-                               (int) getpid(), basename_of(file), line, controller ? controller : "",
-                               controller ? ": " : "", msg);
+                               tm.tm_mon + 1, tm.tm_mday, tm.tm_hour, tm.tm_min, tm.tm_sec,
+                               (long) tv.tv_usec, (int) getpid(), basename_of(file), line,
+                               controller ? controller : "", controller ? ": " : "", msg);
         }
         errno = saved;
         return -error;

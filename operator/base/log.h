@@ -20,15 +20,14 @@ void log_set_controller(const char *name);
 /* Re-evaluate $JOURNAL_STREAM (tests call it after changing the environment). */
 void log_open(void);
 
-int log_internal(LogLevel level, int error, const char *file, int line, const char *fmt, ...)
-        _printf_(5, 6);
+int log_internal(LogLevel level, int error, const char *file, int line, const char *fmt, ...) _printf_(5, 6);
 
-#define log_full_errno(level, error, ...)                                                                 \
-        ({                                                                                                \
-                int _e_ = (error);                                                                        \
-                _e_ = _e_ < 0 ? -_e_ : _e_;                                                               \
-                log_internal((level), _e_, __FILE__, __LINE__, __VA_ARGS__);                              \
-                -_e_;                                                                                     \
+#define log_full_errno(level, error, ...)                                    \
+        ({                                                                   \
+                int _e_ = (error);                                           \
+                _e_ = _e_ < 0 ? -_e_ : _e_;                                  \
+                log_internal((level), _e_, __FILE__, __LINE__, __VA_ARGS__); \
+                -_e_;                                                        \
         })
 
 #define log_debug(...)   (void) log_internal(LOG_LEVEL_DEBUG, 0, __FILE__, __LINE__, __VA_ARGS__)

@@ -10,13 +10,13 @@
 #include <string.h>
 #include <unistd.h>
 
-#define _cleanup_(f)     __attribute__((cleanup(f)))
-#define _unused_         __attribute__((unused))
-#define _noreturn_       __attribute__((noreturn))
-#define _printf_(a, b)   __attribute__((format(printf, a, b)))
-#define _warn_unused_    __attribute__((warn_unused_result))
-#define _likely_(x)      __builtin_expect(!!(x), 1)
-#define _unlikely_(x)    __builtin_expect(!!(x), 0)
+#define _cleanup_(f)   __attribute__((cleanup(f)))
+#define _unused_       __attribute__((unused))
+#define _noreturn_     __attribute__((noreturn))
+#define _printf_(a, b) __attribute__((format(printf, a, b)))
+#define _warn_unused_  __attribute__((warn_unused_result))
+#define _likely_(x)    __builtin_expect(!!(x), 1)
+#define _unlikely_(x)  __builtin_expect(!!(x), 0)
 
 #define ELEMENTSOF(a)    (sizeof(a) / sizeof((a)[0]))
 #define MIN(a, b)        ((a) < (b) ? (a) : (b))
@@ -24,32 +24,32 @@
 #define CLAMP(x, lo, hi) MIN(MAX((x), (lo)), (hi))
 
 /* Give away ownership of a pointer held by a _cleanup_ variable. */
-#define TAKE_PTR(p)                                                                                       \
-        ({                                                                                                \
-                __typeof__(p) _p_ = (p);                                                                  \
-                (p) = NULL;                                                                               \
-                _p_;                                                                                      \
+#define TAKE_PTR(p)                      \
+        ({                               \
+                __typeof__(p) _p_ = (p); \
+                (p) = NULL;              \
+                _p_;                     \
         })
 
-#define TAKE_FD(fd)                                                                                       \
-        ({                                                                                                \
-                int _fd_ = (fd);                                                                          \
-                (fd) = -EBADF;                                                                            \
-                _fd_;                                                                                     \
+#define TAKE_FD(fd)              \
+        ({                       \
+                int _fd_ = (fd); \
+                (fd) = -EBADF;   \
+                _fd_;            \
         })
 
 /* Public entry points reject bad arguments instead of crashing. */
-#define assert_return(expr, r)                                                                            \
-        do {                                                                                              \
-                if (_unlikely_(!(expr)))                                                                  \
-                        return (r);                                                                       \
+#define assert_return(expr, r)           \
+        do {                             \
+                if (_unlikely_(!(expr))) \
+                        return (r);      \
         } while (false)
 
-#define DEFINE_TRIVIAL_CLEANUP_FUNC(type, func)                                                           \
-        static inline void func##p(type *p)                                                               \
-        {                                                                                                 \
-                if (*p)                                                                                   \
-                        func(*p);                                                                         \
+#define DEFINE_TRIVIAL_CLEANUP_FUNC(type, func) \
+        static inline void func##p(type *p)     \
+        {                                       \
+                if (*p)                         \
+                        func(*p);               \
         }
 
 #define _cleanup_free_ _cleanup_(freep)

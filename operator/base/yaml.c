@@ -56,8 +56,8 @@ static cJSON *convert(yaml_document_t *doc, yaml_node_t *node, int depth, char *
                 _cleanup_(cJSON_Deletep) cJSON *a = cJSON_CreateArray();
                 if (!a)
                         return NULL;
-                for (yaml_node_item_t *i = node->data.sequence.items.start; i < node->data.sequence.items.top;
-                     i++) {
+                for (yaml_node_item_t *i = node->data.sequence.items.start;
+                     i < node->data.sequence.items.top; i++) {
                         cJSON *c = convert(doc, yaml_document_get_node(doc, *i), depth + 1, err);
                         if (!c)
                                 return NULL;
@@ -79,8 +79,8 @@ static cJSON *convert(yaml_document_t *doc, yaml_node_t *node, int depth, char *
                         }
                         const char *key = (const char *) k->data.scalar.value;
                         if (cJSON_GetObjectItemCaseSensitive(o, key)) {
-                                *err = strdup_printf("line %zu: duplicate key \"%s\"", k->start_mark.line + 1,
-                                                     key);
+                                *err = strdup_printf("line %zu: duplicate key \"%s\"",
+                                                     k->start_mark.line + 1, key);
                                 return NULL;
                         }
                         cJSON *c = convert(doc, yaml_document_get_node(doc, p->value), depth + 1, err);

@@ -16,6 +16,5 @@ typedef struct Command {
         int (*run)(int argc, char *argv[]);
 } Command;
 
-
 /* Parses "-v=N"/"--v=N"/"-vN" style verbosity; returns true if `arg` was one. */
 bool cmd_parse_verbosity(const char *arg);

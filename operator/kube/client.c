@@ -406,12 +406,13 @@ static int call_start(KubeClient *c, const char *method, const char *path, const
         return 0;
 }
 
-int kube_call(KubeClient *c, const char *method, const char *path, const cJSON *body, const char *content_type,
-              KubeCallback cb, void *userdata, KubeCall **ret_call)
+int kube_call(KubeClient *c, const char *method, const char *path, const cJSON *body,
+              const char *content_type, KubeCallback cb, void *userdata, KubeCall **ret_call)
 {
         assert_return(c, -EINVAL);
-        return call_start(c, method, path, body, body ? (content_type ? content_type : "application/json") : NULL,
-                          c->timeout, cb, NULL, userdata, ret_call);
+        return call_start(c, method, path, body,
+                          body ? (content_type ? content_type : "application/json") : NULL, c->timeout, cb,
+                          NULL, userdata, ret_call);
 }
 
 int kube_stream(KubeClient *c, const char *path, usec_t timeout, KubeStreamFunc on_line, KubeCallback done,

@@ -54,8 +54,8 @@ void kube_client_set_timeout(KubeClient *c, usec_t timeout);
 void kube_client_get_counters(KubeClient *c, uint64_t *requests, uint64_t *retries);
 
 /* The raw verb. `path` includes any query string. `body` may be NULL. */
-int kube_call(KubeClient *c, const char *method, const char *path, const cJSON *body, const char *content_type,
-              KubeCallback cb, void *userdata, KubeCall **ret_call);
+int kube_call(KubeClient *c, const char *method, const char *path, const cJSON *body,
+              const char *content_type, KubeCallback cb, void *userdata, KubeCall **ret_call);
 /* A streaming GET: each newline-delimited JSON value goes to `on_line`; `done`
  * runs once at the end (error 0 on a clean end of stream). No client timeout
  * beyond `timeout` (use the server's timeoutSeconds plus a margin). */
@@ -81,7 +81,8 @@ int kube_create(KubeClient *c, const KubeResource *r, const char *ns, const cJSO
                 void *userdata);
 /* PUT of the whole object (its metadata.resourceVersion is the optimistic lock). */
 int kube_update(KubeClient *c, const KubeResource *r, const cJSON *obj, KubeCallback cb, void *userdata);
-int kube_update_status(KubeClient *c, const KubeResource *r, const cJSON *obj, KubeCallback cb, void *userdata);
+int kube_update_status(KubeClient *c, const KubeResource *r, const cJSON *obj, KubeCallback cb,
+                       void *userdata);
 
 typedef enum KubePatchType {
         KUBE_PATCH_MERGE,
@@ -94,8 +95,8 @@ typedef enum KubePatchType {
 
 /* `field_manager` is required for APPLY; `force` only applies to APPLY. */
 int kube_patch(KubeClient *c, const KubeResource *r, const char *ns, const char *name, const char *sub,
-               KubePatchType type, const cJSON *patch, const char *field_manager, bool force, KubeCallback cb,
-               void *userdata);
+               KubePatchType type, const cJSON *patch, const char *field_manager, bool force,
+               KubeCallback cb, void *userdata);
 /* `precondition_rv`/`precondition_uid` may be NULL. */
 int kube_delete(KubeClient *c, const KubeResource *r, const char *ns, const char *name,
                 const char *precondition_uid, const char *precondition_rv, KubeCallback cb, void *userdata);

@@ -62,8 +62,7 @@ static cJSON *find_named(Doc *docs, size_t n, const char *key, const char *inner
         for (size_t i = 0; i < n; i++) {
                 cJSON *item;
                 int idx = 0;
-                JSON_ARRAY_FOREACH(item, json_get_array(docs[i].json, key))
-                {
+                JSON_ARRAY_FOREACH (item, json_get_array(docs[i].json, key)) {
                         if (streq_ptr(json_get_string(item, "name"), name)) {
                                 *ret_doc = &docs[i];
                                 *ret_index = idx;
@@ -101,16 +100,17 @@ static int load_pem(const Doc *d, cJSON *obj, const char *where, const char *fie
         data = json_get_string(obj, data_key);
         file = json_get_string(obj, field);
         if (json_get(obj, data_key) && !data)
-                return fail(ret_error, -EINVAL, "kubeconfig %s: %s.%s: must be a string of base64 PEM", d->path,
-                            where, data_key);
+                return fail(ret_error, -EINVAL, "kubeconfig %s: %s.%s: must be a string of base64 PEM",
+                            d->path, where, data_key);
         if (json_get(obj, field) && !file)
-                return fail(ret_error, -EINVAL, "kubeconfig %s: %s.%s: must be a file path string", d->path, where,
-                            field);
+                return fail(ret_error, -EINVAL, "kubeconfig %s: %s.%s: must be a file path string", d->path,
+                            where, field);
         if (data) {
                 r = base64_decode(data, &pem, &len);
                 if (r < 0)
                         return fail(ret_error, -EINVAL,
-                                    "kubeconfig %s: %s.%s: not valid base64; encode the PEM file with 'base64 -w0'",
+                                    "kubeconfig %s: %s.%s: not valid base64; encode the PEM file with "
+                                    "'base64 -w0'",
                                     d->path, where, data_key);
         } else if (file) {
                 _cleanup_free_ char *p = resolve_path(d, file);
@@ -118,13 +118,13 @@ static int load_pem(const Doc *d, cJSON *obj, const char *where, const char *fie
                         return -ENOMEM;
                 r = read_full_file(p, MAX_FILE_SIZE, &pem, &len);
                 if (r < 0)
-                        return fail(ret_error, r, "kubeconfig %s: %s.%s: cannot read %s: %s; fix the path", d->path,
-                                    where, field, p, strerror(-r));
+                        return fail(ret_error, r, "kubeconfig %s: %s.%s: cannot read %s: %s; fix the path",
+                                    d->path, where, field, p, strerror(-r));
         } else
                 return 0;
         if (!strstr(pem, "-----BEGIN ") || !strstr(pem, marker))
-                return fail(ret_error, -EINVAL, "kubeconfig %s: %s.%s: does not contain a PEM %s block", d->path,
-                            where, data ? data_key : field, marker);
+                return fail(ret_error, -EINVAL, "kubeconfig %s: %s.%s: does not contain a PEM %s block",
+                            d->path, where, data ? data_key : field, marker);
         *ret = TAKE_PTR(pem);
         return 0;
 }
@@ -159,27 +159,34 @@ static int config_from_docs(Doc *docs, size_t n, const char *context, KubeConfig
                 }
         if (!context)
                 return fail(ret_error, -EINVAL,
-                            "kubeconfig %s: current-context: not set; set it or pass --context", docs[0].path);
+                            "kubeconfig %s: current-context: not set; set it or pass --context",
+                            docs[0].path);
         cJSON *ctx = find_named(docs, n, "contexts", "context", context, &xd, &xi);
         if (!ctx)
-                return fail(ret_error, -EINVAL, "kubeconfig %s: contexts: no context named \"%s\"; add it or fix current-context",
-                            docs[0].path, context);
+                return fail(
+                        ret_error, -EINVAL,
+                        "kubeconfig %s: contexts: no context named \"%s\"; add it or fix current-context",
+                        docs[0].path, context);
         const char *cluster_name = json_get_string(ctx, "cluster");
         const char *user_name = json_get_string(ctx, "user");
         if (!cluster_name)
-                return fail(ret_error, -EINVAL, "kubeconfig %s: contexts[%d].context.cluster: missing; name a cluster",
-                            xd->path, xi);
+                return fail(ret_error, -EINVAL,
+                            "kubeconfig %s: contexts[%d].context.cluster: missing; name a cluster", xd->path,
+                            xi);
         cJSON *cluster = find_named(docs, n, "clusters", "cluster", cluster_name, &cd, &ci);
         if (!cluster)
-                return fail(ret_error, -EINVAL, "kubeconfig %s: clusters: no cluster named \"%s\" (used by context \"%s\")",
+                return fail(ret_error, -EINVAL,
+                            "kubeconfig %s: clusters: no cluster named \"%s\" (used by context \"%s\")",
                             docs[0].path, cluster_name, context);
         (void) snprintf(where, sizeof where, "clusters[%d].cluster", ci);
         const char *server = json_get_string(cluster, "server");
         if (!server || !*server)
-                return fail(ret_error, -EINVAL, "kubeconfig %s: %s.server: missing; set it to https://HOST:PORT",
-                            cd->path, where);
+                return fail(ret_error, -EINVAL,
+                            "kubeconfig %s: %s.server: missing; set it to https://HOST:PORT", cd->path,
+                            where);
         if (!startswith(server, "https://") && !startswith(server, "http://"))
-                return fail(ret_error, -EINVAL, "kubeconfig %s: %s.server: \"%s\" is not an http(s) URL; use https://HOST:PORT",
+                return fail(ret_error, -EINVAL,
+                            "kubeconfig %s: %s.server: \"%s\" is not an http(s) URL; use https://HOST:PORT",
                             cd->path, where, server);
         c->server = strdup(server);
         if (!c->server)
@@ -189,8 +196,9 @@ static int config_from_docs(Doc *docs, size_t n, const char *context, KubeConfig
                 c->server[--sl] = 0;
         cJSON *insecure = json_get(cluster, "insecure-skip-tls-verify");
         if (insecure && !cJSON_IsBool(insecure))
-                return fail(ret_error, -EINVAL, "kubeconfig %s: %s.insecure-skip-tls-verify: must be true or false",
-                            cd->path, where);
+                return fail(ret_error, -EINVAL,
+                            "kubeconfig %s: %s.insecure-skip-tls-verify: must be true or false", cd->path,
+                            where);
         c->tls.insecure_skip_verify = cJSON_IsTrue(insecure);
         const char *sn = json_get_string(cluster, "tls-server-name");
         if (sn && !(c->tls.server_name = strdup(sn)))
@@ -202,10 +210,12 @@ static int config_from_docs(Doc *docs, size_t n, const char *context, KubeConfig
         if (user_name) {
                 cJSON *user = find_named(docs, n, "users", "user", user_name, &ud, &ui);
                 if (!user)
-                        return fail(ret_error, -EINVAL, "kubeconfig %s: users: no user named \"%s\" (used by context \"%s\")",
+                        return fail(ret_error, -EINVAL,
+                                    "kubeconfig %s: users: no user named \"%s\" (used by context \"%s\")",
                                     docs[0].path, user_name, context);
                 (void) snprintf(where, sizeof where, "users[%d].user", ui);
-                r = load_pem(ud, user, where, "client-certificate", "CERTIFICATE", &c->tls.cert_pem, ret_error);
+                r = load_pem(ud, user, where, "client-certificate", "CERTIFICATE", &c->tls.cert_pem,
+                             ret_error);
                 if (r < 0)
                         return r;
                 r = load_pem(ud, user, where, "client-key", "PRIVATE KEY", &c->tls.key_pem, ret_error);
@@ -213,12 +223,14 @@ static int config_from_docs(Doc *docs, size_t n, const char *context, KubeConfig
                         return r;
                 if (!!c->tls.cert_pem != !!c->tls.key_pem)
                         return fail(ret_error, -EINVAL,
-                                    "kubeconfig %s: %s: client-certificate and client-key must be given together",
+                                    "kubeconfig %s: %s: client-certificate and client-key must be given "
+                                    "together",
                                     ud->path, where);
                 const char *token = json_get_string(user, "token");
                 const char *token_file = json_get_string(user, "tokenFile");
                 if (json_get(user, "token") && !token)
-                        return fail(ret_error, -EINVAL, "kubeconfig %s: %s.token: must be a string", ud->path, where);
+                        return fail(ret_error, -EINVAL, "kubeconfig %s: %s.token: must be a string",
+                                    ud->path, where);
                 if (token && !(c->token = strdup(token)))
                         return -ENOMEM;
                 if (!token && token_file) {
@@ -227,8 +239,8 @@ static int config_from_docs(Doc *docs, size_t n, const char *context, KubeConfig
                                 return -ENOMEM;
                         r = read_token_file(c->token_file, &c->token);
                         if (r < 0)
-                                return fail(ret_error, r, "kubeconfig %s: %s.tokenFile: cannot read %s: %s", ud->path,
-                                            where, c->token_file, strerror(-r));
+                                return fail(ret_error, r, "kubeconfig %s: %s.tokenFile: cannot read %s: %s",
+                                            ud->path, where, c->token_file, strerror(-r));
                         c->token_read_at = now_usec(CLOCK_MONOTONIC);
                 }
         }
@@ -268,7 +280,8 @@ int kube_config_from_files(const char *paths, const char *context, KubeConfig **
                 _cleanup_free_ char *err = NULL;
                 Doc *d = &l.docs[l.n];
                 if (l.n >= ELEMENTSOF(l.docs))
-                        return fail(ret_error, -E2BIG, "KUBECONFIG: more than %zu files", ELEMENTSOF(l.docs));
+                        return fail(ret_error, -E2BIG, "KUBECONFIG: more than %zu files",
+                                    ELEMENTSOF(l.docs));
                 r = yaml_parse_file(p, &d->json, &err);
                 if (r < 0 && err)
                         return fail(ret_error, r, "kubeconfig %s: not valid YAML: %s", p, err);
@@ -279,8 +292,10 @@ int kube_config_from_files(const char *paths, const char *context, KubeConfig **
                 if (!d->path)
                         return -ENOMEM;
                 if (!cJSON_IsObject(d->json))
-                        return fail(ret_error, -EINVAL,
-                                    "kubeconfig %s: top level must be a mapping (apiVersion: v1, kind: Config)", p);
+                        return fail(
+                                ret_error, -EINVAL,
+                                "kubeconfig %s: top level must be a mapping (apiVersion: v1, kind: Config)",
+                                p);
         }
         if (l.n == 0)
                 return fail(ret_error, -EINVAL, "KUBECONFIG: empty path list");
@@ -299,7 +314,8 @@ int kube_config_in_cluster(const char *root, KubeConfig **ret, char **ret_error)
                 return -ENOMEM;
         if (!host || !*host || !port || !*port)
                 return fail(ret_error, -ENOENT,
-                            "in-cluster config: KUBERNETES_SERVICE_HOST and KUBERNETES_SERVICE_PORT must be set; "
+                            "in-cluster config: KUBERNETES_SERVICE_HOST and KUBERNETES_SERVICE_PORT must be "
+                            "set; "
                             "outside a pod pass --kubeconfig");
         dir = strdup_printf("%s%s", root ? root : "", sa);
         if (!dir)
@@ -346,8 +362,9 @@ int kube_config_load(const char *flag_path, const char *context, KubeConfig **re
         if (!p)
                 return -ENOMEM;
         if (access(p, R_OK) < 0)
-                return fail(ret_error, -ENOENT,
-                            "no Kubernetes configuration: pass --kubeconfig, set $KUBECONFIG, or run in a pod");
+                return fail(
+                        ret_error, -ENOENT,
+                        "no Kubernetes configuration: pass --kubeconfig, set $KUBECONFIG, or run in a pod");
         return kube_config_from_files(p, context, ret, ret_error);
 }
 

@@ -8,9 +8,9 @@
 #include "loop/loop.h"
 
 typedef struct KubeConfig {
-        char *server;    /* https://host:port, no trailing slash */
-        HttpTls tls;     /* CA, client cert and key as PEM */
-        char *token;     /* static bearer token, or the last one read from token_file */
+        char *server; /* https://host:port, no trailing slash */
+        HttpTls tls;  /* CA, client cert and key as PEM */
+        char *token;  /* static bearer token, or the last one read from token_file */
         char *token_file;
         usec_t token_read_at; /* CLOCK_MONOTONIC of the last token_file read */
         char *namespace;

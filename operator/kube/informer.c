@@ -1,9 +1,9 @@
 /* The reflector loop and the indexed cache behind every informer. */
+#include "informer.h"
 #include "base/backoff.h"
 #include "base/hashmap.h"
 #include "base/json.h"
 #include "base/log.h"
-#include "informer.h"
 
 #define LIST_PAGE     500
 #define MAX_HANDLERS  16
@@ -91,7 +91,7 @@ int informer_add_handler(Informer *inf, InformerHandler h, void *userdata)
         assert_return(inf && h, -EINVAL);
         if (inf->n_handlers >= MAX_HANDLERS)
                 return -E2BIG;
-        inf->handlers[inf->n_handlers++] = (Handler) {h, userdata};
+        inf->handlers[inf->n_handlers++] = (Handler){h, userdata};
         return 0;
 }
 
@@ -259,12 +259,13 @@ static char *build_query(Informer *inf, bool watch)
         if (watch) {
                 /* Spread re-watches as client-go does (300..599 s). */
                 unsigned timeout = 300 + (unsigned) (random_unit() * 300);
-                return strdup_printf("%s?watch=true&allowWatchBookmarks=true&resourceVersion=%llu&timeoutSeconds=%u%s%s",
-                                     base, (unsigned long long) inf->rv, timeout, sel ? "&labelSelector=" : "",
-                                     strempty(sel));
+                return strdup_printf(
+                        "%s?watch=true&allowWatchBookmarks=true&resourceVersion=%llu&timeoutSeconds=%u%s%s",
+                        base, (unsigned long long) inf->rv, timeout, sel ? "&labelSelector=" : "",
+                        strempty(sel));
         }
-        return strdup_printf("%s?limit=%d%s%s%s%s", base, LIST_PAGE, sel ? "&labelSelector=" : "", strempty(sel),
-                             cont ? "&continue=" : "", strempty(cont));
+        return strdup_printf("%s?limit=%d%s%s%s%s", base, LIST_PAGE, sel ? "&labelSelector=" : "",
+                             strempty(sel), cont ? "&continue=" : "", strempty(cont));
 }
 
 static void finish_list(Informer *inf, uint64_t rv)
@@ -278,17 +279,16 @@ static void finish_list(Informer *inf, uint64_t rv)
 
         /* Objects that vanished while we were not watching become deletes. */
         gone = calloc(hashmap_size(inf->cache) + 1, sizeof *gone);
-        HASHMAP_FOREACH(key, o, inf->cache, it)
-        if (gone && !hashmap_contains(fresh, key))
-                gone[n_gone++] = key;
+        HASHMAP_FOREACH (key, o, inf->cache, it)
+                if (gone && !hashmap_contains(fresh, key))
+                        gone[n_gone++] = key;
         for (size_t i = 0; i < n_gone; i++) {
                 _cleanup_free_ char *k = strdup(gone[i]);
                 if (k)
                         cache_delete(inf, k);
         }
         free(gone);
-        HASHMAP_FOREACH(key, o, fresh, it)
-        {
+        HASHMAP_FOREACH (key, o, fresh, it) {
                 const KubeObject *cur = hashmap_get(inf->cache, key);
                 KubeObject *mine = hashmap_steal(fresh, key);
                 if (cur && cur->resource_version == mine->resource_version) {
@@ -319,8 +319,7 @@ static void on_list(KubeClient *c, const KubeResponse *resp, void *userdata)
                 schedule_error(inf, true, resp->error);
                 return;
         }
-        JSON_ARRAY_FOREACH(item, json_get_array(resp->body, "items"))
-        {
+        JSON_ARRAY_FOREACH (item, json_get_array(resp->body, "items")) {
                 cJSON *copy = cJSON_Duplicate(item, true);
                 KubeObject *o = copy ? kube_object_new(copy) : NULL;
                 if (o && hashmap_put(inf->listing, o->key, o) < 0)
@@ -377,8 +376,8 @@ int informer_apply_watch_line(Informer *inf, cJSON *line)
         if (streq(type, "ERROR")) {
                 _cleanup_(kube_status_done) KubeStatus st = {};
                 (void) kube_status_parse(obj, &st);
-                log_debug("informer %s: watch ERROR %ld %s: %s", inf->res->plural, st.code, strempty(st.reason),
-                          strempty(st.message));
+                log_debug("informer %s: watch ERROR %ld %s: %s", inf->res->plural, st.code,
+                          strempty(st.reason), strempty(st.message));
                 return st.code == 410 ? KUBE_ERR_EXPIRED : kube_status_to_errno(st.code, st.reason);
         }
         if (json_get_uint64(obj, "metadata.resourceVersion", &rv) < 0)
@@ -387,7 +386,8 @@ int informer_apply_watch_line(Informer *inf, cJSON *line)
         inf->stats.events++;
         if (!streq(type, "BOOKMARK")) {
                 if (streq(type, "DELETED")) {
-                        _cleanup_(kube_object_unrefp) KubeObject *o = kube_object_new(cJSON_Duplicate(obj, true));
+                        _cleanup_(kube_object_unrefp) KubeObject *o =
+                                kube_object_new(cJSON_Duplicate(obj, true));
                         if (o)
                                 cache_delete(inf, o->key);
                 } else if (streq(type, "ADDED") || streq(type, "MODIFIED")) {
@@ -440,7 +440,8 @@ static void start_watch(Informer *inf)
         inf->watch_started = now_usec(CLOCK_MONOTONIC);
         inf->watch_events = 0;
         inf->stats.watches++;
-        r = path ? kube_stream(inf->client, path, 650 * USEC_PER_SEC, on_watch_line, on_watch_end, inf, &inf->call)
+        r = path ? kube_stream(inf->client, path, 650 * USEC_PER_SEC, on_watch_line, on_watch_end, inf,
+                               &inf->call)
                  : -ENOMEM;
         if (r < 0)
                 schedule_error(inf, false, r);
@@ -469,8 +470,8 @@ int informer_start(Informer *inf)
         inf->running = true;
         if (inf->resync > 0) {
                 int r = sd_event_add_time_relative(loop_get_event(kube_client_get_loop(inf->client)),
-                                                   &inf->resync_timer, CLOCK_MONOTONIC, inf->resync, 0, on_resync,
-                                                   inf);
+                                                   &inf->resync_timer, CLOCK_MONOTONIC, inf->resync, 0,
+                                                   on_resync, inf);
                 if (r < 0)
                         return r;
                 (void) sd_event_source_set_enabled(inf->resync_timer, SD_EVENT_ON);
@@ -542,8 +543,7 @@ static int collect(Informer *inf, Hashmap *set, const KubeObject ***ret, size_t 
 
         if (!v)
                 return -ENOMEM;
-        HASHMAP_FOREACH(key, val, src, it)
-        {
+        HASHMAP_FOREACH (key, val, src, it) {
                 const KubeObject *o = set ? hashmap_get(inf->cache, key) : val;
                 if (o)
                         v[n++] = o;
@@ -628,9 +628,11 @@ InformerFactory *informer_factory_free(InformerFactory *f)
         return mfree(f);
 }
 
-Informer *informer_factory_get(InformerFactory *f, const KubeResource *r, const char *ns, const char *selector)
+Informer *informer_factory_get(InformerFactory *f, const KubeResource *r, const char *ns,
+                               const char *selector)
 {
-        _cleanup_free_ char *key = strdup_printf("%s.%s|%s|%s", r->plural, r->group, strempty(ns), strempty(selector));
+        _cleanup_free_ char *key =
+                strdup_printf("%s.%s|%s|%s", r->plural, r->group, strempty(ns), strempty(selector));
         if (!key)
                 return NULL;
         Informer *inf = hashmap_get(f->informers, key);
@@ -653,8 +655,7 @@ int informer_factory_start(InformerFactory *f)
         Informer *inf;
 
         f->started = true;
-        HASHMAP_FOREACH(key, inf, f->informers, it)
-        {
+        HASHMAP_FOREACH (key, inf, f->informers, it) {
                 int r = informer_start(inf);
                 if (r < 0)
                         return r;
@@ -668,8 +669,8 @@ bool informer_factory_has_synced(InformerFactory *f)
         const char *key;
         Informer *inf;
 
-        HASHMAP_FOREACH(key, inf, f->informers, it)
-        if (!informer_has_synced(inf))
-                return false;
+        HASHMAP_FOREACH (key, inf, f->informers, it)
+                if (!informer_has_synced(inf))
+                        return false;
         return true;
 }

@@ -19,8 +19,8 @@ typedef enum InformerEvent {
         INFORMER_DELETED,
 } InformerEvent;
 
-typedef void (*InformerHandler)(Informer *inf, InformerEvent ev, const KubeObject *old, const KubeObject *obj,
-                                void *userdata);
+typedef void (*InformerHandler)(Informer *inf, InformerEvent ev, const KubeObject *old,
+                                const KubeObject *obj, void *userdata);
 
 Informer *informer_new(KubeClient *c, const KubeResource *r, const char *ns, const char *label_selector);
 Informer *informer_free(Informer *inf);
@@ -66,6 +66,7 @@ InformerFactory *informer_factory_new(KubeClient *c);
 InformerFactory *informer_factory_free(InformerFactory *f);
 DEFINE_TRIVIAL_CLEANUP_FUNC(InformerFactory *, informer_factory_free);
 /* Returns the shared informer for (resource, namespace, selector), creating it. Borrowed. */
-Informer *informer_factory_get(InformerFactory *f, const KubeResource *r, const char *ns, const char *selector);
+Informer *informer_factory_get(InformerFactory *f, const KubeResource *r, const char *ns,
+                               const char *selector);
 int informer_factory_start(InformerFactory *f);
 bool informer_factory_has_synced(InformerFactory *f);

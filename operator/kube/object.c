@@ -1,6 +1,6 @@
 /* Cached objects. */
-#include "base/json.h"
 #include "object.h"
+#include "base/json.h"
 
 KubeObject *kube_object_new(cJSON *json)
 {
@@ -21,7 +21,7 @@ KubeObject *kube_object_new(cJSON *json)
                 return NULL;
         }
         (void) json_get_uint64(json, "metadata.resourceVersion", &rv);
-        *o = (KubeObject) {.n_ref = 1, .json = json, .namespace = ns, .name = name, .resource_version = rv};
+        *o = (KubeObject){.n_ref = 1, .json = json, .namespace = ns, .name = name, .resource_version = rv};
         if (*ns)
                 (void) snprintf(o->key, kl, "%s/%s", ns, name);
         else

@@ -1,8 +1,14 @@
 /* The resources this operator reads and writes, and their REST paths. */
 #include "resource.h"
 
-#define CORE(p, k, ns)     {"", "v1", p, k, ns}
-#define GROUP(g, p, k, ns) {g, "v1", p, k, ns}
+#define CORE(p, k, ns)             \
+        {                          \
+                "", "v1", p, k, ns \
+        }
+#define GROUP(g, p, k, ns)        \
+        {                         \
+                g, "v1", p, k, ns \
+        }
 
 const KubeResource KUBE_NODES = CORE("nodes", "Node", false);
 const KubeResource KUBE_PODS = CORE("pods", "Pod", true);
@@ -15,8 +21,10 @@ const KubeResource KUBE_EVENTS = CORE("events", "Event", true);
 const KubeResource KUBE_SERVICEACCOUNTS = CORE("serviceaccounts", "ServiceAccount", true);
 const KubeResource KUBE_LEASES = GROUP("coordination.k8s.io", "leases", "Lease", true);
 const KubeResource KUBE_ROLES = GROUP("rbac.authorization.k8s.io", "roles", "Role", true);
-const KubeResource KUBE_ROLEBINDINGS = GROUP("rbac.authorization.k8s.io", "rolebindings", "RoleBinding", true);
-const KubeResource KUBE_CLUSTERROLES = GROUP("rbac.authorization.k8s.io", "clusterroles", "ClusterRole", false);
+const KubeResource KUBE_ROLEBINDINGS =
+        GROUP("rbac.authorization.k8s.io", "rolebindings", "RoleBinding", true);
+const KubeResource KUBE_CLUSTERROLES =
+        GROUP("rbac.authorization.k8s.io", "clusterroles", "ClusterRole", false);
 const KubeResource KUBE_CLUSTERROLEBINDINGS =
         GROUP("rbac.authorization.k8s.io", "clusterrolebindings", "ClusterRoleBinding", false);
 const KubeResource KUBE_DEPLOYMENTS = GROUP("apps", "deployments", "Deployment", true);
@@ -24,18 +32,37 @@ const KubeResource KUBE_PDBS = GROUP("policy", "poddisruptionbudgets", "PodDisru
 const KubeResource KUBE_CRDS =
         GROUP("apiextensions.k8s.io", "customresourcedefinitions", "CustomResourceDefinition", false);
 const KubeResource KUBE_ETCDS = GROUP("operator.openshift.io", "etcds", "Etcd", false);
-const KubeResource KUBE_KUBEAPISERVERS = GROUP("operator.openshift.io", "kubeapiservers", "KubeAPIServer", false);
-const KubeResource KUBE_CLUSTEROPERATORS = GROUP("config.openshift.io", "clusteroperators", "ClusterOperator", false);
-const KubeResource KUBE_INFRASTRUCTURES = GROUP("config.openshift.io", "infrastructures", "Infrastructure", false);
+const KubeResource KUBE_KUBEAPISERVERS =
+        GROUP("operator.openshift.io", "kubeapiservers", "KubeAPIServer", false);
+const KubeResource KUBE_CLUSTEROPERATORS =
+        GROUP("config.openshift.io", "clusteroperators", "ClusterOperator", false);
+const KubeResource KUBE_INFRASTRUCTURES =
+        GROUP("config.openshift.io", "infrastructures", "Infrastructure", false);
 const KubeResource KUBE_NETWORKS = GROUP("config.openshift.io", "networks", "Network", false);
 
 static const KubeResource *const all[] = {
-        &KUBE_NODES,          &KUBE_PODS,         &KUBE_CONFIGMAPS,         &KUBE_SECRETS,
-        &KUBE_ENDPOINTS,      &KUBE_SERVICES,     &KUBE_NAMESPACES,         &KUBE_EVENTS,
-        &KUBE_SERVICEACCOUNTS, &KUBE_LEASES,      &KUBE_ROLES,              &KUBE_ROLEBINDINGS,
-        &KUBE_CLUSTERROLES,   &KUBE_CLUSTERROLEBINDINGS, &KUBE_DEPLOYMENTS, &KUBE_PDBS,
-        &KUBE_CRDS,           &KUBE_ETCDS,        &KUBE_KUBEAPISERVERS,     &KUBE_CLUSTEROPERATORS,
-        &KUBE_INFRASTRUCTURES, &KUBE_NETWORKS,
+        &KUBE_NODES,
+        &KUBE_PODS,
+        &KUBE_CONFIGMAPS,
+        &KUBE_SECRETS,
+        &KUBE_ENDPOINTS,
+        &KUBE_SERVICES,
+        &KUBE_NAMESPACES,
+        &KUBE_EVENTS,
+        &KUBE_SERVICEACCOUNTS,
+        &KUBE_LEASES,
+        &KUBE_ROLES,
+        &KUBE_ROLEBINDINGS,
+        &KUBE_CLUSTERROLES,
+        &KUBE_CLUSTERROLEBINDINGS,
+        &KUBE_DEPLOYMENTS,
+        &KUBE_PDBS,
+        &KUBE_CRDS,
+        &KUBE_ETCDS,
+        &KUBE_KUBEAPISERVERS,
+        &KUBE_CLUSTEROPERATORS,
+        &KUBE_INFRASTRUCTURES,
+        &KUBE_NETWORKS,
 };
 
 bool kube_name_is_valid(const char *name)

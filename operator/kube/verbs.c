@@ -94,14 +94,15 @@ int kube_update(KubeClient *c, const KubeResource *r, const cJSON *obj, KubeCall
         return update(c, r, obj, NULL, cb, userdata);
 }
 
-int kube_update_status(KubeClient *c, const KubeResource *r, const cJSON *obj, KubeCallback cb, void *userdata)
+int kube_update_status(KubeClient *c, const KubeResource *r, const cJSON *obj, KubeCallback cb,
+                       void *userdata)
 {
         return update(c, r, obj, "status", cb, userdata);
 }
 
 int kube_patch(KubeClient *c, const KubeResource *r, const char *ns, const char *name, const char *sub,
-               KubePatchType type, const cJSON *patch, const char *field_manager, bool force, KubeCallback cb,
-               void *userdata)
+               KubePatchType type, const cJSON *patch, const char *field_manager, bool force,
+               KubeCallback cb, void *userdata)
 {
         static const char *const types[_KUBE_PATCH_TYPE_MAX] = {
                 [KUBE_PATCH_MERGE] = "application/merge-patch+json",

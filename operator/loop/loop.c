@@ -482,18 +482,20 @@ static int setup_tls(HttpRequest *r)
         if (!t)
                 return 0;
         if (t->ca_pem) {
-                b = (struct curl_blob) {.data = t->ca_pem, .len = strlen(t->ca_pem), .flags = CURL_BLOB_COPY};
+                b = (struct curl_blob){.data = t->ca_pem, .len = strlen(t->ca_pem), .flags = CURL_BLOB_COPY};
                 if (curl_easy_setopt(r->easy, CURLOPT_CAINFO_BLOB, &b) != CURLE_OK)
                         return -EPROTO;
         }
         if (t->cert_pem) {
-                b = (struct curl_blob) {.data = t->cert_pem, .len = strlen(t->cert_pem), .flags = CURL_BLOB_COPY};
+                b = (struct curl_blob){
+                        .data = t->cert_pem, .len = strlen(t->cert_pem), .flags = CURL_BLOB_COPY};
                 if (curl_easy_setopt(r->easy, CURLOPT_SSLCERT_BLOB, &b) != CURLE_OK)
                         return -EPROTO;
                 (void) curl_easy_setopt(r->easy, CURLOPT_SSLCERTTYPE, "PEM");
         }
         if (t->key_pem) {
-                b = (struct curl_blob) {.data = t->key_pem, .len = strlen(t->key_pem), .flags = CURL_BLOB_COPY};
+                b = (struct curl_blob){
+                        .data = t->key_pem, .len = strlen(t->key_pem), .flags = CURL_BLOB_COPY};
                 if (curl_easy_setopt(r->easy, CURLOPT_SSLKEY_BLOB, &b) != CURLE_OK)
                         return -EPROTO;
                 (void) curl_easy_setopt(r->easy, CURLOPT_SSLKEYTYPE, "PEM");

@@ -13,7 +13,6 @@
 typedef struct Loop Loop;
 typedef struct HttpRequest HttpRequest;
 
-
 Loop *loop_new(void);
 Loop *loop_ref(Loop *l);
 Loop *loop_unref(Loop *l);

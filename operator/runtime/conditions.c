@@ -1,13 +1,13 @@
 /* Condition list-maps. */
-#include "base/json.h"
 #include "conditions.h"
+#include "base/json.h"
 
 cJSON *conditions_find(const cJSON *conditions, const char *type)
 {
         cJSON *c;
-        JSON_ARRAY_FOREACH(c, conditions)
-        if (streq_ptr(json_get_string(c, "type"), type))
-                return c;
+        JSON_ARRAY_FOREACH (c, conditions)
+                if (streq_ptr(json_get_string(c, "type"), type))
+                        return c;
         return NULL;
 }
 
@@ -46,7 +46,8 @@ int conditions_set(cJSON *conditions, const Condition *c, usec_t now_realtime)
                 if (json_set_string(e, "type", c->type) < 0)
                         return -ENOMEM;
         }
-        if (!streq_ptr(json_get_string(e, "status"), c->status) || !json_get_string(e, "lastTransitionTime")) {
+        if (!streq_ptr(json_get_string(e, "status"), c->status) ||
+            !json_get_string(e, "lastTransitionTime")) {
                 r = set_field(e, "lastTransitionTime", ts, &changed);
                 if (r < 0)
                         return r;

@@ -1,12 +1,12 @@
 /* Controller runtime: work queues on the loop, sync, and the plan executor. */
+#include "controller.h"
 #include "base/json.h"
 #include "base/log.h"
-#include "controller.h"
 #include "runtime/workqueue.h"
 
-#define MAX_CONTROLLERS  32
-#define MAX_CONFLICTS    3
-#define CONTROLLER_KEY   "key"
+#define MAX_CONTROLLERS 32
+#define MAX_CONFLICTS   3
+#define CONTROLLER_KEY  "key"
 
 typedef struct Controller Controller;
 
@@ -147,7 +147,8 @@ static void finish_key(Controller *c)
         if (c->first_error < 0) {
                 usec_t d = 0;
                 (void) workqueue_add_rate_limited(c->queue, c->key, now, &d);
-                log_debug("%s: requeued after %llu ms", c->spec->name, (unsigned long long) (d / USEC_PER_MSEC));
+                log_debug("%s: requeued after %llu ms", c->spec->name,
+                          (unsigned long long) (d / USEC_PER_MSEC));
         } else {
                 workqueue_forget(c->queue, c->key);
                 if (c->plan.requeue_after)
@@ -189,8 +190,7 @@ static cJSON *merge_for_apply(const cJSON *current, const cJSON *desired)
 
         if (!m)
                 return NULL;
-        JSON_ARRAY_FOREACH(f, desired)
-        {
+        JSON_ARRAY_FOREACH (f, desired) {
                 if (streq(f->string, "metadata") || streq(f->string, "status"))
                         continue;
                 cJSON *copy = cJSON_Duplicate(f, true);
@@ -203,17 +203,17 @@ static cJSON *merge_for_apply(const cJSON *current, const cJSON *desired)
         }
         static const char *const maps[] = {"labels", "annotations"};
         for (size_t k = 0; k < ELEMENTSOF(maps); k++) {
-                cJSON *want = json_get_object(desired, "metadata") ? cJSON_GetObjectItemCaseSensitive(
-                                                                             json_get_object(desired, "metadata"), maps[k])
-                                                                   : NULL;
+                cJSON *want = json_get_object(desired, "metadata")
+                                      ? cJSON_GetObjectItemCaseSensitive(
+                                                json_get_object(desired, "metadata"), maps[k])
+                                      : NULL;
                 if (!cJSON_IsObject(want))
                         continue;
                 cJSON *md = json_ensure_object(m, "metadata");
                 cJSON *have = md ? json_ensure_object(md, maps[k]) : NULL;
                 if (!have)
                         return NULL;
-                JSON_ARRAY_FOREACH(f, want)
-                {
+                JSON_ARRAY_FOREACH (f, want) {
                         cJSON *copy = cJSON_Duplicate(f, true);
                         if (!copy)
                                 return NULL;
@@ -332,8 +332,8 @@ static void run_next_intent(Controller *c)
                                "cluster-etcd-operator", false, on_intent_done, c);
                 break;
         case INTENT_DELETE:
-                r = kube_delete(rt->client, i->res, i->namespace, i->name, i->precondition_uid, NULL, on_intent_done,
-                                c);
+                r = kube_delete(rt->client, i->res, i->namespace, i->name, i->precondition_uid, NULL,
+                                on_intent_done, c);
                 break;
         default:
                 r = -EINVAL;
@@ -372,9 +372,10 @@ static int apply_conditions(Controller *c, cJSON *status_obj)
                 changed |= r > 0;
         }
         (void) snprintf(degraded, sizeof degraded, "%sDegraded", c->spec->name);
-        _cleanup_free_ char *msg = c->first_error < 0 ? strdup_printf("%s: %s", strempty(c->first_error_what),
-                                                                      strerror(-c->first_error))
-                                                      : NULL;
+        _cleanup_free_ char *msg =
+                c->first_error < 0
+                        ? strdup_printf("%s: %s", strempty(c->first_error_what), strerror(-c->first_error))
+                        : NULL;
         Condition d = {degraded, c->first_error < 0 ? "True" : "False",
                        c->first_error < 0 ? "SyncError" : "AsExpected", msg};
         r = conditions_set(conds, &d, now);
@@ -472,11 +473,13 @@ static int on_process(sd_event_source *s, void *userdata)
                 arm_timer(c);
                 return 0;
         }
-        SyncContext ctx = {.key = c->key, .now = now_usec(CLOCK_REALTIME), .informers = rt->informers,
+        SyncContext ctx = {.key = c->key,
+                           .now = now_usec(CLOCK_REALTIME),
+                           .informers = rt->informers,
                            .userdata = rt->cfg.userdata};
         c->sync_started = now_usec(CLOCK_MONOTONIC);
         c->stats.syncs++;
-        c->plan = (Plan) {};
+        c->plan = (Plan){};
         c->next = 0;
         c->conflicts = 0;
         c->first_error = 0;
@@ -522,7 +525,8 @@ static int controller_start(Controller *c)
                 return r;
         (void) sd_event_source_set_enabled(c->timer, SD_EVENT_OFF);
         if (c->spec->resync) {
-                r = sd_event_add_time_relative(e, &c->resync, CLOCK_MONOTONIC, c->spec->resync, 0, on_resync, c);
+                r = sd_event_add_time_relative(e, &c->resync, CLOCK_MONOTONIC, c->spec->resync, 0, on_resync,
+                                               c);
                 if (r < 0)
                         return r;
                 (void) sd_event_source_set_enabled(c->resync, SD_EVENT_ON);

@@ -129,16 +129,18 @@ static void expire(EventRecorder *r, usec_t now)
         const char *key;
         Seen *s;
 
-        HASHMAP_FOREACH(key, s, r->seen, it)
-        if (!s->pending && (now - s->last > DEDUP_WINDOW || hashmap_size(r->seen) > MAX_TRACKED))
-                (void) hashmap_remove(r->seen, key);
+        HASHMAP_FOREACH (key, s, r->seen, it)
+                if (!s->pending && (now - s->last > DEDUP_WINDOW || hashmap_size(r->seen) > MAX_TRACKED))
+                        (void) hashmap_remove(r->seen, key);
 }
 
-static cJSON *build_event(EventRecorder *r, const char *type, const char *reason, const char *msg, const char *ts)
+static cJSON *build_event(EventRecorder *r, const char *type, const char *reason, const char *msg,
+                          const char *ts)
 {
         _cleanup_(cJSON_Deletep) cJSON *e = cJSON_CreateObject();
-        _cleanup_free_ char *name = strdup_printf("%s.%llx%04llx", r->name, (unsigned long long) now_usec(CLOCK_REALTIME),
-                                                  (unsigned long long) (r->serial++ & 0xffff));
+        _cleanup_free_ char *name =
+                strdup_printf("%s.%llx%04llx", r->name, (unsigned long long) now_usec(CLOCK_REALTIME),
+                              (unsigned long long) (r->serial++ & 0xffff));
         cJSON *md = cJSON_AddObjectToObject(e, "metadata");
         cJSON *io = cJSON_AddObjectToObject(e, "involvedObject");
         cJSON *src = cJSON_AddObjectToObject(e, "source");
@@ -147,8 +149,10 @@ static cJSON *build_event(EventRecorder *r, const char *type, const char *reason
             !cJSON_AddStringToObject(e, "kind", "Event") || !cJSON_AddStringToObject(md, "name", name) ||
             !cJSON_AddStringToObject(md, "namespace", r->namespace) ||
             !cJSON_AddStringToObject(io, "apiVersion", r->api_version) ||
-            !cJSON_AddStringToObject(io, "kind", r->kind) || !cJSON_AddStringToObject(io, "namespace", r->namespace) ||
-            !cJSON_AddStringToObject(io, "name", r->name) || (r->uid && !cJSON_AddStringToObject(io, "uid", r->uid)) ||
+            !cJSON_AddStringToObject(io, "kind", r->kind) ||
+            !cJSON_AddStringToObject(io, "namespace", r->namespace) ||
+            !cJSON_AddStringToObject(io, "name", r->name) ||
+            (r->uid && !cJSON_AddStringToObject(io, "uid", r->uid)) ||
             !cJSON_AddStringToObject(e, "reason", reason) || !cJSON_AddStringToObject(e, "message", msg) ||
             !cJSON_AddStringToObject(e, "type", type) || !cJSON_AddStringToObject(e, "firstTimestamp", ts) ||
             !cJSON_AddStringToObject(e, "lastTimestamp", ts) || !cJSON_AddNumberToObject(e, "count", 1) ||
@@ -201,8 +205,8 @@ void event_record(EventRecorder *r, bool warning, const char *reason, const char
                 body = cJSON_CreateObject();
                 if (body && cJSON_AddNumberToObject(body, "count", s->count) &&
                     cJSON_AddStringToObject(body, "lastTimestamp", ts))
-                        e = kube_patch(r->client, &KUBE_EVENTS, r->namespace, s->event_name, NULL, KUBE_PATCH_MERGE,
-                                       body, NULL, false, on_done, p);
+                        e = kube_patch(r->client, &KUBE_EVENTS, r->namespace, s->event_name, NULL,
+                                       KUBE_PATCH_MERGE, body, NULL, false, on_done, p);
                 else
                         e = -ENOMEM;
         } else {
@@ -211,9 +215,10 @@ void event_record(EventRecorder *r, bool warning, const char *reason, const char
                         seen_free(s);
                         e = -ENOMEM;
                 } else {
-                        *s = (Seen) {.count = 1, .first = now, .last = now, .pending = true};
+                        *s = (Seen){.count = 1, .first = now, .last = now, .pending = true};
                         body = build_event(r, type, reason, msg, ts);
-                        e = body ? kube_create(r->client, &KUBE_EVENTS, r->namespace, body, on_done, p) : -ENOMEM;
+                        e = body ? kube_create(r->client, &KUBE_EVENTS, r->namespace, body, on_done, p)
+                                 : -ENOMEM;
                 }
         }
         if (e < 0) {

@@ -20,7 +20,7 @@ struct LeaderElector {
         bool in_flight;
         bool leader;
         bool stopped;
-        cJSON *observed;      /* last lease record seen (spec only) */
+        cJSON *observed; /* last lease record seen (spec only) */
         char *observed_rv;
         usec_t observed_time; /* CLOCK_MONOTONIC when the record last changed */
         usec_t last_renew;    /* CLOCK_MONOTONIC of our last successful write as leader */
@@ -36,9 +36,9 @@ static char *default_identity(void)
                 return NULL;
         u[6] = (u[6] & 0x0f) | 0x40;
         u[8] = (u[8] & 0x3f) | 0x80;
-        return strdup_printf("%s_%02x%02x%02x%02x-%02x%02x-%02x%02x-%02x%02x-%02x%02x%02x%02x%02x%02x", host, u[0],
-                             u[1], u[2], u[3], u[4], u[5], u[6], u[7], u[8], u[9], u[10], u[11], u[12], u[13],
-                             u[14], u[15]);
+        return strdup_printf("%s_%02x%02x%02x%02x-%02x%02x-%02x%02x-%02x%02x-%02x%02x%02x%02x%02x%02x", host,
+                             u[0], u[1], u[2], u[3], u[4], u[5], u[6], u[7], u[8], u[9], u[10], u[11], u[12],
+                             u[13], u[14], u[15]);
 }
 
 int leader_elector_new(KubeClient *c, const LeaderConfig *cfg, LeaderFunc on_started, LeaderFunc on_stopped,
@@ -227,8 +227,8 @@ static void on_write(KubeClient *c, const KubeResponse *resp, void *userdata)
 
 static void write_lease(LeaderElector *le, bool create)
 {
-        _cleanup_(cJSON_Deletep) cJSON *body = lease_body(le, create ? NULL : le->observed,
-                                                          create ? NULL : le->observed_rv, false);
+        _cleanup_(cJSON_Deletep) cJSON *body =
+                lease_body(le, create ? NULL : le->observed, create ? NULL : le->observed_rv, false);
         int r = body ? (create ? kube_create(le->client, &KUBE_LEASES, le->namespace, body, on_write, le)
                                : kube_update(le->client, &KUBE_LEASES, body, on_write, le))
                      : -ENOMEM;

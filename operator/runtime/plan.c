@@ -53,7 +53,7 @@ static Intent *push(Plan *p, IntentType t)
                 p->cap = cap;
         }
         Intent *i = &p->intents[p->n++];
-        *i = (Intent) {.type = t};
+        *i = (Intent){.type = t};
         return i;
 }
 
@@ -156,8 +156,8 @@ void plan_condition(Plan *p, const char *type, const char *status, const char *r
                         i->cond_message = NULL;
                 va_end(ap);
         }
-        if ((fmt && !i->cond_message) || !dup_str(&i->cond_type, type) || !dup_str(&i->cond_status, status) ||
-            !dup_str(&i->cond_reason, reason))
+        if ((fmt && !i->cond_message) || !dup_str(&i->cond_type, type) ||
+            !dup_str(&i->cond_status, status) || !dup_str(&i->cond_reason, reason))
                 fail(p, i, -ENOMEM);
 }
 
@@ -190,9 +190,9 @@ void plan_requeue_after(Plan *p, usec_t delay)
 const char *intent_type_to_string(IntentType t)
 {
         static const char *const names[_INTENT_TYPE_MAX] = {
-                [INTENT_APPLY] = "apply",       [INTENT_CREATE] = "create",
-                [INTENT_UPDATE] = "update",     [INTENT_UPDATE_STATUS] = "update-status",
-                [INTENT_PATCH] = "patch",       [INTENT_DELETE] = "delete",
+                [INTENT_APPLY] = "apply",         [INTENT_CREATE] = "create",
+                [INTENT_UPDATE] = "update",       [INTENT_UPDATE_STATUS] = "update-status",
+                [INTENT_PATCH] = "patch",         [INTENT_DELETE] = "delete",
                 [INTENT_CONDITION] = "condition", [INTENT_EVENT] = "event",
         };
         return t >= 0 && t < _INTENT_TYPE_MAX ? names[t] : "invalid";
@@ -204,7 +204,8 @@ char *intent_describe(const Intent *i)
         case INTENT_CONDITION:
                 return strdup_printf("condition %s=%s %s", i->cond_type, i->cond_status, i->cond_reason);
         case INTENT_EVENT:
-                return strdup_printf("event %s %s: %s", i->warning ? "Warning" : "Normal", i->reason, i->message);
+                return strdup_printf("event %s %s: %s", i->warning ? "Warning" : "Normal", i->reason,
+                                     i->message);
         default:
                 return strdup_printf("%s %s %s%s%s", intent_type_to_string(i->type), i->res->plural,
                                      strempty(i->namespace), i->namespace ? "/" : "", i->name);

@@ -8,8 +8,8 @@
 #include <cjson/cJSON.h>
 
 #include "base/timeutil.h"
-#include "kube/client.h"
 #include "conditions.h"
+#include "kube/client.h"
 
 typedef enum IntentType {
         INTENT_APPLY,         /* create, or update the fields we own if they differ */
@@ -17,7 +17,7 @@ typedef enum IntentType {
         INTENT_UPDATE,        /* PUT with the object's resourceVersion */
         INTENT_UPDATE_STATUS, /* PUT .../status */
         INTENT_PATCH,
-        INTENT_DELETE,   /* NotFound counts as done */
+        INTENT_DELETE,    /* NotFound counts as done */
         INTENT_CONDITION, /* on the operator's status object, written once per plan */
         INTENT_EVENT,
         _INTENT_TYPE_MAX,

@@ -29,10 +29,10 @@ WorkQueue *workqueue_new(const WorkQueueLimits *limits, usec_t now)
         if (!q)
                 return NULL;
         q->limits = limits ? *limits
-                           : (WorkQueueLimits) {.base_delay = 5 * USEC_PER_MSEC,
-                                                .max_delay = 1000 * USEC_PER_SEC,
-                                                .qps = 10,
-                                                .burst = 100};
+                           : (WorkQueueLimits){.base_delay = 5 * USEC_PER_MSEC,
+                                               .max_delay = 1000 * USEC_PER_SEC,
+                                               .qps = 10,
+                                               .burst = 100};
         q->dirty = hashmap_new(NULL);
         q->processing = hashmap_new(free);
         q->delayed = hashmap_new(free);
@@ -150,8 +150,7 @@ usec_t workqueue_advance(WorkQueue *q, usec_t now)
         const char *key;
         usec_t *due;
 
-        HASHMAP_FOREACH(key, due, q->delayed, it)
-        {
+        HASHMAP_FOREACH (key, due, q->delayed, it) {
                 if (*due <= now) {
                         _cleanup_free_ char *k = strdup(key);
                         if (!k)

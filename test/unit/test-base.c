@@ -55,7 +55,8 @@ static void test_yaml(void **state)
 {
         _cleanup_(cJSON_Deletep) cJSON *j = NULL;
         char *err = NULL;
-        const char *y = "a: 1\nb: \"2\"\nc: true\nd: [x, y]\ne:\n  f: null\n  g: |\n    line\nbig: 17076828041006572404\n";
+        const char *y = "a: 1\nb: \"2\"\nc: true\nd: [x, y]\ne:\n  f: null\n  g: |\n    line\nbig: "
+                        "17076828041006572404\n";
 
         assert_int_equal(yaml_parse(y, strlen(y), &j, &err), 0);
         assert_true(cJSON_IsNumber(json_get(j, "a")));
@@ -137,8 +138,7 @@ static void test_hashmap(void **state)
         assert_int_equal(hashmap_size(h), 1000);
         assert_string_equal(hashmap_get(h, "k500"), "k500");
         /* Removing the current entry while iterating is allowed. */
-        HASHMAP_FOREACH(k, v, h, it)
-        {
+        HASHMAP_FOREACH (k, v, h, it) {
                 n++;
                 if (atoi(k + 1) % 2 == 0) {
                         assert_string_equal(k, v);

@@ -20,9 +20,11 @@ static cJSON *parse(const char *s)
 static void test_status(void **state)
 {
         _cleanup_(cJSON_Deletep) cJSON *j = parse(
-                "{\"kind\":\"Status\",\"apiVersion\":\"v1\",\"metadata\":{},\"status\":\"Failure\",\"message\":"
+                "{\"kind\":\"Status\",\"apiVersion\":\"v1\",\"metadata\":{},\"status\":\"Failure\","
+                "\"message\":"
                 "\"Operation cannot be fulfilled on configmaps \\\"cfg\\\": the object has been modified\","
-                "\"reason\":\"Conflict\",\"details\":{\"name\":\"cfg\",\"kind\":\"configmaps\",\"retryAfterSeconds\":3},"
+                "\"reason\":\"Conflict\",\"details\":{\"name\":\"cfg\",\"kind\":\"configmaps\","
+                "\"retryAfterSeconds\":3},"
                 "\"code\":409}");
         _cleanup_(kube_status_done) KubeStatus st = {};
 
@@ -69,7 +71,8 @@ typedef struct Seen {
         char last[64];
 } Seen;
 
-static void handler(Informer *inf, InformerEvent ev, const KubeObject *old, const KubeObject *obj, void *userdata)
+static void handler(Informer *inf, InformerEvent ev, const KubeObject *old, const KubeObject *obj,
+                    void *userdata)
 {
         Seen *s = userdata;
         if (ev == INFORMER_ADDED) {
@@ -102,12 +105,16 @@ static void test_informer_events(void **state)
 
         assert_int_equal(informer_add_label_index(inf, "app"), 0);
         assert_int_equal(informer_add_handler(inf, handler, &s), 0);
-        assert_int_equal(apply(inf, "{\"type\":\"ADDED\",\"object\":{\"metadata\":{\"name\":\"a\",\"namespace\":\"n1\","
-                                    "\"resourceVersion\":\"5\",\"labels\":{\"app\":\"etcd\"}}}}"),
-                         0);
-        assert_int_equal(apply(inf, "{\"type\":\"ADDED\",\"object\":{\"metadata\":{\"name\":\"b\",\"namespace\":\"n2\","
-                                    "\"resourceVersion\":\"6\",\"labels\":{\"app\":\"etcd\"}}}}"),
-                         0);
+        assert_int_equal(
+                apply(inf,
+                      "{\"type\":\"ADDED\",\"object\":{\"metadata\":{\"name\":\"a\",\"namespace\":\"n1\","
+                      "\"resourceVersion\":\"5\",\"labels\":{\"app\":\"etcd\"}}}}"),
+                0);
+        assert_int_equal(
+                apply(inf,
+                      "{\"type\":\"ADDED\",\"object\":{\"metadata\":{\"name\":\"b\",\"namespace\":\"n2\","
+                      "\"resourceVersion\":\"6\",\"labels\":{\"app\":\"etcd\"}}}}"),
+                0);
         assert_int_equal(s.added, 2);
         assert_int_equal(informer_get_resource_version(inf), 6);
         assert_int_equal(informer_list_by_label(inf, "app", "etcd", &v, &n), 0);
@@ -115,20 +122,25 @@ static void test_informer_events(void **state)
         assert_string_equal(v[0]->key, "n1/a");
         v = mfree(v);
         /* A label change moves the object between index entries. */
-        assert_int_equal(apply(inf, "{\"type\":\"MODIFIED\",\"object\":{\"metadata\":{\"name\":\"a\",\"namespace\":"
-                                    "\"n1\",\"resourceVersion\":\"7\",\"labels\":{\"app\":\"other\"}}}}"),
-                         0);
+        assert_int_equal(
+                apply(inf, "{\"type\":\"MODIFIED\",\"object\":{\"metadata\":{\"name\":\"a\",\"namespace\":"
+                           "\"n1\",\"resourceVersion\":\"7\",\"labels\":{\"app\":\"other\"}}}}"),
+                0);
         assert_int_equal(s.updated, 1);
         assert_int_equal(informer_list_by_label(inf, "app", "etcd", &v, &n), 0);
         assert_int_equal(n, 1);
         assert_string_equal(v[0]->key, "n2/b");
         v = mfree(v);
         assert_int_equal(informer_get(inf, "n1", "a")->resource_version, 7);
-        assert_int_equal(apply(inf, "{\"type\":\"BOOKMARK\",\"object\":{\"metadata\":{\"resourceVersion\":\"9\"}}}"), 0);
+        assert_int_equal(
+                apply(inf, "{\"type\":\"BOOKMARK\",\"object\":{\"metadata\":{\"resourceVersion\":\"9\"}}}"),
+                0);
         assert_int_equal(informer_get_resource_version(inf), 9);
-        assert_int_equal(apply(inf, "{\"type\":\"DELETED\",\"object\":{\"metadata\":{\"name\":\"b\",\"namespace\":\"n2\","
-                                    "\"resourceVersion\":\"10\"}}}"),
-                         0);
+        assert_int_equal(
+                apply(inf,
+                      "{\"type\":\"DELETED\",\"object\":{\"metadata\":{\"name\":\"b\",\"namespace\":\"n2\","
+                      "\"resourceVersion\":\"10\"}}}"),
+                0);
         assert_int_equal(s.deleted, 1);
         assert_string_equal(s.last, "n2/b");
         assert_null(informer_get(inf, "n2", "b"));
@@ -136,11 +148,13 @@ static void test_informer_events(void **state)
         assert_int_equal(n, 0);
         v = mfree(v);
         assert_int_equal(informer_size(inf), 1);
-        assert_int_equal(apply(inf, "{\"type\":\"ERROR\",\"object\":{\"kind\":\"Status\",\"code\":410,\"reason\":"
-                                    "\"Expired\",\"message\":\"too old resource version: 1 (5)\"}}"),
+        assert_int_equal(apply(inf,
+                               "{\"type\":\"ERROR\",\"object\":{\"kind\":\"Status\",\"code\":410,\"reason\":"
+                               "\"Expired\",\"message\":\"too old resource version: 1 (5)\"}}"),
                          KUBE_ERR_EXPIRED);
-        assert_int_equal(apply(inf, "{\"type\":\"WHAT\",\"object\":{\"metadata\":{\"resourceVersion\":\"11\"}}}"),
-                         -EBADMSG);
+        assert_int_equal(
+                apply(inf, "{\"type\":\"WHAT\",\"object\":{\"metadata\":{\"resourceVersion\":\"11\"}}}"),
+                -EBADMSG);
         assert_int_equal(apply(inf, "{\"object\":{}}"), -EBADMSG);
 }
 

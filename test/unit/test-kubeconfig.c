@@ -30,7 +30,8 @@ static void expect_error(const char *text, const char *needle)
         KubeConfig *c = NULL;
         int r = kube_config_from_files(p, NULL, &c, &err);
         if (r >= 0 || !err || !strstr(err, needle) || !strstr(err, p)) {
-                fprintf(stderr, "input:\n%s\ngot r=%d err=%s\nwanted: %s\n", text, r, err ? err : "(null)", needle);
+                fprintf(stderr, "input:\n%s\ngot r=%d err=%s\nwanted: %s\n", text, r, err ? err : "(null)",
+                        needle);
                 fail();
         }
         assert_null(c);
@@ -51,11 +52,14 @@ static void test_good(void **state)
 {
         _cleanup_free_ char *ca64 = base64_encode(CA, strlen(CA)), *key_path = write_cfg("k.pem", KEY);
         _cleanup_free_ char *crt_path = write_cfg("c.pem", CA), *tok = write_cfg("tok", "secret-token\n");
-        _cleanup_free_ char *text = strdup_printf(
-                HEAD "current-context: sim\nclusters:\n- name: sim\n  cluster:\n    server: https://127.0.0.1:6443/\n"
-                     "    certificate-authority-data: %s\nusers:\n- name: op\n  user:\n    client-certificate: c.pem\n"
-                     "    client-key: %s\n    tokenFile: tok\ncontexts:\n- name: sim\n  context: {cluster: sim, user: op, namespace: ns1}\n",
-                ca64, key_path);
+        _cleanup_free_ char *text =
+                strdup_printf(HEAD "current-context: sim\nclusters:\n- name: sim\n  cluster:\n    server: "
+                                   "https://127.0.0.1:6443/\n"
+                                   "    certificate-authority-data: %s\nusers:\n- name: op\n  user:\n    "
+                                   "client-certificate: c.pem\n"
+                                   "    client-key: %s\n    tokenFile: tok\ncontexts:\n- name: sim\n  "
+                                   "context: {cluster: sim, user: op, namespace: ns1}\n",
+                              ca64, key_path);
         _cleanup_free_ char *p = write_cfg("good", text), *err = NULL;
         _cleanup_(kube_config_freep) KubeConfig *c = NULL;
 
@@ -73,9 +77,11 @@ static void test_good(void **state)
 
 static void test_merge_files(void **state)
 {
-        _cleanup_free_ char *a = write_cfg("a", HEAD "current-context: x\ncontexts:\n- name: x\n  context: {cluster: c}\n");
-        _cleanup_free_ char *b = write_cfg("b", HEAD "current-context: ignored\nclusters:\n- name: c\n  cluster: {server: "
-                                                "'http://127.0.0.1:1'}\n");
+        _cleanup_free_ char *a =
+                write_cfg("a", HEAD "current-context: x\ncontexts:\n- name: x\n  context: {cluster: c}\n");
+        _cleanup_free_ char *b =
+                write_cfg("b", HEAD "current-context: ignored\nclusters:\n- name: c\n  cluster: {server: "
+                                    "'http://127.0.0.1:1'}\n");
         _cleanup_free_ char *both = strdup_printf("%s:%s", a, b), *err = NULL;
         _cleanup_(kube_config_freep) KubeConfig *c = NULL;
 
@@ -95,34 +101,53 @@ static void test_errors(void **state)
                      "contexts[0].context.cluster: missing");
         expect_error(HEAD "current-context: x\ncontexts:\n- name: x\n  context: {cluster: c}\n",
                      "no cluster named \"c\"");
-        expect_error(HEAD "current-context: x\ncontexts:\n- name: x\n  context: {cluster: c}\nclusters:\n- name: c\n"
-                          "  cluster: {}\n",
-                     "clusters[0].cluster.server: missing");
-        expect_error(HEAD "current-context: x\ncontexts:\n- name: x\n  context: {cluster: c}\nclusters:\n- name: c\n"
-                          "  cluster: {server: 'ftp://x'}\n",
-                     "is not an http(s) URL");
-        expect_error(HEAD "current-context: x\ncontexts:\n- name: x\n  context: {cluster: c}\nclusters:\n- name: c\n"
-                          "  cluster: {server: 'https://x', certificate-authority-data: '!!notbase64'}\n",
-                     "clusters[0].cluster.certificate-authority-data: not valid base64");
-        expect_error(HEAD "current-context: x\ncontexts:\n- name: x\n  context: {cluster: c}\nclusters:\n- name: c\n"
-                          "  cluster: {server: 'https://x', certificate-authority: /nonexistent/ca.crt}\n",
-                     "clusters[0].cluster.certificate-authority: cannot read /nonexistent/ca.crt");
-        expect_error(HEAD "current-context: x\ncontexts:\n- name: x\n  context: {cluster: c}\nclusters:\n- name: c\n"
-                          "  cluster: {server: 'https://x', certificate-authority-data: aGVsbG8=}\n",
-                     "does not contain a PEM CERTIFICATE block");
-        expect_error(HEAD "current-context: x\ncontexts:\n- name: x\n  context: {cluster: c}\nclusters:\n- name: c\n"
-                          "  cluster: {server: 'https://x', insecure-skip-tls-verify: 'yes'}\n",
-                     "insecure-skip-tls-verify: must be true or false");
-        expect_error(HEAD "current-context: x\ncontexts:\n- name: x\n  context: {cluster: c, user: u}\nclusters:\n"
-                          "- name: c\n  cluster: {server: 'https://x'}\n",
-                     "no user named \"u\"");
-        expect_error(HEAD "current-context: x\ncontexts:\n- name: x\n  context: {cluster: c, user: u}\nclusters:\n"
-                          "- name: c\n  cluster: {server: 'https://x'}\nusers:\n- name: u\n  user:\n"
-                          "    client-certificate-data: LS0tLS1CRUdJTiBDRVJUSUZJQ0FURS0tLS0tCg==\n",
-                     "client-certificate and client-key must be given together");
-        expect_error(HEAD "current-context: x\ncontexts:\n- name: x\n  context: {cluster: c, user: u}\nclusters:\n"
-                          "- name: c\n  cluster: {server: 'https://x'}\nusers:\n- name: u\n  user: {tokenFile: nope}\n",
-                     "users[0].user.tokenFile: cannot read");
+        expect_error(
+                HEAD
+                "current-context: x\ncontexts:\n- name: x\n  context: {cluster: c}\nclusters:\n- name: c\n"
+                "  cluster: {}\n",
+                "clusters[0].cluster.server: missing");
+        expect_error(
+                HEAD
+                "current-context: x\ncontexts:\n- name: x\n  context: {cluster: c}\nclusters:\n- name: c\n"
+                "  cluster: {server: 'ftp://x'}\n",
+                "is not an http(s) URL");
+        expect_error(
+                HEAD
+                "current-context: x\ncontexts:\n- name: x\n  context: {cluster: c}\nclusters:\n- name: c\n"
+                "  cluster: {server: 'https://x', certificate-authority-data: '!!notbase64'}\n",
+                "clusters[0].cluster.certificate-authority-data: not valid base64");
+        expect_error(
+                HEAD
+                "current-context: x\ncontexts:\n- name: x\n  context: {cluster: c}\nclusters:\n- name: c\n"
+                "  cluster: {server: 'https://x', certificate-authority: /nonexistent/ca.crt}\n",
+                "clusters[0].cluster.certificate-authority: cannot read /nonexistent/ca.crt");
+        expect_error(
+                HEAD
+                "current-context: x\ncontexts:\n- name: x\n  context: {cluster: c}\nclusters:\n- name: c\n"
+                "  cluster: {server: 'https://x', certificate-authority-data: aGVsbG8=}\n",
+                "does not contain a PEM CERTIFICATE block");
+        expect_error(
+                HEAD
+                "current-context: x\ncontexts:\n- name: x\n  context: {cluster: c}\nclusters:\n- name: c\n"
+                "  cluster: {server: 'https://x', insecure-skip-tls-verify: 'yes'}\n",
+                "insecure-skip-tls-verify: must be true or false");
+        expect_error(
+                HEAD
+                "current-context: x\ncontexts:\n- name: x\n  context: {cluster: c, user: u}\nclusters:\n"
+                "- name: c\n  cluster: {server: 'https://x'}\n",
+                "no user named \"u\"");
+        expect_error(
+                HEAD
+                "current-context: x\ncontexts:\n- name: x\n  context: {cluster: c, user: u}\nclusters:\n"
+                "- name: c\n  cluster: {server: 'https://x'}\nusers:\n- name: u\n  user:\n"
+                "    client-certificate-data: LS0tLS1CRUdJTiBDRVJUSUZJQ0FURS0tLS0tCg==\n",
+                "client-certificate and client-key must be given together");
+        expect_error(
+                HEAD
+                "current-context: x\ncontexts:\n- name: x\n  context: {cluster: c, user: u}\nclusters:\n"
+                "- name: c\n  cluster: {server: 'https://x'}\nusers:\n- name: u\n  user: {tokenFile: "
+                "nope}\n",
+                "users[0].user.tokenFile: cannot read");
 }
 
 static void test_in_cluster(void **state)

@@ -23,7 +23,7 @@ static void test_conditions(void **state)
         c.message = "still fine";
         assert_int_equal(conditions_set(a, &c, t0 + 2 * USEC_PER_SEC), 1);
         assert_string_equal(json_get_string(e, "lastTransitionTime"), "2025-01-01T00:00:00Z");
-        c = (Condition) {"FooDegraded", "True", "SyncError", "boom"};
+        c = (Condition){"FooDegraded", "True", "SyncError", "boom"};
         assert_int_equal(conditions_set(a, &c, t0 + 3 * USEC_PER_SEC), 1);
         assert_string_equal(json_get_string(e, "lastTransitionTime"), "2025-01-01T00:00:03Z");
         assert_true(conditions_is(a, "FooDegraded", "True"));

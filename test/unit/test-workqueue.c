@@ -39,7 +39,8 @@ static void test_dedup_and_processing(void **state)
 
 static void test_backoff_per_key(void **state)
 {
-        WorkQueueLimits l = {.base_delay = 5 * MS, .max_delay = 1000 * USEC_PER_SEC, .qps = 1e9, .burst = 1000000};
+        WorkQueueLimits l = {
+                .base_delay = 5 * MS, .max_delay = 1000 * USEC_PER_SEC, .qps = 1e9, .burst = 1000000};
         _cleanup_(workqueue_freep) WorkQueue *q = workqueue_new(&l, 0);
         usec_t d = 0;
 
