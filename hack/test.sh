@@ -1,0 +1,47 @@
+#!/usr/bin/env bash
+# The one test command (README, .ci/run): installs dependencies, checks
+# formatting, and runs every test label but `bench` in three builds:
+#   build-fuzz      clang + libFuzzer: the `fuzz` label's short runs
+#   build-valgrind  plain debug build: valgrind leak checks
+#   build           ASan+UBSan (the default): unit, integration, e2e
+# It ends with ctest's summary line of the main build and exits non-zero if
+# anything failed anywhere.
+set -uo pipefail
+cd "$(dirname "$0")/.."
+jobs=${JOBS:-2}
+failed=()
+
+bash hack/install-deps.sh || exit 1
+
+echo "== format check"
+if ! bash hack/check-format.sh; then
+        failed+=("format")
+fi
+
+echo "== fuzz build (clang, libFuzzer)"
+if CC=clang cmake -S . -B build-fuzz -DFUZZ=ON -DSANITIZE=ON -DWERROR=ON >/dev/null &&
+        make -s -C build-fuzz -j"$jobs"; then
+        ctest --test-dir build-fuzz -L fuzz --output-on-failure -j"$jobs" || failed+=("fuzz")
+else
+        failed+=("fuzz build")
+fi
+
+echo "== valgrind build (no sanitizers)"
+if cmake -S . -B build-valgrind -DSANITIZE=OFF -DVALGRIND=ON -DWERROR=ON >/dev/null &&
+        make -s -C build-valgrind -j"$jobs"; then
+        ctest --test-dir build-valgrind -L valgrind --output-on-failure || failed+=("valgrind")
+else
+        failed+=("valgrind build")
+fi
+
+echo "== ASan+UBSan build: unit, integration, e2e"
+if cmake -S . -B build -DSANITIZE=ON -DWERROR=ON >/dev/null && make -s -C build -j"$jobs"; then
+        ctest --test-dir build -LE 'bench|fuzz|valgrind' --output-on-failure -j"$jobs" || failed+=("tests")
+else
+        failed+=("build")
+fi
+
+if [ ${#failed[@]} -gt 0 ]; then
+        echo "hack/test.sh: FAILED: ${failed[*]}" >&2
+        exit 1
+fi
