@@ -72,3 +72,44 @@ int parse_rfc3339(const char *s, usec_t *ret)
         *ret = (usec_t) (t - offset) * USEC_PER_SEC + frac;
         return 0;
 }
+
+int parse_duration(const char *s, usec_t *ret)
+{
+        static const struct {
+                const char *suffix;
+                usec_t mult;
+        } units[] = {
+                {"ms", USEC_PER_MSEC},    {"us", 1},           {"h", 3600 * USEC_PER_SEC},
+                {"m", 60 * USEC_PER_SEC}, {"s", USEC_PER_SEC},
+        };
+        usec_t total = 0;
+        char *end = NULL;
+
+        assert_return(s && ret, -EINVAL);
+        if (!*s)
+                return -EINVAL;
+        while (*s) {
+                if (!isdigit((unsigned char) *s))
+                        return -EINVAL;
+                errno = 0;
+                unsigned long long v = strtoull(s, &end, 10);
+                if (errno == ERANGE || v > 1000000000ULL)
+                        return -ERANGE;
+                if (!*end) {
+                        if (total != 0)
+                                return -EINVAL; /* "1m30" is ambiguous */
+                        *ret = (usec_t) v * USEC_PER_SEC;
+                        return 0;
+                }
+                size_t k = 0;
+                for (; k < ELEMENTSOF(units); k++)
+                        if (startswith(end, units[k].suffix))
+                                break;
+                if (k == ELEMENTSOF(units))
+                        return -EINVAL;
+                total += (usec_t) v * units[k].mult;
+                s = end + strlen(units[k].suffix);
+        }
+        *ret = total;
+        return 0;
+}

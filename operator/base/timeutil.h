@@ -20,3 +20,6 @@ char *format_rfc3339(char *buf, size_t n, usec_t realtime);
 char *format_rfc3339_micro(char *buf, size_t n, usec_t realtime);
 /* Parses both forms (and any fraction length, and numeric offsets). */
 int parse_rfc3339(const char *s, usec_t *ret);
+
+/* Go-style durations: "137s", "2m", "1m30s", "500ms", "1h"; a bare number is seconds. */
+int parse_duration(const char *s, usec_t *ret);

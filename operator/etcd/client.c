@@ -1,0 +1,455 @@
+/* etcd gateway client: request plumbing, failover and typed calls. */
+#include <inttypes.h>
+
+#include "base/base64.h"
+#include "base/json.h"
+#include "base/log.h"
+#include "client.h"
+
+#define MAX_ENDPOINTS 16
+
+typedef struct EtcdCall EtcdCall;
+
+struct EtcdClient {
+        Loop *loop;
+        HttpTls *tls;
+        char *endpoints[MAX_ENDPOINTS];
+        size_t n_endpoints;
+        char *leader;
+        usec_t timeout;
+        EtcdCall *calls;
+        bool closing;
+};
+
+struct EtcdCall {
+        EtcdClient *client;
+        EtcdCall *prev, *next;
+        char *path;
+        char *body;
+        char *fixed_endpoint;
+        char *order[MAX_ENDPOINTS + 1]; /* endpoints to try, borrowed copies owned here */
+        size_t n_order, tried;
+        unsigned flags;
+        usec_t timeout;
+        bool get; /* plain GET (/health) instead of POST */
+        EtcdCallback cb;
+        void *userdata;
+        HttpRequest *req;
+};
+
+EtcdClient *etcd_client_new(Loop *loop, const HttpTls *tls)
+{
+        EtcdClient *c = calloc(1, sizeof *c);
+        if (!c)
+                return NULL;
+        c->loop = loop_ref(loop);
+        c->tls = http_tls_dup(tls);
+        c->timeout = 10 * USEC_PER_SEC;
+        if (!c->tls)
+                return etcd_client_free(c);
+        return c;
+}
+
+static void call_free(EtcdCall *call)
+{
+        EtcdClient *c = call->client;
+        if (call->prev)
+                call->prev->next = call->next;
+        else if (c->calls == call)
+                c->calls = call->next;
+        if (call->next)
+                call->next->prev = call->prev;
+        if (call->req) {
+                http_request_cancel(call->req);
+                call->req = http_request_unref(call->req);
+        }
+        for (size_t i = 0; i < call->n_order; i++)
+                free(call->order[i]);
+        free(call->path);
+        free(call->body);
+        free(call->fixed_endpoint);
+        free(call);
+}
+
+static void call_finish(EtcdCall *call, const EtcdResponse *resp)
+{
+        EtcdCallback cb = call->cb;
+        void *userdata = call->userdata;
+        EtcdClient *c = call->client;
+        call_free(call);
+        if (cb)
+                cb(c, resp, userdata);
+}
+
+EtcdClient *etcd_client_free(EtcdClient *c)
+{
+        if (!c)
+                return NULL;
+        c->closing = true;
+        while (c->calls) {
+                EtcdResponse resp = {.error = -ECANCELED};
+                call_finish(c->calls, &resp);
+        }
+        for (size_t i = 0; i < c->n_endpoints; i++)
+                free(c->endpoints[i]);
+        free(c->leader);
+        http_tls_free(c->tls);
+        loop_unref(c->loop);
+        return mfree(c);
+}
+
+int etcd_client_set_endpoints(EtcdClient *c, char *const *endpoints, size_t n)
+{
+        char *copy[MAX_ENDPOINTS] = {};
+
+        assert_return(c && (endpoints || n == 0), -EINVAL);
+        if (n > MAX_ENDPOINTS)
+                return -E2BIG;
+        for (size_t i = 0; i < n; i++) {
+                if (!etcd_url_is_valid(endpoints[i])) {
+                        for (size_t k = 0; k < i; k++)
+                                free(copy[k]);
+                        return ETCD_ERR_BAD_URL;
+                }
+                copy[i] = strdup(endpoints[i]);
+                if (!copy[i]) {
+                        for (size_t k = 0; k < i; k++)
+                                free(copy[k]);
+                        return -ENOMEM;
+                }
+        }
+        for (size_t i = 0; i < c->n_endpoints; i++)
+                free(c->endpoints[i]);
+        memcpy(c->endpoints, copy, sizeof copy);
+        c->n_endpoints = n;
+        return 0;
+}
+
+size_t etcd_client_get_endpoints(EtcdClient *c, char *const **ret)
+{
+        *ret = c->endpoints;
+        return c->n_endpoints;
+}
+
+int etcd_client_set_leader(EtcdClient *c, const char *endpoint)
+{
+        char *l = endpoint ? strdup(endpoint) : NULL;
+        if (endpoint && !l)
+                return -ENOMEM;
+        free(c->leader);
+        c->leader = l;
+        return 0;
+}
+
+void etcd_client_set_timeout(EtcdClient *c, usec_t timeout)
+{
+        c->timeout = timeout;
+}
+
+/* ---- sending ---- */
+
+static int call_send(EtcdCall *call);
+
+/* May the call move on to the next endpoint after this error? */
+static bool may_fail_over(const EtcdCall *call, int error)
+{
+        switch (error) {
+        case -ECONNREFUSED:
+        case -EHOSTUNREACH:
+        case -EPROTO:
+        case ETCD_ERR_LEARNER:
+        case ETCD_ERR_REMOVED:
+                return true; /* certainly not processed */
+        case -ETIMEDOUT:
+        case -ECONNRESET:
+        case -EIO:
+        case ETCD_ERR_NO_LEADER:
+        case ETCD_ERR_NO_QUORUM:
+                return call->flags & ETCD_CALL_IDEMPOTENT;
+        default:
+                return false;
+        }
+}
+
+static void on_http_done(HttpRequest *req, int error, void *userdata)
+{
+        EtcdCall *call = userdata;
+        _cleanup_(cJSON_Deletep) cJSON *body = NULL;
+        long status = http_request_get_status(req);
+        size_t len = 0;
+        const char *data = http_request_get_body(req, &len);
+        const char *endpoint = call->order[call->tried];
+        EtcdResponse resp = {.endpoint = endpoint, .http_status = status};
+
+        call->req = http_request_unref(call->req);
+        if (len > 0)
+                (void) json_parse(data, len, &body);
+        if (error >= 0 && call->get && (status == 200 || status == 503)) {
+                /* /health: the status code is the answer; the body is "true"/"false" strings. */
+                resp.error = status == 200 ? 0 : -EAGAIN;
+                resp.body = body;
+        } else if (error >= 0 && status >= 200 && status < 300) {
+                if (!body && len > 0)
+                        resp.error = -EBADMSG;
+                resp.body = body;
+        } else if (error >= 0)
+                resp.error = etcd_parse_error(status, body, &resp.message);
+        else
+                resp.error = error;
+
+        if (resp.error < 0) {
+                log_debug("etcd %s%s: %s%s%s", endpoint, call->path, etcd_strerror(resp.error),
+                          resp.message ? ": " : "", strempty(resp.message));
+                if (call->tried + 1 < call->n_order && may_fail_over(call, resp.error)) {
+                        call->tried++;
+                        int r = call_send(call);
+                        if (r >= 0)
+                                return;
+                        resp.error = r;
+                }
+        }
+        call_finish(call, &resp);
+}
+
+static int call_send(EtcdCall *call)
+{
+        EtcdClient *c = call->client;
+        const char *endpoint = call->order[call->tried];
+        _cleanup_free_ char *url = strdup_printf("%s%s", endpoint, call->path);
+        _cleanup_(http_request_unrefp) HttpRequest *req = NULL;
+        char timeout_hdr[64];
+        int r;
+
+        if (!url)
+                return -ENOMEM;
+        req = http_request_new(call->get ? "GET" : "POST", url);
+        if (!req)
+                return -ENOMEM;
+        /* The server-side deadline; the client allows a second more for the answer. */
+        (void) snprintf(timeout_hdr, sizeof timeout_hdr, "Grpc-Timeout: %" PRIu64 "m",
+                        (uint64_t) (call->timeout / USEC_PER_MSEC));
+        r = http_request_add_header(req, timeout_hdr);
+        if (r >= 0 && !call->get)
+                r = http_request_set_body(req, "application/json", call->body, strlen(call->body));
+        if (r >= 0)
+                r = http_request_set_tls(req, c->tls);
+        if (r < 0)
+                return r;
+        http_request_set_timeout(req, call->timeout + USEC_PER_SEC);
+        r = loop_http_start(c->loop, req, on_http_done, call);
+        if (r < 0)
+                return r;
+        call->req = TAKE_PTR(req);
+        return 0;
+}
+
+static int call_start(EtcdClient *c, const char *endpoint, const char *path, const cJSON *body,
+                      unsigned flags, usec_t timeout, bool get, EtcdCallback cb, void *userdata)
+{
+        EtcdCall *call;
+        int r;
+
+        assert_return(c && path, -EINVAL);
+        if (c->closing)
+                return -ECANCELED;
+        if (!endpoint && c->n_endpoints == 0)
+                return -ENOTCONN;
+        call = calloc(1, sizeof *call);
+        if (!call)
+                return -ENOMEM;
+        call->client = c;
+        call->next = c->calls;
+        if (c->calls)
+                c->calls->prev = call;
+        c->calls = call;
+        call->flags = flags;
+        call->get = get;
+        call->timeout = timeout ? timeout : c->timeout;
+        call->cb = cb;
+        call->userdata = userdata;
+        call->path = strdup(path);
+        call->body = body ? json_print(body) : strdup("{}");
+        if (!call->path || !call->body) {
+                call_free(call);
+                return -ENOMEM;
+        }
+        /* The order to try: the given endpoint only, or the leader first (if asked and
+         * known), then the rest in configured order. */
+        if (endpoint)
+                call->order[call->n_order++] = strdup(endpoint);
+        else {
+                if ((flags & ETCD_CALL_LEADER_FIRST) && c->leader)
+                        call->order[call->n_order++] = strdup(c->leader);
+                for (size_t i = 0; i < c->n_endpoints && call->n_order <= MAX_ENDPOINTS; i++)
+                        if (!(flags & ETCD_CALL_LEADER_FIRST) || !streq_ptr(c->leader, c->endpoints[i]))
+                                call->order[call->n_order++] = strdup(c->endpoints[i]);
+        }
+        for (size_t i = 0; i < call->n_order; i++)
+                if (!call->order[i]) {
+                        call_free(call);
+                        return -ENOMEM;
+                }
+        r = call_send(call);
+        if (r < 0) {
+                call_free(call);
+                return r;
+        }
+        return 0;
+}
+
+int etcd_call(EtcdClient *c, const char *endpoint, const char *path, const cJSON *body, unsigned flags,
+              usec_t timeout, EtcdCallback cb, void *userdata)
+{
+        return call_start(c, endpoint, path, body, flags, timeout, false, cb, userdata);
+}
+
+/* ---- typed calls ---- */
+
+static char *u64(uint64_t v, char buf[static 21])
+{
+        (void) snprintf(buf, 21, "%" PRIu64, v);
+        return buf;
+}
+
+int etcd_member_list(EtcdClient *c, EtcdCallback cb, void *userdata)
+{
+        return etcd_call(c, NULL, "/v3/cluster/member/list", NULL, ETCD_CALL_IDEMPOTENT, 0, cb, userdata);
+}
+
+int etcd_member_add(EtcdClient *c, const char *peer_url, bool learner, EtcdCallback cb, void *userdata)
+{
+        _cleanup_(cJSON_Deletep) cJSON *b = cJSON_CreateObject();
+        cJSON *urls;
+
+        if (!etcd_url_is_valid(peer_url))
+                return ETCD_ERR_BAD_URL;
+        if (!b || !(urls = cJSON_AddArrayToObject(b, "peerURLs")) ||
+            !cJSON_AddItemToArray(urls, cJSON_CreateString(peer_url)) ||
+            (learner && !cJSON_AddTrueToObject(b, "isLearner")))
+                return -ENOMEM;
+        return etcd_call(c, NULL, "/v3/cluster/member/add", b, ETCD_CALL_LEADER_FIRST, 0, cb, userdata);
+}
+
+static int id_call(EtcdClient *c, const char *path, uint64_t id, EtcdCallback cb, void *userdata)
+{
+        _cleanup_(cJSON_Deletep) cJSON *b = cJSON_CreateObject();
+        char buf[21];
+        if (!b || !cJSON_AddStringToObject(b, "ID", u64(id, buf)))
+                return -ENOMEM;
+        return etcd_call(c, NULL, path, b, ETCD_CALL_LEADER_FIRST, 0, cb, userdata);
+}
+
+int etcd_member_promote(EtcdClient *c, uint64_t id, EtcdCallback cb, void *userdata)
+{
+        return id_call(c, "/v3/cluster/member/promote", id, cb, userdata);
+}
+
+int etcd_member_remove(EtcdClient *c, uint64_t id, EtcdCallback cb, void *userdata)
+{
+        return id_call(c, "/v3/cluster/member/remove", id, cb, userdata);
+}
+
+int etcd_member_update(EtcdClient *c, uint64_t id, char *const *peer_urls, size_t n, EtcdCallback cb,
+                       void *userdata)
+{
+        _cleanup_(cJSON_Deletep) cJSON *b = cJSON_CreateObject();
+        cJSON *urls;
+        char buf[21];
+
+        /* An invalid URL here is committed and crashes every 3.4 member that applies it. */
+        if (n == 0)
+                return ETCD_ERR_BAD_URL;
+        for (size_t i = 0; i < n; i++)
+                if (!etcd_url_is_valid(peer_urls[i]))
+                        return ETCD_ERR_BAD_URL;
+        if (!b || !cJSON_AddStringToObject(b, "ID", u64(id, buf)) ||
+            !(urls = cJSON_AddArrayToObject(b, "peerURLs")))
+                return -ENOMEM;
+        for (size_t i = 0; i < n; i++)
+                if (!cJSON_AddItemToArray(urls, cJSON_CreateString(peer_urls[i])))
+                        return -ENOMEM;
+        return etcd_call(c, NULL, "/v3/cluster/member/update", b, ETCD_CALL_LEADER_FIRST, 0, cb, userdata);
+}
+
+int etcd_status(EtcdClient *c, const char *endpoint, EtcdCallback cb, void *userdata)
+{
+        assert_return(endpoint, -EINVAL);
+        return etcd_call(c, endpoint, "/v3/maintenance/status", NULL, ETCD_CALL_IDEMPOTENT, 0, cb, userdata);
+}
+
+int etcd_health(EtcdClient *c, const char *endpoint, EtcdCallback cb, void *userdata)
+{
+        assert_return(endpoint, -EINVAL);
+        return call_start(c, endpoint, "/health", NULL, ETCD_CALL_IDEMPOTENT, 0, true, cb, userdata);
+}
+
+int etcd_alarm_list(EtcdClient *c, EtcdCallback cb, void *userdata)
+{
+        _cleanup_(cJSON_Deletep) cJSON *b = cJSON_CreateObject();
+        if (!b || !cJSON_AddStringToObject(b, "action", "GET"))
+                return -ENOMEM;
+        return etcd_call(c, NULL, "/v3/maintenance/alarm", b, ETCD_CALL_IDEMPOTENT, 0, cb, userdata);
+}
+
+int etcd_alarm_disarm(EtcdClient *c, uint64_t member_id, const char *alarm, EtcdCallback cb, void *userdata)
+{
+        _cleanup_(cJSON_Deletep) cJSON *b = cJSON_CreateObject();
+        char buf[21];
+        if (!b || !cJSON_AddStringToObject(b, "action", "DEACTIVATE") ||
+            !cJSON_AddStringToObject(b, "memberID", u64(member_id, buf)) ||
+            !cJSON_AddStringToObject(b, "alarm", alarm))
+                return -ENOMEM;
+        return etcd_call(c, NULL, "/v3/maintenance/alarm", b, ETCD_CALL_IDEMPOTENT, 0, cb, userdata);
+}
+
+int etcd_defragment(EtcdClient *c, const char *endpoint, usec_t timeout, EtcdCallback cb, void *userdata)
+{
+        assert_return(endpoint, -EINVAL);
+        return etcd_call(c, endpoint, "/v3/maintenance/defragment", NULL, 0,
+                         timeout ? timeout : 120 * USEC_PER_SEC, cb, userdata);
+}
+
+int etcd_hash(EtcdClient *c, const char *endpoint, EtcdCallback cb, void *userdata)
+{
+        assert_return(endpoint, -EINVAL);
+        return etcd_call(c, endpoint, "/v3/maintenance/hash", NULL, ETCD_CALL_IDEMPOTENT, 0, cb, userdata);
+}
+
+static int add_bytes(cJSON *o, const char *name, const void *p, size_t n)
+{
+        _cleanup_free_ char *b64 = base64_encode(p, n);
+        return b64 && cJSON_AddStringToObject(o, name, b64) ? 0 : -ENOMEM;
+}
+
+int etcd_kv_put(EtcdClient *c, const void *key, size_t key_len, const void *value, size_t value_len,
+                EtcdCallback cb, void *userdata)
+{
+        _cleanup_(cJSON_Deletep) cJSON *b = cJSON_CreateObject();
+        assert_return(key && key_len > 0, -EINVAL);
+        if (!b || add_bytes(b, "key", key, key_len) < 0 || add_bytes(b, "value", value, value_len) < 0)
+                return -ENOMEM;
+        return etcd_call(c, NULL, "/v3/kv/put", b, 0, 0, cb, userdata);
+}
+
+int etcd_kv_range(EtcdClient *c, const char *endpoint, const void *key, size_t key_len,
+                  const void *range_end, size_t range_end_len, bool serializable, EtcdCallback cb,
+                  void *userdata)
+{
+        _cleanup_(cJSON_Deletep) cJSON *b = cJSON_CreateObject();
+        assert_return(key && key_len > 0, -EINVAL);
+        if (!b || add_bytes(b, "key", key, key_len) < 0 ||
+            (range_end && add_bytes(b, "range_end", range_end, range_end_len) < 0) ||
+            (serializable && !cJSON_AddTrueToObject(b, "serializable")))
+                return -ENOMEM;
+        return etcd_call(c, endpoint, "/v3/kv/range", b, ETCD_CALL_IDEMPOTENT, 0, cb, userdata);
+}
+
+int etcd_kv_compact(EtcdClient *c, uint64_t revision, bool physical, EtcdCallback cb, void *userdata)
+{
+        _cleanup_(cJSON_Deletep) cJSON *b = cJSON_CreateObject();
+        char buf[21];
+        if (!b || !cJSON_AddStringToObject(b, "revision", u64(revision, buf)) ||
+            (physical && !cJSON_AddTrueToObject(b, "physical")))
+                return -ENOMEM;
+        return etcd_call(c, NULL, "/v3/kv/compaction", b, 0, 2 * 60 * USEC_PER_SEC, cb, userdata);
+}

@@ -1,0 +1,73 @@
+/* Asynchronous etcd client over the gRPC-gateway JSON API (libcurl on the
+ * loop). Calls either target one endpoint (status, health, defragment, hash,
+ * snapshot) or any endpoint with failover in order (membership, alarms, KV),
+ * the leader first for membership changes when it is known. Every call
+ * carries a Grpc-Timeout header and a client timeout: some calls never time
+ * out on the server (member remove without quorum).
+ *
+ * Failover only where it cannot do harm: a request that was certainly not
+ * processed (connection refused, TLS failure, learner, removed member) moves
+ * on; a request that may have been processed (timeout, reset) moves on only
+ * if it is idempotent. A call that returns 0 invokes its callback exactly
+ * once; freeing the client completes pending calls with -ECANCELED. */
+#pragma once
+
+#include "loop/loop.h"
+#include "types.h"
+
+typedef struct EtcdClient EtcdClient;
+
+typedef struct EtcdResponse {
+        int error;            /* 0, an ETCD_ERR_*, or a transport errno */
+        const char *message;  /* etcd's message, if any */
+        const char *endpoint; /* the endpoint that answered last */
+        long http_status;
+        const cJSON *body; /* parsed body on success */
+} EtcdResponse;
+
+typedef void (*EtcdCallback)(EtcdClient *c, const EtcdResponse *resp, void *userdata);
+
+enum {
+        ETCD_CALL_IDEMPOTENT = 1 << 0,
+        ETCD_CALL_LEADER_FIRST = 1 << 1,
+};
+
+EtcdClient *etcd_client_new(Loop *loop, const HttpTls *tls);
+EtcdClient *etcd_client_free(EtcdClient *c);
+DEFINE_TRIVIAL_CLEANUP_FUNC(EtcdClient *, etcd_client_free);
+
+/* Client URLs ("https://10.0.0.1:2379"), tried in this order. */
+int etcd_client_set_endpoints(EtcdClient *c, char *const *endpoints, size_t n);
+size_t etcd_client_get_endpoints(EtcdClient *c, char *const **ret);
+/* The leader's client URL (from status), tried first for membership changes. */
+int etcd_client_set_leader(EtcdClient *c, const char *endpoint);
+/* Default per-call timeout (10 s). */
+void etcd_client_set_timeout(EtcdClient *c, usec_t timeout);
+
+/* The raw call: POST `path` ("/v3/cluster/member/list") with a JSON body.
+ * `endpoint` NULL = any endpoint with failover. `timeout` 0 = the default. */
+int etcd_call(EtcdClient *c, const char *endpoint, const char *path, const cJSON *body, unsigned flags,
+              usec_t timeout, EtcdCallback cb, void *userdata);
+
+int etcd_member_list(EtcdClient *c, EtcdCallback cb, void *userdata);
+/* Validates the URL first (ETCD_ERR_BAD_URL, no request sent). */
+int etcd_member_add(EtcdClient *c, const char *peer_url, bool learner, EtcdCallback cb, void *userdata);
+int etcd_member_promote(EtcdClient *c, uint64_t id, EtcdCallback cb, void *userdata);
+int etcd_member_remove(EtcdClient *c, uint64_t id, EtcdCallback cb, void *userdata);
+int etcd_member_update(EtcdClient *c, uint64_t id, char *const *peer_urls, size_t n, EtcdCallback cb,
+                       void *userdata);
+int etcd_status(EtcdClient *c, const char *endpoint, EtcdCallback cb, void *userdata);
+/* GET /health: error 0 when healthy, -EAGAIN when the member says false. */
+int etcd_health(EtcdClient *c, const char *endpoint, EtcdCallback cb, void *userdata);
+int etcd_alarm_list(EtcdClient *c, EtcdCallback cb, void *userdata);
+int etcd_alarm_disarm(EtcdClient *c, uint64_t member_id, const char *alarm, EtcdCallback cb, void *userdata);
+/* Defragmentation blocks the member; give it a long timeout (0 = 2 min). */
+int etcd_defragment(EtcdClient *c, const char *endpoint, usec_t timeout, EtcdCallback cb, void *userdata);
+int etcd_hash(EtcdClient *c, const char *endpoint, EtcdCallback cb, void *userdata);
+int etcd_kv_put(EtcdClient *c, const void *key, size_t key_len, const void *value, size_t value_len,
+                EtcdCallback cb, void *userdata);
+/* `range_end` NULL = the single key; serializable reads are local (no quorum). */
+int etcd_kv_range(EtcdClient *c, const char *endpoint, const void *key, size_t key_len,
+                  const void *range_end, size_t range_end_len, bool serializable, EtcdCallback cb,
+                  void *userdata);
+int etcd_kv_compact(EtcdClient *c, uint64_t revision, bool physical, EtcdCallback cb, void *userdata);
