@@ -98,6 +98,16 @@ EtcdClient *etcd_client_free(EtcdClient *c)
         return mfree(c);
 }
 
+Loop *etcd_client_get_loop(EtcdClient *c)
+{
+        return c->loop;
+}
+
+const HttpTls *etcd_client_get_tls(EtcdClient *c)
+{
+        return c->tls;
+}
+
 int etcd_client_set_endpoints(EtcdClient *c, char *const *endpoints, size_t n)
 {
         char *copy[MAX_ENDPOINTS] = {};

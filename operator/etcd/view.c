@@ -1,0 +1,390 @@
+/* The etcd view poller and snapshot queries. */
+#include "view.h"
+#include "base/log.h"
+
+struct EtcdView {
+        EtcdClient *client;
+        usec_t period;
+        sd_event_source *timer;
+        EtcdViewSnapshot *current;
+        EtcdViewSnapshot *building;
+        unsigned outstanding; /* per-member requests of the round in flight */
+        bool in_round;
+        bool again; /* a refresh was asked during the round */
+        EtcdViewFunc listener;
+        void *userdata;
+};
+
+typedef struct MemberReq {
+        EtcdView *view;
+        EtcdViewSnapshot *snap; /* the round it belongs to (ref) */
+        size_t index;
+} MemberReq;
+
+static void snapshot_free(EtcdViewSnapshot *s)
+{
+        if (s->states)
+                for (size_t i = 0; s->members && i < s->members->n_members; i++)
+                        etcd_status_done(&s->states[i].status);
+        free(s->states);
+        etcd_member_list_free(s->members);
+        free(s->alarms);
+        free(s->split_brain_detail);
+        free(s);
+}
+
+EtcdViewSnapshot *etcd_view_snapshot_ref(const EtcdViewSnapshot *s)
+{
+        EtcdViewSnapshot *m = (EtcdViewSnapshot *) s;
+        if (m)
+                m->n_ref++;
+        return m;
+}
+
+EtcdViewSnapshot *etcd_view_snapshot_unref(EtcdViewSnapshot *s)
+{
+        if (s && --s->n_ref == 0)
+                snapshot_free(s);
+        return NULL;
+}
+
+/* ---- queries ---- */
+
+static size_t n_members(const EtcdViewSnapshot *s)
+{
+        return s && s->members ? s->members->n_members : 0;
+}
+
+size_t etcd_view_count_voters(const EtcdViewSnapshot *s)
+{
+        size_t n = 0;
+        for (size_t i = 0; i < n_members(s); i++)
+                n += !s->members->members[i].is_learner;
+        return n;
+}
+
+size_t etcd_view_count_healthy_voters(const EtcdViewSnapshot *s)
+{
+        size_t n = 0;
+        for (size_t i = 0; i < n_members(s); i++)
+                n += !s->members->members[i].is_learner && s->states[i].healthy;
+        return n;
+}
+
+bool etcd_view_all_healthy(const EtcdViewSnapshot *s)
+{
+        if (!s || s->error < 0 || s->split_brain || n_members(s) == 0)
+                return false;
+        for (size_t i = 0; i < n_members(s); i++)
+                if (!s->states[i].started || !s->states[i].healthy)
+                        return false;
+        return true;
+}
+
+size_t etcd_view_count_pending(const EtcdViewSnapshot *s)
+{
+        size_t n = 0;
+        for (size_t i = 0; i < n_members(s); i++)
+                n += s->members->members[i].is_learner || !s->states[i].started;
+        return n;
+}
+
+const EtcdMemberState *etcd_view_find_by_name(const EtcdViewSnapshot *s, const char *name)
+{
+        for (size_t i = 0; i < n_members(s); i++)
+                if (streq_ptr(s->states[i].name, name))
+                        return &s->states[i];
+        return NULL;
+}
+
+bool etcd_view_removal_keeps_quorum(const EtcdViewSnapshot *s, uint64_t id)
+{
+        size_t voters = 0, healthy = 0;
+        bool found = false;
+
+        for (size_t i = 0; i < n_members(s); i++) {
+                const EtcdMember *m = &s->members->members[i];
+                if (m->id == id) {
+                        found = true;
+                        continue;
+                }
+                if (m->is_learner)
+                        continue;
+                voters++;
+                healthy += s->states[i].healthy;
+        }
+        /* After removal, every remaining voter must be healthy and at least one must remain. */
+        return found && voters > 0 && healthy == voters;
+}
+
+/* ---- polling ---- */
+
+static void round_start(EtcdView *v);
+
+static void arm(EtcdView *v, usec_t delay)
+{
+        if (v->timer) {
+                (void) sd_event_source_set_time_relative(v->timer, delay);
+                (void) sd_event_source_set_enabled(v->timer, SD_EVENT_ONESHOT);
+        }
+}
+
+static void detect_split_brain(EtcdViewSnapshot *s)
+{
+        uint64_t first = 0;
+        const char *first_name = NULL;
+
+        for (size_t i = 0; i < n_members(s); i++) {
+                const EtcdMemberState *st = &s->states[i];
+                if (!st->has_status || st->status.cluster_id == 0)
+                        continue;
+                if (!first) {
+                        first = st->status.cluster_id;
+                        first_name = st->name;
+                        continue;
+                }
+                if (st->status.cluster_id != first) {
+                        s->split_brain = true;
+                        free(s->split_brain_detail);
+                        s->split_brain_detail = strdup_printf(
+                                "member %s reports cluster ID %016llx but member %s reports %016llx",
+                                strempty(st->name), (unsigned long long) st->status.cluster_id,
+                                strempty(first_name), (unsigned long long) first);
+                }
+        }
+        if (!s->split_brain && first && s->cluster_id && first != s->cluster_id) {
+                s->split_brain = true;
+                s->split_brain_detail =
+                        strdup_printf("members report cluster ID %016llx but the member list "
+                                      "came from cluster %016llx",
+                                      (unsigned long long) first, (unsigned long long) s->cluster_id);
+        }
+}
+
+static void round_finish(EtcdView *v)
+{
+        EtcdViewSnapshot *s = TAKE_PTR(v->building);
+
+        s->taken_at = now_usec(CLOCK_MONOTONIC);
+        for (size_t i = 0; i < n_members(s); i++)
+                if (s->states[i].has_status && s->states[i].status.leader && !s->states[i].is_learner)
+                        s->leader = s->states[i].status.leader;
+        detect_split_brain(s);
+        if (s->split_brain)
+                log_warning("etcd split brain: %s", s->split_brain_detail);
+        /* Membership changes go to the leader first. */
+        for (size_t i = 0; i < n_members(s); i++)
+                if (s->members->members[i].id == s->leader && s->states[i].client_url)
+                        (void) etcd_client_set_leader(v->client, s->states[i].client_url);
+
+        etcd_view_snapshot_unref(v->current);
+        v->current = s;
+        v->in_round = false;
+        if (v->listener)
+                v->listener(v, s, v->userdata);
+        if (v->again) {
+                v->again = false;
+                round_start(v);
+        } else
+                arm(v, v->period);
+}
+
+static void on_alarms(EtcdClient *c, const EtcdResponse *resp, void *userdata)
+{
+        EtcdView *v = userdata;
+
+        (void) c;
+        if (resp->error == -ECANCELED)
+                return;
+        v->building->alarms_error = resp->error;
+        if (resp->error >= 0 &&
+            etcd_parse_alarms(resp->body, &v->building->alarms, &v->building->n_alarms) < 0)
+                v->building->alarms_error = -EBADMSG;
+        round_finish(v);
+}
+
+static void member_done(EtcdView *v)
+{
+        if (--v->outstanding > 0)
+                return;
+        int r = etcd_alarm_list(v->client, on_alarms, v);
+        if (r < 0) {
+                v->building->alarms_error = r;
+                round_finish(v);
+        }
+}
+
+static void on_health(EtcdClient *c, const EtcdResponse *resp, void *userdata)
+{
+        _cleanup_free_ MemberReq *q = userdata;
+        (void) c;
+        if (resp->error == -ECANCELED) {
+                etcd_view_snapshot_unref(q->snap);
+                return;
+        }
+        EtcdMemberState *st = &q->snap->states[q->index];
+        st->healthy = resp->error >= 0;
+        if (resp->error < 0 && st->error == 0)
+                st->error = resp->error;
+        etcd_view_snapshot_unref(q->snap);
+        member_done(q->view);
+}
+
+static void on_status(EtcdClient *c, const EtcdResponse *resp, void *userdata)
+{
+        _cleanup_free_ MemberReq *q = userdata;
+        (void) c;
+        if (resp->error == -ECANCELED) {
+                etcd_view_snapshot_unref(q->snap);
+                return;
+        }
+        EtcdMemberState *st = &q->snap->states[q->index];
+        if (resp->error >= 0 && etcd_parse_status(resp->body, &st->status) >= 0) {
+                st->has_status = true;
+                st->is_learner = st->is_learner || st->status.is_learner;
+        } else if (st->error == 0)
+                st->error = resp->error < 0 ? resp->error : -EBADMSG;
+        etcd_view_snapshot_unref(q->snap);
+        member_done(q->view);
+}
+
+static int ask_member(EtcdView *v, size_t i, bool health)
+{
+        MemberReq *q = calloc(1, sizeof *q);
+        int r;
+        if (!q)
+                return -ENOMEM;
+        *q = (MemberReq){.view = v, .snap = etcd_view_snapshot_ref(v->building), .index = i};
+        const char *url = v->building->states[i].client_url;
+        r = health ? etcd_health(v->client, url, on_health, q) : etcd_status(v->client, url, on_status, q);
+        if (r < 0) {
+                etcd_view_snapshot_unref(q->snap);
+                free(q);
+                return r;
+        }
+        v->outstanding++;
+        return 0;
+}
+
+static void on_members(EtcdClient *c, const EtcdResponse *resp, void *userdata)
+{
+        EtcdView *v = userdata;
+        EtcdViewSnapshot *s = v->building;
+        int r;
+
+        (void) c;
+        if (resp->error == -ECANCELED)
+                return;
+        if (resp->error < 0 || (r = etcd_parse_member_list(resp->body, &s->members)) < 0) {
+                s->error = resp->error < 0 ? resp->error : -EBADMSG;
+                log_debug("etcd view: member list failed: %s", etcd_strerror(s->error));
+                round_finish(v);
+                return;
+        }
+        s->cluster_id = s->members->cluster_id;
+        s->states = calloc(s->members->n_members + 1, sizeof *s->states);
+        if (!s->states) {
+                s->error = -ENOMEM;
+                round_finish(v);
+                return;
+        }
+        v->outstanding = 1; /* held until every request is sent */
+        for (size_t i = 0; i < s->members->n_members; i++) {
+                const EtcdMember *m = &s->members->members[i];
+                EtcdMemberState *st = &s->states[i];
+                *st = (EtcdMemberState){.id = m->id,
+                                        .name = m->name,
+                                        .client_url = m->n_client_urls ? m->client_urls[0] : NULL,
+                                        .started = etcd_member_is_started(m),
+                                        .is_learner = m->is_learner};
+                if (!st->started) {
+                        st->error = ETCD_ERR_NOT_ENOUGH_STARTED;
+                        continue;
+                }
+                if ((r = ask_member(v, i, true)) < 0 || (r = ask_member(v, i, false)) < 0)
+                        st->error = r;
+        }
+        member_done(v);
+}
+
+static void round_start(EtcdView *v)
+{
+        int r;
+
+        if (v->in_round) {
+                v->again = true;
+                return;
+        }
+        v->building = calloc(1, sizeof *v->building);
+        if (!v->building) {
+                arm(v, v->period);
+                return;
+        }
+        v->building->n_ref = 1;
+        v->in_round = true;
+        r = etcd_member_list(v->client, on_members, v);
+        if (r < 0) {
+                v->building->error = r;
+                round_finish(v);
+        }
+}
+
+static int on_timer(sd_event_source *s, uint64_t usec, void *userdata)
+{
+        (void) s;
+        (void) usec;
+        round_start(userdata);
+        return 0;
+}
+
+EtcdView *etcd_view_new(EtcdClient *c, usec_t period)
+{
+        EtcdView *v = calloc(1, sizeof *v);
+        if (!v)
+                return NULL;
+        v->client = c;
+        v->period = period ? period : 5 * USEC_PER_SEC;
+        return v;
+}
+
+EtcdView *etcd_view_free(EtcdView *v)
+{
+        if (!v)
+                return NULL;
+        v->timer = sd_event_source_disable_unref(v->timer);
+        etcd_view_snapshot_unref(v->current);
+        etcd_view_snapshot_unref(v->building);
+        return mfree(v);
+}
+
+void etcd_view_set_listener(EtcdView *v, EtcdViewFunc f, void *userdata)
+{
+        v->listener = f;
+        v->userdata = userdata;
+}
+
+int etcd_view_start(EtcdView *v)
+{
+        sd_event *e = loop_get_event(etcd_client_get_loop(v->client));
+        int r;
+
+        assert_return(v, -EINVAL);
+        if (v->timer)
+                return 0;
+        r = sd_event_add_time_relative(e, &v->timer, CLOCK_MONOTONIC, v->period, 0, on_timer, v);
+        if (r < 0)
+                return r;
+        (void) sd_event_source_set_enabled(v->timer, SD_EVENT_OFF);
+        round_start(v);
+        return 0;
+}
+
+void etcd_view_refresh(EtcdView *v)
+{
+        round_start(v);
+}
+
+const EtcdViewSnapshot *etcd_view_get(EtcdView *v)
+{
+        return v->current;
+}
