@@ -7,21 +7,25 @@
 
 static int check_depth(const char *text, size_t len)
 {
+        const char *p = text, *end = text + len;
         int depth = 0;
-        bool in_string = false;
 
-        for (size_t i = 0; i < len; i++) {
-                char c = text[i];
-                if (in_string) {
-                        if (c == '\\')
-                                i++;
-                        else if (c == '"')
-                                in_string = false;
-                        continue;
-                }
-                if (c == '"')
-                        in_string = true;
-                else if (c == '{' || c == '[') {
+        while (p < end) {
+                char c = *p++;
+                if (c == '"') {
+                        /* Most bytes are inside strings: jump from quote to quote. */
+                        for (;;) {
+                                const char *q = memchr(p, '"', end - p);
+                                if (!q)
+                                        return 0; /* unterminated: the parser says so */
+                                const char *b = q;
+                                while (b > p && b[-1] == '\\')
+                                        b--;
+                                p = q + 1;
+                                if ((q - b) % 2 == 0)
+                                        break; /* not escaped */
+                        }
+                } else if (c == '{' || c == '[') {
                         if (++depth > JSON_MAX_DEPTH)
                                 return -E2BIG;
                 } else if (c == '}' || c == ']')
@@ -223,4 +227,84 @@ int json_set_string(cJSON *obj, const char *key, const char *value)
 char *json_print(const cJSON *obj)
 {
         return cJSON_PrintUnformatted(obj);
+}
+
+/* ---- frozen trees ---- */
+
+static void freeze_measure(const cJSON *j, size_t *n_nodes, size_t *n_bytes)
+{
+        for (; j; j = j->next) {
+                (*n_nodes)++;
+                if (j->string)
+                        *n_bytes += strlen(j->string) + 1;
+                if (j->valuestring)
+                        *n_bytes += strlen(j->valuestring) + 1;
+                freeze_measure(j->child, n_nodes, n_bytes);
+        }
+}
+
+static char *freeze_string(const char *s, char **strings)
+{
+        if (!s)
+                return NULL;
+        char *d = *strings;
+        *strings = stpcpy(d, s) + 1;
+        return d;
+}
+
+/* Copies the sibling list starting at `j` into `*nodes` and `*strings`;
+ * returns its head. Recursion follows nesting only, which parsing bounds. */
+static cJSON *freeze_list(const cJSON *j, cJSON **nodes, char **strings)
+{
+        cJSON *head = NULL, *tail = NULL;
+
+        for (; j; j = j->next) {
+                cJSON *n = (*nodes)++;
+                *n = (cJSON){
+                        /* Every string is ours now; no node refers to another tree. */
+                        .type = j->type & ~(cJSON_IsReference | cJSON_StringIsConst),
+                        .valueint = j->valueint,
+                        .valuedouble = j->valuedouble,
+                        .string = freeze_string(j->string, strings),
+                        .valuestring = freeze_string(j->valuestring, strings),
+                };
+                n->child = freeze_list(j->child, nodes, strings);
+                if (tail) {
+                        tail->next = n;
+                        n->prev = tail;
+                } else
+                        head = n;
+                tail = n;
+        }
+        if (head)
+                head->prev = tail; /* cJSON keeps the last element in the first one's prev */
+        return head;
+}
+
+cJSON *json_freeze(const cJSON *tree)
+{
+        size_t n_nodes = 1, n_bytes = 0;
+
+        assert_return(tree, NULL);
+        if (tree->string)
+                n_bytes += strlen(tree->string) + 1;
+        if (tree->valuestring)
+                n_bytes += strlen(tree->valuestring) + 1;
+        freeze_measure(tree->child, &n_nodes, &n_bytes);
+        if (n_nodes > SIZE_MAX / sizeof(cJSON) / 2)
+                return NULL;
+        cJSON *block = malloc(n_nodes * sizeof(cJSON) + n_bytes);
+        if (!block)
+                return NULL;
+        cJSON *nodes = block + 1;
+        char *strings = (char *) (block + n_nodes);
+        *block = (cJSON){
+                .type = tree->type & ~(cJSON_IsReference | cJSON_StringIsConst),
+                .valueint = tree->valueint,
+                .valuedouble = tree->valuedouble,
+                .string = freeze_string(tree->string, &strings),
+                .valuestring = freeze_string(tree->valuestring, &strings),
+        };
+        block->child = freeze_list(tree->child, &nodes, &strings);
+        return block;
 }

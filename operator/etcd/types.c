@@ -32,7 +32,7 @@ const char *etcd_strerror(int error)
         case ETCD_ERR_REMOVED:
                 return "the etcd member has been removed from the cluster";
         case ETCD_ERR_PEER_URL_EXISTS:
-                return "peer URL already in use by another member";
+                return "peer URL already in use by a member";
         case ETCD_ERR_COMPACTED:
                 return "revision has been compacted";
         case ETCD_ERR_FUTURE_REV:
@@ -90,7 +90,8 @@ int etcd_parse_error(long http_status, const cJSON *body, const char **ret_messa
                 return ETCD_ERR_LEARNER;
         if (contains(msg, "permanently removed") || contains(msg, "member has been removed"))
                 return ETCD_ERR_REMOVED;
-        if (contains(msg, "Peer URLs already exists"))
+        /* The member ID is derived from the peer URLs, so re-adding a URL hits either check. */
+        if (contains(msg, "Peer URLs already exists") || contains(msg, "member ID already exist"))
                 return ETCD_ERR_PEER_URL_EXISTS;
         if (contains(msg, "member URLs are invalid"))
                 return ETCD_ERR_BAD_URL;

@@ -385,20 +385,22 @@ int informer_apply_watch_line(Informer *inf, cJSON *line)
         inf->watch_events++;
         inf->stats.events++;
         if (!streq(type, "BOOKMARK")) {
-                if (streq(type, "DELETED")) {
-                        _cleanup_(kube_object_unrefp) KubeObject *o =
-                                kube_object_new(cJSON_Duplicate(obj, true));
+                bool deleted = streq(type, "DELETED");
+                if (!deleted && !streq(type, "ADDED") && !streq(type, "MODIFIED"))
+                        return -EBADMSG;
+                /* The line is the caller's to delete: take the object out of it rather than copy it. */
+                KubeObject *o = kube_object_new(cJSON_DetachItemViaPointer(line, obj));
+                if (deleted) {
                         if (o)
                                 cache_delete(inf, o->key);
-                } else if (streq(type, "ADDED") || streq(type, "MODIFIED")) {
-                        KubeObject *o = kube_object_new(cJSON_Duplicate(obj, true));
+                        kube_object_unref(o);
+                } else {
                         if (!o)
                                 return -ENOMEM;
                         int r = cache_put(inf, o);
                         if (r < 0)
                                 return r;
-                } else
-                        return -EBADMSG;
+                }
         }
         inf->rv = rv;
         return 0;

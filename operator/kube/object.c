@@ -4,24 +4,25 @@
 
 KubeObject *kube_object_new(cJSON *json)
 {
-        const char *name = json_get_string(json, "metadata.name");
-        const char *ns = json_get_string(json, "metadata.namespace");
+        /* Cached objects are immutable and long-lived: freeze them into one block. */
+        _cleanup_free_ cJSON *frozen =
+                json && json_get_string(json, "metadata.name") ? json_freeze(json) : NULL;
+        cJSON_Delete(json);
+        if (!frozen)
+                return NULL;
+        const char *name = json_get_string(frozen, "metadata.name");
+        const char *ns = json_get_string(frozen, "metadata.namespace");
         uint64_t rv = 0;
 
-        if (!name) {
-                cJSON_Delete(json);
-                return NULL;
-        }
         if (!ns)
                 ns = "";
         size_t kl = (*ns ? strlen(ns) + 1 : 0) + strlen(name) + 1;
         KubeObject *o = malloc(sizeof *o + kl);
-        if (!o) {
-                cJSON_Delete(json);
+        if (!o)
                 return NULL;
-        }
-        (void) json_get_uint64(json, "metadata.resourceVersion", &rv);
-        *o = (KubeObject){.n_ref = 1, .json = json, .namespace = ns, .name = name, .resource_version = rv};
+        (void) json_get_uint64(frozen, "metadata.resourceVersion", &rv);
+        *o = (KubeObject){
+                .n_ref = 1, .json = TAKE_PTR(frozen), .namespace = ns, .name = name, .resource_version = rv};
         if (*ns)
                 (void) snprintf(o->key, kl, "%s/%s", ns, name);
         else
@@ -41,7 +42,7 @@ KubeObject *kube_object_unref(KubeObject *o)
 {
         if (!o || --o->n_ref > 0)
                 return NULL;
-        cJSON_Delete(o->json);
+        free(o->json); /* frozen: one block */
         return mfree(o);
 }
 

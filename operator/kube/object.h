@@ -17,7 +17,9 @@ typedef struct KubeObject {
         char key[]; /* "ns/name" or "name", as client-go's MetaNamespaceKeyFunc */
 } KubeObject;
 
-/* Takes ownership of `json` (freed on failure too). NULL when it lacks a name or on OOM. */
+/* Consumes `json` (also on failure): it is copied into one frozen block (see
+ * json_freeze()) and deleted, so use o->json afterwards. NULL when it lacks a
+ * name or on OOM. */
 KubeObject *kube_object_new(cJSON *json);
 KubeObject *kube_object_ref(const KubeObject *o);
 KubeObject *kube_object_unref(KubeObject *o);

@@ -60,7 +60,9 @@ static int curl_timer_cb(CURLM *multi, long timeout_ms, void *userdata)
                 return l->timer ? sd_event_source_set_enabled(l->timer, SD_EVENT_OFF) : 0;
         usec_t when = now_usec(CLOCK_MONOTONIC) + (usec_t) timeout_ms * USEC_PER_MSEC;
         if (!l->timer) {
-                r = sd_event_add_time(l->event, &l->timer, CLOCK_MONOTONIC, when, 0, on_timer, l);
+                /* Accuracy 1 us: 0 means sd-event's default of 250 ms, which
+                 * would delay every transfer's start by up to that much. */
+                r = sd_event_add_time(l->event, &l->timer, CLOCK_MONOTONIC, when, 1, on_timer, l);
                 if (r < 0)
                         return -1;
                 (void) sd_event_source_set_description(l->timer, "curl-timer");

@@ -141,6 +141,7 @@ static void test_errors(void **state)
         expect(503, E34(14, "etcdserver: rpc not supported for learner"), ETCD_ERR_LEARNER);
         expect(412, E34(9, "etcdserver: Peer URLs already exists"), ETCD_ERR_PEER_URL_EXISTS);
         expect(400, E34(3, "etcdserver: given member URLs are invalid"), ETCD_ERR_BAD_URL);
+        expect(412, E34(9, "etcdserver: member ID already exist"), ETCD_ERR_PEER_URL_EXISTS);
         expect(400, E34(11, "etcdserver: mvcc: required revision has been compacted"), ETCD_ERR_COMPACTED);
         expect(400, E34(11, "etcdserver: mvcc: required revision is a future revision"),
                ETCD_ERR_FUTURE_REV);

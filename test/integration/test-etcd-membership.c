@@ -1,0 +1,190 @@
+/* Growing a real TLS etcd cluster 1 -> 3 with learners, one at a time, and
+ * shrinking it: the membership calls and their errors as the operator sees
+ * them, and the view's picture along the way. */
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#include <cmocka.h>
+
+#include "base/log.h"
+#include "etcd-harness.h"
+#include "etcd/view.h"
+
+static EtcdTestCluster cluster;
+static Loop *loop;
+static EtcdClient *client;
+
+/* Small wrappers: each returns the call's final error. */
+static int add_learner(const char *peer_url, uint64_t *ret_id)
+{
+        EtcdTestResult r = {};
+        int e = etcd_member_add(client, peer_url, true, etcd_test_result_cb, &r);
+        if (e < 0)
+                return e;
+        assert_int_equal(etcd_test_wait(loop, &r, 30 * USEC_PER_SEC), 0);
+        e = r.error;
+        if (e < 0)
+                printf("member add %s: %s (%s)\n", peer_url, etcd_strerror(e), r.message);
+        if (e >= 0 && ret_id)
+                assert_int_equal(etcd_parse_added_member(r.body, ret_id), 0);
+        etcd_test_result_done(&r);
+        return e;
+}
+
+static int id_op(int (*f)(EtcdClient *, uint64_t, EtcdCallback, void *), uint64_t id)
+{
+        EtcdTestResult r = {};
+        int e = f(client, id, etcd_test_result_cb, &r);
+        if (e < 0)
+                return e;
+        assert_int_equal(etcd_test_wait(loop, &r, 30 * USEC_PER_SEC), 0);
+        e = r.error;
+        etcd_test_result_done(&r);
+        return e;
+}
+
+static EtcdMemberList *list_members(void)
+{
+        EtcdTestResult r = {};
+        EtcdMemberList *l = NULL;
+        assert_int_equal(etcd_member_list(client, etcd_test_result_cb, &r), 0);
+        assert_int_equal(etcd_test_wait(loop, &r, 30 * USEC_PER_SEC), 0);
+        assert_int_equal(r.error, 0);
+        assert_int_equal(etcd_parse_member_list(r.body, &l), 0);
+        etcd_test_result_done(&r);
+        return l;
+}
+
+/* Promote, retrying while the learner catches up (as the operator does). */
+static void promote_when_in_sync(uint64_t id)
+{
+        usec_t end = now_usec(CLOCK_MONOTONIC) + 60 * USEC_PER_SEC;
+        unsigned not_ready = 0;
+        for (;;) {
+                int e = id_op(etcd_member_promote, id);
+                if (e == 0)
+                        break;
+                if (e != ETCD_ERR_LEARNER_NOT_READY && e != ETCD_ERR_UNHEALTHY)
+                        fail_msg("promote: %s", etcd_strerror(e));
+                not_ready++;
+                assert_true(now_usec(CLOCK_MONOTONIC) < end);
+                (void) usleep(200000);
+        }
+        printf("promoted after %u not-ready answers\n", not_ready);
+}
+
+static void wait_all_healthy(EtcdView *v, size_t members)
+{
+        usec_t end = now_usec(CLOCK_MONOTONIC) + 30 * USEC_PER_SEC;
+        for (;;) {
+                bool tick = false;
+                (void) loop_run_until(loop, &tick, 300 * USEC_PER_MSEC);
+                const EtcdViewSnapshot *s = etcd_view_get(v);
+                if (s && s->members && s->members->n_members == members && etcd_view_all_healthy(s))
+                        return;
+                assert_true(now_usec(CLOCK_MONOTONIC) < end);
+        }
+}
+
+static void test_grow_and_shrink(void **state)
+{
+        uint64_t id2 = 0, id3 = 0;
+        _cleanup_(etcd_view_freep) EtcdView *view = etcd_view_new(client, 500 * USEC_PER_MSEC);
+
+        assert_int_equal(etcd_view_start(view), 0);
+        wait_all_healthy(view, 1);
+
+        /* 1 -> 2: add m2 as a learner; a second learner is refused with its own error. */
+        assert_int_equal(add_learner(cluster.members[1].peer_url, &id2), 0);
+        assert_int_equal(add_learner(cluster.members[2].peer_url, NULL), ETCD_ERR_TOO_MANY_LEARNERS);
+        /* Adding the same peer URL again is refused too. */
+        assert_int_equal(add_learner(cluster.members[1].peer_url, NULL), ETCD_ERR_PEER_URL_EXISTS);
+        _cleanup_(etcd_member_list_freep) EtcdMemberList *l = list_members();
+        const EtcdMember *m2 = etcd_member_list_find(l, id2);
+        assert_non_null(m2);
+        assert_true(m2->is_learner);
+        assert_false(etcd_member_is_started(m2));
+        /* Promoting before it even started: not in sync. */
+        assert_int_equal(id_op(etcd_member_promote, id2), ETCD_ERR_LEARNER_NOT_READY);
+
+        _cleanup_free_ char *ic2 = etcd_test_initial_cluster(&cluster, 0x3);
+        assert_int_equal(etcd_test_member_start(&cluster, 1, ic2, true), 0);
+        promote_when_in_sync(id2);
+        assert_int_equal(id_op(etcd_member_promote, id2), ETCD_ERR_NOT_LEARNER);
+
+        /* 2 -> 3. Right after a join etcd calls the cluster unhealthy for ~5 s: retry. */
+        usec_t end = now_usec(CLOCK_MONOTONIC) + 30 * USEC_PER_SEC;
+        int e;
+        while ((e = add_learner(cluster.members[2].peer_url, &id3)) == ETCD_ERR_UNHEALTHY) {
+                assert_true(now_usec(CLOCK_MONOTONIC) < end);
+                (void) usleep(500000);
+        }
+        assert_int_equal(e, 0);
+        _cleanup_free_ char *ic3 = etcd_test_initial_cluster(&cluster, 0x7);
+        assert_int_equal(etcd_test_member_start(&cluster, 2, ic3, true), 0);
+        promote_when_in_sync(id3);
+
+        /* Point the client at all three and let the view see them healthy. */
+        char *urls[] = {cluster.members[0].client_url, cluster.members[1].client_url,
+                        cluster.members[2].client_url};
+        assert_int_equal(etcd_client_set_endpoints(client, urls, 3), 0);
+        wait_all_healthy(view, 3);
+        const EtcdViewSnapshot *s = etcd_view_get(view);
+        assert_int_equal(etcd_view_count_voters(s), 3);
+        assert_int_equal(etcd_view_count_pending(s), 0);
+        assert_true(s->leader != 0);
+        assert_false(s->split_brain);
+        assert_true(etcd_view_removal_keeps_quorum(s, id3));
+
+        /* Invalid peer URLs never reach etcd. */
+        char *bad[] = {(char *) "not a url"};
+        EtcdTestResult r = {};
+        assert_int_equal(etcd_member_update(client, id3, bad, 1, etcd_test_result_cb, &r), ETCD_ERR_BAD_URL);
+        assert_false(r.done);
+        assert_int_equal(etcd_member_add(client, "127.0.0.9:2380", true, etcd_test_result_cb, &r),
+                         ETCD_ERR_BAD_URL);
+
+        /* 3 -> 2: remove m3 (etcd refuses while it joined less than 5 s ago); it then leaves on its own. */
+        end = now_usec(CLOCK_MONOTONIC) + 30 * USEC_PER_SEC;
+        while ((e = id_op(etcd_member_remove, id3)) == ETCD_ERR_UNHEALTHY) {
+                assert_true(now_usec(CLOCK_MONOTONIC) < end);
+                (void) usleep(500000);
+        }
+        assert_int_equal(e, 0);
+        assert_true(etcd_test_member_wait_exit(&cluster, 2, 15 * USEC_PER_SEC) >= 0);
+        assert_int_equal(id_op(etcd_member_remove, id3), ETCD_ERR_MEMBER_NOT_FOUND);
+        _cleanup_(etcd_member_list_freep) EtcdMemberList *after = list_members();
+        assert_int_equal(after->n_members, 2);
+        assert_null(etcd_member_list_find(after, id3));
+        wait_all_healthy(view, 2);
+}
+
+static int setup(void **state)
+{
+        if (getenv("TEST_VERBOSE"))
+                log_set_verbosity(4);
+        if (etcd_test_cluster_init(&cluster, 3, NULL) < 0 || etcd_test_cluster_bootstrap(&cluster, 1) < 0)
+                return -1;
+        loop = loop_new();
+        client = etcd_test_client(&cluster, loop, 0x1);
+        return client ? 0 : -1;
+}
+
+static int teardown(void **state)
+{
+        client = etcd_client_free(client);
+        assert_int_equal(loop_http_in_flight(loop), 0);
+        loop = loop_unref(loop);
+        etcd_test_cluster_destroy(&cluster);
+        return 0;
+}
+
+int main(void)
+{
+        const struct CMUnitTest tests[] = {
+                cmocka_unit_test(test_grow_and_shrink),
+        };
+        return cmocka_run_group_tests(tests, setup, teardown);
+}

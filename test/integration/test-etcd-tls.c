@@ -1,0 +1,143 @@
+/* Verification is on everywhere: our client refuses a server certificate
+ * whose SANs do not match; etcd refuses a client certificate from a foreign
+ * CA; etcd refuses a peer whose certificate does not match its address. */
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#include <cmocka.h>
+
+#include "base/fileio.h"
+#include "base/log.h"
+#include "etcd-harness.h"
+
+static Loop *loop;
+
+static int health(EtcdClient *e, const char *url)
+{
+        EtcdTestResult r = {};
+        assert_int_equal(etcd_health(e, url, etcd_test_result_cb, &r), 0);
+        assert_int_equal(etcd_test_wait(loop, &r, 20 * USEC_PER_SEC), 0);
+        int err = r.error;
+        etcd_test_result_done(&r);
+        return err;
+}
+
+static void test_server_san_mismatch(void **state)
+{
+        EtcdTestCluster c;
+        assert_int_equal(etcd_test_cluster_init(&c, 1, NULL), 0);
+        c.members[0].bad_serving_cert = true;
+        assert_int_equal(etcd_test_member_reissue(&c, 0), 0);
+        _cleanup_free_ char *ic = etcd_test_initial_cluster(&c, 0x1);
+        assert_int_equal(etcd_test_member_start(&c, 0, ic, false), 0);
+        _cleanup_(etcd_client_freep) EtcdClient *e = etcd_test_client(&c, loop, 0x1);
+
+        /* Wait until it listens (connection refused turns into a TLS failure), then insist. */
+        int err = -ECONNREFUSED;
+        usec_t end = now_usec(CLOCK_MONOTONIC) + 20 * USEC_PER_SEC;
+        while ((err = health(e, c.members[0].client_url)) == -ECONNREFUSED &&
+               now_usec(CLOCK_MONOTONIC) < end)
+                (void) usleep(100000);
+        assert_int_equal(err, -EPROTO);
+        e = etcd_client_free(e);
+        etcd_test_cluster_destroy(&c);
+}
+
+static void test_foreign_client_ca(void **state)
+{
+        EtcdTestCluster c;
+        _cleanup_(pki_pair_freep) PkiPair *foreign_ca = NULL, *client = NULL;
+        _cleanup_free_ char *crt = NULL, *key = NULL;
+        usec_t now = now_usec(CLOCK_REALTIME);
+
+        assert_int_equal(etcd_test_cluster_init(&c, 1, NULL), 0);
+        assert_int_equal(etcd_test_cluster_bootstrap(&c, 1), 0);
+        _cleanup_(etcd_client_freep) EtcdClient *good = etcd_test_client(&c, loop, 0x1);
+        assert_int_equal(health(good, c.members[0].client_url), 0);
+
+        assert_int_equal(
+                pki_ca_new("foreign-signer", 3600 * USEC_PER_SEC, PKI_KEY_ECDSA_P256, now, &foreign_ca), 0);
+        PkiCertRequest req = {.profile = PKI_PROFILE_CLIENT,
+                              .cn = "etcd-client",
+                              .org = "system:etcd",
+                              .validity = 3600 * USEC_PER_SEC,
+                              .key_type = PKI_KEY_ECDSA_P256};
+        assert_int_equal(pki_cert_issue(foreign_ca, &req, now, &client), 0);
+        assert_int_equal(pki_pair_to_pem(client, &crt, &key), 0);
+        HttpTls tls = {.ca_pem = c.ca_pem, .cert_pem = crt, .key_pem = key};
+        _cleanup_(etcd_client_freep) EtcdClient *bad = etcd_client_new(loop, &tls);
+        int err = health(bad, c.members[0].client_url);
+        printf("foreign client certificate: %s\n", etcd_strerror(err));
+        assert_true(err == -EPROTO || err == -ECONNRESET);
+        /* And without any client certificate. */
+        HttpTls none = {.ca_pem = c.ca_pem};
+        _cleanup_(etcd_client_freep) EtcdClient *anon = etcd_client_new(loop, &none);
+        err = health(anon, c.members[0].client_url);
+        assert_true(err == -EPROTO || err == -ECONNRESET);
+        good = etcd_client_free(good);
+        bad = etcd_client_free(bad);
+        anon = etcd_client_free(anon);
+        etcd_test_cluster_destroy(&c);
+}
+
+static void test_peer_san_mismatch(void **state)
+{
+        EtcdTestCluster c;
+        EtcdTestResult r = {};
+        uint64_t id = 0;
+
+        assert_int_equal(etcd_test_cluster_init(&c, 2, NULL), 0);
+        c.members[1].bad_peer_cert = true;
+        assert_int_equal(etcd_test_member_reissue(&c, 1), 0);
+        assert_int_equal(etcd_test_cluster_bootstrap(&c, 1), 0);
+        _cleanup_(etcd_client_freep) EtcdClient *e = etcd_test_client(&c, loop, 0x1);
+        assert_int_equal(etcd_member_add(e, c.members[1].peer_url, true, etcd_test_result_cb, &r), 0);
+        assert_int_equal(etcd_test_wait(loop, &r, 20 * USEC_PER_SEC), 0);
+        assert_int_equal(r.error, 0);
+        assert_int_equal(etcd_parse_added_member(r.body, &id), 0);
+        etcd_test_result_done(&r);
+        _cleanup_free_ char *ic = etcd_test_initial_cluster(&c, 0x3);
+        assert_int_equal(etcd_test_member_start(&c, 1, ic, true), 0);
+
+        /* The learner never joins: promotion keeps failing and m1 logs the rejection. */
+        usec_t end = now_usec(CLOCK_MONOTONIC) + 8 * USEC_PER_SEC;
+        while (now_usec(CLOCK_MONOTONIC) < end) {
+                assert_int_equal(etcd_member_promote(e, id, etcd_test_result_cb, &r), 0);
+                assert_int_equal(etcd_test_wait(loop, &r, 20 * USEC_PER_SEC), 0);
+                assert_int_equal(r.error, ETCD_ERR_LEARNER_NOT_READY);
+                etcd_test_result_done(&r);
+                (void) usleep(500000);
+        }
+        _cleanup_free_ char *log = NULL, *path = strdup_printf("%s/etcd.log", c.members[0].dir);
+        assert_int_equal(read_full_file(path, 64u << 20, &log, NULL), 0);
+        assert_non_null(strstr(log, "rejected connection"));
+        e = etcd_client_free(e);
+        etcd_test_cluster_destroy(&c);
+}
+
+static int setup(void **state)
+{
+        if (getenv("TEST_VERBOSE"))
+                log_set_verbosity(4);
+        loop = loop_new();
+        return loop ? 0 : -1;
+}
+
+static int teardown(void **state)
+{
+        assert_int_equal(loop_http_in_flight(loop), 0);
+        loop = loop_unref(loop);
+        return 0;
+}
+
+int main(void)
+{
+        const struct CMUnitTest tests[] = {
+                cmocka_unit_test(test_server_san_mismatch),
+                cmocka_unit_test(test_foreign_client_ca),
+                cmocka_unit_test(test_peer_san_mismatch),
+        };
+        return cmocka_run_group_tests(tests, setup, teardown);
+}
