@@ -10,7 +10,7 @@
 #include "cmd/cmd.h"
 
 static const Command *const commands[] = {
-        NULL,
+        &cmd_operator,
 };
 
 static void usage(FILE *f)

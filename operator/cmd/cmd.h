@@ -16,5 +16,9 @@ typedef struct Command {
         int (*run)(int argc, char *argv[]);
 } Command;
 
+extern const Command cmd_operator;
+
 /* Parses "-v=N"/"--v=N"/"-vN" style verbosity; returns true if `arg` was one. */
 bool cmd_parse_verbosity(const char *arg);
+/* Applies and removes every verbosity flag from argv; returns the new argc. */
+int cmd_take_verbosity(int argc, char *argv[]);

@@ -21,3 +21,13 @@ bool cmd_parse_verbosity(const char *arg)
         log_set_verbosity((int) n);
         return true;
 }
+
+int cmd_take_verbosity(int argc, char *argv[])
+{
+        int n = 0;
+        for (int i = 0; i < argc; i++)
+                if (i == 0 || !cmd_parse_verbosity(argv[i]))
+                        argv[n++] = argv[i];
+        argv[n] = NULL;
+        return n;
+}

@@ -209,7 +209,7 @@ static int on_retry_timer(sd_event_source *s, uint64_t usec, void *userdata)
 static bool schedule_retry(KubeCall *call, usec_t delay)
 {
         int r = sd_event_add_time_relative(loop_get_event(call->client->loop), &call->retry_timer,
-                                           CLOCK_MONOTONIC, delay, 0, on_retry_timer, call);
+                                           CLOCK_MONOTONIC, delay, USEC_PER_MSEC, on_retry_timer, call);
         if (r < 0)
                 return false;
         call->retries++;

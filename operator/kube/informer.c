@@ -231,7 +231,7 @@ static void schedule(Informer *inf, usec_t delay, bool relist)
                 inf->synced = false;
         inf->retry_timer = sd_event_source_disable_unref(inf->retry_timer);
         if (sd_event_add_time_relative(loop_get_event(kube_client_get_loop(inf->client)), &inf->retry_timer,
-                                       CLOCK_MONOTONIC, delay, 0, on_retry, inf) < 0)
+                                       CLOCK_MONOTONIC, delay, USEC_PER_MSEC, on_retry, inf) < 0)
                 log_error("informer %s: cannot arm retry timer; it stops", inf->res->plural);
 }
 

@@ -542,6 +542,8 @@ int loop_http_start(Loop *l, HttpRequest *r, HttpDoneFunc done, void *userdata)
                 (void) curl_easy_setopt(c, CURLOPT_TIMEOUT_MS, (long) (r->timeout / USEC_PER_MSEC));
         if (streq(r->method, "GET"))
                 (void) curl_easy_setopt(c, CURLOPT_HTTPGET, 1L);
+        else if (streq(r->method, "HEAD"))
+                (void) curl_easy_setopt(c, CURLOPT_NOBODY, 1L); /* no body will come: do not wait for one */
         else {
                 (void) curl_easy_setopt(c, CURLOPT_CUSTOMREQUEST, r->method);
                 if (r->body || !streq(r->method, "DELETE")) {

@@ -520,7 +520,7 @@ static int controller_start(Controller *c)
         if (r < 0)
                 return r;
         (void) sd_event_source_set_enabled(c->process, SD_EVENT_OFF);
-        r = sd_event_add_time(e, &c->timer, CLOCK_MONOTONIC, USEC_INFINITY, 0, on_timer, c);
+        r = sd_event_add_time(e, &c->timer, CLOCK_MONOTONIC, USEC_INFINITY, USEC_PER_MSEC, on_timer, c);
         if (r < 0)
                 return r;
         (void) sd_event_source_set_enabled(c->timer, SD_EVENT_OFF);

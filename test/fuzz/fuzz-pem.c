@@ -63,7 +63,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 {
         _cleanup_free_ char *s = NULL;
 
-        if (size > 256 * 1024)
+        if (size > (size_t) 256 * 1024)
                 return 0;
         s = malloc(size + 1);
         if (!s)

@@ -340,3 +340,58 @@ int etcd_test_cluster_bootstrap(EtcdTestCluster *c, size_t k)
         }
         return 0;
 }
+
+typedef struct Loader {
+        Loop *loop;
+        EtcdClient *c;
+        unsigned next, total, in_flight;
+        int first_error;
+        char *value;
+        size_t value_size;
+        bool done;
+} Loader;
+
+static void load_next(Loader *l);
+
+static void on_put(EtcdClient *c, const EtcdResponse *resp, void *userdata)
+{
+        Loader *l = userdata;
+        (void) c;
+        l->in_flight--;
+        if (resp->error < 0 && l->first_error == 0)
+                l->first_error = resp->error;
+        load_next(l);
+}
+
+static void load_next(Loader *l)
+{
+        while (l->in_flight < 16 && l->next < l->total && l->first_error == 0) {
+                char key[32];
+                int n = snprintf(key, sizeof key, "/load/%06u", l->next++);
+                int r = etcd_kv_put(l->c, key, (size_t) n, l->value, l->value_size, on_put, l);
+                if (r < 0) {
+                        l->first_error = r;
+                        break;
+                }
+                l->in_flight++;
+        }
+        if (l->in_flight == 0 && (l->next == l->total || l->first_error))
+                l->done = true;
+}
+
+int etcd_test_load(Loop *loop, EtcdClient *e, unsigned n, size_t value_size)
+{
+        Loader l = {.loop = loop, .c = e, .total = n, .value_size = value_size};
+        int r;
+
+        l.value = malloc(value_size);
+        if (!l.value)
+                return -ENOMEM;
+        /* Incompressible-ish values so the database has its real size. */
+        for (size_t i = 0; i < value_size; i++)
+                l.value[i] = (char) ('a' + (i * 7919 + i / 13) % 26);
+        load_next(&l);
+        r = loop_run_until(loop, &l.done, 600 * USEC_PER_SEC);
+        free(l.value);
+        return r < 0 ? r : l.first_error;
+}

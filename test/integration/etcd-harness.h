@@ -58,6 +58,10 @@ void etcd_test_cluster_destroy(EtcdTestCluster *c);
  * client URLs of the members in `mask` as endpoints. */
 EtcdClient *etcd_test_client(EtcdTestCluster *c, Loop *loop, unsigned mask);
 
+/* Puts `n` values of `value_size` bytes under "/load/%06u", 16 in flight;
+ * returns the first error (0 if none). */
+int etcd_test_load(Loop *loop, EtcdClient *e, unsigned n, size_t value_size);
+
 /* Runs one call to completion (a helper for the sequential parts of tests). */
 typedef struct EtcdTestResult {
         bool done;

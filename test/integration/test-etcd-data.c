@@ -22,52 +22,9 @@
 
 static Loop *loop;
 
-typedef struct Loader {
-        EtcdClient *c;
-        unsigned next, total, in_flight, failed;
-        int first_error;
-        char value[VALUE_SIZE];
-        bool done;
-} Loader;
-
-static void load_next(Loader *l);
-
-static void on_put(EtcdClient *c, const EtcdResponse *resp, void *userdata)
-{
-        Loader *l = userdata;
-        l->in_flight--;
-        if (resp->error < 0) {
-                l->failed++;
-                if (l->first_error == 0)
-                        l->first_error = resp->error;
-        }
-        load_next(l);
-}
-
-static void load_next(Loader *l)
-{
-        while (l->in_flight < 16 && l->next < l->total && l->first_error == 0) {
-                char key[32];
-                int n = snprintf(key, sizeof key, "/load/%06u", l->next++);
-                assert_int_equal(etcd_kv_put(l->c, key, (size_t) n, l->value, sizeof l->value, on_put, l),
-                                 0);
-                l->in_flight++;
-        }
-        if (l->in_flight == 0 && (l->next == l->total || l->first_error))
-                l->done = true;
-}
-
-/* Puts `n` 10 KiB values; returns the first error (0 if none). */
 static int load(EtcdClient *c, unsigned n)
 {
-        Loader *l = calloc(1, sizeof *l);
-        *l = (Loader){.c = c, .total = n};
-        memset(l->value, 'x', sizeof l->value);
-        load_next(l);
-        assert_int_equal(loop_run_until(loop, &l->done, 300 * USEC_PER_SEC), 0);
-        int e = l->first_error;
-        free(l);
-        return e;
+        return etcd_test_load(loop, c, n, VALUE_SIZE);
 }
 
 static EtcdStatus status_of(EtcdClient *c, const char *url)

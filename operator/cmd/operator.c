@@ -1,0 +1,416 @@
+/* `cluster-etcd-operator operator`: the long-running operator. It loads the
+ * Kubernetes configuration, serves /healthz, /readyz and /metrics, takes the
+ * leader lease, and then starts the controllers on one shared informer
+ * cache. SIGTERM drains the controllers, releases the lease and exits 0;
+ * losing the lease exits 1 so the Deployment restarts us as a follower. */
+#include <getopt.h>
+#include <signal.h>
+#include <systemd/sd-daemon.h>
+
+#include "base/log.h"
+#include "cmd.h"
+#include "kube/informer.h"
+#include "runtime/controller.h"
+#include "runtime/httpserver.h"
+#include "runtime/leader.h"
+
+/* Every controller the operator runs, in start order. The controllers of the
+ * later milestones (static resources, certificates, members, ...) are added
+ * here as they land; see README.md for what exists today. */
+static const ControllerSpec *const controllers[] = {
+        NULL,
+};
+
+static size_t operator_controllers_count(void)
+{
+        size_t n = 0;
+        for (size_t i = 0; i < ELEMENTSOF(controllers); i++)
+                n += controllers[i] != NULL;
+        return n;
+}
+
+static int operator_controllers_register(Runtime *rt)
+{
+        for (size_t i = 0; i < ELEMENTSOF(controllers); i++) {
+                if (!controllers[i])
+                        continue;
+                int r = runtime_add(rt, controllers[i]);
+                if (r < 0)
+                        return r;
+        }
+        return 0;
+}
+
+typedef struct Operator {
+        Loop *loop;
+        KubeClient *client;
+        InformerFactory *informers;
+        EventRecorder *recorder;
+        Runtime *runtime;
+        LeaderElector *elector;
+        HttpServer *http;
+        MetricsRegistry *metrics;
+        Metric *m_leader, *m_requests, *m_retries, *m_events, *m_relists;
+        int exit_code;
+        bool stopping;
+} Operator;
+
+typedef struct Flags {
+        const char *kubeconfig;
+        const char *context;
+        const char *namespace;
+        const char *listen;
+        const char *identity;
+        bool leader_elect;
+        usec_t lease_duration, renew_deadline, retry_period;
+} Flags;
+
+static void operator_done(Operator *o)
+{
+        o->http = http_server_free(o->http);
+        o->runtime = runtime_free(o->runtime);
+        o->elector = leader_elector_free(o->elector);
+        o->recorder = event_recorder_free(o->recorder);
+        o->informers = informer_factory_free(o->informers);
+        o->client = kube_client_free(o->client);
+        o->metrics = metrics_registry_free(o->metrics);
+        o->loop = loop_unref(o->loop);
+}
+
+static void on_lease_released(LeaderElector *le, void *userdata)
+{
+        Operator *o = userdata;
+        (void) le;
+        (void) loop_exit(o->loop, o->exit_code);
+}
+
+static void on_drained(Runtime *rt, void *userdata)
+{
+        Operator *o = userdata;
+        (void) rt;
+        if (!o->elector || leader_elector_release(o->elector, on_lease_released) < 0)
+                (void) loop_exit(o->loop, o->exit_code);
+}
+
+static void stop(Operator *o, int code)
+{
+        if (o->stopping)
+                return;
+        o->stopping = true;
+        o->exit_code = code;
+        runtime_shutdown(o->runtime, on_drained, o);
+}
+
+static int on_signal(sd_event_source *s, const struct signalfd_siginfo *si, void *userdata)
+{
+        (void) s;
+        log_info("received signal %u, shutting down", si->ssi_signo);
+        stop(userdata, EXIT_OK);
+        return 0;
+}
+
+static void on_started_leading(LeaderElector *le, void *userdata)
+{
+        Operator *o = userdata;
+        int r;
+
+        (void) le;
+        log_info("became leader; starting %zu controllers", operator_controllers_count());
+        r = runtime_start(o->runtime);
+        if (r < 0) {
+                log_error_errno(r, "cannot start the controllers");
+                stop(o, EXIT_RUNTIME);
+        }
+}
+
+static void on_stopped_leading(LeaderElector *le, void *userdata)
+{
+        Operator *o = userdata;
+        (void) le;
+        log_error("lost the leader lease; exiting so that a new leader can take over");
+        o->exit_code = EXIT_RUNTIME;
+        (void) loop_exit(o->loop, EXIT_RUNTIME);
+}
+
+static bool is_ready(void *userdata, const char **ret_reason)
+{
+        Operator *o = userdata;
+        if (o->elector && !leader_elector_is_leader(o->elector)) {
+                *ret_reason = "not the leader (standby)\n";
+                return true; /* a standby is healthy and ready; it just does nothing */
+        }
+        if (!informer_factory_has_synced(o->informers)) {
+                *ret_reason = "informer caches not synced yet\n";
+                return false;
+        }
+        return true;
+}
+
+static int collect(MetricsRegistry *reg, void *userdata)
+{
+        Operator *o = userdata;
+        uint64_t req = 0, retries = 0;
+
+        (void) reg;
+        kube_client_get_counters(o->client, &req, &retries);
+        (void) metrics_set(o->m_requests, (double) req, NULL);
+        (void) metrics_set(o->m_retries, (double) retries, NULL);
+        (void) metrics_set(o->m_leader, leader_elector_is_leader(o->elector) ? 1 : 0, NULL);
+        return 0;
+}
+
+static int setup_metrics(Operator *o)
+{
+        int r;
+
+        o->metrics = metrics_registry_new();
+        if (!o->metrics)
+                return -ENOMEM;
+        if ((r = metrics_gauge(o->metrics, &o->m_leader, "openshift_etcd_operator_leader",
+                               "1 while this process holds the leader lease", NULL)) < 0 ||
+            (r = metrics_counter(o->metrics, &o->m_requests, "openshift_etcd_operator_kube_requests_total",
+                                 "Requests sent to the Kubernetes API", NULL)) < 0 ||
+            (r = metrics_counter(o->metrics, &o->m_retries, "openshift_etcd_operator_kube_retries_total",
+                                 "Kubernetes API requests retried after 429/5xx or transport errors",
+                                 NULL)) < 0)
+                return r;
+        return metrics_register_collector(o->metrics, collect, o);
+}
+
+static int parse_listen(const char *listen, char *addr, size_t n, uint16_t *port)
+{
+        const char *colon = strrchr(listen, ':');
+        char *end = NULL;
+
+        if (!colon || (size_t) (colon - listen) >= n)
+                return -EINVAL;
+        unsigned long p = strtoul(colon + 1, &end, 10);
+        if (*end || p > 65535 || end == colon + 1)
+                return -EINVAL;
+        memcpy(addr, listen, (size_t) (colon - listen));
+        addr[colon - listen] = 0;
+        /* "[::1]:8443" */
+        if (addr[0] == '[') {
+                size_t l = strlen(addr);
+                if (l < 2 || addr[l - 1] != ']')
+                        return -EINVAL;
+                memmove(addr, addr + 1, l - 2);
+                addr[l - 2] = 0;
+        }
+        *port = (uint16_t) p;
+        return 0;
+}
+
+static int run(const Flags *f)
+{
+        _cleanup_(operator_done) Operator o = {};
+        _cleanup_free_ char *err = NULL;
+        KubeConfig *cfg = NULL;
+        char addr[128];
+        uint16_t port = 0;
+        int r;
+
+        if (parse_listen(f->listen, addr, sizeof addr, &port) < 0) {
+                log_error("--listen: \"%s\" is not ADDRESS:PORT (e.g. 0.0.0.0:8443 or [::1]:8443)",
+                          f->listen);
+                return EXIT_USAGE;
+        }
+        r = kube_config_load(f->kubeconfig, f->context, &cfg, &err);
+        if (r < 0) {
+                log_error("%s", err ? err : strerror(-r));
+                return EXIT_USAGE;
+        }
+        o.loop = loop_new();
+        o.client = o.loop ? kube_client_new(o.loop, cfg) : NULL;
+        if (!o.client) {
+                kube_config_free(cfg);
+                return log_error_errno(ENOMEM, "out of memory"), EXIT_RUNTIME;
+        }
+        const char *ns = f->namespace ? f->namespace : "openshift-etcd-operator";
+        o.informers = informer_factory_new(o.client);
+        EventSource src = {.component = "openshift-cluster-etcd-operator",
+                           .api_version = "apps/v1",
+                           .kind = "Deployment",
+                           .namespace = ns,
+                           .name = "etcd-operator"};
+        o.recorder = event_recorder_new(o.client, &src);
+        RuntimeConfig rc = {.status_res = &KUBE_ETCDS, .status_name = "cluster"};
+        o.runtime = runtime_new(o.client, o.informers, o.recorder, &rc);
+        if (!o.informers || !o.recorder || !o.runtime || setup_metrics(&o) < 0)
+                return log_error_errno(ENOMEM, "out of memory"), EXIT_RUNTIME;
+        r = operator_controllers_register(o.runtime);
+        if (r < 0)
+                return log_error_errno(r, "cannot register controllers"), EXIT_RUNTIME;
+
+        sd_event *e = loop_get_event(o.loop);
+        sigset_t mask;
+        (void) sigemptyset(&mask);
+        (void) sigaddset(&mask, SIGTERM);
+        (void) sigaddset(&mask, SIGINT);
+        (void) sigprocmask(SIG_BLOCK, &mask, NULL);
+        if (sd_event_add_signal(e, NULL, SIGTERM, on_signal, &o) < 0 ||
+            sd_event_add_signal(e, NULL, SIGINT, on_signal, &o) < 0)
+                return log_error("cannot watch signals"), EXIT_RUNTIME;
+
+        HttpServerConfig hc = {.address = addr, .port = port};
+        r = http_server_new(e, &hc, &o.http);
+        if (r < 0)
+                return log_error_errno(r, "cannot serve health and metrics on %s", f->listen), EXIT_RUNTIME;
+        http_server_set_metrics(o.http, o.metrics);
+        http_server_set_ready(o.http, is_ready, &o);
+        log_info("serving /healthz, /readyz and /metrics on %s:%u", addr, http_server_get_port(o.http));
+
+        if (f->leader_elect) {
+                LeaderConfig lc = {.namespace = ns,
+                                   .name = "openshift-cluster-etcd-operator-lock",
+                                   .identity = f->identity,
+                                   .lease_duration = f->lease_duration,
+                                   .renew_deadline = f->renew_deadline,
+                                   .retry_period = f->retry_period};
+                r = leader_elector_new(o.client, &lc, on_started_leading, on_stopped_leading, &o,
+                                       &o.elector);
+                if (r == -EINVAL) {
+                        log_error("leader election timings must satisfy lease-duration > renew-deadline > "
+                                  "1.2 x retry-period");
+                        return EXIT_USAGE;
+                }
+                if (r < 0 || (r = leader_elector_start(o.elector)) < 0)
+                        return log_error_errno(r, "cannot start leader election"), EXIT_RUNTIME;
+        } else
+                on_started_leading(NULL, &o);
+
+        (void) sd_notify(false, "READY=1");
+        r = loop_run(o.loop);
+        (void) sd_notify(false, "STOPPING=1");
+        if (r < 0)
+                return log_error_errno(r, "event loop failed"), EXIT_RUNTIME;
+        return r;
+}
+
+static void help(FILE *out)
+{
+        (void) fprintf(out,
+                       "Usage: cluster-etcd-operator operator [FLAGS]\n"
+                       "\n"
+                       "Runs the operator: leader election, then every controller on one shared cache.\n"
+                       "\n"
+                       "  --kubeconfig PATH           kubeconfig (default: $KUBECONFIG, in-cluster, "
+                       "~/.kube/config)\n"
+                       "  --context NAME              kubeconfig context (default: current-context)\n"
+                       "  --namespace NS              operator namespace for the lease and events\n"
+                       "                              (default: openshift-etcd-operator)\n"
+                       "  --listen ADDR:PORT          /healthz, /readyz, /metrics (default: 0.0.0.0:8443)\n"
+                       "  --leader-elect=BOOL         take the leader lease first (default: true)\n"
+                       "  --leader-elect-lease-duration D   (default: 137s)\n"
+                       "  --leader-elect-renew-deadline D   (default: 107s)\n"
+                       "  --leader-elect-retry-period D     (default: 26s)\n"
+                       "  --identity NAME             leader identity (default: <hostname>_<uuid>)\n"
+                       "  -v=N                        log verbosity (4 and up: debug)\n"
+                       "  -h, --help                  this text\n"
+                       "\n"
+                       "Exit codes: 0 stopped by SIGTERM/SIGINT, 1 runtime failure or lost lease, 2 usage "
+                       "error.\n");
+}
+
+static int parse_bool(const char *s, bool *ret)
+{
+        if (streq(s, "true") || streq(s, "1")) {
+                *ret = true;
+                return 0;
+        }
+        if (streq(s, "false") || streq(s, "0")) {
+                *ret = false;
+                return 0;
+        }
+        return -EINVAL;
+}
+
+static int operator_main(int argc, char *argv[])
+{
+        enum {
+                ARG_KUBECONFIG = 0x100,
+                ARG_CONTEXT,
+                ARG_NAMESPACE,
+                ARG_LISTEN,
+                ARG_LE,
+                ARG_LD,
+                ARG_RD,
+                ARG_RP,
+                ARG_ID
+        };
+        static const struct option options[] = {
+                {"kubeconfig", required_argument, NULL, ARG_KUBECONFIG},
+                {"context", required_argument, NULL, ARG_CONTEXT},
+                {"namespace", required_argument, NULL, ARG_NAMESPACE},
+                {"listen", required_argument, NULL, ARG_LISTEN},
+                {"leader-elect", optional_argument, NULL, ARG_LE},
+                {"leader-elect-lease-duration", required_argument, NULL, ARG_LD},
+                {"leader-elect-renew-deadline", required_argument, NULL, ARG_RD},
+                {"leader-elect-retry-period", required_argument, NULL, ARG_RP},
+                {"identity", required_argument, NULL, ARG_ID},
+                {"help", no_argument, NULL, 'h'},
+                {},
+        };
+        Flags f = {.listen = "0.0.0.0:8443", .leader_elect = true};
+        int c;
+
+        argc = cmd_take_verbosity(argc, argv);
+        optind = 0;
+        while ((c = getopt_long(argc, argv, "h", options, NULL)) >= 0) {
+                usec_t *dst = NULL;
+                switch (c) {
+                case 'h':
+                        help(stdout);
+                        return EXIT_OK;
+                case ARG_KUBECONFIG:
+                        f.kubeconfig = optarg;
+                        break;
+                case ARG_CONTEXT:
+                        f.context = optarg;
+                        break;
+                case ARG_NAMESPACE:
+                        f.namespace = optarg;
+                        break;
+                case ARG_LISTEN:
+                        f.listen = optarg;
+                        break;
+                case ARG_ID:
+                        f.identity = optarg;
+                        break;
+                case ARG_LE:
+                        if (optarg && parse_bool(optarg, &f.leader_elect) < 0) {
+                                log_error("--leader-elect: \"%s\" is not true or false", optarg);
+                                return EXIT_USAGE;
+                        }
+                        break;
+                case ARG_LD:
+                        dst = &f.lease_duration;
+                        break;
+                case ARG_RD:
+                        dst = &f.renew_deadline;
+                        break;
+                case ARG_RP:
+                        dst = &f.retry_period;
+                        break;
+                default:
+                        help(stderr);
+                        return EXIT_USAGE;
+                }
+                if (dst && (parse_duration(optarg, dst) < 0 || *dst == 0)) {
+                        log_error("%s: \"%s\" is not a duration such as 137s, 2m or 500ms", argv[optind - 1],
+                                  optarg);
+                        return EXIT_USAGE;
+                }
+        }
+        if (optind < argc) {
+                log_error("operator: unexpected argument \"%s\"; see --help", argv[optind]);
+                return EXIT_USAGE;
+        }
+        return run(&f);
+}
+
+const Command cmd_operator = {
+        .name = "operator",
+        .summary = "run the operator (leader election, controllers, health and metrics)",
+        .run = operator_main,
+};

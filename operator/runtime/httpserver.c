@@ -1,0 +1,341 @@
+/* libmicrohttpd in external epoll mode, driven by sd-event. MHD watches its
+ * sockets edge-triggered on an inner epoll fd; we watch that fd
+ * (level-triggered) and run MHD when it is readable. Work MHD has already
+ * seen but not finished (its fairness limits, TLS records buffered inside
+ * GnuTLS) will not wake the inner epoll again, so after every MHD_run() the
+ * timer is re-armed from MHD_get_timeout(), which answers 0 in that case and
+ * otherwise the next idle-connection deadline. */
+#include <arpa/inet.h>
+#include <assert.h>
+#include <microhttpd.h>
+#include <netinet/in.h>
+#include <stdarg.h>
+
+#include "base/log.h"
+#include "httpserver.h"
+
+#define MAX_CONNECTIONS_DEFAULT    64U
+#define CONNECTION_TIMEOUT_DEFAULT (30 * USEC_PER_SEC)
+#define METRICS_BODY_MAX           (16U * 1024 * 1024)
+#define TEXT_PLAIN                 "text/plain; charset=utf-8"
+#define METRICS_CONTENT_TYPE       "text/plain; version=0.0.4; charset=utf-8"
+
+struct HttpServer {
+        sd_event *event;
+        struct MHD_Daemon *daemon;
+        sd_event_source *io;
+        sd_event_source *timer;
+        uint16_t port;
+        bool in_run; /* freeing from inside an MHD callback would pull MHD's state from under it */
+        /* MHD keeps pointers to these until the daemon stops. */
+        char *cert_pem;
+        char *key_pem;
+        MetricsRegistry *metrics;
+        HttpReadyFunc ready;
+        void *ready_userdata;
+};
+
+DEFINE_TRIVIAL_CLEANUP_FUNC(struct MHD_Response *, MHD_destroy_response);
+
+bool http_server_tls_supported(void)
+{
+        return MHD_is_feature_supported(MHD_FEATURE_TLS) == MHD_YES;
+}
+
+_printf_(2, 0) static void on_mhd_log(void *userdata, const char *fmt, va_list ap)
+{
+        _cleanup_free_ char *msg = NULL;
+
+        if (!log_level_enabled(LOG_LEVEL_DEBUG) || vasprintf(&msg, fmt, ap) < 0)
+                return;
+        msg[strcspn(msg, "\n")] = 0;
+        log_debug("microhttpd: %s", msg);
+}
+
+static enum MHD_Result respond(struct MHD_Connection *c, unsigned status, const char *content_type,
+                               const char *body, bool allow)
+{
+        _cleanup_(MHD_destroy_responsep) struct MHD_Response *resp = NULL;
+
+        resp = MHD_create_response_from_buffer(strlen(body), (void *) body, MHD_RESPMEM_MUST_COPY);
+        if (!resp)
+                return MHD_NO;
+        if (MHD_add_response_header(resp, MHD_HTTP_HEADER_CONTENT_TYPE, content_type) != MHD_YES)
+                return MHD_NO;
+        if (allow && MHD_add_response_header(resp, MHD_HTTP_HEADER_ALLOW, "GET, HEAD") != MHD_YES)
+                return MHD_NO;
+        return MHD_queue_response(c, status, resp);
+}
+
+static enum MHD_Result serve_ready(HttpServer *s, struct MHD_Connection *c)
+{
+        const char *reason = NULL;
+
+        if (!s->ready || s->ready(s->ready_userdata, &reason))
+                return respond(c, MHD_HTTP_OK, TEXT_PLAIN, "ok", false);
+        return respond(c, MHD_HTTP_SERVICE_UNAVAILABLE, TEXT_PLAIN, reason ? reason : "not ready", false);
+}
+
+static enum MHD_Result serve_metrics(HttpServer *s, struct MHD_Connection *c)
+{
+        _cleanup_(buf_free) Buf b = BUF_INIT(METRICS_BODY_MAX);
+        char err[128];
+
+        int r = metrics_render(s->metrics, &b);
+        if (r < 0) {
+                (void) log_debug_errno(r, "Rendering metrics failed");
+                (void) snprintf(err, sizeof err, "rendering metrics: %s", strerror(-r));
+                return respond(c, MHD_HTTP_INTERNAL_SERVER_ERROR, TEXT_PLAIN, err, false);
+        }
+        return respond(c, MHD_HTTP_OK, METRICS_CONTENT_TYPE, b.data ? b.data : "", false);
+}
+
+/* GET and HEAD are answered on the second call, once MHD has the whole
+ * request: a response queued on the first call counts as "early" and MHD
+ * then closes the connection after it, losing keep-alive. Other methods are
+ * answered early on purpose, so their body is discarded unread. The path
+ * decides 404 before the method decides 405: a resource that does not exist
+ * has no allowed methods. */
+static enum MHD_Result on_request(void *userdata, struct MHD_Connection *c, const char *url,
+                                  const char *method, const char *version, const char *upload_data,
+                                  size_t *upload_data_size, void **con_cls)
+{
+        static char seen;
+        HttpServer *s = userdata;
+        bool known =
+                streq(url, "/healthz") || streq(url, "/readyz") || (s->metrics && streq(url, "/metrics"));
+        bool get = streq(method, MHD_HTTP_METHOD_GET) || streq(method, MHD_HTTP_METHOD_HEAD);
+
+        if (get && !*con_cls) {
+                *con_cls = &seen;
+                return MHD_YES;
+        }
+        if (get && *upload_data_size > 0) {
+                *upload_data_size = 0; /* a GET body means nothing to us: drop it */
+                return MHD_YES;
+        }
+
+        log_debug("HTTP %s %s", method, url);
+        if (!known)
+                return respond(c, MHD_HTTP_NOT_FOUND, TEXT_PLAIN, "not found", false);
+        if (!get)
+                return respond(c, MHD_HTTP_METHOD_NOT_ALLOWED, TEXT_PLAIN, "method not allowed", true);
+        /* MHD leaves the body out of HEAD responses itself. */
+        if (streq(url, "/healthz"))
+                return respond(c, MHD_HTTP_OK, TEXT_PLAIN, "ok", false);
+        if (streq(url, "/readyz"))
+                return serve_ready(s, c);
+        return serve_metrics(s, c);
+}
+
+static void server_arm_timer(HttpServer *s, bool now)
+{
+        MHD_UNSIGNED_LONG_LONG ms = 0;
+        int r;
+
+        if (!now && MHD_get_timeout(s->daemon, &ms) != MHD_YES) {
+                (void) sd_event_source_set_enabled(s->timer, SD_EVENT_OFF);
+                return;
+        }
+        ms = MIN(ms, (MHD_UNSIGNED_LONG_LONG) 24 * 3600 * 1000);
+        r = sd_event_source_set_time(s->timer, now_usec(CLOCK_MONOTONIC) + ms * USEC_PER_MSEC);
+        if (r >= 0)
+                r = sd_event_source_set_enabled(s->timer, SD_EVENT_ONESHOT);
+        if (r < 0)
+                (void) log_debug_errno(r, "Arming the HTTP server timer failed");
+}
+
+/* MHD takes its listening socket out of its epoll set while at the
+ * connection limit and puts it back only at the start of a later run, which
+ * nothing would trigger: no event is pending and MHD_get_timeout() does not
+ * know. So when a run closed connections, run again at once. */
+static void server_run(HttpServer *s)
+{
+        unsigned before = http_server_get_connections(s);
+
+        s->in_run = true;
+        if (MHD_run(s->daemon) != MHD_YES)
+                log_debug("MHD_run() failed");
+        s->in_run = false;
+        server_arm_timer(s, http_server_get_connections(s) < before);
+}
+
+static int on_io(sd_event_source *source, int fd, uint32_t revents, void *userdata)
+{
+        server_run(userdata);
+        return 0;
+}
+
+static int on_timer(sd_event_source *source, uint64_t usec, void *userdata)
+{
+        server_run(userdata);
+        return 0;
+}
+
+HttpServer *http_server_free(HttpServer *s)
+{
+        if (!s)
+                return NULL;
+        assert(!s->in_run);
+        /* Sources go first: MHD_stop_daemon() closes the epoll fd they watch. */
+        s->io = sd_event_source_disable_unref(s->io);
+        s->timer = sd_event_source_disable_unref(s->timer);
+        if (s->daemon)
+                MHD_stop_daemon(s->daemon);
+        sd_event_unref(s->event);
+        if (s->key_pem) {
+                explicit_bzero(s->key_pem, strlen(s->key_pem));
+                free(s->key_pem);
+        }
+        free(s->cert_pem);
+        return mfree(s);
+}
+
+static int parse_address(const char *a, uint16_t port, struct sockaddr_storage *ret, bool *ret_ipv6)
+{
+        struct sockaddr_in *in = (struct sockaddr_in *) ret;
+        struct sockaddr_in6 *in6 = (struct sockaddr_in6 *) ret;
+
+        *ret = (struct sockaddr_storage){};
+        if (inet_pton(AF_INET, a, &in->sin_addr) == 1) {
+                in->sin_family = AF_INET;
+                in->sin_port = htons(port);
+                *ret_ipv6 = false;
+                return 0;
+        }
+        if (inet_pton(AF_INET6, a, &in6->sin6_addr) == 1) {
+                in6->sin6_family = AF_INET6;
+                in6->sin6_port = htons(port);
+                *ret_ipv6 = true;
+                return 0;
+        }
+        return -EINVAL;
+}
+
+/* MHD only says NULL; errno still holds the cause when a socket call failed. */
+static int start_error(int e)
+{
+        switch (e) {
+        case EADDRINUSE:
+        case EADDRNOTAVAIL:
+        case EACCES:
+        case EMFILE:
+        case ENFILE:
+        case ENOMEM:
+                return -e;
+        default:
+                return -EPROTO;
+        }
+}
+
+static int server_start(HttpServer *s, const HttpServerConfig *cfg)
+{
+        struct sockaddr_storage addr;
+        bool ipv6 = false;
+        unsigned flags = MHD_USE_EPOLL | MHD_USE_ERROR_LOG;
+        usec_t timeout = cfg->connection_timeout > 0 ? cfg->connection_timeout : CONNECTION_TIMEOUT_DEFAULT;
+        unsigned timeout_sec = (unsigned) MAX((timeout + USEC_PER_SEC - 1) / USEC_PER_SEC, (usec_t) 1);
+        unsigned max_conn = cfg->max_connections > 0 ? cfg->max_connections : MAX_CONNECTIONS_DEFAULT;
+        struct MHD_OptionItem tls[] = {
+                {MHD_OPTION_HTTPS_MEM_CERT, 0, s->cert_pem},
+                {MHD_OPTION_HTTPS_MEM_KEY, 0, s->key_pem},
+                {MHD_OPTION_END, 0, NULL},
+        };
+        int r;
+
+        r = parse_address(cfg->address ? cfg->address : "0.0.0.0", cfg->port, &addr, &ipv6);
+        if (r < 0)
+                return r;
+        if (ipv6)
+                flags |= MHD_USE_IPv6;
+        if (s->cert_pem)
+                flags |= MHD_USE_TLS;
+
+        errno = 0;
+        s->daemon = MHD_start_daemon(flags, cfg->port, NULL, NULL, on_request, s, MHD_OPTION_SOCK_ADDR,
+                                     (struct sockaddr *) &addr, MHD_OPTION_CONNECTION_LIMIT, max_conn,
+                                     MHD_OPTION_CONNECTION_TIMEOUT, timeout_sec, MHD_OPTION_EXTERNAL_LOGGER,
+                                     on_mhd_log, s, MHD_OPTION_ARRAY, s->cert_pem ? tls : tls + 2,
+                                     MHD_OPTION_END);
+        if (!s->daemon)
+                return start_error(errno);
+
+        const union MHD_DaemonInfo *info = MHD_get_daemon_info(s->daemon, MHD_DAEMON_INFO_EPOLL_FD);
+        if (!info)
+                return -EPROTO;
+        int epoll_fd = info->epoll_fd;
+        info = MHD_get_daemon_info(s->daemon, MHD_DAEMON_INFO_BIND_PORT);
+        if (!info || info->port == 0)
+                return -EPROTO;
+        s->port = info->port;
+
+        r = sd_event_add_io(s->event, &s->io, epoll_fd, EPOLLIN, on_io, s);
+        if (r < 0)
+                return r;
+        (void) sd_event_source_set_description(s->io, "httpserver-io");
+        /* 1 ms accuracy: the default 250 ms slack would delay MHD's "run again now". */
+        r = sd_event_add_time(s->event, &s->timer, CLOCK_MONOTONIC, 0, USEC_PER_MSEC, on_timer, s);
+        if (r < 0)
+                return r;
+        (void) sd_event_source_set_description(s->timer, "httpserver-timer");
+        server_arm_timer(s, false);
+
+        log_debug("HTTP%s server listening on %s port %u (max %u connections, %u s idle timeout)",
+                  s->cert_pem ? "S" : "", cfg->address ? cfg->address : "0.0.0.0", s->port, max_conn,
+                  timeout_sec);
+        return 0;
+}
+
+int http_server_new(sd_event *e, const HttpServerConfig *cfg, HttpServer **ret)
+{
+        assert_return(e && cfg && ret, -EINVAL);
+        assert_return(!cfg->tls_cert_pem == !cfg->tls_key_pem, -EINVAL);
+
+        if (cfg->tls_cert_pem && !http_server_tls_supported())
+                return -EOPNOTSUPP;
+
+        _cleanup_(http_server_freep) HttpServer *s = calloc(1, sizeof *s);
+        if (!s)
+                return -ENOMEM;
+        s->event = sd_event_ref(e);
+        if (cfg->tls_cert_pem) {
+                s->cert_pem = strdup(cfg->tls_cert_pem);
+                s->key_pem = strdup(cfg->tls_key_pem);
+                if (!s->cert_pem || !s->key_pem)
+                        return -ENOMEM;
+        }
+        int r = server_start(s, cfg);
+        if (r < 0)
+                return r;
+        *ret = TAKE_PTR(s);
+        return 0;
+}
+
+void http_server_set_metrics(HttpServer *s, MetricsRegistry *reg)
+{
+        if (s)
+                s->metrics = reg;
+}
+
+void http_server_set_ready(HttpServer *s, HttpReadyFunc f, void *userdata)
+{
+        if (!s)
+                return;
+        s->ready = f;
+        s->ready_userdata = userdata;
+}
+
+uint16_t http_server_get_port(HttpServer *s)
+{
+        return s ? s->port : 0;
+}
+
+unsigned http_server_get_connections(HttpServer *s)
+{
+        const union MHD_DaemonInfo *info;
+
+        if (!s || !s->daemon)
+                return 0;
+        info = MHD_get_daemon_info(s->daemon, MHD_DAEMON_INFO_CURRENT_CONNECTIONS);
+        return info ? info->num_connections : 0;
+}

@@ -1,0 +1,48 @@
+/* The operator's own HTTP endpoint: /healthz, /readyz and /metrics, served
+ * by libmicrohttpd inside our sd-event loop. MHD runs in external epoll mode
+ * with no thread of its own: its epoll fd is an sd-event I/O source and its
+ * timeout an sd-event timer, so handlers run on the loop thread and may read
+ * caches directly. Only GET and HEAD are served (405 otherwise), 404 for any
+ * other path. Connections are bounded in number and idle time. */
+#pragma once
+
+#include <stdint.h>
+#include <systemd/sd-event.h>
+
+#include "base/timeutil.h"
+#include "metrics.h"
+
+typedef struct HttpServer HttpServer;
+
+/* Runs on the loop for every GET or HEAD of /readyz: true when ready; otherwise it may
+ * point *ret_reason at text (borrowed) that becomes the 503 body. It must not
+ * free the server. */
+typedef bool (*HttpReadyFunc)(void *userdata, const char **ret_reason);
+
+typedef struct HttpServerConfig {
+        const char *address;       /* numeric IPv4/IPv6 literal; NULL = "0.0.0.0" */
+        uint16_t port;             /* 0 = a free port, see http_server_get_port() */
+        const char *tls_cert_pem;  /* both set = HTTPS (copied); -EOPNOTSUPP if */
+        const char *tls_key_pem;   /* libmicrohttpd lacks TLS */
+        unsigned max_connections;  /* 0 = 64 */
+        usec_t connection_timeout; /* idle limit, whole seconds; 0 = 30 s */
+} HttpServerConfig;
+
+/* Whether this libmicrohttpd was built with GnuTLS (Debian's is). */
+bool http_server_tls_supported(void);
+
+/* Binds and starts serving at once. -EADDRINUSE etc. from bind; -EINVAL for
+ * a bad address or only one of cert/key; -EPROTO when MHD rejects the TLS
+ * material or fails to start for another reason. */
+int http_server_new(sd_event *e, const HttpServerConfig *cfg, HttpServer **ret);
+HttpServer *http_server_free(HttpServer *s);
+DEFINE_TRIVIAL_CLEANUP_FUNC(HttpServer *, http_server_free);
+
+/* Borrowed, must outlive the server; without one /metrics is 404. */
+void http_server_set_metrics(HttpServer *s, MetricsRegistry *reg);
+/* Without a readiness function /readyz is always 200. */
+void http_server_set_ready(HttpServer *s, HttpReadyFunc f, void *userdata);
+
+uint16_t http_server_get_port(HttpServer *s);
+/* Open client connections (tests wait on it; bounded by max_connections). */
+unsigned http_server_get_connections(HttpServer *s);

@@ -1,0 +1,231 @@
+"""Unit tests of the simulator's pure modules: YAML loader, patches, selectors,
+CEL, JSONPath, time formatting.  Run alone with
+`python3 -m unittest kubesim.test_units` from test/sim, or as part of test_sim.py.
+"""
+
+import glob
+import os
+import unittest
+
+from kubesim import cel, jsonpath, objects, patch, yaml_lite
+from kubesim.errors import ApiError
+from kubesim.selectors import FieldSelector, LabelSelector
+
+CRDS = os.path.normpath(os.path.join(os.path.dirname(__file__), "..", "..", "..", "..", "shared",
+                                     "crds"))
+
+
+def _read(path):
+    with open(path) as f:
+        return f.read()
+
+
+class YamlLiteTest(unittest.TestCase):
+    def test_block_structures(self):
+        self.assertEqual(yaml_lite.load("a: 1\nb:\n  c: [1, 2]\n  d: {e: f}\nl:\n- x\n- k: v\n  k2: v2\n"),
+                         {"a": 1, "b": {"c": [1, 2], "d": {"e": "f"}}, "l": ["x", {"k": "v", "k2": "v2"}]})
+        self.assertEqual(yaml_lite.load("- - a\n  - b\n- c\n"), [["a", "b"], "c"])
+        self.assertEqual(yaml_lite.load("k:\n- 1\n- 2\nz: 3\n"), {"k": [1, 2], "z": 3})
+
+    def test_scalars(self):
+        d = yaml_lite.load("a: ~\nb: null\nc:\nd: yes\ne: off\nf: 0x1F\ng: 010\nh: 1.5e3\ni: '07'\n"
+                           "j: \"x\\ty\\u00e9\"\nk: -.inf\nl: 12:30\nm: 1_000\n")
+        self.assertEqual(d["a"], None)
+        self.assertEqual(d["b"], None)
+        self.assertEqual(d["c"], None)
+        self.assertIs(d["d"], True)
+        self.assertIs(d["e"], False)
+        self.assertEqual(d["f"], 31)
+        self.assertEqual(d["g"], 8)          # go-yaml v2: leading 0 is octal
+        self.assertEqual(d["h"], 1500.0)
+        self.assertEqual(d["i"], "07")
+        self.assertEqual(d["j"], "x\ty\u00e9")
+        self.assertEqual(d["k"], float("-inf"))
+        self.assertEqual(d["l"], "12:30")    # no YAML 1.1 sexagesimals
+        self.assertEqual(d["m"], 1000)
+
+    def test_block_scalars(self):
+        self.assertEqual(yaml_lite.load("k: |\n  a\n   b\n\n  c\n\n")["k"], "a\n b\n\nc\n")
+        self.assertEqual(yaml_lite.load("k: |-\n  a\n")["k"], "a")
+        self.assertEqual(yaml_lite.load("k: |+\n  a\n\n\n")["k"], "a\n\n\n")
+        self.assertEqual(yaml_lite.load("k: >\n  a\n  b\n\n  c\n   d\n  e\n")["k"], "a b\nc\n d\ne\n")
+        self.assertEqual(yaml_lite.load("k: >-\n  a\n  b\n")["k"], "a b")
+        self.assertEqual(yaml_lite.load("k: |2\n   x\n  y\n")["k"], " x\ny\n")
+
+    def test_multiline_and_comments(self):
+        d = yaml_lite.load("# top\na: plain\n  continued # c\nb: 'it''s\n  two\n\n  three'\n"
+                           "c: \"x\\\n  y\"\nurl: http://x/#frag # real comment\nh: a#b\n")
+        self.assertEqual(d, {"a": "plain continued", "b": "it's two\nthree", "c": "xy",
+                             "url": "http://x/#frag", "h": "a#b"})
+
+    def test_documents_and_json(self):
+        self.assertEqual(yaml_lite.load_all("---\na: 1\n---\n# empty\n---\nb: 2\n...\n"),
+                         [{"a": 1}, {"b": 2}])
+        self.assertEqual(yaml_lite.load('{"a": [1, 2.5, true, null, "s"], "b": {}}'),
+                         {"a": [1, 2.5, True, None, "s"], "b": {}})
+        self.assertEqual(yaml_lite.load("a: [\n  1,\n  2\n]\n"), {"a": [1, 2]})
+
+    def test_rejections(self):
+        for bad in ("a: &x 1\n", "a: *x\n", "a: 1\na: 2\n", "a: 'open\n", "%YAML 1.2\n---\na: 1\n"):
+            with self.assertRaises(yaml_lite.YamlError, msg=bad):
+                yaml_lite.load(bad)
+
+    def test_openshift_crds_parse(self):
+        files = glob.glob(os.path.join(CRDS, "*.yaml"))
+        self.assertTrue(files, CRDS)
+        for f in files:
+            d = yaml_lite.load(_read(f))
+            self.assertEqual(d["kind"], "CustomResourceDefinition", f)
+            self.assertTrue(d["spec"]["versions"][0]["schema"]["openAPIV3Schema"]["properties"])
+        etcd = yaml_lite.load(_read(os.path.join(CRDS, "0000_12_etcd_01_etcds.crd.yaml")))
+        spec = etcd["spec"]["versions"][0]["schema"]["openAPIV3Schema"]["properties"]["spec"]
+        self.assertEqual(spec["properties"]["backendQuotaGiB"]["default"], 8)
+        self.assertTrue(spec["properties"]["backendQuotaGiB"]["description"].startswith(
+            "backendQuotaGiB sets the etcd backend storage size limit in gibibytes.\nThe value"))
+
+
+class PatchTest(unittest.TestCase):
+    def test_merge_patch_rfc7386(self):
+        cases = [({"a": "b"}, {"a": "c"}, {"a": "c"}), ({"a": "b"}, {"b": "c"}, {"a": "b", "b": "c"}),
+                 ({"a": "b"}, {"a": None}, {}), ({"a": ["b"]}, {"a": "c"}, {"a": "c"}),
+                 ({"a": {"b": "c"}}, {"a": {"b": "d", "c": None}}, {"a": {"b": "d"}}),
+                 ({"a": [{"b": "c"}]}, {"a": [1]}, {"a": [1]}), ({}, {"a": {"bb": {"ccc": None}}},
+                                                                 {"a": {"bb": {}}})]
+        for target, p, want in cases:
+            self.assertEqual(patch.merge_patch(target, p), want)
+
+    def test_json_patch_rfc6902(self):
+        doc = {"foo": ["bar", "baz"], "q": {"x": 1}}
+        out = patch.json_patch(doc, [{"op": "add", "path": "/foo/1", "value": "qux"},
+                                     {"op": "add", "path": "/foo/-", "value": "end"},
+                                     {"op": "remove", "path": "/foo/0"},
+                                     {"op": "replace", "path": "/q/x", "value": 2},
+                                     {"op": "copy", "from": "/q", "path": "/r"},
+                                     {"op": "move", "from": "/q/x", "path": "/q/y"},
+                                     {"op": "test", "path": "/r/x", "value": 2},
+                                     {"op": "add", "path": "/a~1b", "value": 1}])
+        self.assertEqual(out, {"foo": ["qux", "baz", "end"], "q": {"y": 2}, "r": {"x": 2}, "a/b": 1})
+        self.assertEqual(doc["foo"], ["bar", "baz"])   # input untouched
+        for bad in ([{"op": "test", "path": "/foo/0", "value": "nope"}],
+                    [{"op": "remove", "path": "/nope"}], [{"op": "replace", "path": "/nope", "value": 1}],
+                    [{"op": "add", "path": "/foo/9", "value": 1}], [{"op": "bogus", "path": "/"}],
+                    [{"op": "move", "from": "/q", "path": "/q/z"}]):
+            with self.assertRaises(patch.PatchError, msg=bad):
+                patch.json_patch(doc, bad)
+        self.assertEqual(patch.json_patch({"a": 1}, [{"op": "test", "path": "/a", "value": 1.0}]),
+                         {"a": 1})
+
+    def test_strategic(self):
+        orig = {"spec": {"containers": [{"name": "a", "image": "1", "env": [{"name": "X", "value": "1"}]},
+                                        {"name": "b", "image": "1"}]},
+                "metadata": {"finalizers": ["f1"], "labels": {"k": "v", "j": "w"}}}
+        out = patch.strategic_merge(orig, {
+            "spec": {"containers": [{"name": "a", "env": [{"name": "Y", "value": "2"}]},
+                                    {"name": "b", "$patch": "delete"}]},
+            "metadata": {"finalizers": ["f2"], "labels": {"j": None}}})
+        self.assertEqual(out["spec"]["containers"], [{"name": "a", "image": "1", "env": [
+            {"name": "X", "value": "1"}, {"name": "Y", "value": "2"}]}])
+        self.assertEqual(out["metadata"], {"finalizers": ["f1", "f2"], "labels": {"k": "v"}})
+        out = patch.strategic_merge(orig, {"spec": {"containers": [{"$patch": "replace"},
+                                                                   {"name": "z"}]}})
+        self.assertEqual(out["spec"]["containers"], [{"name": "z"}])
+        out = patch.strategic_merge(orig, {"metadata": {"$retainKeys": ["labels"], "labels": {"n": "1"}}})
+        self.assertEqual(out["metadata"], {"labels": {"k": "v", "j": "w", "n": "1"}})
+        out = patch.strategic_merge(orig, {"spec": {"$setElementOrder/containers": [
+            {"name": "b"}, {"name": "a"}]}})
+        self.assertEqual([c["name"] for c in out["spec"]["containers"]], ["b", "a"])
+        out = patch.strategic_merge({"status": {"conditions": [{"type": "A", "status": "F"}]}},
+                                    {"status": {"conditions": [{"type": "A", "status": "T"},
+                                                               {"type": "B", "status": "T"}]}})
+        self.assertEqual(out["status"]["conditions"], [{"type": "A", "status": "T"},
+                                                       {"type": "B", "status": "T"}])
+        out = patch.strategic_merge({"spec": {"ports": [{"port": 80, "name": "h"}]}},
+                                    {"spec": {"ports": [{"port": 80, "name": "http"}, {"port": 443}]}})
+        self.assertEqual(out["spec"]["ports"], [{"port": 80, "name": "http"}, {"port": 443}])
+
+    def test_apply_patch_errors(self):
+        with self.assertRaises(ApiError) as e:
+            patch.apply_patch("application/merge-patch+json", {}, b"{nope")
+        self.assertEqual(e.exception.code, 400)
+        with self.assertRaises(ApiError) as e:
+            patch.apply_patch("application/json-patch+json", {}, b'[{"op":"remove","path":"/x"}]')
+        self.assertEqual(e.exception.code, 422)
+
+
+class SelectorTest(unittest.TestCase):
+    def test_labels(self):
+        m = lambda s, l: LabelSelector(s).matches(l)  # noqa: E731
+        self.assertTrue(m("", {}))
+        self.assertTrue(m("a=b", {"a": "b"}))
+        self.assertFalse(m("a=b", {}))
+        self.assertTrue(m("a!=b", {}))
+        self.assertTrue(m("a notin (b,c)", {}))
+        self.assertFalse(m("a notin (b,c)", {"a": "c"}))
+        self.assertTrue(m("a in (b, c)", {"a": "c"}))
+        self.assertTrue(m("!a,b", {"b": "1"}))
+        self.assertTrue(m("node-role.kubernetes.io/master", {"node-role.kubernetes.io/master": ""}))
+        self.assertTrue(m("n>3", {"n": "4"}))
+        self.assertFalse(m("n<3", {"n": "x"}))
+        for bad in ("a in b", "a=b=c", "=b", "a in (", "a,", "-a=b", "a=" + "x" * 64):
+            with self.assertRaises(ApiError, msg=bad):
+                LabelSelector(bad)
+
+    def test_fields(self):
+        pod = {"metadata": {"name": "p", "namespace": "n"}, "spec": {"nodeName": "m0"},
+               "status": {"phase": "Running"}}
+        f = FieldSelector("spec.nodeName=m0,status.phase!=Pending", "", "pods")
+        self.assertTrue(f.matches(pod))
+        self.assertTrue(FieldSelector(r"metadata.name=p", "", "pods").matches(pod))
+        self.assertEqual(FieldSelector("metadata.name==x", "", "pods").exact_name(), "x")
+        with self.assertRaises(ApiError) as e:
+            FieldSelector("spec.nodeName=m0", "", "configmaps")
+        self.assertEqual(e.exception.code, 400)
+        self.assertTrue(FieldSelector(r"metadata.name=a\,b", "", "configmaps").matches(
+            {"metadata": {"name": "a,b"}}))
+
+
+class CelTest(unittest.TestCase):
+    def test_rules(self):
+        E = cel.evaluate
+        self.assertTrue(E("self >= oldSelf", 9, 8, True, False))
+        self.assertFalse(E("self >= oldSelf", 7, 8, True, False))
+        self.assertFalse(E("oldSelf.hasValue() || !has(self.currentRevision)",
+                           {"currentRevision": 1}, None, False, True))
+        self.assertTrue(E("has(self.currentRevision) || !has(oldSelf.currentRevision)",
+                          {"currentRevision": 2}, {"currentRevision": 1}, True, False))
+        self.assertTrue(E("size(self.filter(s, s.?targetRevision.orValue(0) != 0)) <= 1",
+                          [{"targetRevision": 0}, {"targetRevision": 3}, {}], None, False, False))
+        self.assertFalse(E("self.all(x, self.exists_one(y, x == y))", ["a", "a"], None, False, False))
+        self.assertTrue(E("self.all(x, x in oldSelf) && oldSelf.all(x, x in self)", [1, 2], [2, 1],
+                          True, False))
+        self.assertTrue(E("isCIDR(self) && !isIP(self)", "10.0.0.0/8", None, False, False))
+        self.assertTrue(E("!self.startsWith('openshift-io')", "x", None, False, False))
+        self.assertTrue(E("has(self.a) ? self.a.b == 'x' : true", {}, None, False, False))
+        self.assertIsNone(E("self.unknownFunction()", 1, None, False, False))
+        self.assertIsNone(E("self.a.b == 1", {}, None, False, False))    # runtime error: skip
+
+
+class MiscTest(unittest.TestCase):
+    def test_jsonpath(self):
+        obj = {"status": {"conditions": [{"type": "A", "status": "F"}, {"type": "B", "status": "T"}],
+                          "versions": [{"name": "operator", "version": "1"}]}}
+        s = jsonpath.compile_path('.status.conditions[?(@.type=="B")].status')
+        self.assertEqual(jsonpath.find(obj, s), ["T"])
+        self.assertEqual(jsonpath.find(obj, jsonpath.compile_path(".status.conditions[0].type")), ["A"])
+        self.assertEqual(jsonpath.find(obj, jsonpath.compile_path(".status.conditions[*].type")),
+                         ["A", "B"])
+        self.assertEqual(jsonpath.find(obj, jsonpath.compile_path(".missing.x")), [])
+
+    def test_human_duration(self):
+        h = objects.human_duration
+        self.assertEqual([h(5), h(119), h(125), h(600), h(3 * 3600 + 60), h(50 * 3600), h(9 * 86400)],
+                         ["5s", "119s", "2m5s", "10m", "3h1m", "2d2h", "9d"])
+
+    def test_microtime(self):
+        self.assertEqual(objects.normalize_micro("2025-01-01T01:00:00.5+01:00"),
+                         "2025-01-01T00:00:00.500000Z")
+        self.assertIsNone(objects.normalize_micro("yesterday"))
+
+
+if __name__ == "__main__":
+    unittest.main()

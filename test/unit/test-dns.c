@@ -1,0 +1,264 @@
+/* Unit tests for the pure parts of operator/dns: name syntax, the one
+ * mapping from c-ares statuses to errno, SRV ordering, reverse names and the
+ * worst-case duration, plus the argument checks that need no server. The
+ * resolver itself is tested against dnsmasq in test/integration/test-dns.c. */
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#include <cmocka.h>
+
+#include <ares.h>
+#include <sys/socket.h>
+
+#include "dns/dns-internal.h"
+
+static void test_name_valid(void **state)
+{
+        static const char *const good[] = {
+                "a",
+                "example.test",
+                "example.test.",
+                "_etcd-server-ssl._tcp.example.test",
+                "etcd-0.cluster-1.example.com",
+                "xn--bcher-kva.example",
+                "123.456",
+                "A.B-C.d",
+        };
+        static const char *const bad[] = {
+                "",
+                ".",
+                "..",
+                ".example.test",
+                "example..test",
+                "example.test..",
+                "-a.example",
+                "a-.example",
+                "a.example-",
+                "a.-example",
+                "sp ace.example",
+                "under/slash",
+                "star*.example",
+                "a\n.example",
+                "é.example",
+        };
+
+        for (size_t i = 0; i < ELEMENTSOF(good); i++)
+                if (!dns_name_is_valid(good[i]))
+                        fail_msg("rejected \"%s\"", good[i]);
+        for (size_t i = 0; i < ELEMENTSOF(bad); i++)
+                if (dns_name_is_valid(bad[i]))
+                        fail_msg("accepted \"%s\"", bad[i]);
+        assert_false(dns_name_is_valid(NULL));
+}
+
+static void test_name_lengths(void **state)
+{
+        char label[80], name[300];
+
+        /* 63 characters per label, not 64. */
+        memset(label, 'a', 63);
+        label[63] = 0;
+        assert_true(dns_name_is_valid(label));
+        label[63] = 'a';
+        label[64] = 0;
+        assert_false(dns_name_is_valid(label));
+
+        /* 253 characters in all (4 x 63 + 3 dots = 255 is too long). */
+        memset(name, 0, sizeof name);
+        for (int i = 0; i < 4; i++) {
+                memset(name + i * 64, 'b', 63);
+                if (i < 3)
+                        name[i * 64 + 63] = '.';
+        }
+        assert_int_equal(strlen(name), 255);
+        assert_false(dns_name_is_valid(name));
+        name[253] = 0; /* "...bbb" cut to 253 */
+        assert_true(dns_name_is_valid(name));
+        name[253] = '.'; /* plus the trailing dot is still fine */
+        name[254] = 0;
+        assert_true(dns_name_is_valid(name));
+        name[253] = 'b';
+        assert_false(dns_name_is_valid(name));
+}
+
+static void test_servers(void **state)
+{
+        static const char *const good[] = {
+                "127.0.0.53",
+                "127.0.0.53:5353",
+                "127.0.0.53:5353,127.0.0.54:53",
+                "[::1]:53",
+                "::1",
+                "[2001:db8::1]:65535,192.0.2.1:1",
+        };
+        static const char *const bad[] = {
+                "",
+                ",",
+                "127.0.0.1,",
+                ",127.0.0.1",
+                "127.0.0.1,,127.0.0.2",
+                "127.0.0.1:",
+                "127.0.0.1:0",
+                "127.0.0.1:65536",
+                "127.0.0.1:99999",
+                "127.0.0.1:+53",
+                "127.0.0.1:53x",
+                "127.0.0.1 ",
+                "localhost",
+                "[::1]",
+                "[::1",
+                "[::1]53",
+                "[127.0.0.1]:53",
+                "::1:53:",
+                "1.2.3",
+        };
+        char huge[DNS_SERVERS_MAX + 20] = "";
+
+        for (size_t i = 0; i < ELEMENTSOF(good); i++)
+                if (!dns_servers_are_valid(good[i]))
+                        fail_msg("rejected \"%s\"", good[i]);
+        for (size_t i = 0; i < ELEMENTSOF(bad); i++)
+                if (dns_servers_are_valid(bad[i]))
+                        fail_msg("accepted \"%s\"", bad[i]);
+        assert_false(dns_servers_are_valid(NULL));
+        while (strlen(huge) < DNS_SERVERS_MAX)
+                strcat(huge, "127.0.0.1,");
+        strcat(huge, "127.0.0.1");
+        assert_false(dns_servers_are_valid(huge));
+}
+
+static void test_status_mapping(void **state)
+{
+        static const struct {
+                int status;
+                int error;
+        } table[] = {
+                {ARES_SUCCESS, 0},
+                {ARES_ENOTFOUND, -ENOENT},
+                {ARES_ENODATA, -ENODATA},
+                {ARES_ETIMEOUT, -ETIMEDOUT},
+                {ARES_ECONNREFUSED, -ECONNREFUSED},
+                {ARES_EBADNAME, -EINVAL},
+                {ARES_ENOMEM, -ENOMEM},
+                {ARES_ECANCELLED, -ECANCELED},
+                {ARES_EDESTRUCTION, -ECANCELED},
+                {ARES_ESERVFAIL, -EIO},
+                {ARES_EREFUSED, -EIO},
+                {ARES_EFORMERR, -EIO},
+                {ARES_EBADRESP, -EIO},
+                {ARES_EOF, -EIO},
+                {12345, -EIO},
+        };
+
+        for (size_t i = 0; i < ELEMENTSOF(table); i++) {
+                if (dns_status_to_errno(table[i].status) != table[i].error)
+                        fail_msg("status %d (%s): got %d, want %d", table[i].status,
+                                 ares_strerror(table[i].status), dns_status_to_errno(table[i].status),
+                                 table[i].error);
+        }
+}
+
+static void test_srv_sort(void **state)
+{
+        DnsSrv srv[] = {
+                {.priority = 10, .weight = 10, .port = 2380, .target = "b"},
+                {.priority = 20, .weight = 100, .port = 2380, .target = "z"},
+                {.priority = 10, .weight = 50, .port = 2381, .target = "c"},
+                {.priority = 0, .weight = 0, .port = 2380, .target = "a"},
+                {.priority = 10, .weight = 10, .port = 2379, .target = "b"},
+                {.priority = 10, .weight = 10, .port = 2380, .target = "a"},
+        };
+        static const char *const want_target[] = {"a", "c", "a", "b", "b", "z"};
+        static const uint16_t want_port[] = {2380, 2381, 2380, 2379, 2380, 2380};
+
+        dns_srv_sort(srv, ELEMENTSOF(srv));
+        for (size_t i = 0; i < ELEMENTSOF(srv); i++) {
+                assert_string_equal(srv[i].target, want_target[i]);
+                assert_int_equal(srv[i].port, want_port[i]);
+                if (i > 0)
+                        assert_true(srv[i - 1].priority <= srv[i].priority);
+        }
+        dns_srv_sort(NULL, 0);
+        dns_srv_sort(srv, 1);
+}
+
+static void test_reverse_name(void **state)
+{
+        _cleanup_free_ char *v4 = NULL, *v6 = NULL, *none = NULL;
+        DnsInAddr a;
+        int family = 0;
+
+        assert_int_equal(dns_reverse_name("192.0.2.10", &v4, &family, &a), 0);
+        assert_string_equal(v4, "10.2.0.192.in-addr.arpa");
+        assert_int_equal(family, AF_INET);
+        assert_int_equal(((const uint8_t *) &a.in)[0], 192);
+
+        assert_int_equal(dns_reverse_name("2001:db8::10", &v6, &family, NULL), 0);
+        assert_string_equal(v6, "0.1.0.0.0.0.0.0.0.0.0.0.0.0.0.0.0.0.0.0.0.0.0.0.8.b.d.0.1.0.0.2.ip6.arpa");
+        assert_int_equal(family, AF_INET6);
+        assert_true(dns_name_is_valid(v6));
+
+        family = 0;
+        assert_int_equal(dns_reverse_name("192.0.2", &none, &family, NULL), -EINVAL);
+        assert_int_equal(dns_reverse_name("host.example", &none, &family, NULL), -EINVAL);
+        assert_int_equal(dns_reverse_name("", &none, NULL, NULL), -EINVAL);
+        assert_int_equal(dns_reverse_name("192.0.2.1/24", &none, NULL, NULL), -EINVAL);
+        assert_null(none);
+        assert_int_equal(family, 0);
+}
+
+static void test_max_duration(void **state)
+{
+        assert_int_equal(dns_max_duration(USEC_PER_SEC, 1, 1), USEC_PER_SEC);
+        assert_int_equal(dns_max_duration(USEC_PER_SEC, 2, 1), 3 * USEC_PER_SEC);
+        assert_int_equal(dns_max_duration(200 * USEC_PER_MSEC, 3, 2), 2 * 7 * 200 * USEC_PER_MSEC);
+        assert_int_equal(dns_max_duration(60 * USEC_PER_SEC, 8, 3), 3 * 255 * 60 * USEC_PER_SEC);
+}
+
+static void never_called(DnsResolver *r, const DnsResult *res, void *userdata)
+{
+        fail_msg("callback of a lookup that returned an error");
+}
+
+/* Needs no server: configuration is checked before anything is sent. */
+static void test_config(void **state)
+{
+        _cleanup_(loop_unrefp) Loop *l = loop_new();
+        DnsResolver *r = NULL;
+        DnsConfig cfg = {.servers = "127.0.0.1:5353,[::1]:53", .timeout = 250 * USEC_PER_MSEC, .tries = 3};
+
+        assert_int_equal(dns_resolver_new(l, &cfg, &r), 0);
+        assert_int_equal(dns_resolver_get_max_duration(r), 2 * 7 * 250 * USEC_PER_MSEC);
+        assert_int_equal(dns_resolver_get_pending(r), 0);
+        assert_int_equal(dns_lookup_a(r, "bad..name", never_called, NULL), -EINVAL);
+        assert_int_equal(dns_lookup_a(r, "ok.example", NULL, NULL), -EINVAL);
+        assert_int_equal(dns_lookup_ptr(r, "not-an-address", never_called, NULL), -EINVAL);
+        r = dns_resolver_free(r);
+
+        static const DnsConfig bad[] = {
+                {.servers = ""}, {.servers = "nonsense"},        {.servers = "127.0.0.1:5353,bogus"},
+                {.timeout = 10}, {.timeout = 61 * USEC_PER_SEC}, {.tries = 9},
+        };
+        for (size_t i = 0; i < ELEMENTSOF(bad); i++) {
+                int k = dns_resolver_new(l, &bad[i], &r);
+                if (k != -EINVAL)
+                        fail_msg("config %zu: got %d, want -EINVAL", i, k);
+                assert_null(r);
+        }
+        assert_int_equal(dns_resolver_new(NULL, NULL, &r), -EINVAL);
+        assert_null(dns_resolver_free(NULL));
+}
+
+int main(void)
+{
+        const struct CMUnitTest tests[] = {
+                cmocka_unit_test(test_name_valid),   cmocka_unit_test(test_name_lengths),
+                cmocka_unit_test(test_servers),      cmocka_unit_test(test_status_mapping),
+                cmocka_unit_test(test_srv_sort),     cmocka_unit_test(test_reverse_name),
+                cmocka_unit_test(test_max_duration), cmocka_unit_test(test_config),
+        };
+
+        return cmocka_run_group_tests(tests, NULL, NULL);
+}
