@@ -401,7 +401,7 @@ static void on_answer(void *arg, int status, int timeouts, unsigned char *abuf, 
                 return;
         }
 
-        _cleanup_(query_freep) DnsQuery *owned = q;
+        _cleanup_(query_freep) _unused_ DnsQuery *owned = q;
         DnsResolver *r = q->resolver;
         if (!r)
                 return; /* the caller already heard -ECANCELED */

@@ -19,6 +19,8 @@
 #define NS "itest"
 
 static Loop *loop;
+/* 10,000 by default; valgrind runs use fewer (CHURN_UPDATES). */
+static unsigned N_UPDATES = 10000;
 static KubeClient *client;
 
 typedef struct Result {
@@ -78,6 +80,8 @@ static int setup(void **state)
 
         if (getenv("TEST_VERBOSE"))
                 log_set_verbosity(4);
+        if (getenv("CHURN_UPDATES"))
+                N_UPDATES = (unsigned) atoi(getenv("CHURN_UPDATES"));
         if (kube_config_load(NULL, NULL, &cfg, &err) < 0) {
                 fprintf(stderr, "KUBECONFIG: %s (run through test/integration/with-sim.sh)\n", err);
                 return -1;
@@ -196,7 +200,6 @@ static void test_retry_after(void **state)
 /* ---- informer under churn ---- */
 
 #define N_OBJECTS 50
-#define N_UPDATES 10000
 #define IN_FLIGHT 16
 
 typedef struct Writer {
@@ -261,13 +264,13 @@ static void test_informer_churn(void **state)
         while (!informer_has_synced(inf))
                 assert_int_equal(sd_event_run(loop_get_event(loop), UINT64_MAX) >= 0, true);
         write_next(&w);
-        unsigned next_fault = 1000;
+        unsigned step = N_UPDATES / 10, next_fault = step;
         while (!w.done) {
                 assert_true(sd_event_run(loop_get_event(loop), UINT64_MAX) >= 0);
                 if (w.acked + w.failed >= next_fault) {
                         /* Alternate: drop every watch (the informer resumes from its last RV), or
                          * hold it off while etcd compacts past that RV (it must relist after a 410). */
-                        if ((next_fault / 1000) % 2)
+                        if ((next_fault / step) % 2)
                                 sim("/sim/drop-watches", NULL);
                         else {
                                 bool never = false;
@@ -277,14 +280,15 @@ static void test_informer_churn(void **state)
                                 (void) loop_run_until(loop, &never, 300 * USEC_PER_MSEC);
                                 sim("/sim/compact", NULL);
                         }
-                        next_fault += 1000;
+                        next_fault += step;
                 }
         }
         printf("writer: %u acknowledged, %u failed (404s after deletes are expected)\n", w.acked, w.failed);
         assert_true(w.acked > N_UPDATES * 9 / 10);
 
         /* Converged: the cache equals a fresh list, object by object, RV by RV. */
-        usec_t deadline = now_usec(CLOCK_MONOTONIC) + 30 * USEC_PER_SEC;
+        /* Backoff after repeated errors reaches 30 s, as client-go's does: allow for one full step. */
+        usec_t deadline = now_usec(CLOCK_MONOTONIC) + 90 * USEC_PER_SEC;
         for (;;) {
                 KubeListOpts lo = {.label_selector = "app=churn"};
                 assert_int_equal(kube_list(client, &KUBE_CONFIGMAPS, NS, &lo, on_result, &r), 0);

@@ -45,7 +45,7 @@ class KasFollower:
         self.hub = hub
         self.etcd = etcd
         self.initial = sorted(initial)
-        self.current = list(etcd.endpoints)
+        self.current = sorted(etcd.endpoints)
         self.node_names = node_names
         self.log = log
         self.opts = WriteOpts("kube-apiserver-operator")

@@ -83,6 +83,21 @@ class Handler(BaseHTTPRequestHandler):
 
     do_POST = do_PUT = do_PATCH = do_DELETE = do_HEAD = do_OPTIONS = do_GET
 
+    def send_error(self, code, message=None, explain=None):
+        """http.server's own errors (bad request line, unsupported method) as Status."""
+        reasons = {400: "BadRequest", 404: "NotFound", 405: "MethodNotAllowed",
+                   408: "Timeout", 413: "RequestEntityTooLarge", 414: "RequestURITooLong",
+                   431: "RequestHeaderFieldsTooLarge", 505: "BadRequest"}
+        self.close_connection = True
+        if code == 501:
+            code = 405      # unknown HTTP method: the apiserver says MethodNotAllowed
+        try:
+            err = errors.ApiError(code, reasons.get(code, "InternalError"), message or
+                                  "request rejected by the HTTP layer")
+            self.send_json(code, err.status(), {"Connection": "close"})
+        except OSError:
+            pass
+
     def log_message(self, fmt, *args):
         self.server.app.access_log(self, fmt % args)
 

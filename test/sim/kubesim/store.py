@@ -45,6 +45,9 @@ def etcd_errors(fn):
         except (EtcdCompacted, EtcdFutureRevision):
             raise
         except EtcdError as e:
+            if "request is too large" in str(e):
+                raise errors.ApiError(413, "RequestEntityTooLarge",
+                                      "Request entity too large: etcdserver: request is too large")
             if e.http_status in (503, 504) or e.code in (4, 14):
                 raise errors.timeout("etcd request failed: %s" % e)
             raise errors.internal("etcd: %s" % e)

@@ -52,7 +52,7 @@ class Sim:
         cmd += list(args)
         self.log = open(os.path.join(self.dir, "sim.log"), "ab")
         self.proc = subprocess.Popen(cmd, stdout=self.log, stderr=subprocess.STDOUT,
-                                     stdin=subprocess.DEVNULL)
+                                     stdin=subprocess.DEVNULL, preexec_fn=_die_with_parent)
         deadline = time.monotonic() + 40
         while not os.path.exists(os.path.join(self.dir, "ready")):
             if self.proc.poll() is not None or time.monotonic() > deadline:
@@ -97,6 +97,12 @@ class Sim:
     def client(self, **kw):
         kw.setdefault("token", self.token)
         return Client(self.url, self.ca, **kw)
+
+
+def _die_with_parent():
+    # ctest may kill a test hard on timeout; its simulators and etcds must not outlive it
+    import ctypes
+    ctypes.CDLL("libc.so.6").prctl(1, signal.SIGTERM, 0, 0, 0)
 
 
 def _alive(pid):
@@ -316,7 +322,8 @@ class TlsEtcd:
              "--trusted-ca-file", self.cacert, "--peer-cert-file", os.path.join(pki, "server.crt"),
              "--peer-key-file", os.path.join(pki, "server.key"), "--peer-trusted-ca-file",
              self.cacert, "--logger", "zap", "--log-outputs", "stderr"],
-            stdout=log, stderr=subprocess.STDOUT, stdin=subprocess.DEVNULL)
+            stdout=log, stderr=subprocess.STDOUT, stdin=subprocess.DEVNULL,
+            preexec_fn=_die_with_parent)
         log.close()
         ctx = ssl.create_default_context(cafile=self.cacert)
         ctx.load_cert_chain(self.cert, self.key)

@@ -56,8 +56,8 @@ class Expired(Exception):
 
 
 class WatchHub:
-    MAX_EVENTS = 20000
-    MAX_BYTES = 64 << 20
+    MAX_EVENTS = 10000
+    MAX_BYTES = 24 << 20      # raw JSON; decoded objects take several times that
 
     def __init__(self, etcd, log=None):
         self.etcd = etcd
