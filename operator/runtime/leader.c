@@ -210,7 +210,14 @@ static void on_write(KubeClient *c, const KubeResponse *resp, void *userdata)
 
         (void) c;
         if (resp->error < 0) {
-                log_debug("leader election: writing lease failed: %s", strerror(-resp->error));
+                /* Losing a race (409) is normal; anything else an admin should see. */
+                if (resp->error == -ESTALE)
+                        log_debug("leader election: lost the race to write the lease");
+                else
+                        log_warning("leader election: writing lease %s/%s failed: %s%s%s", le->namespace,
+                                    le->name, strerror(-resp->error),
+                                    resp->status && resp->status->message ? ": " : "",
+                                    resp->status && resp->status->message ? resp->status->message : "");
                 attempt_done(le, false);
                 return;
         }

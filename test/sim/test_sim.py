@@ -35,6 +35,8 @@ def setUpModule():
 
 
 def tearDownModule():
+    if C is not None:
+        C.close()
     for s in _started:
         s.stop()
     _started.clear()

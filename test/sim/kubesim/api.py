@@ -217,6 +217,8 @@ class App:
             self.faults.count(m, "list")
             res = lists.list_objects(self.store, rt, ns, q, pred)
             return req.send_json(200, self._list_doc(rt, res, fmt, fmt_av, include))
+        if m in ("POST", "DELETE") and rt.namespaced and ns is None:
+            raise errors.method_not_allowed()   # writes need /namespaces/<ns>/...
         if m == "POST":
             self.faults.count(m, "create")
             body = self._body(req)

@@ -37,6 +37,12 @@ class SimHTTPServer(ThreadingHTTPServer):
         self.ssl_ctx = ssl_ctx
 
     def finish_request(self, request, client_address):
+        # Responses go out as header + body writes; without TCP_NODELAY, Nagle's
+        # algorithm holds the second write for the client's delayed ACK (~40 ms).
+        try:
+            request.setsockopt(socket.IPPROTO_TCP, socket.TCP_NODELAY, 1)
+        except OSError:
+            pass
         if self.ssl_ctx is None:
             self.RequestHandlerClass(request, client_address, self)
             return

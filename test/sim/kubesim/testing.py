@@ -187,6 +187,12 @@ class Client:
                     raise
         raise AssertionError("unreachable")
 
+    def close(self):
+        conn = getattr(self._local, "conn", None)
+        if conn is not None:
+            conn.close()
+            self._local.conn = None
+
     def get(self, path, **kw):
         return self.request("GET", path, **kw)
 

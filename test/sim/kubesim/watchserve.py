@@ -106,12 +106,22 @@ def serve(app, req, rt, ns, q, pred, fmt, include):
             req.write_chunk(_expired_line(expired))
             req.end_chunked()
             return
+        # Several events may share a chunk (clients must frame by newline, kube-api.md 3)
+        buf = []
         for obj in initial or []:
-            req.write_chunk(_line("ADDED", enc.obj(obj)))
+            buf.append(_line("ADDED", enc.obj(obj)))
+            if len(buf) >= 64:
+                req.write_chunk(b"".join(buf))
+                buf = []
         if send_initial:
-            req.write_chunk(_line("BOOKMARK", enc.bookmark(start, initial_end=True)))
+            buf.append(_line("BOOKMARK", enc.bookmark(start, initial_end=True)))
+        if buf:
+            req.write_chunk(b"".join(buf))
         _stream(app, req, rt, prefix, start, pred, enc, timeout, bookmarks, epoch)
     except (ConnectionError, OSError):
+        req.close_connection = True
+    except Exception as e:   # headers are out: a Status cannot be sent any more
+        app.log("watch %s failed: %r" % (req.path, e))
         req.close_connection = True
     finally:
         app.faults.watch_ended()
@@ -152,10 +162,13 @@ def _stream(app, req, rt, prefix, cursor, pred, enc, timeout, bookmarks, epoch):
                     pass
                 return
             break
+        lines = []
         for ev in evs:
             out = _translate(ev, pred)
             if out is not None:
-                req.write_chunk(_line(out[0], enc.obj(out[1])))
+                lines.append(_line(out[0], enc.obj(out[1])))
+        if lines:
+            req.write_chunk(b"".join(lines))
         cursor = max(cursor, new_cursor)
         now = time.monotonic()
         if bookmarks and (now >= next_bookmark or
