@@ -43,12 +43,15 @@ cmd_start() {
         [ -d "$crds" ] || die "CRD directory $crds not found"
         command -v etcd >/dev/null || die "etcd not found (hack/install-deps.sh installs etcd-server)"
         command -v openssl >/dev/null || die "openssl not found (hack/install-deps.sh)"
-        rm -f "$dir/ready"
+        rm -f "$dir/ready" "$dir/sim.pid"
+        # own session: a ^C meant for the caller's terminal does not reach the simulator
         setsid "$sim" --dir "$dir" --listen "${SIM_LISTEN:-127.0.0.1:0}" --crd-dir "$crds" "$@" \
                 >>"$dir/sim.log" 2>&1 </dev/null &
         local pid=$! i
         for ((i = 0; i < ${SIM_WAIT_S:-30} * 10; i++)); do
                 [ -f "$dir/ready" ] && break
+                # setsid may fork: once the simulator wrote its PID, watch that one
+                [ -s "$dir/sim.pid" ] && pid=$(cat "$dir/sim.pid")
                 if ! kill -0 "$pid" 2>/dev/null; then
                         echo "sim-up: simulator exited; last log lines:" >&2
                         tail -n 30 "$dir/sim.log" >&2
@@ -62,7 +65,7 @@ cmd_start() {
                 kill "$pid" 2>/dev/null || true
                 exit 1
         fi
-        echo "# simulator pid $pid serving $(cat "$dir/server-url")" >&2
+        echo "# simulator pid $(cat "$dir/sim.pid") serving $(cat "$dir/server-url")" >&2
         echo "export KUBECONFIG=$dir/kubeconfig"
 }
 

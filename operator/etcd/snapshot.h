@@ -19,9 +19,17 @@ typedef struct EtcdSnapshotResult {
 typedef void (*EtcdSnapshotProgress)(uint64_t written, uint64_t total, void *userdata);
 typedef void (*EtcdSnapshotDone)(const EtcdSnapshotResult *res, void *userdata);
 
+typedef enum EtcdSnapshotTransport {
+        ETCD_SNAPSHOT_GRPC,    /* gRPC over HTTP/2 on the client port: ~4x the gateway's throughput */
+        ETCD_SNAPSHOT_GATEWAY, /* the JSON gateway, as every other call */
+        _ETCD_SNAPSHOT_TRANSPORT_MAX,
+        _ETCD_SNAPSHOT_TRANSPORT_INVALID = -EINVAL,
+} EtcdSnapshotTransport;
+
 /* Refuses to overwrite an existing `path` (-EEXIST). */
-int etcd_snapshot_save(EtcdClient *c, const char *endpoint, const char *path, usec_t timeout,
-                       EtcdSnapshotProgress progress, EtcdSnapshotDone done, void *userdata);
+int etcd_snapshot_save(EtcdClient *c, const char *endpoint, const char *path,
+                       EtcdSnapshotTransport transport, usec_t timeout, EtcdSnapshotProgress progress,
+                       EtcdSnapshotDone done, void *userdata);
 
 /* Verifies a snapshot file on disk: size > 32 and the trailing SHA-256 matches. */
 int etcd_snapshot_verify_file(const char *path, uint64_t *ret_db_size);
@@ -34,6 +42,14 @@ EtcdSnapshotDecoder *etcd_snapshot_decoder_new(EtcdSnapshotWriteFunc write, void
 EtcdSnapshotDecoder *etcd_snapshot_decoder_free(EtcdSnapshotDecoder *d);
 DEFINE_TRIVIAL_CLEANUP_FUNC(EtcdSnapshotDecoder *, etcd_snapshot_decoder_free);
 int etcd_snapshot_decoder_feed(EtcdSnapshotDecoder *d, const char *data, size_t n);
+/* gRPC framing of the same stream (5-byte prefixes, SnapshotResponse protobufs). */
+int etcd_snapshot_decoder_feed_grpc(EtcdSnapshotDecoder *d, const char *data, size_t n);
+int etcd_snapshot_parse_grpc_message(const void *msg, size_t n, uint64_t *ret_remaining,
+                                     const void **ret_blob, size_t *ret_blob_len);
+/* One decoded chunk (the gRPC path hands them over directly). */
+int etcd_snapshot_decoder_chunk(EtcdSnapshotDecoder *d, const void *bytes, size_t n, uint64_t remaining);
+/* Records a transport-level error (gRPC status) unless one is already set. */
+int etcd_snapshot_decoder_set_error(EtcdSnapshotDecoder *d, int error, const char *message);
 /* At the end of the stream: 0 only if the hash chunk arrived and matched. */
 int etcd_snapshot_decoder_finish(EtcdSnapshotDecoder *d, uint64_t *ret_db_size, uint64_t *ret_chunks);
 /* etcd's message when the stream carried an error line (borrowed), else NULL. */

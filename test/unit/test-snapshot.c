@@ -145,15 +145,98 @@ static void test_error_line(void **state)
         buf_free(&out2);
 }
 
+/* Protobuf SnapshotResponse: field 1 header (skipped), 2 remaining_bytes, 3 blob, 4 version. */
+static size_t put_varint(unsigned char *p, uint64_t v)
+{
+        size_t n = 0;
+        do {
+                p[n++] = (unsigned char) ((v & 0x7f) | (v > 0x7f ? 0x80 : 0));
+                v >>= 7;
+        } while (v);
+        return n;
+}
+
+static void grpc_message(Buf *out, const void *blob, size_t n, uint64_t remaining)
+{
+        unsigned char *m = malloc(n + 64), hdr[5];
+        size_t k = 0;
+        m[k++] = 0x0a; /* header: a message with a member_id varint */
+        m[k++] = 2;
+        m[k++] = 0x10;
+        m[k++] = 0x07;
+        if (remaining) {
+                m[k++] = 0x10;
+                k += put_varint(m + k, remaining);
+        }
+        m[k++] = 0x1a;
+        k += put_varint(m + k, n);
+        memcpy(m + k, blob, n);
+        k += n;
+        m[k++] = 0x22; /* version "3.6" */
+        m[k++] = 3;
+        memcpy(m + k, "3.6", 3);
+        k += 3;
+        hdr[0] = 0;
+        hdr[1] = (unsigned char) (k >> 24);
+        hdr[2] = (unsigned char) (k >> 16);
+        hdr[3] = (unsigned char) (k >> 8);
+        hdr[4] = (unsigned char) k;
+        assert_int_equal(buf_append(out, hdr, 5), 0);
+        assert_int_equal(buf_append(out, m, k), 0);
+        free(m);
+}
+
+static void test_grpc(void **state)
+{
+        static const size_t pieces[] = {1, 5, 6, 1000, 1 << 20};
+        unsigned char hash[32];
+        Buf stream = BUF_INIT(0);
+
+        SHA256(db, DB_SIZE, hash);
+        for (size_t off = 0; off < DB_SIZE; off += 32768) {
+                size_t n = MIN((size_t) 32768, DB_SIZE - off);
+                grpc_message(&stream, db + off, n, DB_SIZE - off - n);
+        }
+        grpc_message(&stream, hash, 32, 0);
+        for (size_t i = 0; i < ELEMENTSOF(pieces); i++) {
+                Buf out = BUF_INIT(0);
+                _cleanup_(etcd_snapshot_decoder_freep) EtcdSnapshotDecoder *d =
+                        etcd_snapshot_decoder_new(collect, &out);
+                uint64_t size = 0;
+                for (size_t off = 0; off < stream.len; off += pieces[i])
+                        assert_int_equal(etcd_snapshot_decoder_feed_grpc(d, stream.data + off,
+                                                                         MIN(pieces[i], stream.len - off)),
+                                         0);
+                assert_int_equal(etcd_snapshot_decoder_finish(d, &size, NULL), 0);
+                assert_int_equal(size, DB_SIZE);
+                assert_int_equal(out.len, DB_SIZE + 32);
+                assert_memory_equal(out.data, db, DB_SIZE);
+                buf_free(&out);
+        }
+        /* A compressed message (flag 1) is refused; so is a truncated stream. */
+        Buf out = BUF_INIT(0);
+        _cleanup_(etcd_snapshot_decoder_freep) EtcdSnapshotDecoder *d =
+                etcd_snapshot_decoder_new(collect, &out);
+        char compressed[] = {1, 0, 0, 0, 0};
+        assert_int_equal(etcd_snapshot_decoder_feed_grpc(d, compressed, 5), -EBADMSG);
+        Buf out2 = BUF_INIT(0);
+        _cleanup_(etcd_snapshot_decoder_freep) EtcdSnapshotDecoder *d2 =
+                etcd_snapshot_decoder_new(collect, &out2);
+        assert_int_equal(etcd_snapshot_decoder_feed_grpc(d2, stream.data, stream.len - 10), 0);
+        assert_true(etcd_snapshot_decoder_finish(d2, NULL, NULL) < 0);
+        buf_free(&out);
+        buf_free(&out2);
+        buf_free(&stream);
+}
+
 int main(void)
 {
         for (size_t i = 0; i < DB_SIZE; i++)
                 db[i] = (unsigned char) (i * 2654435761u >> 13);
         const struct CMUnitTest tests[] = {
-                cmocka_unit_test(test_good),
-                cmocka_unit_test(test_truncated),
-                cmocka_unit_test(test_corrupt),
-                cmocka_unit_test(test_error_line),
+                cmocka_unit_test(test_good),    cmocka_unit_test(test_truncated),
+                cmocka_unit_test(test_corrupt), cmocka_unit_test(test_error_line),
+                cmocka_unit_test(test_grpc),
         };
         return cmocka_run_group_tests(tests, NULL, NULL);
 }

@@ -169,7 +169,7 @@ def main(argv=None):
 
         registry = Registry()
         hub = WatchHub(etcd, log)
-        hub.run_in_background()
+        hub.run_in_background(etcd.current_revision() - 1000)
         faults = Faults()
         store = Store(etcd, registry, cel.evaluate, log)
         ctrls = Controllers(store, registry, hub, log, a.compact_keep, a.compact_interval)

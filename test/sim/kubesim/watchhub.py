@@ -75,8 +75,13 @@ class WatchHub:
         self.ready = threading.Event()
 
     # -- feeding ----------------------------------------------------------------
-    def run_in_background(self):
-        self._thread = threading.Thread(target=self._run, name="watchhub", daemon=True)
+    def run_in_background(self, start_rev=1):
+        """Start following etcd from start_rev.  After a restart on old data the
+        simulator starts a bounded window back, not at revision 1, so it does not
+        decode the whole history (a restarted kube-apiserver's cache starts "now")."""
+        self.start = max(1, start_rev)
+        self._thread = threading.Thread(target=self._run, args=(self.start,), name="watchhub",
+                                        daemon=True)
         self._thread.start()
 
     def stop(self):
@@ -91,8 +96,7 @@ class WatchHub:
         if s:
             s.close()
 
-    def _run(self):
-        next_rev = 1
+    def _run(self, next_rev):
         backoff = 0.1
         while not self._stopping:
             try:
