@@ -4,7 +4,7 @@
 # Usage:
 #   hack/sim-up.sh start DIR [extra simulator flags...]
 #       start the simulator in the background with the OpenShift CRDs from
-#       ../shared/crds loaded, wait for DIR/ready (30 s) and print
+#       manifests/crds loaded, wait for DIR/ready (30 s) and print
 #       `export KUBECONFIG=DIR/kubeconfig`. Logs go to DIR/sim.log.
 #   hack/sim-up.sh stop DIR
 #       stop it by the PID in DIR/sim.pid and wait until it and its private

@@ -8,6 +8,7 @@ subresources).  Every failure leaves as a Status object.
 """
 
 import copy
+import hmac
 import json
 import time
 import traceback
@@ -120,7 +121,8 @@ class App:
         if self.plain:
             return True
         auth = req.headers.get("Authorization", "")
-        if auth.startswith("Bearer ") and auth[7:].strip() == self.token:
+        if auth.startswith("Bearer ") and hmac.compare_digest(auth[7:].strip().encode(),
+                                                              self.token.encode()):
             return True
         return req.peer_authenticated()
 

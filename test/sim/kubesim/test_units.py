@@ -11,8 +11,8 @@ from kubesim import cel, jsonpath, objects, patch, yaml_lite
 from kubesim.errors import ApiError
 from kubesim.selectors import FieldSelector, LabelSelector
 
-CRDS = os.path.normpath(os.path.join(os.path.dirname(__file__), "..", "..", "..", "..", "shared",
-                                     "crds"))
+# The real OpenShift CRDs, vendored in the repository (manifests/crds).
+CRDS = os.path.normpath(os.path.join(os.path.dirname(__file__), "..", "..", "..", "manifests", "crds"))
 
 
 def _read(path):

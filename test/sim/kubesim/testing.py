@@ -20,7 +20,7 @@ import urllib.parse
 
 HERE = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 SIM = os.path.join(HERE, "kube-apiserver-sim")
-CRDS = os.path.normpath(os.path.join(HERE, "..", "..", "..", "shared", "crds"))
+CRDS = os.path.normpath(os.path.join(HERE, "..", "..", "manifests", "crds"))
 
 
 def random_loopback():
