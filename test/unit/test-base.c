@@ -12,6 +12,7 @@
 #include "base/hashmap.h"
 #include "base/json.h"
 #include "base/timeutil.h"
+#include "base/yaml-emit.h"
 #include "base/yaml.h"
 
 static void test_json_uint64(void **state)
@@ -79,6 +80,98 @@ static void test_yaml(void **state)
         const char *alias = "a: &x [1]\nb: *x\n";
         assert_int_equal(yaml_parse(alias, strlen(alias), &bad, &err), -EBADMSG);
         free(err);
+}
+
+/* Whatever we emit reads back as the same tree. */
+static void test_yaml_emit_roundtrip(void **state)
+{
+        static const char *const strings[] = {
+                "plain",
+                "",
+                " lead",
+                "trail ",
+                "true",
+                "False",
+                "null",
+                "~",
+                "yes",
+                "12",
+                "1.5",
+                "0x1F",
+                "1e3",
+                "-dash",
+                "--flag=value",
+                "a: b",
+                "a #b",
+                "a#b",
+                "key:",
+                "[x]",
+                "{y}",
+                "*star",
+                "&amp",
+                "!bang",
+                "|pipe",
+                ">gt",
+                "'q'",
+                "\"dq\"",
+                "%pct",
+                "@at",
+                "`bt",
+                "multi\nline\n",
+                "multi\nline",
+                "two\n\nblank\n",
+                "ends\n\n",
+                "tab\there",
+                "ctl\x01",
+                "über",
+                "#!/bin/sh\nset -e\nexec etcd\n",
+                "https://127.0.0.1:2379",
+                "10.0.0.1",
+                "NODE_master_0_IP",
+                "$(POD_IP)",
+                "a\\b",
+                ".inf",
+                "-",
+        };
+        _cleanup_(cJSON_Deletep) cJSON *root = cJSON_CreateObject();
+        cJSON *arr = cJSON_AddArrayToObject(root, "list");
+        cJSON *obj = cJSON_AddObjectToObject(root, "map");
+        for (size_t i = 0; i < ELEMENTSOF(strings); i++) {
+                cJSON_AddItemToArray(arr, cJSON_CreateString(strings[i]));
+                cJSON_AddStringToObject(obj, strings[i][0] ? strings[i] : "empty", strings[i]);
+        }
+        cJSON_AddItemToArray(arr, cJSON_CreateNumber(42));
+        cJSON_AddItemToArray(arr, cJSON_CreateNumber(-1.25));
+        cJSON_AddItemToArray(arr, cJSON_CreateTrue());
+        cJSON_AddItemToArray(arr, cJSON_CreateNull());
+        cJSON_AddItemToArray(arr, cJSON_CreateObject());
+        cJSON_AddItemToArray(arr, cJSON_CreateArray());
+        cJSON *nested = cJSON_CreateArray();
+        cJSON_AddItemToArray(nested, cJSON_CreateString("inner"));
+        cJSON_AddItemToArray(arr, nested);
+        cJSON *item = cJSON_CreateObject();
+        cJSON_AddStringToObject(item, "name", "etcd");
+        cJSON_AddStringToObject(item, "script", "#!/bin/sh\nexec etcd \\\n  --name=x\n");
+        cJSON *env = cJSON_AddArrayToObject(item, "env");
+        cJSON *e = cJSON_CreateObject();
+        cJSON_AddStringToObject(e, "name", "A");
+        cJSON_AddStringToObject(e, "value", "1");
+        cJSON_AddItemToArray(env, e);
+        cJSON_AddItemToArray(arr, item);
+        cJSON_AddItemToObject(root, "emptymap", cJSON_CreateObject());
+
+        _cleanup_free_ char *text = yaml_emit_string(root);
+        assert_non_null(text);
+        cJSON *back = NULL;
+        char *err = NULL;
+        if (yaml_parse(text, strlen(text), &back, &err) < 0)
+                fail_msg("emitted YAML does not parse: %s\n%s", err, text);
+        if (!cJSON_Compare(root, back, true))
+                fail_msg("round trip differs:\n%s", text);
+        cJSON_Delete(back);
+        assert_non_null(strstr(text, "script: |\n"));
+        assert_non_null(strstr(text, "- \"true\"\n"));
+        assert_non_null(strstr(text, "- plain\n"));
 }
 
 static void test_buf(void **state)
@@ -176,9 +269,10 @@ int main(void)
 {
         const struct CMUnitTest tests[] = {
                 cmocka_unit_test(test_json_uint64), cmocka_unit_test(test_json_bounds),
-                cmocka_unit_test(test_yaml),        cmocka_unit_test(test_buf),
-                cmocka_unit_test(test_base64),      cmocka_unit_test(test_time),
-                cmocka_unit_test(test_hashmap),     cmocka_unit_test(test_backoff),
+                cmocka_unit_test(test_yaml),        cmocka_unit_test(test_yaml_emit_roundtrip),
+                cmocka_unit_test(test_buf),         cmocka_unit_test(test_base64),
+                cmocka_unit_test(test_time),        cmocka_unit_test(test_hashmap),
+                cmocka_unit_test(test_backoff),
         };
         return cmocka_run_group_tests(tests, NULL, NULL);
 }
