@@ -11,6 +11,7 @@
 
 static const Command *const commands[] = {
         &cmd_operator,
+        &cmd_render,
 };
 
 static void usage(FILE *f)

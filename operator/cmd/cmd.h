@@ -17,6 +17,7 @@ typedef struct Command {
 } Command;
 
 extern const Command cmd_operator;
+extern const Command cmd_render;
 
 /* Parses "-v=N"/"--v=N"/"-vN" style verbosity; returns true if `arg` was one. */
 bool cmd_parse_verbosity(const char *arg);

@@ -1,0 +1,21 @@
+# Turns every file given in FILES (relative to BASE) into a C table of
+# {path, bytes, length}, written to OUT. Run at build time, so manifests/
+# edits rebuild the binary.
+set(out "/* Generated from manifests/ by cmake/embed.cmake. Do not edit. */\n#include \"render/assets.h\"\n\n")
+set(table "")
+string(REPLACE "|" ";" FILES "${FILES}")
+list(SORT FILES)
+set(i 0)
+foreach(f ${FILES})
+  file(RELATIVE_PATH rel ${BASE} ${f})
+  file(READ ${f} hex HEX)
+  string(LENGTH "${hex}" hexlen)
+  math(EXPR len "${hexlen} / 2")
+  string(REGEX REPLACE "([0-9a-f][0-9a-f])" "0x\\1," bytes "${hex}")
+  string(APPEND out "static const unsigned char asset_${i}[] = {${bytes}0x00};\n")
+  string(APPEND table "        {\"${rel}\", (const char *) asset_${i}, ${len}},\n")
+  math(EXPR i "${i} + 1")
+endforeach()
+string(APPEND out "\nconst Asset assets[] = {\n${table}        {NULL, NULL, 0},\n};\n")
+file(WRITE ${OUT}.tmp "${out}")
+file(COPY_FILE ${OUT}.tmp ${OUT} ONLY_IF_DIFFERENT)

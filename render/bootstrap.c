@@ -1,0 +1,451 @@
+/* The bootstrap asset tree. */
+#include <fcntl.h>
+#include <ftw.h>
+#include <libgen.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <sys/stat.h>
+
+#include "assets.h"
+#include "base/base64.h"
+#include "base/fileio.h"
+#include "base/json.h"
+#include "base/log.h"
+#include "base/yaml-emit.h"
+#include "base/yaml.h"
+#include "bootstrap.h"
+#include "template.h"
+
+#define CERTS_SUBDIR "etc-kubernetes/static-pod-resources/etcd-member"
+#define NS           "openshift-etcd"
+
+typedef struct CertSet {
+        PkiPair *signer, *metric_signer;
+        PkiPair *client, *metric_client;
+        PkiPair *peer, *serving, *serving_metrics;
+        bool reused;
+} CertSet;
+
+static void cert_set_done(CertSet *s)
+{
+        pki_pair_free(s->signer);
+        pki_pair_free(s->metric_signer);
+        pki_pair_free(s->client);
+        pki_pair_free(s->metric_client);
+        pki_pair_free(s->peer);
+        pki_pair_free(s->serving);
+        pki_pair_free(s->serving_metrics);
+}
+
+static int fail(char **ret_error, int r, const char *fmt, ...) _printf_(3, 4);
+static int fail(char **ret_error, int r, const char *fmt, ...)
+{
+        va_list ap;
+        char *m = NULL;
+        va_start(ap, fmt);
+        if (vasprintf(&m, fmt, ap) < 0)
+                m = NULL;
+        va_end(ap);
+        if (ret_error)
+                *ret_error = m;
+        else
+                free(m);
+        return r;
+}
+
+/* An existing signer is reused when it parses and is not about to expire;
+ * one that exists but is unusable stops render rather than being replaced. */
+static int load_signer(const RenderOptions *o, const char *name, PkiPair **ret, char **ret_error)
+{
+        _cleanup_free_ char *crt_path =
+                strdup_printf("%s/%s/etcd-all-certs/%s.crt", o->output_dir, CERTS_SUBDIR, name);
+        _cleanup_free_ char *key_path =
+                strdup_printf("%s/%s/etcd-all-certs/%s.key", o->output_dir, CERTS_SUBDIR, name);
+        _cleanup_free_ char *crt = NULL, *key = NULL, *reason = NULL;
+        int r;
+
+        if (!crt_path || !key_path)
+                return -ENOMEM;
+        r = read_full_file(crt_path, PKI_PEM_MAX, &crt, NULL);
+        if (r == -ENOENT)
+                return 0;
+        if (r < 0 || (r = read_full_file(key_path, PKI_PEM_MAX, &key, NULL)) < 0)
+                return fail(ret_error, -EINVAL,
+                            "%s: existing signer cannot be read (%s); move %s aside to start over", crt_path,
+                            strerror(-r), o->output_dir);
+        PkiCheck check = {.refresh = PKI_SIGNER_REFRESH_WINDOW};
+        r = pki_cert_check(crt, key, &check, o->now, &reason);
+        if (r < 0)
+                return r;
+        if (r != PKI_VALID)
+                return fail(ret_error, -EINVAL,
+                            "%s: existing signer is %s (%s); move %s aside to start over", crt_path,
+                            pki_status_to_string(r), strempty(reason), o->output_dir);
+        r = pki_pair_from_pem(crt, key, ret);
+        if (r < 0)
+                return fail(ret_error, -EINVAL, "%s: existing signer does not match its key; move %s aside",
+                            crt_path, o->output_dir);
+        return 1;
+}
+
+static int issue(const RenderOptions *o, const PkiPair *ca, PkiProfile profile, const char *cn,
+                 const char *org, bool node_sans, PkiPair **ret)
+{
+        char ip[INET6_ADDRSTRLEN];
+        const char *dns[] = {"localhost",
+                             "etcd.kube-system.svc",
+                             "etcd.kube-system.svc.cluster.local",
+                             "etcd.openshift-etcd.svc",
+                             "etcd.openshift-etcd.svc.cluster.local",
+                             o->hostname,
+                             NULL};
+        const char *ips[] = {"127.0.0.1", "::1", ip_to_string(&o->bootstrap_ip, ip, sizeof ip), NULL};
+        PkiCertRequest req = {.profile = profile,
+                              .cn = cn,
+                              .org = org,
+                              .dns = node_sans ? dns : NULL,
+                              .ips = node_sans ? ips : NULL,
+                              .validity = PKI_LEAF_VALIDITY,
+                              .key_type = o->key_type};
+        return pki_cert_issue(ca, &req, o->now, ret);
+}
+
+static int make_certs(const RenderOptions *o, CertSet *s, char **ret_error)
+{
+        _cleanup_free_ char *peer_cn = strdup_printf("system:etcd-peer:%s", o->hostname);
+        _cleanup_free_ char *serving_cn = strdup_printf("system:etcd-server:%s", o->hostname);
+        _cleanup_free_ char *metrics_cn = strdup_printf("system:etcd-metric:%s", o->hostname);
+        char cn[128];
+        int r, a, b;
+
+        if (!peer_cn || !serving_cn || !metrics_cn)
+                return -ENOMEM;
+        if ((a = load_signer(o, "etcd-signer", &s->signer, ret_error)) < 0 ||
+            (b = load_signer(o, "etcd-metric-signer", &s->metric_signer, ret_error)) < 0)
+                return a < 0 ? a : b;
+        s->reused = a > 0 || b > 0;
+        /* Signer names carry the creation time, as upstream's do. */
+        if (!s->signer) {
+                (void) snprintf(cn, sizeof cn, "openshift-etcd_etcd-signer@%llu",
+                                (unsigned long long) (o->now / USEC_PER_SEC));
+                if ((r = pki_ca_new(cn, PKI_SIGNER_VALIDITY, o->key_type, o->now, &s->signer)) < 0)
+                        return r;
+        }
+        if (!s->metric_signer) {
+                (void) snprintf(cn, sizeof cn, "openshift-etcd_etcd-metric-signer@%llu",
+                                (unsigned long long) (o->now / USEC_PER_SEC));
+                if ((r = pki_ca_new(cn, PKI_SIGNER_VALIDITY, o->key_type, o->now, &s->metric_signer)) < 0)
+                        return r;
+        }
+        if ((r = issue(o, s->signer, PKI_PROFILE_CLIENT, "etcd-client", "system:etcd", false, &s->client)) <
+                    0 ||
+            (r = issue(o, s->metric_signer, PKI_PROFILE_CLIENT, "etcd-metric", "system:etcd", false,
+                       &s->metric_client)) < 0 ||
+            (r = issue(o, s->signer, PKI_PROFILE_SERVER_CLIENT, peer_cn, "system:etcd-peers", true,
+                       &s->peer)) < 0 ||
+            (r = issue(o, s->signer, PKI_PROFILE_SERVER_CLIENT, serving_cn, "system:etcd-servers", true,
+                       &s->serving)) < 0 ||
+            (r = issue(o, s->metric_signer, PKI_PROFILE_SERVER_CLIENT, metrics_cn, "system:etcd-metrics",
+                       true, &s->serving_metrics)) < 0)
+                return r;
+        return 0;
+}
+
+/* ---- writing the tree ---- */
+
+static int mkdir_parents(const char *path)
+{
+        _cleanup_free_ char *copy = strdup(path);
+        if (!copy)
+                return -ENOMEM;
+        for (char *p = copy + 1; *p; p++) {
+                if (*p != '/')
+                        continue;
+                *p = 0;
+                if (mkdir(copy, 0755) < 0 && errno != EEXIST)
+                        return -errno;
+                *p = '/';
+        }
+        return 0;
+}
+
+static int write_out(const char *root, const char *rel, const char *data, mode_t mode)
+{
+        _cleanup_free_ char *p = strdup_printf("%s/%s", root, rel);
+        int r;
+        if (!p)
+                return -ENOMEM;
+        if ((r = mkdir_parents(p)) < 0)
+                return r;
+        return write_file_atomic(p, data, strlen(data), mode);
+}
+
+static int write_yaml(const char *root, const char *rel, const cJSON *obj)
+{
+        _cleanup_free_ char *y = yaml_emit_string(obj);
+        return y ? write_out(root, rel, y, 0644) : -ENOMEM;
+}
+
+static cJSON *object_new(const char *api_version, const char *kind, const char *name)
+{
+        cJSON *o = cJSON_CreateObject();
+        cJSON *md = o ? cJSON_AddObjectToObject(o, "metadata") : NULL;
+        if (!md || !cJSON_AddStringToObject(o, "apiVersion", api_version) ||
+            !cJSON_AddStringToObject(o, "kind", kind) || !cJSON_AddStringToObject(md, "name", name) ||
+            !cJSON_AddStringToObject(md, "namespace", NS)) {
+                cJSON_Delete(o);
+                return NULL;
+        }
+        return o;
+}
+
+static int add_b64(cJSON *data, const char *key, const char *value)
+{
+        _cleanup_free_ char *b = base64_encode(value, strlen(value));
+        return b && cJSON_AddStringToObject(data, key, b) ? 0 : -ENOMEM;
+}
+
+typedef struct Pems {
+        const char *name;
+        char *crt, *key;
+} Pems;
+
+static int write_secret(const char *root, const Pems *p)
+{
+        _cleanup_(cJSON_Deletep) cJSON *s = object_new("v1", "Secret", p->name);
+        _cleanup_free_ char *rel = strdup_printf("manifests/openshift-etcd-%s.yaml", p->name);
+        cJSON *data;
+        if (!s || !rel || !cJSON_AddStringToObject(s, "type", "kubernetes.io/tls") ||
+            !(data = cJSON_AddObjectToObject(s, "data")) || add_b64(data, "tls.crt", p->crt) < 0 ||
+            add_b64(data, "tls.key", p->key) < 0)
+                return -ENOMEM;
+        return write_yaml(root, rel, s);
+}
+
+static int write_configmap(const char *root, const char *name, const char *const *kv)
+{
+        _cleanup_(cJSON_Deletep) cJSON *c = object_new("v1", "ConfigMap", name);
+        _cleanup_free_ char *rel = strdup_printf("manifests/openshift-etcd-%s.yaml", name);
+        cJSON *data;
+        if (!c || !rel || !(data = cJSON_AddObjectToObject(c, "data")))
+                return -ENOMEM;
+        for (; kv[0]; kv += 2)
+                if (!cJSON_AddStringToObject(data, kv[0], kv[1]))
+                        return -ENOMEM;
+        return write_yaml(root, rel, c);
+}
+
+static int write_endpoints_cm(const char *root, const char *bootstrap_ip)
+{
+        _cleanup_(cJSON_Deletep) cJSON *c = object_new("v1", "ConfigMap", "etcd-endpoints");
+        cJSON *ann = c ? cJSON_AddObjectToObject(json_get_object(c, "metadata"), "annotations") : NULL;
+        if (!ann ||
+            !cJSON_AddStringToObject(ann, "alpha.installer.openshift.io/etcd-bootstrap", bootstrap_ip) ||
+            !cJSON_AddObjectToObject(c, "data"))
+                return -ENOMEM;
+        return write_yaml(root, "manifests/00_etcd-endpoints-cm.yaml", c);
+}
+
+static int write_pod(const RenderOptions *o, const char *root, char **ret_error)
+{
+        const Asset *a = asset_find("bootstrap/etcd-member-pod.yaml");
+        char ip[INET6_ADDRSTRLEN], url_host[INET6_ADDRSTRLEN + 2], max_learners[16], token[64];
+        _cleanup_free_ char *pod = NULL, *missing = NULL;
+        int r;
+
+        if (!a)
+                return fail(ret_error, -ENOENT, "internal: bootstrap pod template is not embedded");
+        (void) ip_to_string(&o->bootstrap_ip, ip, sizeof ip);
+        (void) ip_url_host(&o->bootstrap_ip, url_host, sizeof url_host);
+        bool v6 = o->bootstrap_ip.family == AF_INET6;
+        (void) snprintf(max_learners, sizeof max_learners, "%u", MAX(o->inputs->control_plane_replicas, 1u));
+        /* A cluster token unique to this cluster: member and cluster IDs derive from it. */
+        (void) snprintf(token, sizeof token, "etcd-bootstrap-%llx", (unsigned long long) o->now);
+        const TemplateVar vars[] = {
+                {"ETCD_IMAGE", o->etcd_image},
+                {"HOSTNAME", o->hostname},
+                {"URL_HOST", url_host},
+                {"LISTEN_URL_HOST", o->listen_on_node_ip ? url_host
+                                    : v6                 ? "[::]"
+                                                         : "0.0.0.0"},
+                {"LOCALHOST_URL_HOST", o->listen_on_node_ip ? url_host
+                                       : v6                 ? "[::1]"
+                                                            : "127.0.0.1"},
+                {"CLUSTER_TOKEN", token},
+                {"HEARTBEAT_INTERVAL", o->slower_hardware ? "500" : "100"},
+                {"ELECTION_TIMEOUT", o->slower_hardware ? "2500" : "1000"},
+                {"MAX_LEARNERS", max_learners},
+        };
+        r = template_render(a->data, vars, ELEMENTSOF(vars), &pod, &missing);
+        if (r == -ENOENT)
+                return fail(ret_error, -EINVAL, "internal: template placeholder ${%s} has no value",
+                            missing);
+        if (r < 0)
+                return r;
+        /* It must still be a Pod after substitution. */
+        _cleanup_(cJSON_Deletep) cJSON *j = NULL;
+        _cleanup_free_ char *err = NULL;
+        if (yaml_parse(pod, strlen(pod), &j, &err) < 0 || !streq_ptr(json_get_string(j, "kind"), "Pod"))
+                return fail(ret_error, -EINVAL, "internal: rendered bootstrap pod is not a valid Pod: %s",
+                            strempty(err));
+        return write_out(root, "etc-kubernetes/manifests/etcd-member-pod.yaml", pod, 0644);
+}
+
+static int write_tree(const RenderOptions *o, const CertSet *s, const char *root, char **ret_error)
+{
+        _cleanup_free_ char *peer_name = strdup_printf("etcd-peer-%s", o->hostname);
+        _cleanup_free_ char *serving_name = strdup_printf("etcd-serving-%s", o->hostname);
+        _cleanup_free_ char *metrics_name = strdup_printf("etcd-serving-metrics-%s", o->hostname);
+        char ip[INET6_ADDRSTRLEN];
+        Pems p[] = {
+                {.name = "etcd-signer"}, {.name = "etcd-metric-signer"},
+                {.name = "etcd-client"}, {.name = "etcd-metric-client"},
+                {.name = peer_name},     {.name = serving_name},
+                {.name = metrics_name},
+        };
+        const PkiPair *pairs[] = {s->signer, s->metric_signer, s->client,         s->metric_client,
+                                  s->peer,   s->serving,       s->serving_metrics};
+        int r = 0;
+
+        if (!peer_name || !serving_name || !metrics_name)
+                return -ENOMEM;
+        for (size_t i = 0; r >= 0 && i < ELEMENTSOF(p); i++)
+                r = pki_pair_to_pem(pairs[i], &p[i].crt, &p[i].key);
+        for (size_t i = 0; r >= 0 && i < ELEMENTSOF(p); i++) {
+                _cleanup_free_ char *dir = strdup_printf("%s/%s/etcd-all-certs", root, CERTS_SUBDIR);
+                r = dir ? mkdir_parents(dir) : -ENOMEM;
+                if (r >= 0 && mkdir(dir, 0755) < 0 && errno != EEXIST)
+                        r = -errno;
+                if (r >= 0)
+                        r = pki_write_pair(dir, p[i].name, p[i].crt, p[i].key);
+                if (r >= 0)
+                        r = write_secret(root, &p[i]);
+        }
+        const char *ca = p[0].crt, *metrics_ca = p[1].crt;
+        if (r >= 0)
+                r = write_out(root, CERTS_SUBDIR "/ca.crt", ca, 0644);
+        if (r >= 0)
+                r = write_out(root, "tls/etcd-ca-bundle.crt", ca, 0644);
+        if (r >= 0)
+                r = write_out(root, "tls/etcd-client.crt", p[2].crt, 0644);
+        if (r >= 0)
+                r = write_out(root, "tls/etcd-client.key", p[2].key, 0600);
+        /* The aggregates: one change, one rollout (node certificates only). */
+        if (r >= 0) {
+                _cleanup_(cJSON_Deletep) cJSON *all = object_new("v1", "Secret", "etcd-all-certs");
+                cJSON *data = all ? cJSON_AddObjectToObject(all, "data") : NULL;
+                r = data && cJSON_AddStringToObject(all, "type", "Opaque") ? 0 : -ENOMEM;
+                for (size_t i = 4; r >= 0 && i < ELEMENTSOF(p); i++) {
+                        _cleanup_free_ char *kc = strdup_printf("%s.crt", p[i].name);
+                        _cleanup_free_ char *kk = strdup_printf("%s.key", p[i].name);
+                        r = kc && kk ? add_b64(data, kc, p[i].crt) : -ENOMEM;
+                        if (r >= 0)
+                                r = add_b64(data, kk, p[i].key);
+                }
+                if (r >= 0)
+                        r = write_yaml(root, "manifests/openshift-etcd-etcd-all-certs.yaml", all);
+        }
+        if (r >= 0)
+                r = write_configmap(root, "etcd-ca-bundle",
+                                    (const char *const[]){"ca-bundle.crt", ca, NULL});
+        if (r >= 0)
+                r = write_configmap(root, "etcd-metrics-ca-bundle",
+                                    (const char *const[]){"ca-bundle.crt", metrics_ca, NULL});
+        if (r >= 0)
+                r = write_configmap(root, "etcd-all-bundles",
+                                    (const char *const[]){"server-ca-bundle.crt", ca,
+                                                          "metrics-ca-bundle.crt", metrics_ca, NULL});
+        if (r >= 0)
+                r = write_endpoints_cm(root, ip_to_string(&o->bootstrap_ip, ip, sizeof ip));
+        static const char *const statics[][2] = {
+                {"bootstrap/00_openshift-etcd-ns.yaml", "manifests/00_openshift-etcd-ns.yaml"},
+                {"bootstrap/openshift-etcd-svc.yaml", "manifests/openshift-etcd-svc.yaml"},
+        };
+        for (size_t i = 0; r >= 0 && i < ELEMENTSOF(statics); i++) {
+                const Asset *a = asset_find(statics[i][0]);
+                r = a ? write_out(root, statics[i][1], a->data, 0644) : -ENOENT;
+        }
+        if (r >= 0)
+                r = write_pod(o, root, ret_error);
+        for (size_t i = 0; i < ELEMENTSOF(p); i++) {
+                free(p[i].crt);
+                if (p[i].key)
+                        explicit_bzero(p[i].key, strlen(p[i].key));
+                free(p[i].key);
+        }
+        return r;
+}
+
+static int rm_entry(const char *path, const struct stat *st, int flag, struct FTW *ftw)
+{
+        (void) st;
+        (void) flag;
+        (void) ftw;
+        return remove(path) < 0 ? -1 : 0;
+}
+
+static void rm_rf(const char *path)
+{
+        (void) nftw(path, rm_entry, 16, FTW_DEPTH | FTW_PHYS);
+}
+
+int render_bootstrap(const RenderOptions *o, char **ret_error)
+{
+        _cleanup_(cert_set_done) CertSet s = {};
+        _cleanup_free_ char *tmp = NULL;
+        struct stat st;
+        int r;
+
+        assert_return(o && o->output_dir && o->inputs, -EINVAL);
+        if (!template_is_dns1123_subdomain(o->hostname))
+                return fail(
+                        ret_error, -EINVAL,
+                        "--hostname: \"%s\" is not a DNS-1123 name (lowercase letters, digits, '-' and '.')",
+                        strempty(o->hostname));
+        if (!template_is_image_ref(o->etcd_image))
+                return fail(ret_error, -EINVAL,
+                            "--etcd-image: \"%s\" is not an image reference such as "
+                            "quay.io/openshift/etcd@sha256:...",
+                            strempty(o->etcd_image));
+        if (stat(o->output_dir, &st) == 0 && !S_ISDIR(st.st_mode))
+                return fail(ret_error, -EINVAL, "--asset-output-dir: %s exists and is not a directory",
+                            o->output_dir);
+
+        r = make_certs(o, &s, ret_error);
+        if (r < 0)
+                return r;
+        tmp = strdup_printf("%s.tmp-XXXXXX", o->output_dir);
+        if (!tmp)
+                return -ENOMEM;
+        if ((r = mkdir_parents(tmp)) < 0)
+                return fail(ret_error, r, "--asset-output-dir: cannot create the parent of %s: %s",
+                            o->output_dir, strerror(-r));
+        if (!mkdtemp(tmp))
+                return fail(ret_error, -errno, "cannot create %s: %m", tmp);
+        (void) chmod(tmp, 0755);
+        r = write_tree(o, &s, tmp, ret_error);
+        if (r < 0) {
+                rm_rf(tmp);
+                if (ret_error && !*ret_error)
+                        (void) fail(ret_error, r, "writing the assets failed: %s", strerror(-r));
+                return r;
+        }
+        /* Swap the finished tree into place; the old one (if any) goes only after. */
+        if (rename(tmp, o->output_dir) < 0) {
+                if (errno != ENOTEMPTY && errno != EEXIST) {
+                        r = -errno;
+                        rm_rf(tmp);
+                        return fail(ret_error, r, "cannot move the assets to %s: %s", o->output_dir,
+                                    strerror(-r));
+                }
+                if (renameat2(AT_FDCWD, tmp, AT_FDCWD, o->output_dir, RENAME_EXCHANGE) < 0) {
+                        r = -errno;
+                        rm_rf(tmp);
+                        return fail(ret_error, r, "cannot replace %s: %s", o->output_dir, strerror(-r));
+                }
+                rm_rf(tmp); /* now the previous tree, whose signers we reused */
+        }
+        log_info("rendered bootstrap assets into %s (%s signers)", o->output_dir,
+                 s.reused ? "reused" : "new");
+        return 0;
+}

@@ -1,0 +1,26 @@
+/* `render`: from the installer's inputs to the bootstrap host's assets (the
+ * one-member etcd static pod, its certificates, and the cluster manifests
+ * the installer hands to the new cluster), exactly the output tree of
+ * shared/reference/ceo-contracts.md. The tree is built in a sibling
+ * temporary directory and swapped into place only when complete: on any
+ * error the output directory is untouched. Re-running over an existing
+ * output reuses its signers instead of replacing them. */
+#pragma once
+
+#include "inputs.h"
+#include "pki/pki.h"
+
+typedef struct RenderOptions {
+        const char *output_dir;
+        const char *etcd_image;
+        const char *hostname; /* the bootstrap host's name (DNS-1123 subdomain) */
+        IpAddr bootstrap_ip;
+        bool listen_on_node_ip; /* listeners and local connections on the node IP (test harness) */
+        bool slower_hardware;   /* controlPlaneHardwareSpeed: Slower (500/2500 ms) */
+        PkiKeyType key_type;
+        usec_t now; /* CLOCK_REALTIME */
+        const RenderInputs *inputs;
+} RenderOptions;
+
+/* -EINVAL (bad input, message in *ret_error) maps to exit 2; other errors to 1. */
+int render_bootstrap(const RenderOptions *o, char **ret_error);

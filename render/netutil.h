@@ -1,0 +1,28 @@
+/* IP addresses and CIDRs as render needs them: parsing, containment, the
+ * documentation ranges, and URL host forms (IPv6 in brackets). Pure. */
+#pragma once
+
+#include <netinet/in.h>
+
+#include "base/macro.h"
+
+typedef struct IpAddr {
+        int family; /* AF_INET or AF_INET6 */
+        unsigned char bytes[16];
+} IpAddr;
+
+typedef struct Cidr {
+        IpAddr addr;
+        unsigned prefix;
+} Cidr;
+
+int ip_parse(const char *s, IpAddr *ret);
+int cidr_parse(const char *s, Cidr *ret);
+bool cidr_contains(const Cidr *c, const IpAddr *a);
+/* 192.0.2.0/24, 198.51.100.0/24, 203.0.113.0/24, 2001:db8::/32. */
+bool ip_is_documentation(const IpAddr *a);
+/* Canonical text ("10.0.0.1", "fd00::1") into buf (>= INET6_ADDRSTRLEN). */
+char *ip_to_string(const IpAddr *a, char *buf, size_t n);
+/* "10.0.0.1" or "[fd00::1]", into buf (>= INET6_ADDRSTRLEN + 2). */
+char *ip_url_host(const IpAddr *a, char *buf, size_t n);
+bool ip_equal(const IpAddr *a, const IpAddr *b);

@@ -1,0 +1,93 @@
+/* Template rendering and input validation. */
+#include <ctype.h>
+
+#include "base/buf.h"
+#include "template.h"
+
+int template_render(const char *tmpl, const TemplateVar *vars, size_t n_vars, char **ret, char **ret_missing)
+{
+        Buf out = BUF_INIT(0);
+        const char *p = tmpl;
+        int r = 0;
+
+        assert_return(tmpl && ret, -EINVAL);
+        while (r >= 0 && *p) {
+                const char *open = strstr(p, "${");
+                if (!open) {
+                        r = buf_append(&out, p, strlen(p));
+                        break;
+                }
+                const char *close = strchr(open + 2, '}');
+                r = buf_append(&out, p, (size_t) (open - p));
+                if (r < 0)
+                        break;
+                if (!close) {
+                        r = -EBADMSG;
+                        break;
+                }
+                size_t len = (size_t) (close - open - 2);
+                const TemplateVar *v = NULL;
+                for (size_t i = 0; i < n_vars; i++)
+                        if (strlen(vars[i].name) == len && memcmp(vars[i].name, open + 2, len) == 0)
+                                v = &vars[i];
+                if (!v || !v->value) {
+                        if (ret_missing)
+                                *ret_missing = strndup(open + 2, len);
+                        r = -ENOENT;
+                        break;
+                }
+                r = buf_append(&out, v->value, strlen(v->value));
+                p = close + 1;
+        }
+        if (r < 0) {
+                buf_free(&out);
+                return r;
+        }
+        *ret = out.data ? buf_steal(&out) : strdup("");
+        return *ret ? 0 : -ENOMEM;
+}
+
+bool template_is_dns1123_label(const char *s)
+{
+        size_t n = s ? strlen(s) : 0;
+        if (n == 0 || n > 63 || !isalnum((unsigned char) s[0]) || !isalnum((unsigned char) s[n - 1]))
+                return false;
+        for (size_t i = 0; i < n; i++)
+                if (!(islower((unsigned char) s[i]) || isdigit((unsigned char) s[i]) || s[i] == '-'))
+                        return false;
+        return true;
+}
+
+bool template_is_dns1123_subdomain(const char *s)
+{
+        size_t n = s ? strlen(s) : 0;
+        char label[64];
+        if (n == 0 || n > 253)
+                return false;
+        for (const char *p = s;;) {
+                const char *dot = strchr(p, '.');
+                size_t l = dot ? (size_t) (dot - p) : strlen(p);
+                if (l == 0 || l >= sizeof label)
+                        return false;
+                memcpy(label, p, l);
+                label[l] = 0;
+                if (!template_is_dns1123_label(label))
+                        return false;
+                if (!dot)
+                        return true;
+                p = dot + 1;
+        }
+}
+
+bool template_is_image_ref(const char *s)
+{
+        size_t n = s ? strlen(s) : 0;
+        if (n == 0 || n > 512 || !isalnum((unsigned char) s[0]))
+                return false;
+        for (size_t i = 0; i < n; i++) {
+                unsigned char c = (unsigned char) s[i];
+                if (!(isalnum(c) || strchr("._-/:@", c)))
+                        return false;
+        }
+        return true;
+}
