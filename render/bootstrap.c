@@ -188,11 +188,10 @@ static int write_yaml(const char *root, const char *rel, const cJSON *obj)
 
 static cJSON *object_new(const char *api_version, const char *kind, const char *name)
 {
-        cJSON *o = cJSON_CreateObject();
-        cJSON *md = o ? cJSON_AddObjectToObject(o, "metadata") : NULL;
-        if (!md || !cJSON_AddStringToObject(o, "apiVersion", api_version) ||
-            !cJSON_AddStringToObject(o, "kind", kind) || !cJSON_AddStringToObject(md, "name", name) ||
-            !cJSON_AddStringToObject(md, "namespace", NS)) {
+        cJSON *o = cJSON_CreateObject(), *md;
+        if (!o || !cJSON_AddStringToObject(o, "apiVersion", api_version) ||
+            !cJSON_AddStringToObject(o, "kind", kind) || !(md = cJSON_AddObjectToObject(o, "metadata")) ||
+            !cJSON_AddStringToObject(md, "name", name) || !cJSON_AddStringToObject(md, "namespace", NS)) {
                 cJSON_Delete(o);
                 return NULL;
         }

@@ -1,0 +1,399 @@
+/* render: inputs and their error messages, bootstrap IP choice on injected
+ * address lists, templates, and the whole output tree against a golden file
+ * (keys, certificates, serials and times masked), with every certificate
+ * parsed and checked. UPDATE_GOLDEN=1 rewrites the golden file. */
+#include <dirent.h>
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <sys/stat.h>
+
+#include <cmocka.h>
+
+#include "base/buf.h"
+#include "base/fileio.h"
+#include "render/bootstrap.h"
+#include "render/template.h"
+
+static char dir[] = "/tmp/test-render-XXXXXX";
+static const char *data_dir;
+
+static char *data(const char *name)
+{
+        return strdup_printf("%s/render/%s", data_dir, name);
+}
+
+static char *write_tmp(const char *name, const char *text)
+{
+        char *p = strdup_printf("%s/%s", dir, name);
+        assert_int_equal(write_file_atomic(p, text, strlen(text), 0644), 0);
+        return p;
+}
+
+static void load_good(RenderInputs *in)
+{
+        _cleanup_free_ char *n = data("network.yaml"), *i = data("infrastructure.yaml"),
+                            *c = data("cluster-config.yaml");
+        _cleanup_free_ char *err = NULL;
+        *in = (RenderInputs){};
+        assert_int_equal(render_read_network(n, in, &err), 0);
+        assert_int_equal(render_read_infrastructure(i, in, &err), 0);
+        assert_int_equal(render_read_cluster_config(c, in, &err), 0);
+}
+
+static void test_inputs(void **state)
+{
+        RenderInputs in;
+        load_good(&in);
+        assert_false(in.prefer_ipv6);
+        assert_string_equal(in.platform, "BareMetal");
+        assert_int_equal(in.control_plane_replicas, 3);
+        assert_int_equal(in.n_machine_networks, 2);
+        assert_int_equal(in.n_vips, 2);
+}
+
+typedef int (*Reader)(const char *path, RenderInputs *in, char **ret_error);
+
+static void expect_bad(Reader f, const char *text, const char *needle)
+{
+        _cleanup_free_ char *p = write_tmp("bad.yaml", text), *err = NULL;
+        RenderInputs in = {};
+        int r = f(p, &in, &err);
+        if (r >= 0 || !err || !strstr(err, needle) || !strstr(err, p))
+                fail_msg("input:\n%s\ngot %d: %s\nwanted a message naming the file and: %s", text, r,
+                         err ? err : "(none)", needle);
+}
+
+#define CM(ic) "kind: ConfigMap\ndata:\n  install-config: |\n" ic
+
+static void test_input_errors(void **state)
+{
+        expect_bad(render_read_network, "kind: Network\nspec: {}\n",
+                   "spec.serviceNetwork: expected a list of CIDRs");
+        expect_bad(render_read_network, "kind: Network\nspec:\n  serviceNetwork: [nope]\n",
+                   "spec.serviceNetwork[0]: expected a CIDR");
+        expect_bad(render_read_network, "kind: Infrastructure\n", "kind: expected \"Network\"");
+        expect_bad(render_read_network, "kind: [\n", "not valid YAML");
+        expect_bad(render_read_infrastructure, "kind: Infrastructure\nstatus: {}\n",
+                   "status.platformStatus.type: expected a platform");
+        expect_bad(render_read_cluster_config, "kind: ConfigMap\ndata: {}\n",
+                   "data.install-config: missing");
+        expect_bad(render_read_cluster_config, CM("    networking: [\n"),
+                   "data.install-config: not valid YAML");
+        expect_bad(render_read_cluster_config, CM("    networking: {}\n"),
+                   "networking.machineNetwork: expected a list of {cidr: ...}");
+        expect_bad(render_read_cluster_config,
+                   CM("    networking:\n      machineNetwork:\n      - cidr: 10.0.0.0/33\n"),
+                   "networking.machineNetwork[0].cidr: expected a CIDR");
+        expect_bad(render_read_cluster_config,
+                   CM("    networking:\n      machineNetwork:\n      - cidr: 10.0.0.0/16\n    "
+                      "controlPlane:\n      "
+                      "replicas: 0\n"),
+                   "controlPlane.replicas: expected a number from 1 to 7");
+        expect_bad(
+                render_read_cluster_config,
+                CM("    networking:\n      machineNetwork:\n      - cidr: 10.0.0.0/16\n    platform:\n      "
+                   "baremetal:\n        apiVIPs: [10.0.0.300]\n"),
+                "platform.baremetal.apiVIPs[0]: expected an IP address");
+}
+
+static IpAddr ip(const char *s)
+{
+        IpAddr a;
+        assert_int_equal(ip_parse(s, &a), 0);
+        return a;
+}
+
+static void test_bootstrap_ip(void **state)
+{
+        RenderInputs in;
+        IpAddr got;
+        char t[64];
+        _cleanup_free_ char *err = NULL;
+
+        load_good(&in);
+        /* The VIP and an address outside the machine networks are skipped. */
+        IpAddr c1[] = {ip("192.168.111.5"), ip("10.1.2.3"), ip("192.168.111.20"), ip("127.0.0.1")};
+        assert_int_equal(render_pick_bootstrap_ip(&in, c1, ELEMENTSOF(c1), &got, &err), 0);
+        assert_string_equal(ip_to_string(&got, t, sizeof t), "192.168.111.20");
+        /* IPv4 preferred with an IPv4 service network, even if IPv6 comes first. */
+        Cidr v6;
+        assert_int_equal(cidr_parse("fd2e:6f44:5dd8::/64", &v6), 0);
+        in.machine_networks[in.n_machine_networks++] = v6;
+        IpAddr c2[] = {ip("fd2e:6f44:5dd8::10"), ip("192.168.111.21")};
+        assert_int_equal(render_pick_bootstrap_ip(&in, c2, ELEMENTSOF(c2), &got, &err), 0);
+        assert_string_equal(ip_to_string(&got, t, sizeof t), "192.168.111.21");
+        in.prefer_ipv6 = true;
+        assert_int_equal(render_pick_bootstrap_ip(&in, c2, ELEMENTSOF(c2), &got, &err), 0);
+        assert_string_equal(ip_to_string(&got, t, sizeof t), "fd2e:6f44:5dd8::10");
+        char url[64];
+        assert_string_equal(ip_url_host(&got, url, sizeof url), "[fd2e:6f44:5dd8::10]");
+        /* Documentation ranges never qualify, even inside a machine network. */
+        Cidr doc;
+        assert_int_equal(cidr_parse("192.0.2.0/24", &doc), 0);
+        in.machine_networks[in.n_machine_networks++] = doc;
+        IpAddr c3[] = {ip("192.0.2.10"), ip("8.8.8.8")};
+        assert_int_equal(render_pick_bootstrap_ip(&in, c3, ELEMENTSOF(c3), &got, &err), -ENOENT);
+        assert_non_null(strstr(err, "pass --bootstrap-ip"));
+        err = mfree(err);
+        IpAddr vip = ip("192.168.111.4");
+        assert_int_equal(render_check_bootstrap_ip(&in, &vip, &err), -EINVAL);
+        assert_non_null(strstr(err, "is a VIP"));
+        err = mfree(err);
+        IpAddr lo = ip("127.0.0.7");
+        assert_int_equal(render_check_bootstrap_ip(&in, &lo, &err), 0);
+}
+
+static void test_template(void **state)
+{
+        TemplateVar v[] = {{"A", "1"}, {"BB", "two"}};
+        _cleanup_free_ char *out = NULL, *missing = NULL;
+        char *bad = NULL;
+
+        assert_int_equal(template_render("x${A}y${BB}z${A}", v, 2, &out, &missing), 0);
+        assert_string_equal(out, "x1ytwoz1");
+        assert_int_equal(template_render("${C}", v, 2, &bad, &missing), -ENOENT);
+        assert_string_equal(missing, "C");
+        assert_int_equal(template_render("${A", v, 2, &bad, NULL), -EBADMSG);
+        assert_true(template_is_dns1123_subdomain("master-0.example.com"));
+        assert_false(template_is_dns1123_subdomain("Master-0"));
+        assert_false(template_is_dns1123_subdomain("a_b"));
+        assert_false(template_is_dns1123_subdomain("-a"));
+        assert_false(template_is_dns1123_subdomain("a..b"));
+        assert_true(template_is_image_ref("quay.io/openshift/etcd@sha256:abc"));
+        assert_true(template_is_image_ref("registry:5000/etcd:v3.4"));
+        assert_false(template_is_image_ref("etcd; rm -rf /"));
+        assert_false(template_is_image_ref("etcd\nx"));
+        assert_false(template_is_image_ref(""));
+}
+
+/* ---- the whole tree ---- */
+
+static RenderOptions options(const char *out, const RenderInputs *in)
+{
+        RenderOptions o = {.output_dir = out,
+                           .etcd_image = "quay.io/openshift/etcd@sha256:0123456789abcdef",
+                           .hostname = "bootstrap",
+                           .listen_on_node_ip = false,
+                           .key_type = PKI_KEY_ECDSA_P256,
+                           .now = 1795305600ULL * USEC_PER_SEC, /* 2026-11-22T00:00:00Z */
+                           .inputs = in};
+        assert_int_equal(ip_parse("192.168.111.20", &o.bootstrap_ip), 0);
+        return o;
+}
+
+static bool endswith(const char *s, const char *suffix)
+{
+        size_t a = strlen(s), b = strlen(suffix);
+        return a >= b && streq(s + a - b, suffix);
+}
+
+static int cmp_str(const void *a, const void *b)
+{
+        return strcmp(*(char *const *) a, *(char *const *) b);
+}
+
+static void list_files(const char *root, const char *rel, char ***v, size_t *n)
+{
+        _cleanup_free_ char *path = strdup_printf("%s/%s", root, rel);
+        DIR *d = opendir(path);
+        struct dirent *e;
+        assert_non_null(d);
+        while ((e = readdir(d))) {
+                if (e->d_name[0] == '.')
+                        continue;
+                char *r = *rel ? strdup_printf("%s/%s", rel, e->d_name) : strdup(e->d_name);
+                if (e->d_type == DT_DIR) {
+                        list_files(root, r, v, n);
+                        free(r);
+                } else {
+                        *v = realloc(*v, (*n + 1) * sizeof **v);
+                        (*v)[(*n)++] = r;
+                }
+        }
+        closedir(d);
+}
+
+/* One text for the whole tree: paths, modes and contents, with everything that
+ * changes from run to run (keys, certificates, base64 of either, the token)
+ * replaced by a marker. */
+static char *normalise_tree(const char *root)
+{
+        char **files = NULL;
+        size_t n = 0;
+        Buf out = BUF_INIT(0);
+
+        list_files(root, "", &files, &n);
+        qsort(files, n, sizeof *files, cmp_str);
+        for (size_t i = 0; i < n; i++) {
+                _cleanup_free_ char *p = strdup_printf("%s/%s", root, files[i]), *text = NULL;
+                struct stat st;
+                char hdr[512];
+                assert_int_equal(stat(p, &st), 0);
+                (void) snprintf(hdr, sizeof hdr, "== %s %04o\n", files[i], st.st_mode & 07777);
+                assert_int_equal(buf_append(&out, hdr, strlen(hdr)), 0);
+                assert_int_equal(read_full_file(p, 1 << 20, &text, NULL), 0);
+                if (endswith(files[i], ".crt") || endswith(files[i], ".key")) {
+                        const char *m = strstr(text, "PRIVATE KEY") ? "<private key>\n" : "<certificate>\n";
+                        assert_int_equal(buf_append(&out, m, strlen(m)), 0);
+                        free(files[i]);
+                        continue;
+                }
+                bool in_pem = false;
+                for (char *save = NULL, *line = strtok_r(text, "\n", &save); line;
+                     line = strtok_r(NULL, "\n", &save)) {
+                        char masked[4096];
+                        const char *colon = strstr(line, ": ");
+                        const char *tok = strstr(line, "--initial-cluster-token=");
+                        if (strstr(line, "-----END "))
+                                in_pem = false;
+                        if (in_pem || strstr(line, "-----END "))
+                                continue;
+                        if (strstr(line, "-----BEGIN ")) {
+                                in_pem = true;
+                                (void) snprintf(masked, sizeof masked, "%.*s<pem>", (int) strspn(line, " "),
+                                                line);
+                        } else if (tok)
+                                (void) snprintf(masked, sizeof masked,
+                                                "%.*s--initial-cluster-token=<token> \\", (int) (tok - line),
+                                                line);
+                        else if (colon && (strstr(line, ".crt: ") || strstr(line, ".key: ")))
+                                (void) snprintf(masked, sizeof masked, "%.*s: <base64>",
+                                                (int) (colon - line), line);
+                        else
+                                (void) snprintf(masked, sizeof masked, "%s", line);
+                        assert_int_equal(buf_append(&out, masked, strlen(masked)), 0);
+                        assert_int_equal(buf_append(&out, "\n", 1), 0);
+                }
+                free(files[i]);
+        }
+        free(files);
+        return buf_steal(&out);
+}
+
+static void check_cert(const char *root, const char *name, const char *cn, const char *issuer_prefix,
+                       bool is_ca, bool node_sans, uint32_t xku)
+{
+        _cleanup_free_ char *p = strdup_printf(
+                "%s/etc-kubernetes/static-pod-resources/etcd-member/etcd-all-certs/%s.crt", root, name);
+        _cleanup_free_ char *k = strdup_printf(
+                "%s/etc-kubernetes/static-pod-resources/etcd-member/etcd-all-certs/%s.key", root, name);
+        _cleanup_free_ char *pem = NULL;
+        _cleanup_(X509_freep) X509 *x = NULL;
+        _cleanup_(pki_cert_info_freep) PkiCertInfo *info = NULL;
+        struct stat st;
+
+        assert_int_equal(read_full_file(p, 1 << 20, &pem, NULL), 0);
+        assert_int_equal(pki_cert_from_pem(pem, &x), 0);
+        assert_int_equal(pki_cert_get_info(x, &info), 0);
+        if (cn)
+                assert_string_equal(info->subject_cn, cn);
+        assert_true(startswith(info->issuer_cn, issuer_prefix));
+        assert_int_equal(info->is_ca, is_ca);
+        if (xku != UINT32_MAX)
+                assert_int_equal(info->ext_key_usage & (XKU_SSL_SERVER | XKU_SSL_CLIENT), xku);
+        /* Five years from "now" (minus the one-minute skew allowance). */
+        assert_true(info->not_after - info->not_before >= PKI_LEAF_VALIDITY);
+        if (node_sans) {
+                bool has_ip = false, has_svc = false;
+                for (char **s = info->ips; *s; s++)
+                        has_ip |= streq(*s, "192.168.111.20");
+                for (char **s = info->dns; *s; s++)
+                        has_svc |= streq(*s, "etcd.openshift-etcd.svc");
+                assert_true(has_ip && has_svc);
+        }
+        assert_int_equal(stat(k, &st), 0);
+        assert_int_equal(st.st_mode & 0777, 0600);
+}
+
+static void test_render_tree(void **state)
+{
+        RenderInputs in;
+        _cleanup_free_ char *out = strdup_printf("%s/assets", dir), *err = NULL,
+                            *golden = data("golden-bootstrap.txt");
+        _cleanup_free_ char *want = NULL;
+
+        load_good(&in);
+        RenderOptions o = options(out, &in);
+        assert_int_equal(render_bootstrap(&o, &err), 0);
+        _cleanup_free_ char *got = normalise_tree(out);
+        if (getenv("UPDATE_GOLDEN"))
+                assert_int_equal(write_file_atomic(golden, got, strlen(got), 0644), 0);
+        assert_int_equal(read_full_file(golden, 1 << 20, &want, NULL), 0);
+        if (!streq(got, want))
+                fail_msg("output differs from %s (UPDATE_GOLDEN=1 to accept):\n%s", golden, got);
+
+        check_cert(out, "etcd-signer", NULL, "openshift-etcd_etcd-signer@", true, false, UINT32_MAX);
+        check_cert(out, "etcd-metric-signer", NULL, "openshift-etcd_etcd-metric-signer@", true, false,
+                   UINT32_MAX);
+        check_cert(out, "etcd-client", "etcd-client", "openshift-etcd_etcd-signer@", false, false,
+                   XKU_SSL_CLIENT);
+        check_cert(out, "etcd-metric-client", "etcd-metric", "openshift-etcd_etcd-metric-signer@", false,
+                   false, XKU_SSL_CLIENT);
+        check_cert(out, "etcd-peer-bootstrap", "system:etcd-peer:bootstrap", "openshift-etcd_etcd-signer@",
+                   false, true, XKU_SSL_SERVER | XKU_SSL_CLIENT);
+        check_cert(out, "etcd-serving-bootstrap", "system:etcd-server:bootstrap",
+                   "openshift-etcd_etcd-signer@", false, true, XKU_SSL_SERVER | XKU_SSL_CLIENT);
+        check_cert(out, "etcd-serving-metrics-bootstrap", "system:etcd-metric:bootstrap",
+                   "openshift-etcd_etcd-metric-signer@", false, true, XKU_SSL_SERVER | XKU_SSL_CLIENT);
+
+        /* A second run reuses the signers. */
+        _cleanup_free_ char *signer = NULL, *signer2 = NULL;
+        _cleanup_free_ char *sp =
+                strdup_printf("%s/etc-kubernetes/static-pod-resources/etcd-member/etcd-all-certs/"
+                              "etcd-signer.crt",
+                              out);
+        assert_int_equal(read_full_file(sp, 1 << 20, &signer, NULL), 0);
+        o.now += 3600 * USEC_PER_SEC;
+        assert_int_equal(render_bootstrap(&o, &err), 0);
+        assert_int_equal(read_full_file(sp, 1 << 20, &signer2, NULL), 0);
+        assert_string_equal(signer, signer2);
+
+        /* Bad input or an unusable signer: an error, and the tree is exactly as it was. */
+        _cleanup_free_ char *before = normalise_tree(out);
+        RenderOptions bad = o;
+        bad.etcd_image = "etcd; rm -rf /";
+        assert_int_equal(render_bootstrap(&bad, &err), -EINVAL);
+        assert_non_null(strstr(err, "--etcd-image"));
+        err = mfree(err);
+        bad = o;
+        bad.hostname = "Not_A_Name";
+        assert_int_equal(render_bootstrap(&bad, &err), -EINVAL);
+        assert_non_null(strstr(err, "--hostname"));
+        err = mfree(err);
+        _cleanup_free_ char *kp =
+                strdup_printf("%s/etc-kubernetes/static-pod-resources/etcd-member/etcd-all-certs/"
+                              "etcd-signer.key",
+                              out);
+        _cleanup_free_ char *key = NULL;
+        assert_int_equal(read_full_file(kp, 1 << 20, &key, NULL), 0);
+        assert_int_equal(write_file_atomic(kp, "garbage", 7, 0600), 0);
+        assert_int_equal(render_bootstrap(&o, &err), -EINVAL);
+        assert_non_null(strstr(err, "existing signer"));
+        assert_int_equal(write_file_atomic(kp, key, strlen(key), 0600), 0);
+        _cleanup_free_ char *after = normalise_tree(out);
+        assert_string_equal(before, after);
+}
+
+static int setup(void **state)
+{
+        data_dir = getenv("TEST_DATA");
+        return data_dir && mkdtemp(dir) ? 0 : -1;
+}
+
+static int teardown(void **state)
+{
+        _cleanup_free_ char *cmd = strdup_printf("rm -rf '%s'", dir);
+        return system(cmd) == 0 ? 0 : -1;
+}
+
+int main(void)
+{
+        const struct CMUnitTest tests[] = {
+                cmocka_unit_test(test_inputs),       cmocka_unit_test(test_input_errors),
+                cmocka_unit_test(test_bootstrap_ip), cmocka_unit_test(test_template),
+                cmocka_unit_test(test_render_tree),
+        };
+        return cmocka_run_group_tests(tests, setup, teardown);
+}
