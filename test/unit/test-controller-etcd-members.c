@@ -1,0 +1,79 @@
+/* EtcdMembersController as a table: etcd views in, conditions out. */
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#include <cmocka.h>
+
+#include "controller-fixture.h"
+#include "controllers/controllers.h"
+
+static void test_three_healthy(void **state)
+{
+        Fixture *f = fixture_new();
+        fixture_member(f, 1, "master-0", "10.0.0.1", false, true, true);
+        fixture_member(f, 2, "master-1", "10.0.0.2", false, true, true);
+        fixture_member(f, 3, "master-2", "10.0.0.3", false, true, true);
+        assert_int_equal(fixture_sync(f, &controller_etcd_members), 0);
+        fixture_expect_condition(f, "EtcdMembersAvailable", "True", "EtcdQuorate");
+        assert_string_equal(fixture_condition(f, "EtcdMembersAvailable")->cond_message,
+                            "3 members are available");
+        fixture_expect_condition(f, "EtcdMembersDegraded", "False", "AsExpected");
+        fixture_expect_condition(f, "EtcdMembersProgressing", "False", "AsExpected");
+        /* It only reports. */
+        assert_int_equal(f->plan.n, 3);
+        fixture_free(f);
+}
+
+static void test_one_unhealthy(void **state)
+{
+        Fixture *f = fixture_new();
+        fixture_member(f, 1, "master-0", "10.0.0.1", false, true, true);
+        fixture_member(f, 2, "master-1", "10.0.0.2", false, true, false);
+        fixture_member(f, 3, "master-2", "10.0.0.3", false, true, true);
+        assert_int_equal(fixture_sync(f, &controller_etcd_members), 0);
+        fixture_expect_condition(f, "EtcdMembersAvailable", "True", "EtcdQuorate");
+        fixture_expect_condition(f, "EtcdMembersDegraded", "True", "UnhealthyMembers");
+        assert_string_equal(fixture_condition(f, "EtcdMembersDegraded")->cond_message,
+                            "2 of 3 members are available, master-1 is unhealthy");
+        fixture_free(f);
+}
+
+static void test_no_quorum_and_learner(void **state)
+{
+        Fixture *f = fixture_new();
+        fixture_member(f, 1, "master-0", "10.0.0.1", false, true, true);
+        fixture_member(f, 2, "master-1", "10.0.0.2", false, true, false);
+        fixture_member(f, 3, "master-2", "10.0.0.3", false, true, false);
+        fixture_member(f, 4, NULL, "10.0.0.4", true, false, false);
+        assert_int_equal(fixture_sync(f, &controller_etcd_members), 0);
+        fixture_expect_condition(f, "EtcdMembersAvailable", "False", "NoQuorum");
+        fixture_expect_condition(f, "EtcdMembersDegraded", "True", "UnhealthyMembers");
+        assert_non_null(
+                strstr(fixture_condition(f, "EtcdMembersDegraded")->cond_message, "0000000000000004"));
+        fixture_expect_condition(f, "EtcdMembersProgressing", "True", "MembersNotReady");
+        fixture_free(f);
+}
+
+static void test_unknown_and_unreachable(void **state)
+{
+        Fixture *f = fixture_new();
+        assert_int_equal(fixture_sync(f, &controller_etcd_members), 0);
+        fixture_expect_condition(f, "EtcdMembersAvailable", "Unknown", "EtcdMembersUnknown");
+        fixture_etcd_error(f, -ECONNREFUSED);
+        assert_int_equal(fixture_sync(f, &controller_etcd_members), 0);
+        fixture_expect_condition(f, "EtcdMembersDegraded", "True", "EtcdUnreachable");
+        fixture_free(f);
+}
+
+int main(void)
+{
+        const struct CMUnitTest tests[] = {
+                cmocka_unit_test(test_three_healthy),
+                cmocka_unit_test(test_one_unhealthy),
+                cmocka_unit_test(test_no_quorum_and_learner),
+                cmocka_unit_test(test_unknown_and_unreachable),
+        };
+        return cmocka_run_group_tests(tests, NULL, NULL);
+}
