@@ -19,6 +19,7 @@ const WatchSpec operator_watches[_W_MAX] = {
         [W_NETWORKS] = WATCH_NETWORKS,
         [W_KUBEAPISERVERS] = WATCH_KUBEAPISERVERS,
         [W_CLUSTEROPERATORS] = WATCH_CLUSTEROPERATORS,
+        [W_KAS_CONFIGMAPS] = WATCH_KAS_CONFIGMAPS,
 };
 
 const OperatorState *op_state(const SyncContext *ctx)

@@ -32,6 +32,7 @@ typedef enum OperatorWatch {
         W_NETWORKS,
         W_KUBEAPISERVERS,
         W_CLUSTEROPERATORS,
+        W_KAS_CONFIGMAPS, /* configmaps in openshift-kube-apiserver (config-<N>) */
         _W_MAX,
 } OperatorWatch;
 
