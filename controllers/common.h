@@ -37,70 +37,25 @@ typedef enum OperatorWatch {
 } OperatorWatch;
 
 /* Initializers for a controller's `static const WatchSpec watches[]`. */
-#define WATCH_MASTER_NODES                                          \
-        {                                                           \
-                &KUBE_NODES, NULL, "node-role.kubernetes.io/master" \
-        }
-#define WATCH_ETCD_CR                   \
-        {                               \
-                &KUBE_ETCDS, NULL, NULL \
-        }
-#define WATCH_ETCD_CONFIGMAPS                   \
-        {                                       \
-                &KUBE_CONFIGMAPS, NS_ETCD, NULL \
-        }
-#define WATCH_ETCD_SECRETS                   \
-        {                                    \
-                &KUBE_SECRETS, NS_ETCD, NULL \
-        }
-#define WATCH_ETCD_PODS                   \
-        {                                 \
-                &KUBE_PODS, NS_ETCD, NULL \
-        }
-#define WATCH_ETCD_ENDPOINTS                   \
-        {                                      \
-                &KUBE_ENDPOINTS, NS_ETCD, NULL \
-        }
-#define WATCH_KUBE_SYSTEM_CONFIGMAPS                   \
-        {                                              \
-                &KUBE_CONFIGMAPS, NS_KUBE_SYSTEM, NULL \
-        }
-#define WATCH_KUBE_SYSTEM_EVENTS                   \
-        {                                          \
-                &KUBE_EVENTS, NS_KUBE_SYSTEM, NULL \
-        }
-#define WATCH_CONFIG_CONFIGMAPS                   \
-        {                                         \
-                &KUBE_CONFIGMAPS, NS_CONFIG, NULL \
-        }
-#define WATCH_CONFIG_SECRETS                   \
-        {                                      \
-                &KUBE_SECRETS, NS_CONFIG, NULL \
-        }
-#define WATCH_OPERATOR_CONFIGMAPS                   \
-        {                                           \
-                &KUBE_CONFIGMAPS, NS_OPERATOR, NULL \
-        }
-#define WATCH_OPERATOR_SECRETS                   \
-        {                                        \
-                &KUBE_SECRETS, NS_OPERATOR, NULL \
-        }
-#define WATCH_INFRASTRUCTURES                     \
-        {                                         \
-                &KUBE_INFRASTRUCTURES, NULL, NULL \
-        }
-#define WATCH_NETWORKS                     \
-        {                                  \
-                &KUBE_NETWORKS, NULL, NULL \
-        }
-#define WATCH_KUBEAPISERVERS                     \
-        {                                        \
-                &KUBE_KUBEAPISERVERS, NULL, NULL \
-        }
-#define WATCH_CLUSTEROPERATORS                     \
-        {                                          \
-                &KUBE_CLUSTEROPERATORS, NULL, NULL \
-        }
+/* clang-format off */
+#define WATCH_MASTER_NODES           {&KUBE_NODES, NULL, "node-role.kubernetes.io/master"}
+#define WATCH_ETCD_CR                {&KUBE_ETCDS, NULL, NULL}
+#define WATCH_ETCD_CONFIGMAPS        {&KUBE_CONFIGMAPS, NS_ETCD, NULL}
+#define WATCH_ETCD_SECRETS           {&KUBE_SECRETS, NS_ETCD, NULL}
+#define WATCH_ETCD_PODS              {&KUBE_PODS, NS_ETCD, NULL}
+#define WATCH_ETCD_ENDPOINTS         {&KUBE_ENDPOINTS, NS_ETCD, NULL}
+#define WATCH_KUBE_SYSTEM_CONFIGMAPS {&KUBE_CONFIGMAPS, NS_KUBE_SYSTEM, NULL}
+#define WATCH_KUBE_SYSTEM_EVENTS     {&KUBE_EVENTS, NS_KUBE_SYSTEM, NULL}
+#define WATCH_CONFIG_CONFIGMAPS      {&KUBE_CONFIGMAPS, NS_CONFIG, NULL}
+#define WATCH_CONFIG_SECRETS         {&KUBE_SECRETS, NS_CONFIG, NULL}
+#define WATCH_OPERATOR_CONFIGMAPS    {&KUBE_CONFIGMAPS, NS_OPERATOR, NULL}
+#define WATCH_OPERATOR_SECRETS       {&KUBE_SECRETS, NS_OPERATOR, NULL}
+#define WATCH_INFRASTRUCTURES        {&KUBE_INFRASTRUCTURES, NULL, NULL}
+#define WATCH_NETWORKS               {&KUBE_NETWORKS, NULL, NULL}
+#define WATCH_KUBEAPISERVERS         {&KUBE_KUBEAPISERVERS, NULL, NULL}
+#define WATCH_CLUSTEROPERATORS       {&KUBE_CLUSTEROPERATORS, NULL, NULL}
+#define WATCH_KAS_CONFIGMAPS         {&KUBE_CONFIGMAPS, NS_KAS, NULL}
+/* clang-format on */
 
 extern const WatchSpec operator_watches[_W_MAX];
 

@@ -289,6 +289,64 @@ static void on_apply_get(KubeClient *kc, const KubeResponse *resp, void *userdat
                 intent_finished(c, r);
 }
 
+/* ---- etcd membership ---- */
+
+static void on_etcd_done(EtcdClient *ec, const EtcdResponse *resp, void *userdata)
+{
+        Controller *c = userdata;
+        const Intent *i = &c->plan.intents[c->next];
+        _cleanup_free_ char *what = intent_describe(i);
+        int e = resp->error;
+
+        (void) ec;
+        if (e == -ECANCELED)
+                return;
+        /* etcd's "not yet" answers are part of the protocol, not failures: ask again soon. */
+        if (e == ETCD_ERR_LEARNER_NOT_READY || e == ETCD_ERR_UNHEALTHY || e == ETCD_ERR_NOT_ENOUGH_STARTED) {
+                log_info("%s: %s: %s; retrying shortly", c->spec->name, what, etcd_strerror(e));
+                plan_requeue_after(&c->plan, 2 * USEC_PER_SEC);
+                intent_finished(c, 0);
+                return;
+        }
+        if (e < 0) {
+                event_record(c->rt->recorder, true, "MemberChangeFailed", "%s failed: %s%s%s", what,
+                             etcd_strerror(e), resp->message ? ": " : "", strempty(resp->message));
+                intent_finished(c, e);
+                return;
+        }
+        log_info("%s: %s: done", c->spec->name, what);
+        static const char *const reasons[] = {
+                [INTENT_ETCD_ADD_LEARNER] = "MemberAddAsLearner",
+                [INTENT_ETCD_PROMOTE] = "MemberPromote",
+                [INTENT_ETCD_REMOVE] = "MemberRemove",
+        };
+        event_record(c->rt->recorder, false, reasons[i->type], "%s", what);
+        if (c->rt->cfg.on_etcd_change)
+                c->rt->cfg.on_etcd_change(c->rt->cfg.userdata);
+        intent_finished(c, 0);
+}
+
+static int run_etcd_intent(Controller *c, const Intent *i)
+{
+        EtcdClient *ec = c->rt->cfg.etcd;
+        _cleanup_free_ char *what = intent_describe(i);
+
+        if (!ec)
+                return -ENOTCONN;
+        /* Every risky step is logged before and after. */
+        log_info("%s: %s: starting", c->spec->name, what);
+        switch (i->type) {
+        case INTENT_ETCD_ADD_LEARNER:
+                return etcd_member_add(ec, i->peer_url, true, on_etcd_done, c);
+        case INTENT_ETCD_PROMOTE:
+                return etcd_member_promote(ec, i->member_id, on_etcd_done, c);
+        case INTENT_ETCD_REMOVE:
+                return etcd_member_remove(ec, i->member_id, on_etcd_done, c);
+        default:
+                return -EINVAL;
+        }
+}
+
 static void run_next_intent(Controller *c)
 {
         Runtime *rt = c->rt;
@@ -334,6 +392,11 @@ static void run_next_intent(Controller *c)
         case INTENT_DELETE:
                 r = kube_delete(rt->client, i->res, i->namespace, i->name, i->precondition_uid, NULL,
                                 on_intent_done, c);
+                break;
+        case INTENT_ETCD_ADD_LEARNER:
+        case INTENT_ETCD_PROMOTE:
+        case INTENT_ETCD_REMOVE:
+                r = run_etcd_intent(c, i);
                 break;
         default:
                 r = -EINVAL;

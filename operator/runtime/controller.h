@@ -6,6 +6,7 @@
  * done; failures requeue it with per-key backoff. */
 #pragma once
 
+#include "etcd/client.h"
 #include "kube/informer.h"
 #include "plan.h"
 #include "runtime/events.h"
@@ -40,6 +41,10 @@ typedef struct RuntimeConfig {
         const KubeResource *status_res; /* &KUBE_ETCDS */
         const char *status_name;        /* "cluster" */
         void *userdata;                 /* handed to every sync as ctx->userdata */
+        /* Membership intents go through this client (NULL: they fail with -ENOTCONN);
+         * after each change the runtime calls on_etcd_change (refresh the view). */
+        EtcdClient *etcd;
+        void (*on_etcd_change)(void *userdata);
 } RuntimeConfig;
 
 Runtime *runtime_new(KubeClient *c, InformerFactory *f, EventRecorder *rec, const RuntimeConfig *cfg);

@@ -2,6 +2,7 @@
 #include <stdarg.h>
 
 #include "base/json.h"
+#include "etcd/types.h"
 #include "plan.h"
 
 static void intent_done(Intent *i)
@@ -16,6 +17,7 @@ static void intent_done(Intent *i)
         free(i->cond_message);
         free(i->reason);
         free(i->message);
+        free(i->peer_url);
 }
 
 void plan_done(Plan *p)
@@ -181,6 +183,49 @@ void plan_event(Plan *p, bool warning, const char *reason, const char *fmt, ...)
                 fail(p, i, -ENOMEM);
 }
 
+bool intent_is_etcd(const Intent *i)
+{
+        return i->type == INTENT_ETCD_ADD_LEARNER || i->type == INTENT_ETCD_PROMOTE ||
+               i->type == INTENT_ETCD_REMOVE;
+}
+
+static Intent *etcd_intent(Plan *p, IntentType t, const char *name)
+{
+        for (size_t k = 0; k < p->n; k++)
+                if (intent_is_etcd(&p->intents[k])) {
+                        if (p->error >= 0)
+                                p->error = -EBUSY; /* one membership change at a time */
+                        return NULL;
+                }
+        Intent *i = push(p, t);
+        if (i && !dup_str(&i->name, name ? name : "(unnamed)")) {
+                fail(p, i, -ENOMEM);
+                return NULL;
+        }
+        return i;
+}
+
+void plan_etcd_add_learner(Plan *p, const char *name, const char *peer_url)
+{
+        Intent *i = etcd_intent(p, INTENT_ETCD_ADD_LEARNER, name);
+        if (i && (!peer_url || !dup_str(&i->peer_url, peer_url)))
+                fail(p, i, peer_url ? -ENOMEM : -EINVAL);
+}
+
+void plan_etcd_promote(Plan *p, const char *name, uint64_t id)
+{
+        Intent *i = etcd_intent(p, INTENT_ETCD_PROMOTE, name);
+        if (i)
+                i->member_id = id;
+}
+
+void plan_etcd_remove(Plan *p, const char *name, uint64_t id)
+{
+        Intent *i = etcd_intent(p, INTENT_ETCD_REMOVE, name);
+        if (i)
+                i->member_id = id;
+}
+
 void plan_requeue_after(Plan *p, usec_t delay)
 {
         if (p->requeue_after == 0 || delay < p->requeue_after)
@@ -190,10 +235,17 @@ void plan_requeue_after(Plan *p, usec_t delay)
 const char *intent_type_to_string(IntentType t)
 {
         static const char *const names[_INTENT_TYPE_MAX] = {
-                [INTENT_APPLY] = "apply",         [INTENT_CREATE] = "create",
-                [INTENT_UPDATE] = "update",       [INTENT_UPDATE_STATUS] = "update-status",
-                [INTENT_PATCH] = "patch",         [INTENT_DELETE] = "delete",
-                [INTENT_CONDITION] = "condition", [INTENT_EVENT] = "event",
+                [INTENT_APPLY] = "apply",
+                [INTENT_CREATE] = "create",
+                [INTENT_UPDATE] = "update",
+                [INTENT_UPDATE_STATUS] = "update-status",
+                [INTENT_PATCH] = "patch",
+                [INTENT_DELETE] = "delete",
+                [INTENT_CONDITION] = "condition",
+                [INTENT_EVENT] = "event",
+                [INTENT_ETCD_ADD_LEARNER] = "etcd-add-learner",
+                [INTENT_ETCD_PROMOTE] = "etcd-promote",
+                [INTENT_ETCD_REMOVE] = "etcd-remove",
         };
         return t >= 0 && t < _INTENT_TYPE_MAX ? names[t] : "invalid";
 }

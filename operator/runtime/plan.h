@@ -20,6 +20,11 @@ typedef enum IntentType {
         INTENT_DELETE,    /* NotFound counts as done */
         INTENT_CONDITION, /* on the operator's status object, written once per plan */
         INTENT_EVENT,
+        /* etcd membership, carried out through the runtime's EtcdClient. At most one per
+         * plan: a controller takes at most one risky step per sync. */
+        INTENT_ETCD_ADD_LEARNER, /* peer_url */
+        INTENT_ETCD_PROMOTE,     /* member_id */
+        INTENT_ETCD_REMOVE,      /* member_id */
         _INTENT_TYPE_MAX,
         _INTENT_TYPE_INVALID = -EINVAL,
 } IntentType;
@@ -37,6 +42,9 @@ typedef struct Intent {
         /* EVENT */
         bool warning;
         char *reason, *message;
+        /* ETCD_* (name: the node or member name, for logs and events) */
+        char *peer_url;
+        uint64_t member_id;
 } Intent;
 
 typedef struct Plan {
@@ -59,6 +67,13 @@ void plan_delete(Plan *p, const KubeResource *res, const char *ns, const char *n
 void plan_condition(Plan *p, const char *type, const char *status, const char *reason, const char *fmt, ...)
         _printf_(5, 6);
 void plan_event(Plan *p, bool warning, const char *reason, const char *fmt, ...) _printf_(4, 5);
+/* Membership changes; `name` names the member in logs and events. A second
+ * membership intent in one plan is a builder error (-EBUSY). */
+void plan_etcd_add_learner(Plan *p, const char *name, const char *peer_url);
+void plan_etcd_promote(Plan *p, const char *name, uint64_t id);
+void plan_etcd_remove(Plan *p, const char *name, uint64_t id);
+bool intent_is_etcd(const Intent *i);
+
 /* Keeps the shortest requeue asked for. */
 void plan_requeue_after(Plan *p, usec_t delay);
 
