@@ -81,6 +81,9 @@ const KubeObject *op_etcd_cr(const SyncContext *ctx);
 /* unsupportedConfigOverrides.listenOnNodeIP or the harness default. */
 bool op_listen_on_node_ip(const SyncContext *ctx);
 
+/* kube-system/bootstrap says complete, or the bootstrap-finished event exists. */
+bool bootstrap_is_complete(const SyncContext *ctx);
+
 /* The first InternalIP of a Node, NULL if it has none. */
 const char *node_internal_ip(const KubeObject *node);
 bool node_is_ready(const KubeObject *node);

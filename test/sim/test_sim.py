@@ -209,13 +209,15 @@ class Discovery(Base):
         for f in ("kubeconfig", "token", "ca.crt", "client.crt", "client.key", "server-url",
                   "sim.pid", "ready"):
             self.assertTrue(os.path.exists(os.path.join(SIM.dir, f)), f)
-        kc = open(os.path.join(SIM.dir, "kubeconfig")).read()
+        with open(os.path.join(SIM.dir, "kubeconfig")) as f:
+            kc = f.read()
         for k in ("certificate-authority-data:", "client-certificate-data:", "client-key-data:",
                   "token:", "current-context: sim", SIM.url):
             self.assertIn(k, kc)
         with open(os.path.join(SIM.dir, "sim.pid")) as f:
             self.assertEqual(int(f.read()), SIM.proc.pid)
-        subj = os.popen("openssl x509 -noout -subject -in %s" % os.path.join(SIM.dir, "client.crt")).read()
+        with os.popen("openssl x509 -noout -subject -in %s" % os.path.join(SIM.dir, "client.crt")) as p:
+            subj = p.read()
         self.assertIn("system:masters", subj)
         self.assertIn("system:admin", subj)
 
@@ -1305,7 +1307,22 @@ class ExternalEtcd(Base):
                         c.get("/api/v1/namespaces/default/configmaps").json["metadata"]["resourceVersion"])
             c.post("/api/v1/namespaces/default/configmaps", cm("b2"))
             self.assertEqual(w.collect(1)[0]["object"]["metadata"]["name"], "b2")
+            # etcd "restored" to an older revision: open watches end, the watch cache
+            # follows the new history, and old resourceVersions are too large
+            old_rv = c.get("/api/v1/namespaces/default/configmaps").json["metadata"]["resourceVersion"]
+            etcd.restart_empty()
+            self.assertTrue(w.ended.wait(10))
+            deadline = time.monotonic() + 15
+            while c.post("/api/v1/namespaces", {"apiVersion": "v1", "kind": "Namespace",
+                                                "metadata": {"name": "default"}}).status != 201:
+                self.assertLess(time.monotonic(), deadline, s.tail())
+                time.sleep(0.3)
+            w = c.watch("/api/v1/namespaces/default/configmaps?watch=true&resourceVersion=0")
+            c.post("/api/v1/namespaces/default/configmaps", cm("b3"))
+            self.assertEqual(w.collect(1)[0]["object"]["metadata"]["name"], "b3")
             w.close()
+            self.assertEqual(c.get("/api/v1/namespaces/default/configmaps?resourceVersion=%s&"
+                                   "resourceVersionMatch=NotOlderThan" % old_rv).status, 504)
             s.stop()
             _started.remove(s)
         finally:

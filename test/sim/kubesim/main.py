@@ -71,6 +71,10 @@ def parse_args(argv):
     if a.etcd_endpoints:
         a.etcd_endpoints = [e.strip() for e in a.etcd_endpoints.split(",") if e.strip()]
     a.kas_node_names = [n for n in a.kas_node_names.split(",") if n]
+    for d in a.crd_dir:
+        if not os.path.isdir(d):
+            # fail fast: tests against a simulator without its CRDs fail confusingly later
+            p.error("--crd-dir %s: no such directory" % d)
     return a
 
 

@@ -23,6 +23,11 @@ SIM = os.path.join(HERE, "kube-apiserver-sim")
 CRDS = os.path.normpath(os.path.join(HERE, "..", "..", "manifests", "crds"))
 
 
+def _read(path):
+    with open(path) as f:
+        return f.read()
+
+
 def random_loopback():
     """A random address in 127.0.0.0/8 that nothing listens on yet."""
     for _ in range(50):
@@ -60,8 +65,8 @@ class Sim:
                 self.stop()
                 raise RuntimeError("simulator did not start:\n" + out)
             time.sleep(0.05)
-        self.url = open(os.path.join(self.dir, "server-url")).read().strip()
-        self.token = open(os.path.join(self.dir, "token")).read().strip()
+        self.url = _read(os.path.join(self.dir, "server-url")).strip()
+        self.token = _read(os.path.join(self.dir, "token")).strip()
         self.ca = os.path.join(self.dir, "ca.crt")
 
     def tail(self, n=40):
@@ -73,7 +78,7 @@ class Sim:
 
     def etcd_pid(self):
         try:
-            return int(open(os.path.join(self.dir, "etcd.pid")).read())
+            return int(_read(os.path.join(self.dir, "etcd.pid")))
         except (OSError, ValueError):
             return None
 
@@ -148,6 +153,10 @@ class Client:
             if cert:
                 self.ctx.load_cert_chain(cert, key)
         self._local = threading.local()
+        self._all = []          # every keep-alive connection, for close()
+
+    def __del__(self):
+        self.close()
 
     def _conn(self, timeout=30):
         if self.tls:
@@ -173,6 +182,7 @@ class Client:
         for attempt in range(2):
             if conn is None:
                 conn = self._conn()
+                self._all.append(conn)
             try:
                 conn.request(method, path, body, h)
                 r = conn.getresponse()
@@ -188,10 +198,9 @@ class Client:
         raise AssertionError("unreachable")
 
     def close(self):
-        conn = getattr(self._local, "conn", None)
-        if conn is not None:
+        for conn in self._all:
             conn.close()
-            self._local.conn = None
+        self._all = []
 
     def get(self, path, **kw):
         return self.request("GET", path, **kw)
@@ -230,6 +239,7 @@ class Watch:
         self.chunks = 0
         if self.status != 200:
             self.body = json.loads(self.resp.read() or b"null")
+            self.conn.close()
             self.ended.set()
             return
         threading.Thread(target=self._read, daemon=True).start()
@@ -262,6 +272,7 @@ class Watch:
             pass
         finally:
             self.ended.set()
+            self.conn.close()
 
     def next(self, timeout=10):
         try:
@@ -310,19 +321,24 @@ class TlsEtcd:
         self._issue(pki, "client", "/CN=etcd-client", "extendedKeyUsage=clientAuth", None)
         s = socket.socket()
         s.bind((self.ip, 0))
-        pport = s.getsockname()[1]
+        self.pport = s.getsockname()[1]
         s.close()
         self.url = "https://%s:2379" % self.ip
-        peer = "https://%s:%d" % (self.ip, pport)
         self.cacert = os.path.join(pki, "ca.crt")
         self.cert = os.path.join(pki, "client.crt")
         self.key = os.path.join(pki, "client.key")
+        self._start()
+
+    def _start(self):
+        pki = self.dir
+        peer = "https://%s:%d" % (self.ip, self.pport)
         log = open(os.path.join(self.dir, "etcd.log"), "ab")
         self.proc = subprocess.Popen(
             ["etcd", "--name", "m1", "--data-dir", os.path.join(self.dir, "data"),
              "--listen-client-urls", self.url, "--advertise-client-urls", self.url,
              "--listen-peer-urls", peer, "--initial-advertise-peer-urls", peer,
-             "--initial-cluster", "m1=" + peer, "--initial-cluster-token", "t%d" % os.getpid(),
+             "--initial-cluster", "m1=" + peer, "--initial-cluster-token",
+             "t%d-%d" % (os.getpid(), time.monotonic_ns()),
              "--cert-file", os.path.join(pki, "server.crt"),
              "--key-file", os.path.join(pki, "server.key"), "--client-cert-auth",
              "--trusted-ca-file", self.cacert, "--peer-cert-file", os.path.join(pki, "server.crt"),
@@ -337,8 +353,12 @@ class TlsEtcd:
         while True:
             try:
                 c = http.client.HTTPSConnection(self.ip, 2379, timeout=1, context=ctx)
-                c.request("GET", "/health")
-                if b'"true"' in c.getresponse().read():
+                try:
+                    c.request("GET", "/health")
+                    healthy = b'"true"' in c.getresponse().read()
+                finally:
+                    c.close()
+                if healthy:
                     break
             except OSError:
                 pass
@@ -346,6 +366,14 @@ class TlsEtcd:
                 self.stop()
                 raise RuntimeError("TLS etcd did not start")
             time.sleep(0.1)
+
+    def restart_empty(self):
+        """Stop, wipe the data and start a new cluster on the same address: the
+        store's revision goes back to 1, as after restoring an old snapshot."""
+        self.proc.terminate()
+        self.proc.wait(10)
+        shutil.rmtree(os.path.join(self.dir, "data"), ignore_errors=True)
+        self._start()
 
     @staticmethod
     def _run(args):

@@ -48,6 +48,12 @@ def _decode(value, rv):
     return obj
 
 
+class _Restart(Exception):
+    def __init__(self, next_rev):
+        super().__init__(next_rev)
+        self.next_rev = next_rev
+
+
 class Expired(Exception):
     def __init__(self, requested, oldest):
         super().__init__("too old resource version: %d (%d)" % (requested, oldest))
@@ -114,6 +120,8 @@ class WatchHub:
                     next_rev = self._apply(res, next_rev)
             except EtcdCompacted:
                 pass
+            except _Restart as r:
+                next_rev = r.next_rev
             except Exception as e:  # the cache must survive anything the stream throws
                 if not self._stopping:
                     self._log("watch cache: etcd watch failed: %r; retrying" % e)
@@ -126,6 +134,21 @@ class WatchHub:
 
     def _apply(self, res, next_rev):
         header_rev = int((res.get("header") or {}).get("revision", 0))
+        if res.get("created") and header_rev and header_rev < self.rev:
+            # The store went back in time: etcd was restored from a snapshot (3.4 has no
+            # --bump-revision).  Forget the log and end every watch; clients re-watch,
+            # get "too large resource version" and relist, as after a real restore.
+            self._log("watch cache: etcd is at revision %d, behind %d (restored?); resetting"
+                      % (header_rev, self.rev))
+            with self._cv:
+                self._events.clear()
+                self._revs.clear()
+                self._bytes = 0
+                self.rev = header_rev
+                self.start = header_rev + 1
+                self.epoch += 1
+                self._cv.notify_all()
+            raise _Restart(header_rev + 1)
         new = []
         for ev in res.get("events") or []:
             kv = ev.get("kv") or {}

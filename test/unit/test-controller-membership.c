@@ -1,0 +1,305 @@
+/* ClusterMemberController and BootstrapTeardownController as tables: every
+ * gate of a membership change, with the etcd view and caches as fixtures. */
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#include <cmocka.h>
+
+#include "controller-fixture.h"
+#include "controllers/controllers.h"
+
+/* The mirror pod of a master's etcd static pod, with the etcd container's state. */
+static void etcd_pod(Fixture *f, const char *node, bool running, bool ready)
+{
+        char json[1024];
+        (void) snprintf(
+                json, sizeof json,
+                "{\"apiVersion\":\"v1\",\"kind\":\"Pod\",\"metadata\":{\"name\":\"etcd-%s\",\"namespace\":"
+                "\"openshift-etcd\",\"labels\":{\"app\":\"etcd\",\"revision\":\"2\"}},\"spec\":{"
+                "\"nodeName\":"
+                "\"%s\"},\"status\":{\"phase\":\"Running\",\"containerStatuses\":[{\"name\":\"etcd\","
+                "\"ready\":%s,\"started\":%s,\"restartCount\":0,\"state\":{%s}}]}}",
+                node, node, ready ? "true" : "false", running ? "true" : "false",
+                running ? "\"running\":{\"startedAt\":\"2026-11-22T00:00:00Z\"}"
+                        : "\"waiting\":{\"reason\":\"PodInitializing\"}");
+        fixture_add(f, W_ETCD_PODS, json);
+}
+
+static Fixture *bootstrap_phase(void)
+{
+        Fixture *f = fixture_new();
+        fixture_master(f, "master-0", "10.0.0.10", true);
+        fixture_master(f, "master-1", "10.0.0.11", true);
+        fixture_master(f, "master-2", "10.0.0.12", true);
+        fixture_member(f, 100, "etcd-bootstrap", "10.0.0.5", false, true, true);
+        fixture_add(
+                f, W_ETCD_CONFIGMAPS,
+                "{\"apiVersion\":\"v1\",\"kind\":\"ConfigMap\",\"metadata\":{\"name\":\"etcd-endpoints\","
+                "\"namespace\":\"openshift-etcd\",\"annotations\":{\"alpha.installer.openshift.io/"
+                "etcd-bootstrap\":\"10.0.0.5\"}},\"data\":{}}");
+        return f;
+}
+
+static void test_add_learner_gates(void **state)
+{
+        Fixture *f = bootstrap_phase();
+
+        /* The masters' etcd containers are not running yet: nothing to add. */
+        etcd_pod(f, "master-0", false, false);
+        assert_int_equal(fixture_sync(f, &controller_cluster_member), 0);
+        assert_int_equal(fixture_count(f, INTENT_ETCD_ADD_LEARNER), 0);
+
+        /* Running but not ready (waiting in discover): added as a learner, by peer URL. */
+        etcd_pod(f, "master-0", true, false);
+        assert_int_equal(fixture_sync(f, &controller_cluster_member), 0);
+        const Intent *add = fixture_find(f, INTENT_ETCD_ADD_LEARNER, NULL, "master-0");
+        assert_non_null(add);
+        assert_string_equal(add->peer_url, "https://10.0.0.10:2380");
+        assert_int_equal(fixture_count(f, INTENT_ETCD_ADD_LEARNER), 1);
+
+        /* A ready pod means etcd already runs as a member somewhere: no add. */
+        etcd_pod(f, "master-0", true, true);
+        assert_int_equal(fixture_sync(f, &controller_cluster_member), 0);
+        assert_int_equal(fixture_count(f, INTENT_ETCD_ADD_LEARNER), 0);
+        fixture_free(f);
+}
+
+static void test_no_add_while_unhealthy(void **state)
+{
+        Fixture *f = fixture_new();
+        fixture_master(f, "master-2", "10.0.0.12", true);
+        etcd_pod(f, "master-2", true, false);
+        fixture_member(f, 1, "master-0", "10.0.0.10", false, true, true);
+        fixture_member(f, 2, "master-1", "10.0.0.11", false, true, false);
+        assert_int_equal(fixture_sync(f, &controller_cluster_member), 0);
+        assert_int_equal(fixture_count(f, INTENT_ETCD_ADD_LEARNER), 0);
+        assert_true(f->plan.requeue_after > 0);
+        fixture_free(f);
+}
+
+static void test_one_learner_at_a_time(void **state)
+{
+        Fixture *f = bootstrap_phase();
+        etcd_pod(f, "master-0", true, false);
+        etcd_pod(f, "master-1", true, false);
+        /* master-0 was added and has not started: no second learner, no promote. */
+        fixture_member(f, 10, NULL, "10.0.0.10", true, false, false);
+        assert_int_equal(fixture_sync(f, &controller_cluster_member), 0);
+        assert_int_equal(fixture_count(f, INTENT_ETCD_ADD_LEARNER), 0);
+        assert_int_equal(fixture_count(f, INTENT_ETCD_PROMOTE), 0);
+        fixture_free(f);
+}
+
+static void test_promote_existing_learner(void **state)
+{
+        /* After a restart mid-way: the learner exists and runs; promote it, never add again. */
+        Fixture *f = bootstrap_phase();
+        etcd_pod(f, "master-0", true, false);
+        etcd_pod(f, "master-1", true, false);
+        fixture_member(f, 10, "master-0", "10.0.0.10", true, true, true);
+        assert_int_equal(fixture_sync(f, &controller_cluster_member), 0);
+        const Intent *pr = fixture_find(f, INTENT_ETCD_PROMOTE, NULL, "master-0");
+        assert_non_null(pr);
+        assert_int_equal(pr->member_id, 10);
+        assert_int_equal(fixture_count(f, INTENT_ETCD_ADD_LEARNER), 0);
+        fixture_free(f);
+}
+
+static void test_next_master_after_promotion(void **state)
+{
+        Fixture *f = bootstrap_phase();
+        etcd_pod(f, "master-0", true, true);
+        etcd_pod(f, "master-1", true, false);
+        fixture_member(f, 10, "master-0", "10.0.0.10", false, true, true);
+        assert_int_equal(fixture_sync(f, &controller_cluster_member), 0);
+        assert_non_null(fixture_find(f, INTENT_ETCD_ADD_LEARNER, NULL, "master-1"));
+        /* A master without an InternalIP is skipped. */
+        fixture_add(
+                f, W_MASTER_NODES,
+                "{\"metadata\":{\"name\":\"master-1\",\"labels\":{\"node-role.kubernetes.io/master\":\"\"}},"
+                "\"status\":{}}");
+        assert_int_equal(fixture_sync(f, &controller_cluster_member), 0);
+        assert_int_equal(fixture_count(f, INTENT_ETCD_ADD_LEARNER), 0);
+        fixture_free(f);
+}
+
+static void test_no_view(void **state)
+{
+        Fixture *f = fixture_new();
+        fixture_master(f, "master-0", "10.0.0.10", true);
+        etcd_pod(f, "master-0", true, false);
+        assert_int_equal(fixture_sync(f, &controller_cluster_member), 0);
+        assert_int_equal(f->plan.n, 0);
+        fixture_etcd_error(f, -ECONNREFUSED);
+        assert_int_equal(fixture_sync(f, &controller_cluster_member), 0);
+        assert_int_equal(fixture_count(f, INTENT_ETCD_ADD_LEARNER), 0);
+        fixture_free(f);
+}
+
+/* ---- bootstrap teardown ---- */
+
+static Fixture *four_members(void)
+{
+        Fixture *f = bootstrap_phase();
+        fixture_member(f, 10, "master-0", "10.0.0.10", false, true, true);
+        fixture_member(f, 11, "master-1", "10.0.0.11", false, true, true);
+        fixture_member(f, 12, "master-2", "10.0.0.12", false, true, true);
+        return f;
+}
+
+static void kas_at(Fixture *f, int rev, const char *servers)
+{
+        char json[2048];
+        (void) snprintf(
+                json, sizeof json,
+                "{\"apiVersion\":\"operator.openshift.io/v1\",\"kind\":\"KubeAPIServer\",\"metadata\":{"
+                "\"name\":\"cluster\"},\"status\":{\"latestAvailableRevision\":%d,\"nodeStatuses\":[{"
+                "\"nodeName\":\"master-0\",\"currentRevision\":%d}]}}",
+                rev, rev);
+        fixture_add(f, W_KUBEAPISERVERS, json);
+        (void) snprintf(json, sizeof json,
+                        "{\"apiVersion\":\"v1\",\"kind\":\"ConfigMap\",\"metadata\":{\"name\":\"config-%d\","
+                        "\"namespace\":\"openshift-kube-apiserver\"},\"data\":{\"config.yaml\":"
+                        "\"{\\\"apiServerArguments\\\":{\\\"etcd-servers\\\":[%s]}}\"}}",
+                        rev, servers);
+        fixture_add(f, W_KAS_CONFIGMAPS, json);
+}
+
+#define ALL_MASTERS                                                                                    \
+        "\\\"https://10.0.0.5:2379\\\",\\\"https://10.0.0.10:2379\\\",\\\"https://10.0.0.11:2379\\\"," \
+        "\\\"https://10.0.0.12:2379\\\""
+
+static void complete(Fixture *f)
+{
+        fixture_add(f, W_KUBE_SYSTEM_CONFIGMAPS,
+                    "{\"apiVersion\":\"v1\",\"kind\":\"ConfigMap\",\"metadata\":{\"name\":\"bootstrap\","
+                    "\"namespace\":\"kube-system\"},\"data\":{\"status\":\"complete\"}}");
+}
+
+static void test_teardown_count_gate(void **state)
+{
+        Fixture *f = bootstrap_phase();
+        fixture_member(f, 10, "master-0", "10.0.0.10", false, true, true);
+        fixture_member(f, 11, "master-1", "10.0.0.11", false, true, true);
+        kas_at(f, 3, ALL_MASTERS);
+        complete(f);
+        assert_int_equal(fixture_sync(f, &controller_bootstrap_teardown), 0);
+        fixture_expect_condition(f, "EtcdRunningInCluster", "False", "NotEnoughEtcdMembers");
+        assert_int_equal(fixture_count(f, INTENT_ETCD_REMOVE), 0);
+        fixture_free(f);
+}
+
+static void test_teardown_waits_for_kube_apiserver(void **state)
+{
+        Fixture *f = four_members();
+        complete(f);
+        assert_int_equal(fixture_sync(f, &controller_bootstrap_teardown), 0);
+        fixture_expect_condition(f, "EtcdRunningInCluster", "True", "EnoughEtcdMembers");
+        fixture_expect_condition(f, "EtcdBootstrapMemberRemoved", "False", "WaitingForKubeAPIServer");
+        /* A revision that does not list every master yet is not enough either. */
+        kas_at(f, 2, "\\\"https://10.0.0.5:2379\\\",\\\"https://10.0.0.10:2379\\\"");
+        assert_int_equal(fixture_sync(f, &controller_bootstrap_teardown), 0);
+        fixture_expect_condition(f, "EtcdBootstrapMemberRemoved", "False", "WaitingForKubeAPIServer");
+        assert_non_null(
+                strstr(fixture_condition(f, "EtcdBootstrapMemberRemoved")->cond_message, "10.0.0.11"));
+        assert_int_equal(fixture_count(f, INTENT_ETCD_REMOVE), 0);
+        fixture_free(f);
+}
+
+static void test_teardown_waits_for_bootstrap_complete(void **state)
+{
+        Fixture *f = four_members();
+        kas_at(f, 3, ALL_MASTERS);
+        assert_int_equal(fixture_sync(f, &controller_bootstrap_teardown), 0);
+        fixture_expect_condition(f, "EtcdBootstrapMemberRemoved", "False", "WaitingForBootstrapComplete");
+        assert_int_equal(fixture_count(f, INTENT_ETCD_REMOVE), 0);
+        /* The seed's alternative signal: the bootstrap-finished event. */
+        fixture_add(
+                f, W_KUBE_SYSTEM_EVENTS,
+                "{\"apiVersion\":\"v1\",\"kind\":\"Event\",\"metadata\":{\"name\":\"bootstrap-finished\","
+                "\"namespace\":\"kube-system\"},\"reason\":\"BootstrapFinished\"}");
+        assert_int_equal(fixture_sync(f, &controller_bootstrap_teardown), 0);
+        assert_non_null(fixture_find(f, INTENT_ETCD_REMOVE, NULL, "etcd-bootstrap"));
+        fixture_free(f);
+}
+
+static void test_teardown_removes_when_safe(void **state)
+{
+        Fixture *f = four_members();
+        kas_at(f, 3, ALL_MASTERS);
+        complete(f);
+        assert_int_equal(fixture_sync(f, &controller_bootstrap_teardown), 0);
+        const Intent *rm = fixture_find(f, INTENT_ETCD_REMOVE, NULL, "etcd-bootstrap");
+        assert_non_null(rm);
+        assert_int_equal(rm->member_id, 100);
+        assert_int_equal(fixture_count(f, INTENT_ETCD_REMOVE), 1);
+        fixture_free(f);
+}
+
+static void test_teardown_never_with_unhealthy_master(void **state)
+{
+        Fixture *f = bootstrap_phase();
+        fixture_member(f, 10, "master-0", "10.0.0.10", false, true, true);
+        fixture_member(f, 11, "master-1", "10.0.0.11", false, true, true);
+        fixture_member(f, 12, "master-2", "10.0.0.12", false, true, false);
+        kas_at(f, 3, ALL_MASTERS);
+        complete(f);
+        assert_int_equal(fixture_sync(f, &controller_bootstrap_teardown), 0);
+        fixture_expect_condition(f, "EtcdRunningInCluster", "False", "NotEnoughEtcdMembers");
+        assert_int_equal(fixture_count(f, INTENT_ETCD_REMOVE), 0);
+        fixture_free(f);
+}
+
+static void test_teardown_done(void **state)
+{
+        Fixture *f = fixture_new();
+        fixture_member(f, 10, "master-0", "10.0.0.10", false, true, true);
+        fixture_member(f, 11, "master-1", "10.0.0.11", false, true, true);
+        fixture_member(f, 12, "master-2", "10.0.0.12", false, true, true);
+        assert_int_equal(fixture_sync(f, &controller_bootstrap_teardown), 0);
+        fixture_expect_condition(f, "EtcdBootstrapMemberRemoved", "True", "BootstrapAlreadyRemoved");
+        fixture_expect_condition(f, "EtcdRunningInCluster", "True", "EnoughEtcdMembers");
+        assert_int_equal(fixture_count(f, INTENT_ETCD_REMOVE), 0);
+        fixture_free(f);
+}
+
+static void test_unsafe_single_replica(void **state)
+{
+        Fixture *f = bootstrap_phase();
+        fixture_member(f, 10, "master-0", "10.0.0.10", false, true, true);
+        fixture_add(f, W_ETCD_CR,
+                    "{\"apiVersion\":\"operator.openshift.io/"
+                    "v1\",\"kind\":\"Etcd\",\"metadata\":{\"name\":\"cluster\"},"
+                    "\"spec\":{\"unsupportedConfigOverrides\":{"
+                    "\"useUnsupportedUnsafeNonHANonProductionUnstableEtcd\":"
+                    "true}}}");
+        kas_at(f, 3, "\\\"https://10.0.0.10:2379\\\"");
+        complete(f);
+        assert_int_equal(fixture_sync(f, &controller_bootstrap_teardown), 0);
+        fixture_expect_condition(f, "EtcdRunningInCluster", "True", "EnoughEtcdMembers");
+        /* Removing the bootstrap member of a 2-voter cluster keeps the master as the one healthy voter. */
+        assert_non_null(fixture_find(f, INTENT_ETCD_REMOVE, NULL, "etcd-bootstrap"));
+        fixture_free(f);
+}
+
+int main(void)
+{
+        const struct CMUnitTest tests[] = {
+                cmocka_unit_test(test_add_learner_gates),
+                cmocka_unit_test(test_no_add_while_unhealthy),
+                cmocka_unit_test(test_one_learner_at_a_time),
+                cmocka_unit_test(test_promote_existing_learner),
+                cmocka_unit_test(test_next_master_after_promotion),
+                cmocka_unit_test(test_no_view),
+                cmocka_unit_test(test_teardown_count_gate),
+                cmocka_unit_test(test_teardown_waits_for_kube_apiserver),
+                cmocka_unit_test(test_teardown_waits_for_bootstrap_complete),
+                cmocka_unit_test(test_teardown_removes_when_safe),
+                cmocka_unit_test(test_teardown_never_with_unhealthy_master),
+                cmocka_unit_test(test_teardown_done),
+                cmocka_unit_test(test_unsafe_single_replica),
+        };
+        return cmocka_run_group_tests(tests, NULL, NULL);
+}
