@@ -9,6 +9,8 @@
 
 #include "base/log.h"
 #include "cmd.h"
+#include "controllers/controllers.h"
+#include "etcd-wiring.h"
 #include "kube/informer.h"
 #include "runtime/controller.h"
 #include "runtime/httpserver.h"
@@ -18,7 +20,9 @@
  * later milestones (static resources, certificates, members, ...) are added
  * here as they land; see README.md for what exists today. */
 static const ControllerSpec *const controllers[] = {
-        NULL,
+        &controller_etcd_members,
+        &controller_cluster_member,
+        &controller_bootstrap_teardown,
 };
 
 static size_t operator_controllers_count(void)
@@ -51,6 +55,10 @@ typedef struct Operator {
         HttpServer *http;
         MetricsRegistry *metrics;
         Metric *m_leader, *m_requests, *m_retries, *m_events, *m_relists;
+        EtcdClient *etcd;
+        EtcdView *view;
+        EtcdWiring *wiring;
+        OperatorState state;
         int exit_code;
         bool stopping;
 } Operator;
@@ -61,6 +69,10 @@ typedef struct Flags {
         const char *namespace;
         const char *listen;
         const char *identity;
+        const char *etcd_image, *operator_image;
+        const char *etcd_ca, *etcd_cert, *etcd_key;
+        usec_t etcd_poll;
+        bool listen_on_node_ip;
         bool leader_elect;
         usec_t lease_duration, renew_deadline, retry_period;
 } Flags;
@@ -69,6 +81,10 @@ static void operator_done(Operator *o)
 {
         o->http = http_server_free(o->http);
         o->runtime = runtime_free(o->runtime);
+        /* The etcd client first: it completes the view's requests while the view exists. */
+        o->etcd = etcd_client_free(o->etcd);
+        o->view = etcd_view_free(o->view);
+        o->wiring = etcd_wiring_free(o->wiring);
         o->elector = leader_elector_free(o->elector);
         o->recorder = event_recorder_free(o->recorder);
         o->informers = informer_factory_free(o->informers);
@@ -116,7 +132,9 @@ static void on_started_leading(LeaderElector *le, void *userdata)
 
         (void) le;
         log_info("became leader; starting %zu controllers", operator_controllers_count());
-        r = runtime_start(o->runtime);
+        r = etcd_view_start(o->view);
+        if (r >= 0)
+                r = runtime_start(o->runtime);
         if (r < 0) {
                 log_error_errno(r, "cannot start the controllers");
                 stop(o, EXIT_RUNTIME);
@@ -130,6 +148,21 @@ static void on_stopped_leading(LeaderElector *le, void *userdata)
         log_error("lost the leader lease; exiting so that a new leader can take over");
         o->exit_code = EXIT_RUNTIME;
         (void) loop_exit(o->loop, EXIT_RUNTIME);
+}
+
+static void on_view(EtcdView *v, const EtcdViewSnapshot *snap, void *userdata)
+{
+        Operator *o = userdata;
+        (void) v;
+        (void) snap;
+        /* Controllers read the new picture of etcd at once. */
+        runtime_kick(o->runtime);
+}
+
+static void on_etcd_change(void *userdata)
+{
+        const OperatorState *s = userdata;
+        etcd_view_refresh(s->view);
 }
 
 static bool is_ready(void *userdata, const char **ret_reason)
@@ -234,9 +267,27 @@ static int run(const Flags *f)
                            .namespace = ns,
                            .name = "etcd-operator"};
         o.recorder = event_recorder_new(o.client, &src);
-        RuntimeConfig rc = {.status_res = &KUBE_ETCDS, .status_name = "cluster"};
+        HttpTls none = {};
+        o.etcd = etcd_client_new(o.loop, &none);
+        o.view = o.etcd ? etcd_view_new(o.etcd, f->etcd_poll) : NULL;
+        if (!o.informers || !o.view)
+                return log_error_errno(ENOMEM, "out of memory"), EXIT_RUNTIME;
+        etcd_view_set_listener(o.view, on_view, &o);
+        o.state = (OperatorState){.view = o.view,
+                                  .etcd_image = f->etcd_image,
+                                  .operator_image = f->operator_image,
+                                  .listen_on_node_ip = f->listen_on_node_ip};
+        EtcdWiringFiles files = {.ca = f->etcd_ca, .cert = f->etcd_cert, .key = f->etcd_key};
+        r = etcd_wiring_new(o.etcd, o.informers, &files, &o.wiring);
+        if (r < 0)
+                return log_error_errno(r, "cannot read the etcd client credentials"), EXIT_RUNTIME;
+        RuntimeConfig rc = {.status_res = &KUBE_ETCDS,
+                            .status_name = "cluster",
+                            .userdata = &o.state,
+                            .etcd = o.etcd,
+                            .on_etcd_change = on_etcd_change};
         o.runtime = runtime_new(o.client, o.informers, o.recorder, &rc);
-        if (!o.informers || !o.recorder || !o.runtime || setup_metrics(&o) < 0)
+        if (!o.recorder || !o.runtime || setup_metrics(&o) < 0)
                 return log_error_errno(ENOMEM, "out of memory"), EXIT_RUNTIME;
         r = operator_controllers_register(o.runtime);
         if (r < 0)
@@ -289,27 +340,34 @@ static int run(const Flags *f)
 
 static void help(FILE *out)
 {
-        (void) fprintf(out,
-                       "Usage: cluster-etcd-operator operator [FLAGS]\n"
-                       "\n"
-                       "Runs the operator: leader election, then every controller on one shared cache.\n"
-                       "\n"
-                       "  --kubeconfig PATH           kubeconfig (default: $KUBECONFIG, in-cluster, "
-                       "~/.kube/config)\n"
-                       "  --context NAME              kubeconfig context (default: current-context)\n"
-                       "  --namespace NS              operator namespace for the lease and events\n"
-                       "                              (default: openshift-etcd-operator)\n"
-                       "  --listen ADDR:PORT          /healthz, /readyz, /metrics (default: 0.0.0.0:8443)\n"
-                       "  --leader-elect=BOOL         take the leader lease first (default: true)\n"
-                       "  --leader-elect-lease-duration D   (default: 137s)\n"
-                       "  --leader-elect-renew-deadline D   (default: 107s)\n"
-                       "  --leader-elect-retry-period D     (default: 26s)\n"
-                       "  --identity NAME             leader identity (default: <hostname>_<uuid>)\n"
-                       "  -v=N                        log verbosity (4 and up: debug)\n"
-                       "  -h, --help                  this text\n"
-                       "\n"
-                       "Exit codes: 0 stopped by SIGTERM/SIGINT, 1 runtime failure or lost lease, 2 usage "
-                       "error.\n");
+        (void) fprintf(
+                out,
+                "Usage: cluster-etcd-operator operator [FLAGS]\n"
+                "\n"
+                "Runs the operator: leader election, then every controller on one shared cache.\n"
+                "\n"
+                "  --kubeconfig PATH           kubeconfig (default: $KUBECONFIG, in-cluster, "
+                "~/.kube/config)\n"
+                "  --context NAME              kubeconfig context (default: current-context)\n"
+                "  --namespace NS              operator namespace for the lease and events\n"
+                "                              (default: openshift-etcd-operator)\n"
+                "  --listen ADDR:PORT          /healthz, /readyz, /metrics (default: 0.0.0.0:8443)\n"
+                "  --leader-elect=BOOL         take the leader lease first (default: true)\n"
+                "  --leader-elect-lease-duration D   (default: 137s)\n"
+                "  --leader-elect-renew-deadline D   (default: 107s)\n"
+                "  --leader-elect-retry-period D     (default: 26s)\n"
+                "  --identity NAME             leader identity (default: <hostname>_<uuid>)\n"
+                "  --etcd-image IMAGE          etcd image for the static pods\n"
+                "  --operator-image IMAGE      this operator's image (installer pods)\n"
+                "  --etcd-ca/--etcd-cert/--etcd-key FILE   etcd client credentials (default: the\n"
+                "                              Deployment's mounts; else the etcd-client Secret)\n"
+                "  --etcd-poll-interval D      how often the etcd view refreshes (default: 5s)\n"
+                "  --listen-on-node-ip         render static pods that listen on the node IP (harness)\n"
+                "  -v=N                        log verbosity (4 and up: debug)\n"
+                "  -h, --help                  this text\n"
+                "\n"
+                "Exit codes: 0 stopped by SIGTERM/SIGINT, 1 runtime failure or lost lease, 2 usage "
+                "error.\n");
 }
 
 static int parse_bool(const char *s, bool *ret)
@@ -336,7 +394,14 @@ static int operator_main(int argc, char *argv[])
                 ARG_LD,
                 ARG_RD,
                 ARG_RP,
-                ARG_ID
+                ARG_ID,
+                ARG_ETCD_IMAGE,
+                ARG_OP_IMAGE,
+                ARG_CA,
+                ARG_CERT,
+                ARG_KEY,
+                ARG_POLL,
+                ARG_NODE_IP,
         };
         static const struct option options[] = {
                 {"kubeconfig", required_argument, NULL, ARG_KUBECONFIG},
@@ -348,10 +413,24 @@ static int operator_main(int argc, char *argv[])
                 {"leader-elect-renew-deadline", required_argument, NULL, ARG_RD},
                 {"leader-elect-retry-period", required_argument, NULL, ARG_RP},
                 {"identity", required_argument, NULL, ARG_ID},
+                {"etcd-image", required_argument, NULL, ARG_ETCD_IMAGE},
+                {"operator-image", required_argument, NULL, ARG_OP_IMAGE},
+                {"etcd-ca", required_argument, NULL, ARG_CA},
+                {"etcd-cert", required_argument, NULL, ARG_CERT},
+                {"etcd-key", required_argument, NULL, ARG_KEY},
+                {"etcd-poll-interval", required_argument, NULL, ARG_POLL},
+                {"listen-on-node-ip", no_argument, NULL, ARG_NODE_IP},
                 {"help", no_argument, NULL, 'h'},
                 {},
         };
-        Flags f = {.listen = "0.0.0.0:8443", .leader_elect = true};
+        Flags f = {.listen = "0.0.0.0:8443",
+                   .leader_elect = true,
+                   .etcd_image = "quay.io/openshift/origin-etcd:latest",
+                   .operator_image = "quay.io/openshift/origin-cluster-etcd-operator:latest",
+                   .etcd_ca = "/var/run/configmaps/etcd-ca/ca-bundle.crt",
+                   .etcd_cert = "/var/run/secrets/etcd-client/tls.crt",
+                   .etcd_key = "/var/run/secrets/etcd-client/tls.key",
+                   .etcd_poll = 5 * USEC_PER_SEC};
         int c;
 
         argc = cmd_take_verbosity(argc, argv);
@@ -376,6 +455,27 @@ static int operator_main(int argc, char *argv[])
                         break;
                 case ARG_ID:
                         f.identity = optarg;
+                        break;
+                case ARG_ETCD_IMAGE:
+                        f.etcd_image = optarg;
+                        break;
+                case ARG_OP_IMAGE:
+                        f.operator_image = optarg;
+                        break;
+                case ARG_CA:
+                        f.etcd_ca = optarg;
+                        break;
+                case ARG_CERT:
+                        f.etcd_cert = optarg;
+                        break;
+                case ARG_KEY:
+                        f.etcd_key = optarg;
+                        break;
+                case ARG_POLL:
+                        dst = &f.etcd_poll;
+                        break;
+                case ARG_NODE_IP:
+                        f.listen_on_node_ip = true;
                         break;
                 case ARG_LE:
                         if (optarg && parse_bool(optarg, &f.leader_elect) < 0) {

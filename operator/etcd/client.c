@@ -98,6 +98,17 @@ EtcdClient *etcd_client_free(EtcdClient *c)
         return mfree(c);
 }
 
+int etcd_client_set_tls(EtcdClient *c, const HttpTls *tls)
+{
+        assert_return(c && tls, -EINVAL);
+        HttpTls *t = http_tls_dup(tls);
+        if (!t)
+                return -ENOMEM;
+        http_tls_free(c->tls);
+        c->tls = t;
+        return 0;
+}
+
 Loop *etcd_client_get_loop(EtcdClient *c)
 {
         return c->loop;

@@ -39,6 +39,9 @@ DEFINE_TRIVIAL_CLEANUP_FUNC(EtcdClient *, etcd_client_free);
 Loop *etcd_client_get_loop(EtcdClient *c);
 const HttpTls *etcd_client_get_tls(EtcdClient *c);
 
+/* Replaces the TLS material (certificate rotation, or material that arrived later). */
+int etcd_client_set_tls(EtcdClient *c, const HttpTls *tls);
+
 /* Client URLs ("https://10.0.0.1:2379"), tried in this order. */
 int etcd_client_set_endpoints(EtcdClient *c, char *const *endpoints, size_t n);
 size_t etcd_client_get_endpoints(EtcdClient *c, char *const **ret);

@@ -530,8 +530,9 @@ static int on_process(sd_event_source *s, void *userdata)
         }
         /* Syncs see consistent caches only once every informer has listed. */
         if (!informer_factory_has_synced(rt->informers)) {
-                workqueue_done(c->queue, key);
-                (void) workqueue_add_after(c->queue, key, now_usec(CLOCK_MONOTONIC) + 100 * USEC_PER_MSEC);
+                /* `key` belongs to the queue until done; use our copy afterwards. */
+                workqueue_done(c->queue, c->key);
+                (void) workqueue_add_after(c->queue, c->key, now_usec(CLOCK_MONOTONIC) + 100 * USEC_PER_MSEC);
                 c->key = mfree(c->key);
                 arm_timer(c);
                 return 0;

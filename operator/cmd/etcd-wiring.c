@@ -1,0 +1,169 @@
+/* etcd client wiring from informer events. */
+#include "etcd-wiring.h"
+#include "base/base64.h"
+#include "base/fileio.h"
+#include "base/json.h"
+#include "base/log.h"
+
+#define BOOTSTRAP_ANNOTATION "alpha.installer.openshift.io/etcd-bootstrap"
+#define MAX_URLS             16
+
+struct EtcdWiring {
+        EtcdClient *client;
+        InformerFactory *factory;
+        bool tls_from_files;
+        bool have_tls;
+        char *endpoints_key; /* the last endpoint list set, joined */
+};
+
+static Informer *informer(EtcdWiring *w, OperatorWatch k)
+{
+        const WatchSpec *ws = &operator_watches[k];
+        return informer_factory_get(w->factory, ws->res, ws->namespace, ws->label_selector);
+}
+
+static int add_url(char **urls, size_t *n, const char *ip)
+{
+        char buf[128];
+        if (!ip || !*ip || *n >= MAX_URLS)
+                return 0;
+        (void) snprintf(buf, sizeof buf, strchr(ip, ':') ? "https://[%s]:2379" : "https://%s:2379", ip);
+        if (!etcd_url_is_valid(buf))
+                return 0;
+        for (size_t i = 0; i < *n; i++)
+                if (streq(urls[i], buf))
+                        return 0;
+        urls[*n] = strdup(buf);
+        if (!urls[*n])
+                return -ENOMEM;
+        (*n)++;
+        return 0;
+}
+
+static void update_endpoints(EtcdWiring *w)
+{
+        char *urls[MAX_URLS] = {};
+        size_t n = 0;
+        const KubeObject *cm = informer_get(informer(w, W_ETCD_CONFIGMAPS), NS_ETCD, "etcd-endpoints");
+        cJSON *v;
+
+        /* Published members first, then the bootstrap member, then the masters as a fallback. */
+        JSON_ARRAY_FOREACH (v, cm ? json_get_object(cm->json, "data") : NULL)
+                if (cJSON_IsString(v))
+                        (void) add_url(urls, &n, v->valuestring);
+        cJSON *ann = cm ? json_get_object(cm->json, "metadata.annotations") : NULL;
+        v = ann ? cJSON_GetObjectItemCaseSensitive(ann, BOOTSTRAP_ANNOTATION) : NULL;
+        if (cJSON_IsString(v))
+                (void) add_url(urls, &n, v->valuestring);
+        _cleanup_free_ const KubeObject **nodes = NULL;
+        size_t nn = 0;
+        if (informer_list(informer(w, W_MASTER_NODES), &nodes, &nn) >= 0)
+                for (size_t i = 0; i < nn; i++)
+                        (void) add_url(urls, &n, node_internal_ip(nodes[i]));
+
+        size_t len = 1;
+        for (size_t i = 0; i < n; i++)
+                len += strlen(urls[i]) + 1;
+        _cleanup_free_ char *key = calloc(1, len);
+        for (size_t i = 0; key && i < n; i++) {
+                strcat(key, urls[i]);
+                strcat(key, ",");
+        }
+        if (key && n > 0 && !streq_ptr(key, w->endpoints_key)) {
+                if (etcd_client_set_endpoints(w->client, urls, n) >= 0) {
+                        log_info("etcd endpoints: %s", key);
+                        free(w->endpoints_key);
+                        w->endpoints_key = TAKE_PTR(key);
+                }
+        }
+        for (size_t i = 0; i < n; i++)
+                free(urls[i]);
+}
+
+static void update_tls(EtcdWiring *w)
+{
+        if (w->tls_from_files)
+                return;
+        const KubeObject *sec = informer_get(informer(w, W_ETCD_SECRETS), NS_ETCD, "etcd-client");
+        const KubeObject *ca = informer_get(informer(w, W_ETCD_CONFIGMAPS), NS_ETCD, "etcd-ca-bundle");
+        cJSON *data = sec ? json_get_object(sec->json, "data") : NULL;
+        cJSON *c = data ? cJSON_GetObjectItemCaseSensitive(data, "tls.crt") : NULL;
+        cJSON *k = data ? cJSON_GetObjectItemCaseSensitive(data, "tls.key") : NULL;
+        cJSON *cad = ca ? json_get_object(ca->json, "data") : NULL;
+        cJSON *b = cad ? cJSON_GetObjectItemCaseSensitive(cad, "ca-bundle.crt") : NULL;
+        _cleanup_free_ char *crt = NULL, *key = NULL;
+
+        if (!cJSON_IsString(c) || !cJSON_IsString(k) || !cJSON_IsString(b))
+                return;
+        if (base64_decode(c->valuestring, &crt, NULL) < 0 || base64_decode(k->valuestring, &key, NULL) < 0)
+                return;
+        HttpTls tls = {.ca_pem = b->valuestring, .cert_pem = crt, .key_pem = key};
+        if (etcd_client_set_tls(w->client, &tls) >= 0) {
+                if (!w->have_tls)
+                        log_info("etcd client credentials taken from openshift-etcd/etcd-client");
+                w->have_tls = true;
+        }
+        explicit_bzero(key, strlen(key));
+}
+
+static void on_event(Informer *inf, InformerEvent ev, const KubeObject *old, const KubeObject *obj,
+                     void *userdata)
+{
+        EtcdWiring *w = userdata;
+        (void) inf;
+        (void) ev;
+        (void) old;
+        (void) obj;
+        update_endpoints(w);
+        update_tls(w);
+}
+
+int etcd_wiring_new(EtcdClient *c, InformerFactory *f, const EtcdWiringFiles *files, EtcdWiring **ret)
+{
+        _cleanup_(etcd_wiring_freep) EtcdWiring *w = calloc(1, sizeof *w);
+        int r;
+
+        if (!w)
+                return -ENOMEM;
+        w->client = c;
+        w->factory = f;
+        if (files && files->ca && files->cert && files->key && access(files->ca, R_OK) == 0 &&
+            access(files->cert, R_OK) == 0 && access(files->key, R_OK) == 0) {
+                _cleanup_free_ char *ca = NULL, *crt = NULL, *key = NULL;
+                if ((r = read_full_file(files->ca, 4u << 20, &ca, NULL)) < 0 ||
+                    (r = read_full_file(files->cert, 4u << 20, &crt, NULL)) < 0 ||
+                    (r = read_full_file(files->key, 4u << 20, &key, NULL)) < 0)
+                        return r;
+                HttpTls tls = {.ca_pem = ca, .cert_pem = crt, .key_pem = key};
+                r = etcd_client_set_tls(c, &tls);
+                explicit_bzero(key, strlen(key));
+                if (r < 0)
+                        return r;
+                w->tls_from_files = w->have_tls = true;
+                log_info("etcd client credentials from %s", files->cert);
+        }
+        static const OperatorWatch watched[] = {W_ETCD_CONFIGMAPS, W_ETCD_SECRETS, W_MASTER_NODES};
+        for (size_t i = 0; i < ELEMENTSOF(watched); i++) {
+                Informer *inf = informer(w, watched[i]);
+                if (!inf)
+                        return -ENOMEM;
+                r = informer_add_handler(inf, on_event, w);
+                if (r < 0)
+                        return r;
+        }
+        *ret = TAKE_PTR(w);
+        return 0;
+}
+
+EtcdWiring *etcd_wiring_free(EtcdWiring *w)
+{
+        if (!w)
+                return NULL;
+        free(w->endpoints_key);
+        return mfree(w);
+}
+
+bool etcd_wiring_ready(EtcdWiring *w)
+{
+        return w && w->have_tls && w->endpoints_key;
+}
