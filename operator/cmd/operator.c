@@ -23,6 +23,9 @@ static const ControllerSpec *const controllers[] = {
         &controller_etcd_members,
         &controller_cluster_member,
         &controller_bootstrap_teardown,
+        &controller_host_endpoints,
+        &controller_etcd_endpoints,
+        &controller_status,
 };
 
 static size_t operator_controllers_count(void)

@@ -199,3 +199,234 @@ void fixture_expect_condition(Fixture *f, const char *type, const char *status, 
                 fail_msg("condition %s: got %s/%s (%s), want %s/%s", type, c->cond_status, c->cond_reason,
                          strempty(c->cond_message), status, reason);
 }
+
+const KubeObject *fixture_get(Fixture *f, OperatorWatch w, const char *ns, const char *name)
+{
+        return informer_get(informer_of(f, w), ns, name);
+}
+
+void fixture_member_version(Fixture *f, uint64_t id, const char *version)
+{
+        EtcdViewSnapshot *s = snap_of(f);
+        for (size_t i = 0; i < s->members->n_members; i++)
+                if (s->states[i].id == id) {
+                        (void) snprintf(s->states[i].status.version, sizeof s->states[i].status.version,
+                                        "%s", version);
+                        return;
+                }
+        fail_msg("no member %llx in the fixture", (unsigned long long) id);
+}
+
+static void replace_item(cJSON *obj, const char *key, const cJSON *value)
+{
+        cJSON *copy = cJSON_Duplicate(value, true);
+        assert_non_null(copy);
+        cJSON_DeleteItemFromObjectCaseSensitive(obj, key);
+        cJSON_AddItemToObject(obj, key, copy);
+}
+
+/* RFC 7386 on objects: null deletes, objects merge, everything else replaces. */
+static void merge_patch(cJSON *target, const cJSON *patch)
+{
+        cJSON *p;
+        JSON_ARRAY_FOREACH (p, patch) {
+                cJSON *t = cJSON_GetObjectItemCaseSensitive(target, p->string);
+                if (cJSON_IsNull(p))
+                        cJSON_DeleteItemFromObjectCaseSensitive(target, p->string);
+                else if (cJSON_IsObject(p) && cJSON_IsObject(t))
+                        merge_patch(t, p);
+                else if (cJSON_IsObject(p)) {
+                        cJSON *o = cJSON_CreateObject();
+                        merge_patch(o, p);
+                        cJSON_DeleteItemFromObjectCaseSensitive(target, p->string);
+                        cJSON_AddItemToObject(target, p->string, o);
+                } else
+                        replace_item(target, p->string, p);
+        }
+}
+
+/* The runtime's APPLY: desired top-level fields win, labels and annotations merge. */
+static void merge_apply(cJSON *cur, const cJSON *desired)
+{
+        static const char *const maps[] = {"labels", "annotations"};
+        cJSON *d;
+        JSON_ARRAY_FOREACH (d, desired)
+                if (!streq(d->string, "metadata") && !streq(d->string, "status"))
+                        replace_item(cur, d->string, d);
+        for (size_t k = 0; k < ELEMENTSOF(maps); k++) {
+                cJSON *want = json_get_object(json_get_object(desired, "metadata"), maps[k]);
+                if (want)
+                        merge_patch(json_ensure_object(json_ensure_object(cur, "metadata"), maps[k]), want);
+        }
+        cJSON *owners = json_get_array(desired, "metadata.ownerReferences");
+        if (owners)
+                replace_item(json_ensure_object(cur, "metadata"), "ownerReferences", owners);
+}
+
+static cJSON *carry_out(const Intent *in, const KubeObject *cur)
+{
+        cJSON *obj = NULL;
+        const char *want_rv = json_get_string(in->object, "metadata.resourceVersion");
+
+        if ((in->type == INTENT_UPDATE || in->type == INTENT_UPDATE_STATUS) &&
+            (!cur || (want_rv && !streq(want_rv, kube_object_rv_string(cur)))))
+                fail_msg("%s %s: object missing or resourceVersion %s is stale",
+                         intent_type_to_string(in->type), in->name, strempty(want_rv));
+        switch (in->type) {
+        case INTENT_CREATE:
+                if (cur)
+                        fail_msg("create %s: already exists", in->name);
+                obj = cJSON_Duplicate(in->object, true);
+                break;
+        case INTENT_APPLY:
+                obj = cJSON_Duplicate(cur ? cur->json : in->object, true);
+                if (cur)
+                        merge_apply(obj, in->object);
+                break;
+        case INTENT_UPDATE:
+                obj = cJSON_Duplicate(in->object, true);
+                cJSON_DeleteItemFromObjectCaseSensitive(obj, "status");
+                if (json_get(cur->json, "status"))
+                        replace_item(obj, "status", json_get(cur->json, "status"));
+                break;
+        case INTENT_UPDATE_STATUS:
+                obj = cJSON_Duplicate(cur->json, true);
+                replace_item(obj, "status", json_get(in->object, "status"));
+                break;
+        case INTENT_PATCH:
+                if (!cur || in->patch_type != KUBE_PATCH_MERGE)
+                        fail_msg("patch %s: object missing or not a merge patch", in->name);
+                obj = cJSON_Duplicate(cur->json, true);
+                merge_patch(obj, in->object);
+                break;
+        default:
+                return NULL;
+        }
+        assert_non_null(obj);
+        cJSON_DeleteItemFromObjectCaseSensitive(json_ensure_object(obj, "metadata"), "resourceVersion");
+        return obj;
+}
+
+size_t fixture_feed(Fixture *f, OperatorWatch w)
+{
+        const WatchSpec *ws = &operator_watches[w];
+        size_t n = 0;
+
+        for (size_t i = 0; i < f->plan.n; i++) {
+                const Intent *in = &f->plan.intents[i];
+                if (!in->res || in->res != ws->res ||
+                    (ws->namespace && !streq_ptr(in->namespace, ws->namespace)))
+                        continue;
+                const KubeObject *cur = fixture_get(f, w, in->namespace, in->name);
+                cJSON *obj = carry_out(in, cur);
+                if (!obj)
+                        continue;
+                apply(f, w, cur ? "MODIFIED" : "ADDED", obj);
+                n++;
+        }
+        return n;
+}
+
+/* ---- objects of informers outside the shared set (a controller's own watches) ---- */
+
+static Informer *informer_at(Fixture *f, const KubeResource *res, const char *ns)
+{
+        Informer *inf = informer_factory_get(f->factory, res, res->namespaced ? ns : NULL, NULL);
+        assert_non_null(inf);
+        return inf;
+}
+
+static void apply_at(Fixture *f, Informer *inf, const char *type, cJSON *obj)
+{
+        char rv[32];
+        cJSON *md = json_ensure_object(obj, "metadata");
+        assert_non_null(md);
+        if (!json_get_string(md, "resourceVersion")) {
+                (void) snprintf(rv, sizeof rv, "%llu", (unsigned long long) ++f->rv);
+                assert_int_equal(json_set_string(md, "resourceVersion", rv), 0);
+        }
+        cJSON *line = cJSON_CreateObject();
+        cJSON_AddStringToObject(line, "type", type);
+        cJSON_AddItemToObject(line, "object", obj);
+        assert_int_equal(informer_apply_watch_line(inf, line), 0);
+        cJSON_Delete(line);
+}
+
+void fixture_add_to(Fixture *f, const KubeResource *res, const char *ns, const char *json)
+{
+        cJSON *obj = NULL;
+        if (json_parse(json, strlen(json), &obj) < 0)
+                fail_msg("fixture JSON does not parse: %s", json);
+        apply_at(f, informer_at(f, res, ns), "ADDED", obj);
+}
+
+void fixture_delete_from(Fixture *f, const KubeResource *res, const char *ns, const char *name)
+{
+        cJSON *obj = cJSON_CreateObject();
+        cJSON *md = cJSON_AddObjectToObject(obj, "metadata");
+        cJSON_AddStringToObject(md, "name", name);
+        if (ns && res->namespaced)
+                cJSON_AddStringToObject(md, "namespace", ns);
+        apply_at(f, informer_at(f, res, ns), "DELETED", obj);
+}
+
+const KubeObject *fixture_get_from(Fixture *f, const KubeResource *res, const char *ns, const char *name)
+{
+        return informer_get(informer_at(f, res, ns), res->namespaced ? ns : NULL, name);
+}
+
+size_t fixture_feed_to(Fixture *f, const KubeResource *res, const char *ns)
+{
+        Informer *inf = informer_at(f, res, ns);
+        size_t n = 0;
+
+        for (size_t i = 0; i < f->plan.n; i++) {
+                const Intent *in = &f->plan.intents[i];
+                if (in->res != res || (res->namespaced && !streq_ptr(in->namespace, ns)))
+                        continue;
+                const KubeObject *cur = informer_get(inf, res->namespaced ? ns : NULL, in->name);
+                cJSON *obj = carry_out(in, cur);
+                if (!obj)
+                        continue;
+                apply_at(f, inf, cur ? "MODIFIED" : "ADDED", obj);
+                n++;
+        }
+        return n;
+}
+
+void fixture_addf(Fixture *f, OperatorWatch w, const char *fmt, ...)
+{
+        va_list ap;
+        char *json = NULL;
+        va_start(ap, fmt);
+        if (vasprintf(&json, fmt, ap) < 0)
+                json = NULL;
+        va_end(ap);
+        assert_non_null(json);
+        fixture_add(f, w, json);
+        free(json);
+}
+
+void fixture_etcd_cr(Fixture *f, const char *spec, const char *status)
+{
+        fixture_addf(f, W_ETCD_CR,
+                     "{\"apiVersion\":\"operator.openshift.io/v1\",\"kind\":\"Etcd\",\"metadata\":{\"name\":"
+                     "\"cluster\",\"generation\":1},\"spec\":{\"managementState\":\"Managed\"%s%s},"
+                     "\"status\":{%s}}",
+                     spec ? "," : "", strempty(spec), strempty(status));
+}
+
+void fixture_etcd_pod(Fixture *f, const char *node, unsigned revision, bool ready)
+{
+        const char *r = ready ? "true" : "false";
+        fixture_addf(f, W_ETCD_PODS,
+                     "{\"apiVersion\":\"v1\",\"kind\":\"Pod\",\"metadata\":{\"name\":\"etcd-%s\",\"namespace\":"
+                     "\"openshift-etcd\",\"uid\":\"mirror-%s-%u\",\"labels\":{\"app\":\"etcd\",\"k8s-app\":"
+                     "\"etcd\",\"etcd\":\"true\",\"revision\":\"%u\"},\"annotations\":{"
+                     "\"kubernetes.io/config.mirror\":\"hash-%u\"}},\"spec\":{\"nodeName\":\"%s\"},"
+                     "\"status\":{\"phase\":\"Running\",\"conditions\":[{\"type\":\"Ready\",\"status\":\"%s\"}],"
+                     "\"containerStatuses\":[{\"name\":\"etcd\",\"ready\":%s,\"restartCount\":0,\"state\":"
+                     "{\"running\":{}}},{\"name\":\"etcd-readyz\",\"ready\":%s,\"restartCount\":0,"
+                     "\"state\":{\"running\":{}}}]}}",
+                     node, node, revision, revision, revision, node, ready ? "True" : "False", r, r);
+}

@@ -37,3 +37,32 @@ const Intent *fixture_condition(Fixture *f, const char *type);
 size_t fixture_count(Fixture *f, IntentType t);
 /* Fails the test unless the condition intent exists with that status and reason. */
 void fixture_expect_condition(Fixture *f, const char *type, const char *status, const char *reason);
+
+/* The cached object, NULL when absent. */
+const KubeObject *fixture_get(Fixture *f, OperatorWatch w, const char *ns, const char *name);
+/* Sets the etcd version a member's status reports. */
+void fixture_member_version(Fixture *f, uint64_t id, const char *version);
+/* Feeds the plan's writes to the objects of watch `w` back into the cache,
+ * as the API server would carry them out: APPLY merges like the runtime
+ * (labels and annotations merged, other top-level fields replaced), CREATE
+ * adds, UPDATE replaces all but status, UPDATE_STATUS only status, a merge
+ * PATCH follows RFC 7386. Each write gets a new resourceVersion; an UPDATE
+ * with a stale one fails the test. Returns how many writes were fed. */
+size_t fixture_feed(Fixture *f, OperatorWatch w);
+
+/* The same for informers outside the shared W_* set (a controller's own
+ * watches), addressed by resource and namespace (NULL: cluster-scoped). */
+void fixture_add_to(Fixture *f, const KubeResource *res, const char *ns, const char *json);
+void fixture_delete_from(Fixture *f, const KubeResource *res, const char *ns, const char *name);
+const KubeObject *fixture_get_from(Fixture *f, const KubeResource *res, const char *ns, const char *name);
+size_t fixture_feed_to(Fixture *f, const KubeResource *res, const char *ns);
+
+/* fixture_add with a printf-style JSON template. */
+void fixture_addf(Fixture *f, OperatorWatch w, const char *fmt, ...) _printf_(3, 4);
+/* etcds/cluster with the given spec and status members (JSON object bodies
+ * without braces, e.g. "\"latestAvailableRevision\":3"; NULL for none). */
+void fixture_etcd_cr(Fixture *f, const char *spec, const char *status);
+/* The mirror pod etcd-<node> of the node's etcd static pod: label
+ * revision=<revision>, Running, every container (and the Ready condition)
+ * ready or not. */
+void fixture_etcd_pod(Fixture *f, const char *node, unsigned revision, bool ready);
