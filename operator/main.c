@@ -12,6 +12,11 @@
 static const Command *const commands[] = {
         &cmd_operator,
         &cmd_render,
+        &cmd_installer,
+        &cmd_discover_etcd_initial_cluster,
+        &cmd_readyz,
+        &cmd_rev,
+        &cmd_ensure_env,
 };
 
 static void usage(FILE *f)

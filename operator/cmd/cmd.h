@@ -18,6 +18,12 @@ typedef struct Command {
 
 extern const Command cmd_operator;
 extern const Command cmd_render;
+/* The commands that run on a master node, in the etcd pod or its installer. */
+extern const Command cmd_installer;
+extern const Command cmd_discover_etcd_initial_cluster;
+extern const Command cmd_readyz;
+extern const Command cmd_rev;
+extern const Command cmd_ensure_env;
 
 /* Parses "-v=N"/"--v=N"/"-vN" style verbosity; returns true if `arg` was one. */
 bool cmd_parse_verbosity(const char *arg);

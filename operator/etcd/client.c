@@ -76,9 +76,13 @@ static void call_finish(EtcdCall *call, const EtcdResponse *resp)
         EtcdCallback cb = call->cb;
         void *userdata = call->userdata;
         EtcdClient *c = call->client;
+        /* resp->endpoint points into the call: keep a copy past call_free(). */
+        _cleanup_free_ char *endpoint = resp->endpoint ? strdup(resp->endpoint) : NULL;
+        EtcdResponse r = *resp;
+        r.endpoint = endpoint;
         call_free(call);
         if (cb)
-                cb(c, resp, userdata);
+                cb(c, &r, userdata);
 }
 
 EtcdClient *etcd_client_free(EtcdClient *c)

@@ -33,6 +33,8 @@ struct HttpServer {
         MetricsRegistry *metrics;
         HttpReadyFunc ready;
         void *ready_userdata;
+        HttpReadyFunc live;
+        void *live_userdata;
 };
 
 DEFINE_TRIVIAL_CLEANUP_FUNC(struct MHD_Response *, MHD_destroy_response);
@@ -67,11 +69,11 @@ static enum MHD_Result respond(struct MHD_Connection *c, unsigned status, const 
         return MHD_queue_response(c, status, resp);
 }
 
-static enum MHD_Result serve_ready(HttpServer *s, struct MHD_Connection *c)
+static enum MHD_Result serve_check(struct MHD_Connection *c, HttpReadyFunc f, void *userdata)
 {
         const char *reason = NULL;
 
-        if (!s->ready || s->ready(s->ready_userdata, &reason))
+        if (!f || f(userdata, &reason))
                 return respond(c, MHD_HTTP_OK, TEXT_PLAIN, "ok", false);
         return respond(c, MHD_HTTP_SERVICE_UNAVAILABLE, TEXT_PLAIN, reason ? reason : "not ready", false);
 }
@@ -122,9 +124,9 @@ static enum MHD_Result on_request(void *userdata, struct MHD_Connection *c, cons
                 return respond(c, MHD_HTTP_METHOD_NOT_ALLOWED, TEXT_PLAIN, "method not allowed", true);
         /* MHD leaves the body out of HEAD responses itself. */
         if (streq(url, "/healthz"))
-                return respond(c, MHD_HTTP_OK, TEXT_PLAIN, "ok", false);
+                return serve_check(c, s->live, s->live_userdata);
         if (streq(url, "/readyz"))
-                return serve_ready(s, c);
+                return serve_check(c, s->ready, s->ready_userdata);
         return serve_metrics(s, c);
 }
 
@@ -323,6 +325,14 @@ void http_server_set_ready(HttpServer *s, HttpReadyFunc f, void *userdata)
                 return;
         s->ready = f;
         s->ready_userdata = userdata;
+}
+
+void http_server_set_live(HttpServer *s, HttpReadyFunc f, void *userdata)
+{
+        if (!s)
+                return;
+        s->live = f;
+        s->live_userdata = userdata;
 }
 
 uint16_t http_server_get_port(HttpServer *s)

@@ -42,6 +42,8 @@ DEFINE_TRIVIAL_CLEANUP_FUNC(HttpServer *, http_server_free);
 void http_server_set_metrics(HttpServer *s, MetricsRegistry *reg);
 /* Without a readiness function /readyz is always 200. */
 void http_server_set_ready(HttpServer *s, HttpReadyFunc f, void *userdata);
+/* Same for /healthz (liveness); without one it is 200 while the loop runs. */
+void http_server_set_live(HttpServer *s, HttpReadyFunc f, void *userdata);
 
 uint16_t http_server_get_port(HttpServer *s);
 /* Open client connections (tests wait on it; bounded by max_connections). */

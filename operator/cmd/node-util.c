@@ -1,0 +1,363 @@
+/* Pure helpers of the node-side commands: names, substitution, flag lists,
+ * the ensure-env checks, and reading the etcd client's TLS files. */
+#include <arpa/inet.h>
+#include <ctype.h>
+#include <getopt.h>
+#include <signal.h>
+#include <stdarg.h>
+#include <sys/stat.h>
+
+#include "base/buf.h"
+#include "base/fileio.h"
+#include "base/log.h"
+#include "node-util.h"
+
+#define TLS_FILE_MAX (1024 * 1024)
+
+static bool label_ok(const char *s, size_t n)
+{
+        if (n == 0 || n > 63)
+                return false;
+        for (size_t i = 0; i < n; i++) {
+                char c = s[i];
+                if (!((c >= 'a' && c <= 'z') || (c >= '0' && c <= '9') || c == '-'))
+                        return false;
+        }
+        return s[0] != '-' && s[n - 1] != '-';
+}
+
+bool nodecmd_dns_subdomain_is_valid(const char *s)
+{
+        size_t n = s ? strlen(s) : 0;
+
+        if (n == 0 || n > 253)
+                return false;
+        for (const char *p = s;;) {
+                const char *dot = strchr(p, '.');
+                size_t l = dot ? (size_t) (dot - p) : strlen(p);
+                if (!label_ok(p, l))
+                        return false;
+                if (!dot)
+                        return true;
+                p = dot + 1;
+        }
+}
+
+bool nodecmd_dns_label_is_valid(const char *s)
+{
+        return s && label_ok(s, strlen(s));
+}
+
+bool nodecmd_key_is_valid(const char *s)
+{
+        size_t n = s ? strlen(s) : 0;
+
+        if (n == 0 || n > 253 || streq(s, ".") || startswith(s, ".."))
+                return false;
+        for (const char *p = s; *p; p++)
+                if (!(isascii((unsigned char) *p) && (isalnum((unsigned char) *p) || strchr("-._", *p))))
+                        return false;
+        return true;
+}
+
+int nodecmd_parse_revision(const char *s, unsigned *ret)
+{
+        unsigned long v = 0;
+
+        assert_return(ret, -EINVAL);
+        if (!s || !*s || strlen(s) > 10 || s[0] == '0')
+                return -EINVAL;
+        for (const char *p = s; *p; p++) {
+                if (*p < '0' || *p > '9')
+                        return -EINVAL;
+                v = v * 10 + (unsigned long) (*p - '0');
+        }
+        if (v == 0 || v > 0x7fffffffUL)
+                return -ERANGE;
+        *ret = (unsigned) v;
+        return 0;
+}
+
+char *nodecmd_envvar_name(const char *node_name)
+{
+        char *r = node_name ? strdup(node_name) : NULL;
+        for (char *p = r; p && *p; p++)
+                if (*p == '-' || *p == '.')
+                        *p = '_';
+        return r;
+}
+
+int nodecmd_substitute(const char *in, size_t len, const char *revision, const char *node_name, char **ret,
+                       size_t *ret_len)
+{
+        _cleanup_free_ char *envvar = nodecmd_envvar_name(node_name);
+        const struct {
+                const char *token;
+                const char *value;
+        } subst[] = {
+                /* The longest first, so no token shadows another that starts alike. */
+                {"NODE_ENVVAR_NAME", envvar},
+                {"NODE_NAME", node_name},
+                {"REVISION", revision},
+        };
+        Buf b = BUF_INIT(0);
+        size_t start = 0;
+        int r;
+
+        assert_return((in || len == 0) && revision && node_name && ret, -EINVAL);
+        if (!envvar)
+                return -ENOMEM;
+        for (size_t i = 0; i < len;) {
+                size_t k;
+                for (k = 0; k < ELEMENTSOF(subst); k++) {
+                        size_t tl = strlen(subst[k].token);
+                        if (len - i >= tl && memcmp(in + i, subst[k].token, tl) == 0)
+                                break;
+                }
+                if (k == ELEMENTSOF(subst)) {
+                        i++;
+                        continue;
+                }
+                if ((r = buf_append(&b, in + start, i - start)) < 0 ||
+                    (r = buf_append(&b, subst[k].value, strlen(subst[k].value))) < 0) {
+                        buf_free(&b);
+                        return r;
+                }
+                i += strlen(subst[k].token);
+                start = i;
+        }
+        if ((r = buf_append(&b, in + start, len - start)) < 0) {
+                buf_free(&b);
+                return r;
+        }
+        size_t n = b.len;
+        char *out = buf_steal(&b);
+        if (!out && !(out = strdup("")))
+                return -ENOMEM;
+        *ret = out;
+        if (ret_len)
+                *ret_len = n;
+        return 0;
+}
+
+int nodecmd_strv_add_csv(NodeCmdStrv *l, const char *csv)
+{
+        assert_return(l && csv, -EINVAL);
+        for (const char *p = csv; *p;) {
+                const char *comma = strchr(p, ',');
+                const char *end = comma ? comma : p + strlen(p);
+                const char *a = p, *z = end;
+                while (a < z && isspace((unsigned char) *a))
+                        a++;
+                while (z > a && isspace((unsigned char) z[-1]))
+                        z--;
+                if (z > a) {
+                        char **v = realloc(l->v, (l->n + 2) * sizeof *v);
+                        if (!v)
+                                return -ENOMEM;
+                        l->v = v;
+                        if (!(v[l->n] = strndup(a, (size_t) (z - a))))
+                                return -ENOMEM;
+                        v[++l->n] = NULL;
+                }
+                p = comma ? comma + 1 : end;
+        }
+        return 0;
+}
+
+bool nodecmd_strv_contains(const NodeCmdStrv *l, const char *s)
+{
+        for (size_t i = 0; l && i < l->n; i++)
+                if (streq(l->v[i], s))
+                        return true;
+        return false;
+}
+
+void nodecmd_strv_done(NodeCmdStrv *l)
+{
+        for (size_t i = 0; i < l->n; i++)
+                free(l->v[i]);
+        free(l->v);
+        *l = (NodeCmdStrv){};
+}
+
+char *nodecmd_peer_url(const char *host, unsigned port)
+{
+        bool bracket = host && strchr(host, ':') && host[0] != '[';
+        if (!host)
+                return NULL;
+        return strdup_printf("https://%s%s%s:%u", bracket ? "[" : "", host, bracket ? "]" : "", port);
+}
+
+/* Both parse as the same IPv4 or IPv6 address. */
+static bool ip_equal(const char *a, const char *b)
+{
+        unsigned char x[16], y[16];
+        if (inet_pton(AF_INET, a, x) == 1)
+                return inet_pton(AF_INET, b, y) == 1 && memcmp(x, y, 4) == 0;
+        if (inet_pton(AF_INET6, a, x) == 1)
+                return inet_pton(AF_INET6, b, y) == 1 && memcmp(x, y, 16) == 0;
+        return false;
+}
+
+static int env_error(char **ret_error, const char *fmt, ...) _printf_(2, 3);
+static int env_error(char **ret_error, const char *fmt, ...)
+{
+        va_list ap;
+        char *s = NULL;
+
+        va_start(ap, fmt);
+        int n = vasprintf(&s, fmt, ap);
+        va_end(ap);
+        if (n < 0)
+                return -ENOMEM;
+        free(*ret_error);
+        *ret_error = s;
+        return -EINVAL;
+}
+
+int nodecmd_ensure_env_check(const char *node_name, const char *pod_ip, NodeCmdEnvLookup lookup,
+                             void *userdata, char **ret_error)
+{
+        static const char *const suffixes[] = {"IP", "ETCD_URL_HOST", "ETCD_NAME"};
+        _cleanup_free_ char *n = NULL;
+        const char *values[ELEMENTSOF(suffixes)];
+        char var[ELEMENTSOF(suffixes)][320];
+        unsigned char addr[16];
+
+        assert_return(lookup && ret_error, -EINVAL);
+        if (!nodecmd_dns_subdomain_is_valid(node_name))
+                return env_error(ret_error,
+                                 "node name \"%s\" is not a DNS-1123 subdomain; pass --node-name or "
+                                 "set NODE_NAME from the pod's spec.nodeName",
+                                 strempty(node_name));
+        if (!pod_ip || (inet_pton(AF_INET, pod_ip, addr) != 1 && inet_pton(AF_INET6, pod_ip, addr) != 1))
+                return env_error(ret_error,
+                                 "pod IP \"%s\" is not an IPv4 or IPv6 address; pass --pod-ip or set "
+                                 "POD_IP from the pod's status.podIP",
+                                 strempty(pod_ip));
+        n = nodecmd_envvar_name(node_name);
+        if (!n)
+                return -ENOMEM;
+        for (size_t i = 0; i < ELEMENTSOF(suffixes); i++) {
+                (void) snprintf(var[i], sizeof var[i], "NODE_%s_%s", n, suffixes[i]);
+                values[i] = lookup(var[i], userdata);
+                if (!values[i] || !*values[i])
+                        return env_error(ret_error,
+                                         "%s is %s: node %s has no entry in this revision of the etcd pod; "
+                                         "wait for the operator to roll out a revision that includes it",
+                                         var[i], values[i] ? "empty" : "not set", node_name);
+        }
+        if (!ip_equal(values[0], pod_ip))
+                return env_error(ret_error,
+                                 "%s=%s does not match the pod IP %s: the node's address changed since this "
+                                 "revision was rendered; wait for the operator to roll out a new revision",
+                                 var[0], values[0], pod_ip);
+        const char *host = values[1];
+        size_t hl = strlen(host);
+        bool v6 = strchr(pod_ip, ':');
+        char inner[64] = "";
+        if (v6 && hl >= 2 && host[0] == '[' && host[hl - 1] == ']' && hl - 2 < sizeof inner)
+                memcpy(inner, host + 1, hl - 2), inner[hl - 2] = 0;
+        if (v6 ? !*inner || !ip_equal(inner, pod_ip) : !ip_equal(host, pod_ip))
+                return env_error(ret_error, "%s=%s is not the pod IP %s%s%s", var[1], host, v6 ? "[" : "",
+                                 pod_ip, v6 ? "] (IPv6 in brackets)" : "");
+        return 0;
+}
+
+int nodecmd_tls_load(const char *cacert, const char *cert, const char *key, HttpTls *ret, char **ret_error)
+{
+        const char *paths[] = {cacert, cert, key};
+        char *pems[3] = {};
+        int r = 0;
+
+        assert_return(ret && ret_error, -EINVAL);
+        for (size_t i = 0; i < ELEMENTSOF(paths); i++) {
+                if (!paths[i])
+                        continue;
+                r = read_full_file(paths[i], TLS_FILE_MAX, &pems[i], NULL);
+                if (r < 0) {
+                        *ret_error = strdup_printf("cannot read %s: %s", paths[i],
+                                                   r == -E2BIG ? "larger than 1 MiB" : strerror(-r));
+                        break;
+                }
+        }
+        if (r < 0) {
+                for (size_t i = 0; i < ELEMENTSOF(pems); i++)
+                        free(pems[i]);
+                return r;
+        }
+        *ret = (HttpTls){.ca_pem = pems[0], .cert_pem = pems[1], .key_pem = pems[2]};
+        return 0;
+}
+
+void nodecmd_tls_done(HttpTls *t)
+{
+        free(t->ca_pem);
+        free(t->cert_pem);
+        if (t->key_pem)
+                explicit_bzero(t->key_pem, strlen(t->key_pem));
+        free(t->key_pem);
+        *t = (HttpTls){};
+}
+
+int nodecmd_mkdir_p(const char *path, mode_t mode)
+{
+        _cleanup_free_ char *copy = path ? strdup(path) : NULL;
+        struct stat st;
+
+        assert_return(path && *path, -EINVAL);
+        if (!copy)
+                return -ENOMEM;
+        for (char *p = copy + 1;; p++) {
+                if (*p != '/' && *p)
+                        continue;
+                char saved = *p;
+                *p = 0;
+                if (mkdir(copy, mode) < 0) {
+                        if (errno != EEXIST)
+                                return -errno;
+                        if (stat(copy, &st) < 0)
+                                return -errno;
+                        if (!S_ISDIR(st.st_mode))
+                                return -ENOTDIR;
+                } else if (chmod(copy, mode) < 0) /* exactly `mode`, whatever the umask */
+                        return -errno;
+                if (!saved)
+                        return 0;
+                *p = '/';
+        }
+}
+
+static int on_signal(sd_event_source *s, const struct signalfd_siginfo *si, void *userdata)
+{
+        log_info("received signal %u, exiting", si->ssi_signo);
+        return sd_event_exit(sd_event_source_get_event(s), 0);
+}
+
+int nodecmd_exit_on_signals(Loop *l)
+{
+        sd_event *e = loop_get_event(l);
+        sigset_t mask;
+        int r;
+
+        assert_return(l, -EINVAL);
+        (void) sigemptyset(&mask);
+        (void) sigaddset(&mask, SIGTERM);
+        (void) sigaddset(&mask, SIGINT);
+        if (sigprocmask(SIG_BLOCK, &mask, NULL) < 0)
+                return -errno;
+        if ((r = sd_event_add_signal(e, NULL, SIGTERM, on_signal, NULL)) < 0 ||
+            (r = sd_event_add_signal(e, NULL, SIGINT, on_signal, NULL)) < 0)
+                return r;
+        return 0;
+}
+
+void nodecmd_flag_error(const char *cmd, int c, char *argv[])
+{
+        const char *arg = optind > 0 ? argv[optind - 1] : "?";
+        if (c == ':')
+                log_error("%s: %s needs a value; see --help", cmd, arg);
+        else
+                log_error("%s: unknown flag %s; see --help", cmd, arg);
+}

@@ -1,0 +1,69 @@
+/* Helpers shared by the commands that run on a master node (installer,
+ * discover-etcd-initial-cluster, readyz, rev, ensure-env): validation of
+ * every name that becomes a path component, the installer's REVISION /
+ * NODE_NAME / NODE_ENVVAR_NAME substitution, comma-separated flag lists,
+ * the ensure-env checks and the TLS files of the etcd-facing commands.
+ * The name, list, substitution and environment helpers are pure and
+ * unit-tested; the rest does small local I/O (files, directories, signals). */
+#pragma once
+
+#include <sys/types.h>
+
+#include "loop/loop.h"
+
+/* DNS-1123 subdomain (<= 253, dot-separated labels of [a-z0-9-] that start
+ * and end alphanumeric): object names and node names. Never "..", never "/". */
+bool nodecmd_dns_subdomain_is_valid(const char *s);
+/* DNS-1123 label (<= 63): namespaces. */
+bool nodecmd_dns_label_is_valid(const char *s);
+/* ConfigMap and Secret keys as the API validates them: [-._a-zA-Z0-9]+,
+ * <= 253, and neither "." nor ".." nor starting with "..". */
+bool nodecmd_key_is_valid(const char *s);
+
+/* A revision: decimal, 0 < N <= 2^31-1, no sign, no leading zero. */
+int nodecmd_parse_revision(const char *s, unsigned *ret);
+/* The node name with '-' and '.' turned into '_' ("master-0.a" -> "master_0_a").
+ * NULL on OOM. */
+char *nodecmd_envvar_name(const char *node_name);
+/* Replaces every literal REVISION, NODE_ENVVAR_NAME and NODE_NAME in one pass
+ * (replacements are never rescanned). The result is NUL-terminated. */
+int nodecmd_substitute(const char *in, size_t len, const char *revision, const char *node_name, char **ret,
+                       size_t *ret_len);
+
+/* A list of strings built from flags that may repeat and hold "a,b,c". */
+typedef struct NodeCmdStrv {
+        char **v;
+        size_t n;
+} NodeCmdStrv;
+
+/* Appends the comma-separated items (trimmed; empty items skipped). */
+int nodecmd_strv_add_csv(NodeCmdStrv *l, const char *csv);
+bool nodecmd_strv_contains(const NodeCmdStrv *l, const char *s);
+void nodecmd_strv_done(NodeCmdStrv *l);
+
+/* "https://HOST:PORT", bracketing a bare IPv6 literal. NULL on OOM. */
+char *nodecmd_peer_url(const char *host, unsigned port);
+
+/* ensure-env: the NODE_<n>_IP, NODE_<n>_ETCD_URL_HOST and NODE_<n>_ETCD_NAME
+ * variables of `node_name` are set and non-empty, _IP is `pod_ip` and
+ * _ETCD_URL_HOST is that IP (IPv6 in brackets). -EINVAL with one line in
+ * *ret_error naming the variable and the fix; -ENOMEM. */
+typedef const char *(*NodeCmdEnvLookup)(const char *name, void *userdata);
+int nodecmd_ensure_env_check(const char *node_name, const char *pod_ip, NodeCmdEnvLookup lookup,
+                             void *userdata, char **ret_error);
+
+/* Reads the PEM files of an etcd client (each <= 1 MiB). On failure
+ * *ret_error names the file and the reason. */
+int nodecmd_tls_load(const char *cacert, const char *cert, const char *key, HttpTls *ret, char **ret_error);
+void nodecmd_tls_done(HttpTls *t);
+
+/* mkdir -p with `mode` for every missing component (existing ones are left
+ * as they are); -ENOTDIR when a component is not a directory. */
+int nodecmd_mkdir_p(const char *path, mode_t mode);
+
+/* SIGTERM and SIGINT end loop_run() with 0 (the sidecars' clean stop). */
+int nodecmd_exit_on_signals(Loop *l);
+
+/* One line for getopt_long()'s ':' (missing value) or '?' (unknown flag),
+ * with opterr = 0 and an optstring that starts with ':'. */
+void nodecmd_flag_error(const char *cmd, int c, char *argv[]);

@@ -1,0 +1,390 @@
+/* `cluster-etcd-operator installer` against the API simulator (run through
+ * with-sim.sh, which exports KUBECONFIG). The test creates revision 3 of the
+ * etcd pod's ConfigMaps and Secrets in openshift-etcd, runs the real binary
+ * (CEO_BIN, set by CMake; else ../../cluster-etcd-operator next to this test
+ * binary) and checks the tree it writes: contents, modes, the substituted
+ * manifest, optional objects skipped, transient API errors retried, and that
+ * a missing required object fails with exit 1 before anything (above all the
+ * manifest) is written. */
+#include <dirent.h>
+#include <fcntl.h>
+#include <libgen.h>
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <sys/prctl.h>
+#include <sys/stat.h>
+#include <sys/wait.h>
+
+#include <cmocka.h>
+
+#include "base/base64.h"
+#include "base/fileio.h"
+#include "base/json.h"
+#include "base/log.h"
+#include "kube/client.h"
+
+#define NS "openshift-etcd"
+
+static Loop *loop;
+static KubeClient *client;
+static char bin[4096];
+static char tmp[256];
+
+static const char pod_yaml[] =
+        "apiVersion: v1\n"
+        "kind: Pod\n"
+        "metadata:\n"
+        "  name: etcd\n"
+        "  namespace: openshift-etcd\n"
+        "  labels:\n"
+        "    revision: \"REVISION\"\n"
+        "spec:\n"
+        "  containers:\n"
+        "  - name: etcd\n"
+        "    command: [discover-etcd-initial-cluster, --target-name=NODE_NAME,\n"
+        "      \"--target-peer-url-host=${NODE_NODE_ENVVAR_NAME_ETCD_URL_HOST}\"]\n"
+        "  volumes:\n"
+        "  - hostPath: {path: /etc/kubernetes/static-pod-resources/etcd-pod-REVISION}\n";
+
+static const char pod_yaml_want[] =
+        "apiVersion: v1\n"
+        "kind: Pod\n"
+        "metadata:\n"
+        "  name: etcd\n"
+        "  namespace: openshift-etcd\n"
+        "  labels:\n"
+        "    revision: \"3\"\n"
+        "spec:\n"
+        "  containers:\n"
+        "  - name: etcd\n"
+        "    command: [discover-etcd-initial-cluster, --target-name=master-0.example,\n"
+        "      \"--target-peer-url-host=${NODE_master_0_example_ETCD_URL_HOST}\"]\n"
+        "  volumes:\n"
+        "  - hostPath: {path: /etc/kubernetes/static-pod-resources/etcd-pod-3}\n";
+
+static const char peer_key[] = "-----BEGIN EC PRIVATE KEY-----\nnot really\n-----END EC PRIVATE KEY-----\n";
+static const char bin_data[] = {'\x00', '\x01', '\xff', 'R', 'E', 'V', 'I', 'S', 'I', 'O', 'N'};
+
+typedef struct Result {
+        bool done;
+        int error;
+} Result;
+
+static void on_result(KubeClient *c, const KubeResponse *resp, void *userdata)
+{
+        Result *r = userdata;
+        r->done = true;
+        r->error = resp->error;
+}
+
+static cJSON *parse(const char *s)
+{
+        cJSON *j = NULL;
+        assert_int_equal(json_parse(s, strlen(s), &j), 0);
+        return j;
+}
+
+static int create(const KubeResource *res, cJSON *obj)
+{
+        Result r = {};
+        assert_int_equal(kube_create(client, res, res == &KUBE_NAMESPACES ? NULL : NS, obj, on_result, &r),
+                         0);
+        assert_int_equal(loop_run_until(loop, &r.done, 30 * USEC_PER_SEC), 0);
+        return r.error;
+}
+
+/* A ConfigMap or Secret named `name` with NULL-terminated key/value pairs
+ * (Secret values are base64-encoded here). */
+static void create_object(bool secret, const char *name, ...)
+{
+        _cleanup_(cJSON_Deletep) cJSON *o = cJSON_CreateObject();
+        cJSON *meta = cJSON_AddObjectToObject(o, "metadata"), *data = cJSON_AddObjectToObject(o, "data");
+        va_list ap;
+
+        cJSON_AddStringToObject(o, "apiVersion", "v1");
+        cJSON_AddStringToObject(o, "kind", secret ? "Secret" : "ConfigMap");
+        cJSON_AddStringToObject(meta, "name", name);
+        cJSON_AddStringToObject(meta, "namespace", NS);
+        va_start(ap, name);
+        for (const char *k; (k = va_arg(ap, const char *));) {
+                const char *v = va_arg(ap, const char *);
+                _cleanup_free_ char *enc = secret ? base64_encode(v, strlen(v)) : NULL;
+                cJSON_AddStringToObject(data, k, secret ? enc : v);
+        }
+        va_end(ap);
+        if (!secret && streq(name, "etcd-endpoints-3")) {
+                _cleanup_free_ char *enc = base64_encode(bin_data, sizeof bin_data);
+                cJSON_AddStringToObject(cJSON_AddObjectToObject(o, "binaryData"), "blob", enc);
+        }
+        assert_int_equal(create(secret ? &KUBE_SECRETS : &KUBE_CONFIGMAPS, o), 0);
+}
+
+static void sim_fault(const char *body)
+{
+        _cleanup_(cJSON_Deletep) cJSON *b = parse(body);
+        Result r = {};
+        assert_int_equal(
+                kube_call(client, "POST", "/sim/faults", b, "application/json", on_result, &r, NULL), 0);
+        assert_int_equal(loop_run_until(loop, &r.done, 30 * USEC_PER_SEC), 0);
+        assert_int_equal(r.error, 0);
+}
+
+static void find_binary(void)
+{
+        const char *env = getenv("CEO_BIN");
+        char self[4096];
+
+        if (env) {
+                (void) snprintf(bin, sizeof bin, "%s", env);
+                return;
+        }
+        ssize_t n = readlink("/proc/self/exe", self, sizeof self - 1);
+        assert_true(n > 0);
+        self[n] = 0;
+        (void) snprintf(bin, sizeof bin, "%s/../../cluster-etcd-operator", dirname(self));
+}
+
+static int setup(void **state)
+{
+        _cleanup_free_ char *err = NULL;
+        KubeConfig *cfg = NULL;
+
+        if (getenv("TEST_VERBOSE"))
+                log_set_verbosity(4);
+        if (kube_config_load(NULL, NULL, &cfg, &err) < 0) {
+                fprintf(stderr, "KUBECONFIG: %s (run through test/integration/with-sim.sh)\n", err);
+                return -1;
+        }
+        find_binary();
+        if (access(bin, X_OK) < 0) {
+                fprintf(stderr, "%s: %s (build the cluster-etcd-operator target, or set CEO_BIN)\n", bin,
+                        strerror(errno));
+                return -1;
+        }
+        (void) snprintf(tmp, sizeof tmp, "/tmp/test-installer-XXXXXX");
+        if (!mkdtemp(tmp))
+                return -1;
+        loop = loop_new();
+        client = kube_client_new(loop, cfg);
+
+        _cleanup_(cJSON_Deletep) cJSON *ns =
+                parse("{\"apiVersion\":\"v1\",\"kind\":\"Namespace\",\"metadata\":{\"name\":\"" NS "\"}}");
+        int e = create(&KUBE_NAMESPACES, ns);
+        if (e < 0 && e != -EEXIST)
+                return -1;
+        create_object(false, "etcd-pod-3", "pod.yaml", pod_yaml, "forceRedeploymentReason", "", NULL);
+        create_object(false, "etcd-endpoints-3", "4a5b6c7d8e9f0a1b", "10.0.0.1", NULL);
+        create_object(false, "etcd-all-bundles-3", "server-ca-bundle.crt", "CA-REVISIONED\n", NULL);
+        create_object(true, "etcd-all-certs-3", "etcd-peer-master-0.example.crt", "PEER-CRT\n",
+                      "etcd-peer-master-0.example.key", peer_key, NULL);
+        /* Unrevisioned copies for --cert-dir (restore-etcd-pod stays missing: optional). */
+        create_object(false, "etcd-scripts", "etcd.env", "export ETCD_X=REVISION\n", NULL);
+        create_object(false, "etcd-all-bundles", "server-ca-bundle.crt", "CA-CURRENT\n", NULL);
+        create_object(true, "etcd-all-certs", "etcd-serving-master-0.example.key", "SERVING-KEY\n", NULL);
+        /* Revision 4 is incomplete: no etcd-endpoints-4. */
+        create_object(false, "etcd-pod-4", "pod.yaml", pod_yaml, NULL);
+        create_object(false, "etcd-all-bundles-4", "server-ca-bundle.crt", "CA\n", NULL);
+        create_object(true, "etcd-all-certs-4", "k", "v", NULL);
+        return 0;
+}
+
+static int teardown(void **state)
+{
+        client = kube_client_free(client);
+        if (loop)
+                assert_int_equal(loop_http_in_flight(loop), 0);
+        loop = loop_unref(loop);
+        if (tmp[0] && !getenv("KEEP_TEST_DIRS")) {
+                _cleanup_free_ char *cmd = strdup_printf("rm -rf '%s'", tmp);
+                (void) system(cmd);
+        }
+        return 0;
+}
+
+/* Runs the installer for `revision` into <tmp>/<root>; returns its exit code. */
+static int run_installer(const char *root, const char *revision, const char *configmaps, const char *extra)
+{
+        char a[16][512];
+        char *argv[24];
+        size_t k = 0;
+#define ARG(...) (void) snprintf(a[k], sizeof a[k], __VA_ARGS__), argv[k] = a[k], k++
+        argv[k++] = bin;
+        ARG("installer");
+        ARG("--revision=%s", revision);
+        ARG("--namespace=" NS);
+        ARG("--pod=etcd-pod");
+        ARG("--node-name=master-0.example");
+        ARG("--configmaps=%s", configmaps);
+        ARG("--secrets=etcd-all-certs");
+        ARG("--optional-configmaps=missing-cm");
+        ARG("--optional-secrets=missing-secret");
+        ARG("--cert-configmaps=etcd-scripts,etcd-all-bundles");
+        ARG("--optional-cert-configmaps=restore-etcd-pod");
+        ARG("--cert-secrets=etcd-all-certs");
+        ARG("--resource-dir=%s/%s/resources", tmp, root);
+        ARG("--pod-manifest-dir=%s/%s/manifests", tmp, root);
+        ARG("--cert-dir=%s/%s/resources/etcd-certs", tmp, root);
+#undef ARG
+        argv[k++] = (char *) "--timeout-duration=20s";
+        if (extra)
+                argv[k++] = (char *) extra;
+        argv[k] = NULL;
+
+        pid_t pid = fork();
+        assert_true(pid >= 0);
+        if (pid == 0) {
+                (void) prctl(PR_SET_PDEATHSIG, SIGKILL);
+                execv(bin, argv);
+                _exit(127);
+        }
+        int status = 0;
+        assert_int_equal(waitpid(pid, &status, 0), pid);
+        assert_true(WIFEXITED(status));
+        return WEXITSTATUS(status);
+}
+
+static void check_file(const char *root, const char *rel, const void *want, size_t want_len, mode_t mode)
+{
+        _cleanup_free_ char *p = strdup_printf("%s/%s/%s", tmp, root, rel), *data = NULL;
+        struct stat st;
+        size_t len = 0;
+
+        if (stat(p, &st) < 0)
+                fail_msg("%s: %s", p, strerror(errno));
+        assert_true(S_ISREG(st.st_mode));
+        if ((st.st_mode & 07777) != mode)
+                fail_msg("%s: mode %o, want %o", p, st.st_mode & 07777, mode);
+        assert_int_equal(read_full_file(p, 1 << 20, &data, &len), 0);
+        assert_int_equal(len, want_len);
+        assert_memory_equal(data, want, want_len);
+}
+
+static void check_str(const char *root, const char *rel, const char *want, mode_t mode)
+{
+        check_file(root, rel, want, strlen(want), mode);
+}
+
+static void check_dir_mode(const char *root, const char *rel, mode_t mode)
+{
+        _cleanup_free_ char *p = strdup_printf("%s/%s/%s", tmp, root, rel);
+        struct stat st;
+        assert_int_equal(stat(p, &st), 0);
+        assert_true(S_ISDIR(st.st_mode));
+        assert_int_equal(st.st_mode & 07777, mode);
+}
+
+static bool exists(const char *root, const char *rel)
+{
+        _cleanup_free_ char *p = strdup_printf("%s/%s/%s", tmp, root, rel);
+        return access(p, F_OK) == 0;
+}
+
+/* No temp file of an atomic write is left anywhere under `dir`. */
+static void check_no_temp_files(const char *dir)
+{
+        _cleanup_free_ char *cmd = strdup_printf("find '%s' -name '*.tmp.*' | grep -q .", dir);
+        assert_int_not_equal(system(cmd), 0);
+}
+
+static void test_install(void **state)
+{
+        assert_int_equal(run_installer("ok", "3", "etcd-pod,etcd-endpoints,etcd-all-bundles", NULL), 0);
+
+        check_str("ok", "manifests/etcd-pod.yaml", pod_yaml_want, 0644);
+        check_str("ok", "resources/etcd-pod-3/etcd-pod.yaml", pod_yaml_want, 0644);
+        /* Copies are verbatim: only the manifest is substituted. */
+        check_str("ok", "resources/etcd-pod-3/configmaps/etcd-pod/pod.yaml", pod_yaml, 0644);
+        check_str("ok", "resources/etcd-pod-3/configmaps/etcd-pod/forceRedeploymentReason", "", 0644);
+        check_str("ok", "resources/etcd-pod-3/configmaps/etcd-endpoints/4a5b6c7d8e9f0a1b", "10.0.0.1", 0644);
+        check_file("ok", "resources/etcd-pod-3/configmaps/etcd-endpoints/blob", bin_data, sizeof bin_data,
+                   0644);
+        check_str("ok", "resources/etcd-pod-3/configmaps/etcd-all-bundles/server-ca-bundle.crt",
+                  "CA-REVISIONED\n", 0644);
+        check_str("ok", "resources/etcd-pod-3/secrets/etcd-all-certs/etcd-peer-master-0.example.crt",
+                  "PEER-CRT\n", 0600);
+        check_str("ok", "resources/etcd-pod-3/secrets/etcd-all-certs/etcd-peer-master-0.example.key",
+                  peer_key, 0600);
+        /* The unrevisioned copies. */
+        check_str("ok", "resources/etcd-certs/configmaps/etcd-scripts/etcd.env", "export ETCD_X=REVISION\n",
+                  0644);
+        check_str("ok", "resources/etcd-certs/configmaps/etcd-all-bundles/server-ca-bundle.crt",
+                  "CA-CURRENT\n", 0644);
+        check_str("ok", "resources/etcd-certs/secrets/etcd-all-certs/etcd-serving-master-0.example.key",
+                  "SERVING-KEY\n", 0600);
+        check_dir_mode("ok", "resources/etcd-pod-3/secrets/etcd-all-certs", 0755);
+        check_dir_mode("ok", "resources/etcd-certs/configmaps", 0755);
+        check_dir_mode("ok", "manifests", 0755);
+        /* Optional objects that do not exist are skipped, not created empty. */
+        assert_false(exists("ok", "resources/etcd-pod-3/configmaps/missing-cm"));
+        assert_false(exists("ok", "resources/etcd-pod-3/secrets/missing-secret"));
+        assert_false(exists("ok", "resources/etcd-certs/configmaps/restore-etcd-pod"));
+        _cleanup_free_ char *dir = strdup_printf("%s/ok", tmp);
+        check_no_temp_files(dir);
+
+        /* Installing the same revision again converges on the same tree. */
+        assert_int_equal(run_installer("ok", "3", "etcd-pod,etcd-endpoints,etcd-all-bundles", NULL), 0);
+        check_str("ok", "manifests/etcd-pod.yaml", pod_yaml_want, 0644);
+        check_no_temp_files(dir);
+}
+
+static void test_pod_configmap_not_listed(void **state)
+{
+        /* --pod is fetched for pod.yaml even when --configmaps does not name it. */
+        assert_int_equal(run_installer("nolist", "3", "etcd-endpoints", NULL), 0);
+        check_str("nolist", "manifests/etcd-pod.yaml", pod_yaml_want, 0644);
+        assert_false(exists("nolist", "resources/etcd-pod-3/configmaps/etcd-pod"));
+}
+
+static void test_missing_required(void **state)
+{
+        usec_t start = now_usec(CLOCK_MONOTONIC);
+        /* etcd-endpoints-4 does not exist: NotFound is final, not retried until the timeout. */
+        assert_int_equal(run_installer("missing", "4", "etcd-pod,etcd-endpoints,etcd-all-bundles", NULL), 1);
+        assert_true(now_usec(CLOCK_MONOTONIC) - start < 10 * USEC_PER_SEC);
+        assert_false(exists("missing", "manifests/etcd-pod.yaml"));
+        /* Everything is fetched and checked before the first write. */
+        assert_false(exists("missing", "resources"));
+
+        /* A required cert copy missing fails the same way. */
+        assert_int_equal(run_installer("missing2", "3", "etcd-pod", "--cert-configmaps=not-there"), 1);
+        assert_false(exists("missing2", "manifests/etcd-pod.yaml"));
+}
+
+static void test_transient_errors_retried(void **state)
+{
+        /* Two 500s (no Retry-After, so the client itself does not retry) on one object. */
+        sim_fault("{\"method\":\"GET\",\"path_regex\":\"/configmaps/etcd-endpoints-3$\",\"code\":500,"
+                  "\"count\":2}");
+        assert_int_equal(run_installer("retry", "3", "etcd-pod,etcd-endpoints,etcd-all-bundles", NULL), 0);
+        check_str("retry", "manifests/etcd-pod.yaml", pod_yaml_want, 0644);
+
+        /* Forbidden is not transient. */
+        sim_fault("{\"method\":\"GET\",\"path_regex\":\"/secrets/"
+                  "etcd-all-certs-3$\",\"code\":403,\"count\":1}");
+        assert_int_equal(run_installer("forbidden", "3", "etcd-pod", NULL), 1);
+        assert_false(exists("forbidden", "manifests/etcd-pod.yaml"));
+}
+
+static void test_usage_errors(void **state)
+{
+        assert_int_equal(run_installer("usage", "3x", "etcd-pod", NULL), 2);
+        assert_int_equal(run_installer("usage", "0", "etcd-pod", NULL), 2);
+        assert_int_equal(run_installer("usage", "3", "../../etc", NULL), 2);
+        assert_int_equal(run_installer("usage", "3", "etcd-pod", "--node-name=Bad_Node"), 2);
+        assert_int_equal(run_installer("usage", "3", "etcd-pod", "--namespace=a/b"), 2);
+        assert_int_equal(run_installer("usage", "3", "etcd-pod", "--timeout-duration=soon"), 2);
+        assert_int_equal(run_installer("usage", "3", "etcd-pod", "--no-such-flag"), 2);
+        assert_false(exists("usage", ""));
+}
+
+int main(void)
+{
+        const struct CMUnitTest tests[] = {
+                cmocka_unit_test(test_install),          cmocka_unit_test(test_pod_configmap_not_listed),
+                cmocka_unit_test(test_missing_required), cmocka_unit_test(test_transient_errors_retried),
+                cmocka_unit_test(test_usage_errors),
+        };
+        return cmocka_run_group_tests(tests, setup, teardown);
+}

@@ -1,0 +1,474 @@
+/* The pure parts of the node commands (operator/cmd/node-*.c): names that
+ * become paths, the installer's substitutions, discover's initial-cluster
+ * string and decision table, revision.json, the ensure-env checks, and the
+ * data-dir archive on a temporary directory. */
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <sys/stat.h>
+
+#include <cmocka.h>
+
+#include "base/fileio.h"
+#include "base/json.h"
+#include "cmd/node-etcd.h"
+#include "cmd/node-util.h"
+
+static void test_names(void **state)
+{
+        char long_name[300];
+
+        assert_true(nodecmd_dns_subdomain_is_valid("etcd-pod"));
+        assert_true(nodecmd_dns_subdomain_is_valid("master-0.example.com"));
+        assert_true(nodecmd_dns_subdomain_is_valid("0"));
+        assert_false(nodecmd_dns_subdomain_is_valid(NULL));
+        assert_false(nodecmd_dns_subdomain_is_valid(""));
+        assert_false(nodecmd_dns_subdomain_is_valid(".."));
+        assert_false(nodecmd_dns_subdomain_is_valid("."));
+        assert_false(nodecmd_dns_subdomain_is_valid("a..b"));
+        assert_false(nodecmd_dns_subdomain_is_valid("a/b"));
+        assert_false(nodecmd_dns_subdomain_is_valid("../etc"));
+        assert_false(nodecmd_dns_subdomain_is_valid("Etcd"));
+        assert_false(nodecmd_dns_subdomain_is_valid("-a"));
+        assert_false(nodecmd_dns_subdomain_is_valid("a-"));
+        assert_false(nodecmd_dns_subdomain_is_valid("a.-b"));
+        assert_false(nodecmd_dns_subdomain_is_valid("a_b"));
+        assert_false(nodecmd_dns_subdomain_is_valid("a b"));
+        memset(long_name, 'a', sizeof long_name);
+        long_name[63] = 0;
+        assert_true(nodecmd_dns_label_is_valid(long_name));
+        long_name[63] = 'a';
+        long_name[64] = 0;
+        assert_false(nodecmd_dns_label_is_valid(long_name));
+        assert_false(nodecmd_dns_subdomain_is_valid(long_name)); /* a 64-character label */
+        assert_false(nodecmd_dns_label_is_valid("a.b"));
+        assert_true(nodecmd_dns_label_is_valid("openshift-etcd"));
+
+        assert_true(nodecmd_key_is_valid("pod.yaml"));
+        assert_true(nodecmd_key_is_valid("etcd-peer-master-0.crt"));
+        assert_true(nodecmd_key_is_valid("_x"));
+        assert_true(nodecmd_key_is_valid("a..b")); /* one path component: allowed by the API */
+        assert_true(nodecmd_key_is_valid(".hidden"));
+        assert_false(nodecmd_key_is_valid("."));
+        assert_false(nodecmd_key_is_valid(".."));
+        assert_false(nodecmd_key_is_valid("..data"));
+        assert_false(nodecmd_key_is_valid("a/b"));
+        assert_false(nodecmd_key_is_valid("/etc/passwd"));
+        assert_false(nodecmd_key_is_valid(""));
+        assert_false(nodecmd_key_is_valid(NULL));
+        assert_false(nodecmd_key_is_valid("a b"));
+        assert_false(nodecmd_key_is_valid("caf\xc3\xa9"));
+        memset(long_name, 'k', sizeof long_name);
+        long_name[254] = 0;
+        assert_false(nodecmd_key_is_valid(long_name));
+}
+
+static void test_revision(void **state)
+{
+        unsigned v = 0;
+
+        assert_int_equal(nodecmd_parse_revision("3", &v), 0);
+        assert_int_equal(v, 3);
+        assert_int_equal(nodecmd_parse_revision("2147483647", &v), 0);
+        assert_int_equal(v, 2147483647u);
+        assert_int_equal(nodecmd_parse_revision("2147483648", &v), -ERANGE);
+        assert_int_equal(nodecmd_parse_revision("0", &v), -EINVAL);
+        assert_int_equal(nodecmd_parse_revision("03", &v), -EINVAL);
+        assert_int_equal(nodecmd_parse_revision("-1", &v), -EINVAL);
+        assert_int_equal(nodecmd_parse_revision("+1", &v), -EINVAL);
+        assert_int_equal(nodecmd_parse_revision("1a", &v), -EINVAL);
+        assert_int_equal(nodecmd_parse_revision("", &v), -EINVAL);
+        assert_int_equal(nodecmd_parse_revision("99999999999", &v), -EINVAL);
+}
+
+static void test_envvar_name(void **state)
+{
+        _cleanup_free_ char *a = nodecmd_envvar_name("master-0.example.com");
+        _cleanup_free_ char *b = nodecmd_envvar_name("node");
+        assert_string_equal(a, "master_0_example_com");
+        assert_string_equal(b, "node");
+        assert_null(nodecmd_envvar_name(NULL));
+}
+
+static void subst(const char *in, const char *want)
+{
+        _cleanup_free_ char *out = NULL;
+        size_t len = 0;
+        assert_int_equal(nodecmd_substitute(in, strlen(in), "3", "master-0.a", &out, &len), 0);
+        assert_string_equal(out, want);
+        assert_int_equal(len, strlen(want));
+}
+
+static void test_substitute(void **state)
+{
+        subst("", "");
+        subst("nothing to do", "nothing to do");
+        subst("revision: \"REVISION\"", "revision: \"3\"");
+        subst("etcd-pod-REVISION/NODE_NAME", "etcd-pod-3/master-0.a");
+        subst("${NODE_NODE_ENVVAR_NAME_ETCD_URL_HOST}", "${NODE_master_0_a_ETCD_URL_HOST}");
+        subst("--target-name=NODE_NAME --cert=etcd-peer-NODE_NAME.crt",
+              "--target-name=master-0.a --cert=etcd-peer-master-0.a.crt");
+        subst("REVISIONREVISION NODE_NAMENODE_NAME", "33 master-0.amaster-0.a");
+        /* Near misses stay. */
+        subst("NODE_NAM REVISIO NODE_ENVVAR", "NODE_NAM REVISIO NODE_ENVVAR");
+
+        /* Binary-safe: bytes after a NUL are kept, and the length is exact. */
+        const char bin[] = "a\0REVISION";
+        _cleanup_free_ char *out = NULL;
+        size_t len = 0;
+        assert_int_equal(nodecmd_substitute(bin, sizeof bin - 1, "12", "n", &out, &len), 0);
+        assert_int_equal(len, 4);
+        assert_memory_equal(out,
+                            "a\0"
+                            "12",
+                            4);
+}
+
+static void test_strv(void **state)
+{
+        NodeCmdStrv l = {};
+        assert_int_equal(nodecmd_strv_add_csv(&l, "a, b,,c "), 0);
+        assert_int_equal(nodecmd_strv_add_csv(&l, "d"), 0);
+        assert_int_equal(nodecmd_strv_add_csv(&l, ""), 0);
+        assert_int_equal(l.n, 4);
+        assert_string_equal(l.v[0], "a");
+        assert_string_equal(l.v[1], "b");
+        assert_string_equal(l.v[2], "c");
+        assert_string_equal(l.v[3], "d");
+        assert_null(l.v[4]);
+        assert_true(nodecmd_strv_contains(&l, "c"));
+        assert_false(nodecmd_strv_contains(&l, "e"));
+        nodecmd_strv_done(&l);
+        assert_int_equal(l.n, 0);
+}
+
+static void test_peer_url(void **state)
+{
+        _cleanup_free_ char *a = nodecmd_peer_url("10.0.0.1", 2380);
+        _cleanup_free_ char *b = nodecmd_peer_url("fd00::1", 2380);
+        _cleanup_free_ char *c = nodecmd_peer_url("[fd00::1]", 2380);
+        _cleanup_free_ char *d = nodecmd_peer_url("etcd-0.example.com", 12380);
+        assert_string_equal(a, "https://10.0.0.1:2380");
+        assert_string_equal(b, "https://[fd00::1]:2380");
+        assert_string_equal(c, "https://[fd00::1]:2380");
+        assert_string_equal(d, "https://etcd-0.example.com:12380");
+}
+
+/* ---- member lists as the gateway returns them ---- */
+
+#define CID      "2443363948774318917"
+#define CID_NUM  2443363948774318917ULL
+#define SELF_URL "https://10.0.0.3:2380"
+
+static EtcdMemberList *members(const char *json_members)
+{
+        _cleanup_free_ char *s =
+                strdup_printf("{\"header\":{\"cluster_id\":\"" CID "\",\"member_id\":\"1\"},"
+                              "\"members\":[%s]}",
+                              json_members);
+        _cleanup_(cJSON_Deletep) cJSON *j = NULL;
+        EtcdMemberList *l = NULL;
+        assert_int_equal(json_parse(s, strlen(s), &j), 0);
+        assert_int_equal(etcd_parse_member_list(j, &l), 0);
+        return l;
+}
+
+#define M1                                                                                                  \
+        "{\"ID\":\"1\",\"name\":\"m1\",\"peerURLs\":[\"https://10.0.0.1:2380\"],\"clientURLs\":[\"https://" \
+        "10.0.0.1:2379\"]}"
+#define M2_LEARNER                                                                         \
+        "{\"ID\":\"2\",\"name\":\"m2\",\"peerURLs\":[\"https://10.0.0.2:2380\",\"https://" \
+        "10.1.0.2:2380\"],\"clientURLs\":[\"https://10.0.0.2:2379\"],\"isLearner\":true}"
+#define SELF_UNSTARTED "{\"ID\":\"3\",\"peerURLs\":[\"" SELF_URL "\"],\"isLearner\":true}"
+#define SELF_STARTED                                              \
+        "{\"ID\":\"3\",\"name\":\"m3\",\"peerURLs\":[\"" SELF_URL \
+        "\"],\"clientURLs\":[\"https://10.0.0.3:2379\"]}"
+#define OTHER_UNSTARTED "{\"ID\":\"4\",\"peerURLs\":[\"https://10.0.0.4:2380\"]}"
+
+static void test_initial_cluster(void **state)
+{
+        _cleanup_(etcd_member_list_freep) EtcdMemberList *l =
+                members(M1 "," M2_LEARNER "," SELF_UNSTARTED "," OTHER_UNSTARTED);
+        _cleanup_free_ char *ic = NULL, *started = NULL, *none = NULL;
+
+        const EtcdMember *self = etcd_member_list_find_by_peer_url(l, SELF_URL);
+        assert_non_null(self);
+        assert_int_equal(nodecmd_initial_cluster(l, self, "m3", &ic), 0);
+        /* Started members (learners too, every peer URL), then itself; never another unstarted one. */
+        assert_string_equal(ic, "m1=https://10.0.0.1:2380,m2=https://10.0.0.2:2380,m2=https://10.1.0.2:2380,"
+                                "m3=" SELF_URL);
+
+        /* A started self is listed under its own name, once. */
+        _cleanup_(etcd_member_list_freep) EtcdMemberList *s = members(M1 "," SELF_STARTED);
+        assert_int_equal(nodecmd_initial_cluster(s, etcd_member_list_find(s, 3), "m3", &started), 0);
+        assert_string_equal(started, "m1=https://10.0.0.1:2380,m3=" SELF_URL);
+
+        _cleanup_(etcd_member_list_freep) EtcdMemberList *e = members("");
+        assert_int_equal(nodecmd_initial_cluster(e, NULL, "m3", &none), 0);
+        assert_string_equal(none, "");
+}
+
+static NodeCmdDiscoverAction decide(const EtcdMemberList *l, bool data, uint64_t local, const char *want_ic)
+{
+        NodeCmdDiscoverInput in = {.members = l,
+                                   .target_peer_url = SELF_URL,
+                                   .target_name = "m3",
+                                   .data_present = data,
+                                   .local_cluster_id = local};
+        NodeCmdDiscoverResult r = {};
+        assert_int_equal(nodecmd_discover_decide(&in, &r), 0);
+        assert_non_null(r.reason);
+        assert_true(*r.reason);
+        if (r.action == NODECMD_DISCOVER_PRINT) {
+                assert_non_null(r.initial_cluster);
+                if (want_ic)
+                        assert_string_equal(r.initial_cluster, want_ic);
+        } else
+                assert_null(r.initial_cluster);
+        NodeCmdDiscoverAction a = r.action;
+        nodecmd_discover_result_done(&r);
+        return a;
+}
+
+static void test_decide(void **state)
+{
+        _cleanup_(etcd_member_list_freep) EtcdMemberList *absent = members(M1 "," M2_LEARNER);
+        _cleanup_(etcd_member_list_freep) EtcdMemberList *unstarted = members(M1 "," SELF_UNSTARTED);
+        _cleanup_(etcd_member_list_freep) EtcdMemberList *started = members(M1 "," SELF_STARTED);
+        const uint64_t other = 42;
+
+        /* No endpoint answered. */
+        assert_int_equal(decide(NULL, true, 0, ""), NODECMD_DISCOVER_PRINT);
+        assert_int_equal(decide(NULL, false, 0, NULL), NODECMD_DISCOVER_WAIT);
+        /* Not in the list. */
+        assert_int_equal(decide(absent, false, 0, NULL), NODECMD_DISCOVER_WAIT);
+        assert_int_equal(decide(absent, false, other, NULL), NODECMD_DISCOVER_WAIT);
+        assert_int_equal(decide(absent, true, 0, NULL), NODECMD_DISCOVER_ARCHIVE);
+        assert_int_equal(decide(absent, true, CID_NUM, NULL), NODECMD_DISCOVER_ARCHIVE);
+        assert_int_equal(decide(absent, true, other, NULL), NODECMD_DISCOVER_ARCHIVE);
+        /* Added, not started. */
+        assert_int_equal(decide(unstarted, false, 0, "m1=https://10.0.0.1:2380,m3=" SELF_URL),
+                         NODECMD_DISCOVER_PRINT);
+        assert_int_equal(decide(unstarted, false, other, "m1=https://10.0.0.1:2380,m3=" SELF_URL),
+                         NODECMD_DISCOVER_PRINT);
+        assert_int_equal(decide(unstarted, true, 0, NULL), NODECMD_DISCOVER_ARCHIVE);
+        /* Started. */
+        assert_int_equal(decide(started, true, 0, ""), NODECMD_DISCOVER_PRINT);
+        assert_int_equal(decide(started, true, CID_NUM, ""), NODECMD_DISCOVER_PRINT);
+        assert_int_equal(decide(started, true, other, NULL),
+                         NODECMD_DISCOVER_WAIT); /* foreign data: never start */
+        assert_int_equal(decide(started, false, 0, NULL), NODECMD_DISCOVER_FAIL);
+        assert_int_equal(decide(started, false, other, NULL), NODECMD_DISCOVER_FAIL);
+
+        /* A peer URL that only shares a prefix does not match. */
+        NodeCmdDiscoverInput in = {.members = started,
+                                   .target_peer_url = "https://10.0.0.3:23800",
+                                   .target_name = "m3",
+                                   .data_present = false};
+        NodeCmdDiscoverResult r = {};
+        assert_int_equal(nodecmd_discover_decide(&in, &r), 0);
+        assert_int_equal(r.action, NODECMD_DISCOVER_WAIT);
+        nodecmd_discover_result_done(&r);
+
+        assert_string_equal(nodecmd_discover_action_to_string(NODECMD_DISCOVER_ARCHIVE), "archive");
+        assert_null(nodecmd_discover_action_to_string(_NODECMD_DISCOVER_ACTION_MAX));
+}
+
+/* ---- revision.json ---- */
+
+static void test_revision_json(void **state)
+{
+        NodeCmdRevision r = {.cluster_id = 17076828041006572404ULL, .created = 1735689600ULL * USEC_PER_SEC};
+        NodeCmdRevision back = {};
+        _cleanup_free_ char *s = NULL;
+
+        assert_int_equal(nodecmd_revision_add(&r, "https://10.0.0.1:2379", 1234), 0);
+        assert_int_equal(nodecmd_revision_add(&r, "https://10.0.0.2:2379", 99999999999999999ULL), 0);
+        assert_int_equal(nodecmd_revision_add(&r, "https://10.0.0.3:2379", 1200), 0);
+        assert_true(r.max_raft_index == 99999999999999999ULL);
+        assert_int_equal(nodecmd_revision_encode(&r, &s), 0);
+        assert_string_equal(s,
+                            "{\"clusterId\":\"17076828041006572404\",\"raftIndex\":{"
+                            "\"https://10.0.0.1:2379\":1234,\"https://10.0.0.2:2379\":\"99999999999999999\","
+                            "\"https://10.0.0.3:2379\":1200},\"maxRaftIndex\":\"99999999999999999\","
+                            "\"created\":\"2025-01-01T00:00:00Z\"}");
+        assert_int_equal(nodecmd_revision_decode(s, strlen(s), &back), 0);
+        assert_true(back.cluster_id == r.cluster_id);
+        assert_int_equal(back.n_endpoints, 3);
+        assert_string_equal(back.endpoints[1].endpoint, "https://10.0.0.2:2379");
+        assert_true(back.endpoints[1].raft_index == 99999999999999999ULL);
+        assert_true(back.max_raft_index == 99999999999999999ULL);
+        assert_true(back.created == r.created);
+        nodecmd_revision_done(&back);
+        nodecmd_revision_done(&r);
+
+        /* What upstream's Go writer produces: bare numbers, Go's time format. */
+        const char *go = "{\"clusterId\":17076828041006572404,\"raftIndex\":{\"https://10.0.0.1:2379\":77},"
+                         "\"maxRaftIndex\":77,\"created\":\"2024-05-01 10:00:00.1 +0000 UTC\"}";
+        assert_int_equal(nodecmd_revision_decode(go, strlen(go), &back), 0);
+        assert_true(back.cluster_id == 17076828041006572404ULL);
+        assert_true(back.max_raft_index == 77);
+        assert_int_equal(back.n_endpoints, 1);
+        assert_true(back.created == 0);
+        nodecmd_revision_done(&back);
+
+        const char *small = "{\"clusterId\":12345,\"raftIndex\":{}}";
+        assert_int_equal(nodecmd_revision_decode(small, strlen(small), &back), 0);
+        assert_true(back.cluster_id == 12345);
+        nodecmd_revision_done(&back);
+
+        const char *none = "{\"raftIndex\":{}}";
+        assert_int_equal(nodecmd_revision_decode(none, strlen(none), &back), -ENOENT);
+        const char *bad = "{\"clusterId\":";
+        assert_int_equal(nodecmd_revision_decode(bad, strlen(bad), &back), -EBADMSG);
+        const char *neg = "{\"clusterId\":-1}";
+        assert_int_equal(nodecmd_revision_decode(neg, strlen(neg), &back), -EBADMSG);
+        const char *arr = "[1]";
+        assert_int_equal(nodecmd_revision_decode(arr, strlen(arr), &back), -EBADMSG);
+}
+
+/* ---- ensure-env ---- */
+
+typedef struct Env {
+        const char *pairs[8][2];
+} Env;
+
+static const char *env_lookup(const char *name, void *userdata)
+{
+        Env *e = userdata;
+        for (size_t i = 0; i < ELEMENTSOF(e->pairs) && e->pairs[i][0]; i++)
+                if (streq(e->pairs[i][0], name))
+                        return e->pairs[i][1];
+        return NULL;
+}
+
+static int ensure(Env *e, const char *node, const char *ip, const char *want_in_error)
+{
+        _cleanup_free_ char *err = NULL;
+        int r = nodecmd_ensure_env_check(node, ip, env_lookup, e, &err);
+        if (want_in_error) {
+                assert_non_null(err);
+                if (!strstr(err, want_in_error))
+                        fail_msg("\"%s\" does not mention \"%s\"", err, want_in_error);
+        } else
+                assert_null(err);
+        return r;
+}
+
+static void test_ensure_env(void **state)
+{
+        Env v4 = {{{"NODE_master_0_IP", "10.0.0.1"},
+                   {"NODE_master_0_ETCD_URL_HOST", "10.0.0.1"},
+                   {"NODE_master_0_ETCD_NAME", "master-0"}}};
+        assert_int_equal(ensure(&v4, "master-0", "10.0.0.1", NULL), 0);
+        assert_int_equal(ensure(&v4, "master-0", "10.0.0.2", "NODE_master_0_IP=10.0.0.1"), -EINVAL);
+        assert_int_equal(ensure(&v4, "master-1", "10.0.0.1", "NODE_master_1_IP is not set"), -EINVAL);
+        assert_int_equal(ensure(&v4, "Master-0", "10.0.0.1", "--node-name"), -EINVAL);
+        assert_int_equal(ensure(&v4, "master-0", "10.0.0.300", "--pod-ip"), -EINVAL);
+        assert_int_equal(ensure(&v4, "master-0", NULL, "--pod-ip"), -EINVAL);
+
+        Env empty = v4;
+        empty.pairs[2][1] = "";
+        assert_int_equal(ensure(&empty, "master-0", "10.0.0.1", "NODE_master_0_ETCD_NAME is empty"),
+                         -EINVAL);
+        Env url = v4;
+        url.pairs[1][1] = "10.0.0.9";
+        assert_int_equal(ensure(&url, "master-0", "10.0.0.1", "NODE_master_0_ETCD_URL_HOST=10.0.0.9"),
+                         -EINVAL);
+
+        Env v6 = {{{"NODE_m_0_example_IP", "fd00::1"},
+                   {"NODE_m_0_example_ETCD_URL_HOST", "[fd00::1]"},
+                   {"NODE_m_0_example_ETCD_NAME", "m-0.example"}}};
+        assert_int_equal(ensure(&v6, "m-0.example", "fd00::1", NULL), 0);
+        /* The same address written differently is the same address. */
+        assert_int_equal(ensure(&v6, "m-0.example", "fd00:0::1", NULL), 0);
+        Env v6bare = v6;
+        v6bare.pairs[1][1] = "fd00::1";
+        assert_int_equal(ensure(&v6bare, "m-0.example", "fd00::1", "IPv6 in brackets"), -EINVAL);
+}
+
+/* ---- the data dir on disk ---- */
+
+static void test_data_dir(void **state)
+{
+        char dir[] = "/tmp/test-nodecmds-XXXXXX";
+        _cleanup_free_ char *member = NULL, *wal = NULL, *a1 = NULL, *a2 = NULL, *p = NULL, *sub = NULL;
+        bool present = true;
+        struct stat st;
+
+        assert_non_null(mkdtemp(dir));
+        member = strdup_printf("%s/member", dir);
+        wal = strdup_printf("%s/member/wal", dir);
+        assert_int_equal(nodecmd_data_dir_present(dir, &present), 0);
+        assert_false(present);
+        /* A data dir that does not exist at all is simply not present. */
+        _cleanup_free_ char *missing = strdup_printf("%s/nope", dir);
+        assert_int_equal(nodecmd_data_dir_present(missing, &present), 0);
+        assert_false(present);
+        /* revision.json alone does not make a data dir. */
+        _cleanup_free_ char *rev = nodecmd_revision_path(dir);
+        assert_int_equal(write_file_atomic(rev, "{\"clusterId\":\"7\"}", 17, 0644), 0);
+        uint64_t id = 0;
+        assert_int_equal(nodecmd_revision_read_cluster_id(dir, &id), 0);
+        assert_true(id == 7);
+        assert_int_equal(nodecmd_revision_read_cluster_id(missing, &id), -ENOENT);
+        assert_int_equal(nodecmd_data_dir_present(dir, &present), 0);
+        assert_false(present);
+
+        assert_int_equal(nodecmd_mkdir_p(wal, 0755), 0);
+        assert_int_equal(stat(wal, &st), 0);
+        assert_int_equal(st.st_mode & 07777, 0755);
+        p = strdup_printf("%s/0.wal", wal);
+        assert_int_equal(write_file_atomic(p, "x", 1, 0600), 0);
+        assert_int_equal(nodecmd_data_dir_present(dir, &present), 0);
+        assert_true(present);
+
+        _cleanup_free_ char *name =
+                nodecmd_archive_path(dir, 1735689600ULL * USEC_PER_SEC + 5 * USEC_PER_SEC);
+        _cleanup_free_ char *want = strdup_printf("%s/member-removed-archive-2025-01-01-000005", dir);
+        assert_string_equal(name, want);
+
+        usec_t t = 1735689600ULL * USEC_PER_SEC;
+        assert_int_equal(nodecmd_data_dir_archive(dir, t, &a1), 0);
+        assert_string_equal(a1 + strlen(dir), "/member-removed-archive-2025-01-01-000000");
+        assert_int_equal(nodecmd_data_dir_present(dir, &present), 0);
+        assert_false(present);
+        sub = strdup_printf("%s/wal/0.wal", a1);
+        assert_int_equal(stat(sub, &st), 0); /* moved, not lost */
+
+        /* A second archive in the same second never replaces the first. */
+        assert_int_equal(nodecmd_mkdir_p(member, 0755), 0);
+        assert_int_equal(nodecmd_data_dir_archive(dir, t, &a2), 0);
+        assert_string_equal(a2 + strlen(dir), "/member-removed-archive-2025-01-01-000000-1");
+        assert_int_equal(stat(sub, &st), 0);
+
+        /* Nothing to archive. */
+        _cleanup_free_ char *a3 = NULL;
+        assert_int_equal(nodecmd_data_dir_archive(dir, t, &a3), -ENOENT);
+
+        /* mkdir -p through a file fails cleanly. */
+        _cleanup_free_ char *through = strdup_printf("%s/x", rev);
+        assert_int_equal(nodecmd_mkdir_p(through, 0755), -ENOTDIR);
+
+        _cleanup_free_ char *cmd = strdup_printf("rm -rf '%s'", dir);
+        assert_int_equal(system(cmd), 0);
+}
+
+int main(void)
+{
+        const struct CMUnitTest tests[] = {
+                cmocka_unit_test(test_names),
+                cmocka_unit_test(test_revision),
+                cmocka_unit_test(test_envvar_name),
+                cmocka_unit_test(test_substitute),
+                cmocka_unit_test(test_strv),
+                cmocka_unit_test(test_peer_url),
+                cmocka_unit_test(test_initial_cluster),
+                cmocka_unit_test(test_decide),
+                cmocka_unit_test(test_revision_json),
+                cmocka_unit_test(test_ensure_env),
+                cmocka_unit_test(test_data_dir),
+        };
+        return cmocka_run_group_tests(tests, NULL, NULL);
+}
