@@ -6,6 +6,7 @@
 #pragma once
 
 #include "etcd/view.h"
+#include "pki/pki.h"
 #include "runtime/controller.h"
 
 #define NS_ETCD           "openshift-etcd"
@@ -66,7 +67,8 @@ typedef struct OperatorState {
         const EtcdViewSnapshot *snapshot;
         const char *etcd_image;
         const char *operator_image;
-        bool listen_on_node_ip; /* the harness default; etcds/cluster overrides can also set it */
+        bool listen_on_node_ip;   /* the harness default; etcds/cluster overrides can also set it */
+        PkiKeyType cert_key_type; /* the cert signer's keys: RSA 2048 (0) by contract; tests use ECDSA */
 } OperatorState;
 
 const OperatorState *op_state(const SyncContext *ctx);

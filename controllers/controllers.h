@@ -9,3 +9,10 @@ extern const ControllerSpec controller_bootstrap_teardown;
 extern const ControllerSpec controller_host_endpoints;
 extern const ControllerSpec controller_etcd_endpoints;
 extern const ControllerSpec controller_status;
+extern const ControllerSpec controller_cert_signer;
+extern const ControllerSpec controller_resource_sync;
+extern const ControllerSpec controller_static_resources;
+/* controllers/cert-signer.c: days until a signer in openshift-etcd expires,
+ * of cert_signer_names (NULL-terminated). -ENOENT when it is not cached. */
+extern const char *const cert_signer_names[];
+int cert_signer_expiration_days(InformerFactory *f, const char *name, usec_t now, double *ret);

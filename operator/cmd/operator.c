@@ -20,12 +20,9 @@
  * later milestones (static resources, certificates, members, ...) are added
  * here as they land; see README.md for what exists today. */
 static const ControllerSpec *const controllers[] = {
-        &controller_etcd_members,
-        &controller_cluster_member,
-        &controller_bootstrap_teardown,
-        &controller_host_endpoints,
-        &controller_etcd_endpoints,
-        &controller_status,
+        &controller_etcd_members,     &controller_cluster_member, &controller_bootstrap_teardown,
+        &controller_host_endpoints,   &controller_etcd_endpoints, &controller_status,
+        &controller_static_resources, &controller_cert_signer,    &controller_resource_sync,
 };
 
 static size_t operator_controllers_count(void)
@@ -57,7 +54,7 @@ typedef struct Operator {
         LeaderElector *elector;
         HttpServer *http;
         MetricsRegistry *metrics;
-        Metric *m_leader, *m_requests, *m_retries, *m_events, *m_relists;
+        Metric *m_leader, *m_requests, *m_retries, *m_events, *m_relists, *m_signer_days;
         EtcdClient *etcd;
         EtcdView *view;
         EtcdWiring *wiring;
@@ -76,6 +73,7 @@ typedef struct Flags {
         const char *etcd_ca, *etcd_cert, *etcd_key;
         usec_t etcd_poll;
         bool listen_on_node_ip;
+        bool ecdsa;
         bool leader_elect;
         usec_t lease_duration, renew_deadline, retry_period;
 } Flags;
@@ -192,6 +190,13 @@ static int collect(MetricsRegistry *reg, void *userdata)
         (void) metrics_set(o->m_requests, (double) req, NULL);
         (void) metrics_set(o->m_retries, (double) retries, NULL);
         (void) metrics_set(o->m_leader, leader_elector_is_leader(o->elector) ? 1 : 0, NULL);
+        metrics_reset(o->m_signer_days);
+        for (size_t i = 0; cert_signer_names[i]; i++) {
+                double days = 0;
+                if (cert_signer_expiration_days(o->informers, cert_signer_names[i], now_usec(CLOCK_REALTIME),
+                                                &days) >= 0)
+                        (void) metrics_set(o->m_signer_days, days, cert_signer_names[i], NULL);
+        }
         return 0;
 }
 
@@ -405,6 +410,7 @@ static int operator_main(int argc, char *argv[])
                 ARG_KEY,
                 ARG_POLL,
                 ARG_NODE_IP,
+                ARG_KEY_TYPE,
         };
         static const struct option options[] = {
                 {"kubeconfig", required_argument, NULL, ARG_KUBECONFIG},
@@ -423,6 +429,7 @@ static int operator_main(int argc, char *argv[])
                 {"etcd-key", required_argument, NULL, ARG_KEY},
                 {"etcd-poll-interval", required_argument, NULL, ARG_POLL},
                 {"listen-on-node-ip", no_argument, NULL, ARG_NODE_IP},
+                {"cert-key-type", required_argument, NULL, ARG_KEY_TYPE},
                 {"help", no_argument, NULL, 'h'},
                 {},
         };
@@ -479,6 +486,13 @@ static int operator_main(int argc, char *argv[])
                         break;
                 case ARG_NODE_IP:
                         f.listen_on_node_ip = true;
+                        break;
+                case ARG_KEY_TYPE:
+                        if (!streq(optarg, "rsa") && !streq(optarg, "ecdsa")) {
+                                log_error("--cert-key-type: \"%s\" is not rsa or ecdsa", optarg);
+                                return EXIT_USAGE;
+                        }
+                        f.ecdsa = streq(optarg, "ecdsa");
                         break;
                 case ARG_LE:
                         if (optarg && parse_bool(optarg, &f.leader_elect) < 0) {
