@@ -1,0 +1,138 @@
+"""Shared pieces of the e2e scenarios (Python 3 stdlib): temp dirs, the API
+simulator, kubelet simulators, render, kubectl, and cleanup of everything by
+PID however a scenario ends."""
+import json
+import os
+import random
+import shutil
+import signal
+import subprocess
+import sys
+import tempfile
+import time
+
+ROOT = os.path.normpath(os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", ".."))
+SIM_UP = os.path.join(ROOT, "hack", "sim-up.sh")
+KUBELET = os.path.join(ROOT, "test", "sim", "kubelet-sim")
+
+
+def log(msg):
+    print("[%s] %s" % (time.strftime("%H:%M:%S"), msg), flush=True)
+
+
+class Env:
+    """One scenario's world. Use as a context manager: everything started is
+    stopped on exit, test failures included."""
+
+    def __init__(self, build_dir):
+        self.build = os.path.abspath(build_dir)
+        self.binary = os.path.join(self.build, "cluster-etcd-operator")
+        self.probe = os.path.join(self.build, "test", "e2e", "etcd-probe")
+        self.dir = tempfile.mkdtemp(prefix="ceo-e2e-", dir="/dev/shm" if os.access("/dev/shm", os.W_OK) else None)
+        self.net = "127.%d.%d" % (random.randint(20, 250), random.randint(1, 250))
+        self.procs = []
+        self.sim_dir = None
+        self.kubeconfig = None
+        self.kubectl_cache = os.path.join(self.dir, "kubectl-cache")
+
+    def __enter__(self):
+        return self
+
+    def __exit__(self, *exc):
+        for p, name in reversed(self.procs):
+            if p.poll() is None:
+                p.send_signal(signal.SIGTERM)
+                try:
+                    p.wait(timeout=15)
+                except subprocess.TimeoutExpired:
+                    p.kill()
+                    p.wait()
+        if self.sim_dir:
+            subprocess.run(["bash", SIM_UP, "stop", self.sim_dir], capture_output=True)
+        if exc[0] is not None or os.environ.get("KEEP_TEST_DIRS"):
+            log("scenario directory kept: %s" % self.dir)
+            for f in sorted(os.listdir(self.dir)):
+                if f.endswith(".log"):
+                    tail = open(os.path.join(self.dir, f), errors="replace").read()[-3000:]
+                    sys.stdout.write("---- %s (tail) ----\n%s\n" % (f, tail))
+        if not os.environ.get("KEEP_TEST_DIRS") and exc[0] is None:
+            shutil.rmtree(self.dir, ignore_errors=True)
+        return False
+
+    def ip(self, host):
+        return "%s.%d" % (self.net, host)
+
+    def start_sim(self, *extra):
+        self.sim_dir = os.path.join(self.dir, "sim")
+        env = dict(os.environ, SIM_LISTEN=self.ip(1) + ":0")
+        out = subprocess.run(["bash", SIM_UP, "start", self.sim_dir] + list(extra), env=env,
+                             capture_output=True, text=True)
+        if out.returncode != 0:
+            raise AssertionError("simulator did not start: %s %s" % (out.stdout, out.stderr))
+        self.kubeconfig = os.path.join(self.sim_dir, "kubeconfig")
+        log("API simulator up (%s)" % self.kubeconfig)
+
+    def kubectl(self, *args, check=True, input=None):
+        r = subprocess.run(["kubectl", "--kubeconfig", self.kubeconfig, "--cache-dir", self.kubectl_cache]
+                           + list(args), capture_output=True, text=True, input=input)
+        if check and r.returncode != 0:
+            raise AssertionError("kubectl %s: %s" % (" ".join(args), r.stderr.strip()))
+        return r
+
+    def get_json(self, *args):
+        r = self.kubectl("get", "-o", "json", *args, check=False)
+        return json.loads(r.stdout) if r.returncode == 0 else None
+
+    def spawn(self, name, argv, env=None):
+        logf = open(os.path.join(self.dir, name + ".log"), "w")
+        p = subprocess.Popen(argv, stdout=logf, stderr=subprocess.STDOUT, env=env)
+        self.procs.append((p, name))
+        return p
+
+    def start_kubelet(self, node, ip, master):
+        root = os.path.join(self.dir, "nodes", node)
+        os.makedirs(root, exist_ok=True)
+        argv = [KUBELET, "--node-name", node, "--node-ip", ip, "--root", root, "--kubeconfig", self.kubeconfig,
+                "--operator-binary", self.binary, "--backoff-base", "0.5", "--backoff-max", "5"]
+        if master:
+            argv.append("--master")
+        self.spawn("kubelet-" + node, argv)
+        return root
+
+    def render(self, out, bootstrap_ip, hostname="bootstrap", extra=(), inputs=None):
+        data = os.path.join(ROOT, "test", "data", "render")
+        inputs = inputs or {}
+        argv = [self.binary, "render", "--asset-output-dir", out,
+                "--etcd-image", "quay.io/openshift/etcd@sha256:0123456789abcdef",
+                "--network-config-file", inputs.get("network", os.path.join(data, "network.yaml")),
+                "--cluster-configmap-file", inputs.get("cluster", os.path.join(data, "cluster-config.yaml")),
+                "--infra-config-file", inputs.get("infra", os.path.join(data, "infrastructure.yaml")),
+                "--bootstrap-ip", bootstrap_ip, "--hostname", hostname, "--listen-on-node-ip",
+                "--control-plane-hardware-speed", "Slower"] + list(extra)
+        return subprocess.run(argv, capture_output=True, text=True)
+
+
+def wait_for(what, pred, timeout, interval=0.5):
+    t0 = time.monotonic()
+    last = None
+    while time.monotonic() - t0 < timeout:
+        try:
+            v = pred()
+            if v:
+                return v
+        except Exception as e:  # keep trying; report the last reason
+            last = e
+        time.sleep(interval)
+    raise AssertionError("timed out after %ds waiting for %s%s" % (timeout, what, " (%s)" % last if last else ""))
+
+
+def tree_digest(path):
+    """Every file's path, mode and bytes: to prove a directory was left untouched."""
+    out = []
+    for dirpath, dirnames, filenames in os.walk(path):
+        dirnames.sort()
+        for f in sorted(filenames):
+            p = os.path.join(dirpath, f)
+            st = os.stat(p)
+            out.append((os.path.relpath(p, path), st.st_mode, open(p, "rb").read()))
+    return out

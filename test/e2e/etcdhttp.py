@@ -1,0 +1,75 @@
+"""A tiny etcd gateway client for e2e watchers and writers (stdlib only):
+TLS with the rendered client certificate, keep-alive connections, failover
+across endpoints, every call bounded by a timeout."""
+import base64
+import http.client
+import json
+import ssl
+
+
+class Etcd:
+    def __init__(self, ca, cert, key, timeout=3.0):
+        self.ctx = ssl.create_default_context(cafile=ca)
+        self.ctx.load_cert_chain(cert, key)
+        self.timeout = timeout
+        self.conns = {}
+
+    def _conn(self, endpoint):
+        c = self.conns.get(endpoint)
+        if c is None:
+            host, port = endpoint.replace("https://", "").rsplit(":", 1)
+            c = http.client.HTTPSConnection(host.strip("[]"), int(port), context=self.ctx, timeout=self.timeout)
+            self.conns[endpoint] = c
+        return c
+
+    def call(self, endpoint, path, body=None, method="POST"):
+        """(status, json) or raises OSError / http.client errors."""
+        c = self._conn(endpoint)
+        try:
+            c.request(method, path, body=json.dumps(body or {}) if method == "POST" else None,
+                      headers={"Content-Type": "application/json", "Grpc-Timeout": "%dm" % int(self.timeout * 900)})
+            r = c.getresponse()
+            data = r.read()
+        except Exception:
+            c.close()
+            self.conns.pop(endpoint, None)
+            raise
+        try:
+            return r.status, json.loads(data) if data else {}
+        except ValueError:
+            return r.status, {}
+
+    def first(self, endpoints, path, body=None):
+        last = None
+        for e in endpoints:
+            try:
+                st, j = self.call(e, path, body)
+                if st == 200:
+                    return e, j
+                last = "%s: HTTP %d %s" % (e, st, j)
+            except Exception as ex:
+                last = "%s: %s" % (e, ex)
+        raise OSError(last)
+
+    def members(self, endpoints):
+        _, j = self.first(endpoints, "/v3/cluster/member/list")
+        return j.get("members", [])
+
+    def healthy(self, endpoint):
+        try:
+            st, j = self.call(endpoint, "/health", method="GET")
+            return st == 200 and j.get("health") == "true"
+        except Exception:
+            return False
+
+    def put(self, endpoints, key, value):
+        return self.first(endpoints, "/v3/kv/put", {"key": b64(key), "value": b64(value)})
+
+    def get(self, endpoints, key):
+        _, j = self.first(endpoints, "/v3/kv/range", {"key": b64(key)})
+        kvs = j.get("kvs", [])
+        return base64.b64decode(kvs[0]["value"]).decode() if kvs else None
+
+
+def b64(s):
+    return base64.b64encode(s.encode()).decode()

@@ -1,0 +1,1 @@
+"""kubelet-sim: a kubelet emulator for tests (see test/sim/KUBELET-SIM.md)."""
