@@ -10,13 +10,8 @@
 #include "cmd/cmd.h"
 
 static const Command *const commands[] = {
-        &cmd_operator,
-        &cmd_render,
-        &cmd_installer,
-        &cmd_discover_etcd_initial_cluster,
-        &cmd_readyz,
-        &cmd_rev,
-        &cmd_ensure_env,
+        &cmd_operator, &cmd_render, &cmd_installer,  &cmd_discover_etcd_initial_cluster,
+        &cmd_readyz,   &cmd_rev,    &cmd_ensure_env,
 };
 
 static void usage(FILE *f)

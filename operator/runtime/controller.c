@@ -532,7 +532,8 @@ static int on_process(sd_event_source *s, void *userdata)
         if (!informer_factory_has_synced(rt->informers)) {
                 /* `key` belongs to the queue until done; use our copy afterwards. */
                 workqueue_done(c->queue, c->key);
-                (void) workqueue_add_after(c->queue, c->key, now_usec(CLOCK_MONOTONIC) + 100 * USEC_PER_MSEC);
+                (void) workqueue_add_after(c->queue, c->key,
+                                           now_usec(CLOCK_MONOTONIC) + 100 * USEC_PER_MSEC);
                 c->key = mfree(c->key);
                 arm_timer(c);
                 return 0;

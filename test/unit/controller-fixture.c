@@ -419,14 +419,15 @@ void fixture_etcd_cr(Fixture *f, const char *spec, const char *status)
 void fixture_etcd_pod(Fixture *f, const char *node, unsigned revision, bool ready)
 {
         const char *r = ready ? "true" : "false";
-        fixture_addf(f, W_ETCD_PODS,
-                     "{\"apiVersion\":\"v1\",\"kind\":\"Pod\",\"metadata\":{\"name\":\"etcd-%s\",\"namespace\":"
-                     "\"openshift-etcd\",\"uid\":\"mirror-%s-%u\",\"labels\":{\"app\":\"etcd\",\"k8s-app\":"
-                     "\"etcd\",\"etcd\":\"true\",\"revision\":\"%u\"},\"annotations\":{"
-                     "\"kubernetes.io/config.mirror\":\"hash-%u\"}},\"spec\":{\"nodeName\":\"%s\"},"
-                     "\"status\":{\"phase\":\"Running\",\"conditions\":[{\"type\":\"Ready\",\"status\":\"%s\"}],"
-                     "\"containerStatuses\":[{\"name\":\"etcd\",\"ready\":%s,\"restartCount\":0,\"state\":"
-                     "{\"running\":{}}},{\"name\":\"etcd-readyz\",\"ready\":%s,\"restartCount\":0,"
-                     "\"state\":{\"running\":{}}}]}}",
-                     node, node, revision, revision, revision, node, ready ? "True" : "False", r, r);
+        fixture_addf(
+                f, W_ETCD_PODS,
+                "{\"apiVersion\":\"v1\",\"kind\":\"Pod\",\"metadata\":{\"name\":\"etcd-%s\",\"namespace\":"
+                "\"openshift-etcd\",\"uid\":\"mirror-%s-%u\",\"labels\":{\"app\":\"etcd\",\"k8s-app\":"
+                "\"etcd\",\"etcd\":\"true\",\"revision\":\"%u\"},\"annotations\":{"
+                "\"kubernetes.io/config.mirror\":\"hash-%u\"}},\"spec\":{\"nodeName\":\"%s\"},"
+                "\"status\":{\"phase\":\"Running\",\"conditions\":[{\"type\":\"Ready\",\"status\":\"%s\"}],"
+                "\"containerStatuses\":[{\"name\":\"etcd\",\"ready\":%s,\"restartCount\":0,\"state\":"
+                "{\"running\":{}}},{\"name\":\"etcd-readyz\",\"ready\":%s,\"restartCount\":0,"
+                "\"state\":{\"running\":{}}}]}}",
+                node, node, revision, revision, revision, node, ready ? "True" : "False", r, r);
 }
