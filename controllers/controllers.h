@@ -12,7 +12,14 @@ extern const ControllerSpec controller_status;
 extern const ControllerSpec controller_cert_signer;
 extern const ControllerSpec controller_resource_sync;
 extern const ControllerSpec controller_static_resources;
+extern const ControllerSpec controller_target_config;
+extern const ControllerSpec controller_revision;
+extern const ControllerSpec controller_installer;
+extern const ControllerSpec controller_node_status;
+extern const ControllerSpec controller_prune;
+
 /* controllers/cert-signer.c: days until a signer in openshift-etcd expires,
+ * for openshift_etcd_operator_signer_expiration_days{name}; `name` is one
  * of cert_signer_names (NULL-terminated). -ENOENT when it is not cached. */
 extern const char *const cert_signer_names[];
 int cert_signer_expiration_days(InformerFactory *f, const char *name, usec_t now, double *ret);

@@ -9,10 +9,17 @@
 #include "base/log.h"
 #include "cmd/cmd.h"
 
+/* clang-format off */
 static const Command *const commands[] = {
-        &cmd_operator, &cmd_render, &cmd_installer,  &cmd_discover_etcd_initial_cluster,
-        &cmd_readyz,   &cmd_rev,    &cmd_ensure_env,
+        &cmd_operator,
+        &cmd_render,
+        &cmd_installer,
+        &cmd_discover_etcd_initial_cluster,
+        &cmd_readyz,
+        &cmd_rev,
+        &cmd_ensure_env,
 };
+/* clang-format on */
 
 static void usage(FILE *f)
 {

@@ -6,7 +6,9 @@
 
 #define MAX_CONTROLLERS 32
 #define MAX_CONFLICTS   3
-#define CONTROLLER_KEY  "key"
+/* Every controller writes conditions on the same object: conflicts are expected. */
+#define MAX_STATUS_CONFLICTS 10
+#define CONTROLLER_KEY       "key"
 
 typedef struct Controller Controller;
 
@@ -174,6 +176,14 @@ static void finish_key(Controller *c)
 static void intent_finished(Controller *c, int error)
 {
         const Intent *i = &c->plan.intents[c->next];
+        /* A conflict or an object that already exists means our cache is behind the
+         * server: sync again shortly from fresher caches instead of reporting Degraded. */
+        if ((error == -ESTALE || error == -EEXIST) && i->type != INTENT_ETCD_ADD_LEARNER) {
+                _cleanup_free_ char *what = intent_describe(i);
+                log_debug("%s: %s: %s; syncing again", c->spec->name, strempty(what), strerror(-error));
+                plan_requeue_after(&c->plan, 200 * USEC_PER_MSEC);
+                error = 0;
+        }
         if (error < 0)
                 note_failure(c, error, i);
         c->next++;
@@ -454,7 +464,7 @@ static void on_status_written(KubeClient *kc, const KubeResponse *resp, void *us
         (void) kc;
         if (resp->error == -ECANCELED)
                 return;
-        if (resp->error == -ESTALE && ++c->conflicts < MAX_CONFLICTS) {
+        if (resp->error == -ESTALE && ++c->conflicts < MAX_STATUS_CONFLICTS) {
                 write_conditions(c);
                 return;
         }

@@ -258,6 +258,15 @@ char *intent_describe(const Intent *i)
         case INTENT_EVENT:
                 return strdup_printf("event %s %s: %s", i->warning ? "Warning" : "Normal", i->reason,
                                      i->message);
+        case INTENT_ETCD_ADD_LEARNER:
+                return strdup_printf("etcd add learner %s (%s)", i->name, i->peer_url);
+        case INTENT_ETCD_PROMOTE:
+        case INTENT_ETCD_REMOVE: {
+                char hex[17];
+                return strdup_printf("%s %s (%s)",
+                                     i->type == INTENT_ETCD_PROMOTE ? "etcd promote" : "etcd remove",
+                                     i->name, etcd_id_to_hex(i->member_id, hex));
+        }
         default:
                 return strdup_printf("%s %s %s%s%s", intent_type_to_string(i->type), i->res->plural,
                                      strempty(i->namespace), i->namespace ? "/" : "", i->name);

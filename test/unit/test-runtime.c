@@ -63,6 +63,19 @@ static void test_plan(void **state)
         assert_int_equal(p.intents[0].type, INTENT_CONDITION);
         assert_int_equal(p.intents[1].type, INTENT_EVENT);
 
+        /* Membership intents describe themselves by name and hex ID; only one per plan. */
+        _cleanup_(plan_done) Plan e = {};
+        plan_etcd_add_learner(&e, "master-0", "https://10.0.0.10:2380");
+        _cleanup_free_ char *d4 = intent_describe(&e.intents[0]);
+        assert_string_equal(d4, "etcd add learner master-0 (https://10.0.0.10:2380)");
+        plan_etcd_promote(&e, "master-0", 0x835678c2cd1d0733ULL);
+        assert_int_equal(e.error, -EBUSY);
+        _cleanup_(plan_done) Plan e2 = {};
+        plan_etcd_remove(&e2, "etcd-bootstrap", 0x835678c2cd1d0733ULL);
+        _cleanup_free_ char *d5 = intent_describe(&e2.intents[0]);
+        assert_string_equal(d5, "etcd remove etcd-bootstrap (835678c2cd1d0733)");
+        assert_true(intent_is_etcd(&e2.intents[0]));
+
         /* An object without a namespace for a namespaced resource is a builder error. */
         _cleanup_(plan_done) Plan q = {};
         cJSON *bad = cJSON_Parse("{\"metadata\":{\"name\":\"x\"}}");

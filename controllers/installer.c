@@ -1,0 +1,506 @@
+/* InstallerController: brings every master to status.latestAvailableRevision,
+ * one node at a time, by running an installer pod on it (library-go's
+ * installer controller, with our stricter quorum rule). The node holding
+ * the target is the one whose nodeStatuses entry has a targetRevision above
+ * its currentRevision; NodeStatusController moves currentRevision once the
+ * node's etcd pod runs that revision ready, and clears the target.
+ *
+ * Order: nodes whose etcd is no voting member, then unready nodes, then the
+ * rest, each only if restarting its etcd keeps quorum: the other healthy
+ * voters (etcd says healthy and the pod is ready) must reach quorum, where
+ * a started learner counts as a voter (the view may predate its promotion)
+ * and the bootstrap member, once bootstrap is complete, counts as gone.
+ * Each step is its own sync: record the target, then create the pod (after
+ * checking the rule again), so an installer pod never exists without its
+ * target on record; a target whose installer has not started gives way to
+ * a better choice. Never two installer pods at once; a finished installer
+ * holds the rollout until the node runs the revision. A failed installer
+ * is recorded (lastFailed*) and retried with backoff, up to
+ * spec.failedRevisionLimit attempts (then NodeInstallerDegraded, until a
+ * new revision, e.g. from forceRedeploymentReason). */
+#include "base/json.h"
+#include "base/log.h"
+#include "common.h"
+#include "controllers.h"
+
+#define RESOURCE_DIR "/etc/kubernetes/static-pod-resources"
+#define MANIFEST_DIR "/etc/kubernetes/manifests"
+#define BACKOFF_BASE (10 * USEC_PER_SEC)
+#define BACKOFF_MAX  (5 * 60 * USEC_PER_SEC)
+
+typedef struct NodeInfo {
+        const KubeObject *node;
+        const cJSON *entry; /* its nodeStatuses entry in the cached etcds/cluster, NULL if none yet */
+        int64_t current, target, failed_rev, failed_count;
+        bool ready;     /* the Node and its etcd pod are Ready */
+        bool pod_ready; /* etcd-<node> is Ready */
+        ssize_t member; /* index in the etcd snapshot, -1 when none */
+} NodeInfo;
+
+typedef struct State {
+        const SyncContext *ctx;
+        const KubeObject *cr;
+        const EtcdViewSnapshot *s; /* NULL when membership is unknown */
+        bool bootstrap_leaving;    /* bootstrap is complete: its member may go any moment */
+        NodeInfo *nodes;
+        size_t n;
+        int64_t latest, limit; /* limit < 0: unlimited */
+} State;
+
+static int64_t entry_int(const cJSON *entry, const char *key)
+{
+        int64_t v = 0;
+        return entry && json_get_int64(entry, key, &v) >= 0 ? v : 0;
+}
+
+static bool pod_is_ready(const KubeObject *pod)
+{
+        cJSON *c;
+        JSON_ARRAY_FOREACH (c, pod ? json_get_array(pod->json, "status.conditions") : NULL)
+                if (streq_ptr(json_get_string(c, "type"), "Ready"))
+                        return streq_ptr(json_get_string(c, "status"), "True");
+        return false;
+}
+
+static ssize_t member_of(const EtcdViewSnapshot *s, const KubeObject *node)
+{
+        for (size_t i = 0; s && i < s->members->n_members; i++) {
+                const EtcdMember *m = &s->members->members[i];
+                if (m->name && streq(m->name, node->name))
+                        return (ssize_t) i;
+                cJSON *a;
+                JSON_ARRAY_FOREACH (a, json_get_array(node->json, "status.addresses")) {
+                        const char *ip = json_get_string(a, "address");
+                        char url[128];
+                        if (!ip || !streq_ptr(json_get_string(a, "type"), "InternalIP"))
+                                continue;
+                        (void) snprintf(url, sizeof url,
+                                        strchr(ip, ':') ? "https://[%s]:2380" : "https://%s:2380", ip);
+                        for (size_t k = 0; k < m->n_peer_urls; k++)
+                                if (streq(m->peer_urls[k], url))
+                                        return (ssize_t) i;
+                }
+        }
+        return -1;
+}
+
+static int state_load(const SyncContext *ctx, State *st)
+{
+        _cleanup_free_ const KubeObject **nodes = NULL;
+        size_t n = 0;
+        int r = op_list(ctx, W_MASTER_NODES, &nodes, &n);
+        if (r < 0)
+                return r;
+        const EtcdViewSnapshot *s = op_etcd(ctx);
+        const KubeObject *bootstrap = op_get(ctx, W_KUBE_SYSTEM_CONFIGMAPS, NS_KUBE_SYSTEM, "bootstrap");
+        st->s = s && s->error >= 0 && s->members ? s : NULL;
+        st->bootstrap_leaving =
+                bootstrap && streq_ptr(json_get_string(bootstrap->json, "data.status"), "complete");
+        st->nodes = calloc(MAX(n, (size_t) 1), sizeof *st->nodes);
+        if (!st->nodes)
+                return -ENOMEM;
+        for (size_t i = 0; i < n; i++) {
+                NodeInfo *ni = &st->nodes[st->n++];
+                char pod[300];
+                cJSON *e;
+                ni->node = nodes[i];
+                JSON_ARRAY_FOREACH (e, json_get_array(st->cr->json, "status.nodeStatuses"))
+                        if (streq_ptr(json_get_string(e, "nodeName"), nodes[i]->name))
+                                ni->entry = e;
+                ni->current = entry_int(ni->entry, "currentRevision");
+                ni->target = entry_int(ni->entry, "targetRevision");
+                ni->failed_rev = entry_int(ni->entry, "lastFailedRevision");
+                ni->failed_count = entry_int(ni->entry, "lastFailedCount");
+                (void) snprintf(pod, sizeof pod, "etcd-%s", nodes[i]->name);
+                ni->pod_ready = pod_is_ready(op_get(ctx, W_ETCD_PODS, NS_ETCD, pod));
+                ni->ready = ni->pod_ready && node_is_ready(nodes[i]);
+                ni->member = member_of(st->s, nodes[i]);
+        }
+        return 0;
+}
+
+/* The bootstrap member once bootstrap is complete: BootstrapTeardownController
+ * may remove it at any moment, so it is neither a voter nor a spare here. */
+static bool leaving(const State *st, size_t i)
+{
+        return st->bootstrap_leaving && streq_ptr(st->s->members->members[i].name, "etcd-bootstrap");
+}
+
+static size_t count_voters(const State *st)
+{
+        size_t n = 0;
+        for (size_t i = 0; i < st->s->members->n_members; i++)
+                n += !st->s->members->members[i].is_learner && !leaving(st, i);
+        return n;
+}
+
+/* A voter that counts as up for quorum: etcd says healthy and, for a master,
+ * its pod is ready too (the view may lag behind a restart the kubelet
+ * already reports). */
+static bool healthy_voter(const State *st, size_t i)
+{
+        const EtcdMemberState *m = &st->s->states[i];
+        if (m->is_learner || !m->started || !m->healthy || leaving(st, i))
+                return false;
+        for (size_t k = 0; k < st->n; k++)
+                if (st->nodes[k].member == (ssize_t) i)
+                        return st->nodes[k].pod_ready;
+        return true;
+}
+
+/* Restarting the node's etcd keeps quorum: it is no member, or has not
+ * started, or is down by every account (etcd and its pod); otherwise the
+ * other healthy voters alone must reach quorum. A started learner counts as
+ * a voter here: it may have been promoted since the view was taken. */
+static bool restart_is_safe(const State *st, const NodeInfo *ni, char *why, size_t n)
+{
+        if (!st->s) {
+                (void) snprintf(why, n, "the etcd membership is unknown");
+                return false;
+        }
+        if (ni->member < 0)
+                return true;
+        const EtcdMemberState *m = &st->s->states[ni->member];
+        if (!m->started || (!m->healthy && !ni->pod_ready))
+                return true;
+        size_t voters = count_voters(st) + (m->is_learner ? 1 : 0), others = 0;
+        for (size_t i = 0; i < st->s->members->n_members; i++)
+                others += i != (size_t) ni->member && healthy_voter(st, i);
+        size_t q = voters / 2 + 1;
+        if (others >= q)
+                return true;
+        (void) snprintf(why, n, "restarting %s would leave %zu of %zu voting members up, quorum is %zu",
+                        ni->node->name, others, voters, q);
+        return false;
+}
+
+/* 0: not a voting member; 1: unready; 2: the rest. */
+static int node_group(const State *st, const NodeInfo *ni)
+{
+        if (ni->member < 0 || st->s->members->members[ni->member].is_learner)
+                return 0;
+        return ni->ready ? 2 : 1;
+}
+
+static bool exhausted(const State *st, const NodeInfo *ni, int64_t rev)
+{
+        return st->limit >= 0 && ni->failed_rev == rev && ni->failed_count >= st->limit;
+}
+
+/* `note`: why the rollout waits, or NULL. */
+static void plan_progress(const State *st, Plan *p, const char *note)
+{
+        char msg[512] = "";
+        size_t off = 0, behind = 0;
+        int64_t prev = -1;
+
+        /* "1 node is at revision 2; 2 nodes are at revision 3", oldest first. */
+        for (;;) {
+                int64_t rev = INT64_MAX;
+                size_t count = 0;
+                for (size_t i = 0; i < st->n; i++)
+                        if (st->nodes[i].current > prev && st->nodes[i].current < rev)
+                                rev = st->nodes[i].current;
+                if (rev == INT64_MAX)
+                        break;
+                for (size_t i = 0; i < st->n; i++)
+                        count += st->nodes[i].current == rev;
+                if (rev != st->latest)
+                        behind += count;
+                int k = snprintf(msg + off, sizeof msg - off, "%s%zu node%s %s at revision %lld",
+                                 off ? "; " : "", count, count == 1 ? "" : "s", count == 1 ? "is" : "are",
+                                 (long long) rev);
+                off = MIN(off + (size_t) MAX(k, 0), sizeof msg - 1);
+                prev = rev;
+        }
+        if (behind > 0)
+                plan_condition(p, "NodeInstallerProgressing", "True", "NodeInstaller",
+                               "%s; latest revision is %lld%s%s", msg, (long long) st->latest,
+                               note ? "; waiting: " : "", strempty(note));
+        else
+                plan_condition(p, "NodeInstallerProgressing", "False", "AllNodesAtLatestRevision", "%s",
+                               msg);
+}
+
+/* A copy of etcds/cluster for a status PUT, and the entry of `node` in it. */
+static cJSON *cr_copy(const State *st, const char *node, cJSON **ret_entry)
+{
+        cJSON *obj = cJSON_Duplicate(st->cr->json, true), *e;
+        *ret_entry = NULL;
+        JSON_ARRAY_FOREACH (e, obj ? json_get_array(obj, "status.nodeStatuses") : NULL)
+                if (streq_ptr(json_get_string(e, "nodeName"), node))
+                        *ret_entry = e;
+        return obj;
+}
+
+static int set_int(cJSON *entry, const char *key, int64_t v)
+{
+        cJSON_DeleteItemFromObjectCaseSensitive(entry, key);
+        return cJSON_AddNumberToObject(entry, key, (double) v) ? 0 : -ENOMEM;
+}
+
+static int plan_target(const State *st, Plan *p, const NodeInfo *ni)
+{
+        cJSON *entry, *e;
+        _cleanup_(cJSON_Deletep) cJSON *obj = cr_copy(st, ni->node->name, &entry);
+        if (!obj || !entry)
+                return -ENOMEM;
+        /* At most one target: a reached one (NodeStatusController clears those too) or one
+         * whose installer never started goes. */
+        JSON_ARRAY_FOREACH (e, json_get_array(obj, "status.nodeStatuses"))
+                if (e != entry)
+                        cJSON_DeleteItemFromObjectCaseSensitive(e, "targetRevision");
+        if (set_int(entry, "targetRevision", st->latest) < 0)
+                return -ENOMEM;
+        log_info("node %s goes to revision %lld (now at %lld)", ni->node->name, (long long) st->latest,
+                 (long long) ni->current);
+        plan_update_status(p, &KUBE_ETCDS, obj);
+        return 0;
+}
+
+static int plan_failure(const State *st, Plan *p, const NodeInfo *ni, const KubeObject *pod, int64_t attempt)
+{
+        char when[64], reason[1024] = "the installer pod failed";
+        cJSON *entry, *cs;
+        JSON_ARRAY_FOREACH (cs, json_get_array(pod->json, "status.containerStatuses")) {
+                const char *m = json_get_string(cs, "state.terminated.message");
+                const char *why = json_get_string(cs, "state.terminated.reason");
+                if (m || why)
+                        (void) snprintf(reason, sizeof reason, "installer: %s", m ? m : why);
+        }
+        _cleanup_(cJSON_Deletep) cJSON *obj = cr_copy(st, ni->node->name, &entry);
+        cJSON *errors = cJSON_CreateArray();
+        if (!obj || !entry || !errors || set_int(entry, "lastFailedRevision", ni->target) < 0 ||
+            set_int(entry, "lastFailedCount", attempt + 1) < 0) {
+                cJSON_Delete(errors);
+                return -ENOMEM;
+        }
+        cJSON_AddItemToArray(errors, cJSON_CreateString(reason));
+        cJSON_DeleteItemFromObjectCaseSensitive(entry, "lastFailedRevisionErrors");
+        cJSON_AddItemToObject(entry, "lastFailedRevisionErrors", errors);
+        if (json_set_string(entry, "lastFailedTime", format_rfc3339(when, sizeof when, st->ctx->now)) < 0 ||
+            json_set_string(entry, "lastFailedReason", "InstallerFailed") < 0)
+                return -ENOMEM;
+        log_warning("%s failed (attempt %lld): %s", pod->name, (long long) attempt + 1, reason);
+        plan_event(p, true, "InstallerPodFailed", "installer pod %s failed: %s", pod->name, reason);
+        plan_update_status(p, &KUBE_ETCDS, obj);
+        return 0;
+}
+
+static int add_strings(cJSON *obj, const char *key, const char *const *v, size_t n)
+{
+        cJSON *a = cJSON_AddArrayToObject(obj, key);
+        for (size_t i = 0; a && i < n; i++) {
+                cJSON *e = cJSON_CreateString(v[i]);
+                if (!e)
+                        return -ENOMEM;
+                cJSON_AddItemToArray(a, e);
+        }
+        return a ? 0 : -ENOMEM;
+}
+
+static cJSON *installer_pod(const State *st, const char *name, const char *node, int64_t rev)
+{
+        _cleanup_free_ char *a_rev = strdup_printf("--revision=%lld", (long long) rev);
+        _cleanup_free_ char *a_node = strdup_printf("--node-name=%s", node);
+        const char *const cmd[] = {
+                "cluster-etcd-operator",
+                "installer",
+                a_rev,
+                "--namespace=" NS_ETCD,
+                "--pod=etcd-pod",
+                "--resource-dir=" RESOURCE_DIR,
+                "--pod-manifest-dir=" MANIFEST_DIR,
+                "--cert-dir=" RESOURCE_DIR "/etcd-certs",
+                "--configmaps=etcd-pod,etcd-endpoints,etcd-all-bundles",
+                "--secrets=etcd-all-certs",
+                "--cert-configmaps=restore-etcd-pod,etcd-all-bundles",
+                "--cert-secrets=etcd-all-certs",
+                a_node,
+        };
+        static const char skeleton[] =
+                "{\"apiVersion\":\"v1\",\"kind\":\"Pod\",\"metadata\":{\"namespace\":\"" NS_ETCD "\","
+                "\"labels\":{\"app\":\"installer\"}},\"spec\":{\"restartPolicy\":\"Never\","
+                "\"serviceAccountName\":\"installer-sa\",\"priorityClassName\":\"system-node-critical\","
+                "\"tolerations\":[{\"operator\":\"Exists\"}],\"containers\":[{\"name\":\"installer\","
+                "\"imagePullPolicy\":\"IfNotPresent\",\"terminationMessagePolicy\":"
+                "\"FallbackToLogsOnError\","
+                "\"securityContext\":{\"privileged\":true,\"runAsUser\":0},\"volumeMounts\":["
+                "{\"name\":\"resource-dir\",\"mountPath\":\"" RESOURCE_DIR "\"},"
+                "{\"name\":\"manifests\",\"mountPath\":\"" MANIFEST_DIR "\"}]}],\"volumes\":["
+                "{\"name\":\"resource-dir\",\"hostPath\":{\"path\":\"" RESOURCE_DIR "\",\"type\":"
+                "\"DirectoryOrCreate\"}},{\"name\":\"manifests\",\"hostPath\":{\"path\":\"" MANIFEST_DIR
+                "\","
+                "\"type\":\"DirectoryOrCreate\"}}]}}";
+        _cleanup_(cJSON_Deletep) cJSON *pod = NULL;
+        if (!a_rev || !a_node || json_parse(skeleton, strlen(skeleton), &pod) < 0)
+                return NULL;
+        cJSON *c = cJSON_GetArrayItem(json_get_array(pod, "spec.containers"), 0);
+        if (json_set_string(json_get_object(pod, "metadata"), "name", name) < 0 ||
+            json_set_string(json_get_object(pod, "spec"), "nodeName", node) < 0 ||
+            json_set_string(c, "image", op_state(st->ctx)->operator_image) < 0 ||
+            add_strings(c, "command", cmd, ELEMENTSOF(cmd)) < 0)
+                return NULL;
+        return TAKE_PTR(pod);
+}
+
+static void pod_name(char *buf, size_t n, int64_t rev, int64_t attempt, const char *node)
+{
+        if (attempt > 0)
+                (void) snprintf(buf, n, "installer-%lld-retry-%lld-%s", (long long) rev, (long long) attempt,
+                                node);
+        else
+                (void) snprintf(buf, n, "installer-%lld-%s", (long long) rev, node);
+}
+
+static int64_t attempt_of(const NodeInfo *ni, int64_t rev)
+{
+        return ni->failed_rev == rev ? ni->failed_count : 0;
+}
+
+/* The target is on record and the node was chosen again: run its installer. */
+static int start_installer(const State *st, Plan *p, const NodeInfo *ni)
+{
+        const char *node = ni->node->name;
+        int64_t attempt = attempt_of(ni, st->latest);
+        usec_t failed_at = 0;
+        char name[300];
+
+        if (attempt > 0 && parse_rfc3339(json_get_string(ni->entry, "lastFailedTime"), &failed_at) >= 0) {
+                usec_t delay = MIN(BACKOFF_BASE << MIN(attempt - 1, (int64_t) 10), BACKOFF_MAX);
+                if (st->ctx->now < failed_at + delay) {
+                        plan_requeue_after(p, failed_at + delay - st->ctx->now);
+                        return 0;
+                }
+        }
+        pod_name(name, sizeof name, st->latest, attempt, node);
+        _cleanup_(cJSON_Deletep) cJSON *obj = installer_pod(st, name, node, st->latest);
+        if (!obj)
+                return -ENOMEM;
+        log_info("installing revision %lld on node %s (%s)", (long long) st->latest, node, name);
+        plan_event(p, false, "InstallerPodCreated", "installing revision %lld on node %s",
+                   (long long) st->latest, node);
+        plan_create(p, &KUBE_PODS, obj);
+        return 0;
+}
+
+/* The node holding the target: 1 when it decides this sync (its installer
+ * failed, or finished and its etcd restarts now), 0 when the node is open
+ * for a new choice (nothing started for the latest revision yet). */
+static int holder(const State *st, Plan *p, const NodeInfo *ni)
+{
+        int64_t t = ni->target, attempt = attempt_of(ni, t);
+        char name[300];
+
+        pod_name(name, sizeof name, t, attempt, ni->node->name);
+        const KubeObject *pod = op_get(st->ctx, W_ETCD_PODS, NS_ETCD, name);
+        const char *phase = pod ? json_get_string(pod->json, "status.phase") : NULL;
+        if (streq_ptr(phase, "Failed"))
+                return plan_failure(st, p, ni, pod, attempt) < 0 ? -ENOMEM : 1;
+        if (pod && t == st->latest) {
+                plan_requeue_after(p, 10 * USEC_PER_SEC); /* installed: the kubelet restarts etcd */
+                return 1;
+        }
+        return 0;
+}
+
+static bool installer_running(const SyncContext *ctx)
+{
+        _cleanup_free_ const KubeObject **pods = NULL;
+        size_t n = 0;
+        if (op_list(ctx, W_ETCD_PODS, &pods, &n) < 0)
+                return true; /* cannot tell: do not start another */
+        for (size_t i = 0; i < n; i++) {
+                const char *phase = json_get_string(pods[i]->json, "status.phase");
+                if (startswith(pods[i]->name, "installer-") &&
+                    streq_ptr(kube_object_label(pods[i], "app"), "installer") &&
+                    !streq_ptr(phase, "Succeeded") && !streq_ptr(phase, "Failed"))
+                        return true;
+        }
+        return false;
+}
+
+/* One step of the rollout; *ret_note says why it waits, if it does. */
+static int rollout_step(const State *st, Plan *p, const char **ret_note, char *why, size_t n)
+{
+        const NodeInfo *held = NULL;
+        int r;
+
+        if (installer_running(st->ctx)) {
+                plan_requeue_after(p, 5 * USEC_PER_SEC);
+                return 0;
+        }
+        for (size_t i = 0; i < st->n; i++) {
+                const NodeInfo *ni = &st->nodes[i];
+                if (exhausted(st, ni, st->latest)) {
+                        plan_condition(
+                                p, "NodeInstallerDegraded", "True", "InstallerPodFailed",
+                                "the installer of revision %lld failed %lld times on node %s; fix the "
+                                "cause and set spec.forceRedeploymentReason to try again",
+                                (long long) st->latest, (long long) ni->failed_count, ni->node->name);
+                        return 0; /* no other node gets a revision that keeps failing */
+                }
+                if (ni->entry && ni->target > ni->current)
+                        held = ni;
+        }
+        plan_condition(p, "NodeInstallerDegraded", "False", "AsExpected", "no installer is failing");
+        if (held && (r = holder(st, p, held)) != 0)
+                return MIN(r, 0);
+        if (!st->s) {
+                *ret_note = "the etcd membership is unknown";
+                plan_requeue_after(p, 10 * USEC_PER_SEC);
+                return 0;
+        }
+        /* Choose: nodes that are no voting member, then unready ones, then the rest. */
+        for (int g = 0; g < 3; g++)
+                for (size_t i = 0; i < st->n; i++) {
+                        const NodeInfo *ni = &st->nodes[i];
+                        if (!ni->entry || ni->current == st->latest || node_group(st, ni) != g)
+                                continue;
+                        if (!restart_is_safe(st, ni, why, n)) {
+                                *ret_note = why;
+                                continue;
+                        }
+                        if (ni == held && ni->target == st->latest)
+                                return start_installer(st, p, ni);
+                        return plan_target(st, p, ni);
+                }
+        if (*ret_note) {
+                log_debug("waiting before installing revision %lld: %s", (long long) st->latest, *ret_note);
+                plan_requeue_after(p, 10 * USEC_PER_SEC);
+        }
+        return 0;
+}
+
+static int sync_installer(const SyncContext *ctx, Plan *p)
+{
+        State st = {.ctx = ctx, .cr = op_etcd_cr(ctx), .limit = 5};
+        const char *note = NULL;
+        char why[256] = "";
+        int64_t limit = 0;
+        int r;
+
+        if (!st.cr || json_get_int64(st.cr->json, "status.latestAvailableRevision", &st.latest) < 0 ||
+            st.latest <= 0)
+                return 0;
+        if (json_get_int64(st.cr->json, "spec.failedRevisionLimit", &limit) >= 0 && limit != 0)
+                st.limit = limit < 0 ? -1 : limit;
+        r = state_load(ctx, &st);
+        if (r >= 0)
+                r = rollout_step(&st, p, &note, why, sizeof why);
+        if (r >= 0)
+                plan_progress(&st, p, note);
+        free(st.nodes);
+        return r;
+}
+
+static const WatchSpec watches[] = {WATCH_ETCD_CR, WATCH_MASTER_NODES, WATCH_ETCD_PODS,
+                                    WATCH_KUBE_SYSTEM_CONFIGMAPS};
+
+const ControllerSpec controller_installer = {
+        .name = "InstallerController",
+        .watches = watches,
+        .n_watches = ELEMENTSOF(watches),
+        .resync = 30 * USEC_PER_SEC,
+        .sync = sync_installer,
+};

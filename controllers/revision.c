@@ -1,0 +1,269 @@
+/* RevisionController: snapshots the objects a node's etcd is built from
+ * (ConfigMaps etcd-pod, etcd-endpoints, etcd-all-bundles; Secret
+ * etcd-all-certs) as numbered revisions, as library-go's revision controller
+ * does. When the current content differs from revision N =
+ * status.latestAvailableRevision (or spec.forceRedeploymentReason differs
+ * from the one revision N recorded), it creates the copies <name>-(N+1) and
+ * revision-status-(N+1), and only once every copy is in the cache with the
+ * current content does it publish N+1 in latestAvailableRevision. The
+ * runtime carries on after a failed intent, so this order is what keeps
+ * "latestAvailableRevision N => every copy of N exists" true: a half-created
+ * N+1 is simply completed (or refreshed) by the next sync. After bootstrap,
+ * a new revision (which restarts every member in turn) needs a
+ * fault-tolerant etcd (ceo-contracts.md, "Membership"). */
+#include "base/json.h"
+#include "base/log.h"
+#include "common.h"
+#include "controllers.h"
+
+#define BOOTSTRAP_MEMBER "etcd-bootstrap"
+#define FORCE_KEY        "forceRedeploymentReason"
+
+static const struct {
+        const KubeResource *res;
+        OperatorWatch w;
+        const char *kind, *name;
+} revisioned[] = {
+        {&KUBE_CONFIGMAPS, W_ETCD_CONFIGMAPS, "configmap", "etcd-pod"},
+        {&KUBE_CONFIGMAPS, W_ETCD_CONFIGMAPS, "configmap", "etcd-endpoints"},
+        {&KUBE_CONFIGMAPS, W_ETCD_CONFIGMAPS, "configmap", "etcd-all-bundles"},
+        {&KUBE_SECRETS, W_ETCD_SECRETS, "secret", "etcd-all-certs"},
+};
+
+static const KubeObject *get_rev(const SyncContext *ctx, size_t i, int64_t rev)
+{
+        char name[128];
+        if (rev <= 0)
+                return op_get(ctx, revisioned[i].w, NS_ETCD, revisioned[i].name);
+        (void) snprintf(name, sizeof name, "%s-%lld", revisioned[i].name, (long long) rev);
+        return op_get(ctx, revisioned[i].w, NS_ETCD, name);
+}
+
+static const KubeObject *status_cm(const SyncContext *ctx, int64_t rev)
+{
+        char name[64];
+        (void) snprintf(name, sizeof name, "revision-status-%lld", (long long) rev);
+        return op_get(ctx, W_ETCD_CONFIGMAPS, NS_ETCD, name);
+}
+
+/* An absent map and an empty one are the same content (the API drops empty maps). */
+static bool same_map(const cJSON *a, const cJSON *b)
+{
+        bool ea = !a || !a->child, eb = !b || !b->child;
+        if (ea || eb)
+                return ea && eb;
+        return cJSON_Compare(a, b, true);
+}
+
+static bool same_content(const KubeObject *a, const KubeObject *b)
+{
+        return same_map(json_get_object(a->json, "data"), json_get_object(b->json, "data")) &&
+               same_map(json_get_object(a->json, "binaryData"), json_get_object(b->json, "binaryData"));
+}
+
+static const char *force_reason(const KubeObject *cr)
+{
+        return strempty(json_get_string(cr->json, "spec.forceRedeploymentReason"));
+}
+
+static const char *recorded_force_reason(const KubeObject *status)
+{
+        return status ? strempty(json_get_string(status->json, "data." FORCE_KEY)) : "";
+}
+
+static bool bootstrap_complete(const SyncContext *ctx, const EtcdViewSnapshot *s)
+{
+        const KubeObject *cm = op_get(ctx, W_KUBE_SYSTEM_CONFIGMAPS, NS_KUBE_SYSTEM, "bootstrap");
+        if (!cm || !streq_ptr(json_get_string(cm->json, "data.status"), "complete"))
+                return false;
+        /* As upstream: not complete while the bootstrap member is still in the cluster. */
+        return !(s && s->members && etcd_member_list_find_by_name(s->members, BOOTSTRAP_MEMBER));
+}
+
+static bool non_ha(const SyncContext *ctx, const KubeObject *cr)
+{
+        const KubeObject *infra = op_get(ctx, W_INFRASTRUCTURES, NULL, "cluster");
+        cJSON *unsafe = json_get(cr->json, "spec.unsupportedConfigOverrides."
+                                           "useUnsupportedUnsafeNonHANonProductionUnstableEtcd");
+        return (infra &&
+                streq_ptr(json_get_string(infra->json, "status.controlPlaneTopology"), "SingleReplica")) ||
+               cJSON_IsTrue(unsafe) || (cJSON_IsString(unsafe) && streq(unsafe->valuestring, "true"));
+}
+
+/* The quorum gate: a new revision restarts every member in turn. */
+static bool revision_allowed(const SyncContext *ctx, const KubeObject *cr, char *why, size_t n)
+{
+        const EtcdViewSnapshot *s = op_etcd(ctx);
+        if (!bootstrap_complete(ctx, s) || non_ha(ctx, cr))
+                return true;
+        if (!s || s->error < 0 || !s->members) {
+                (void) snprintf(why, n, "the etcd membership is unknown");
+                return false;
+        }
+        size_t voters = etcd_view_count_voters(s), healthy = etcd_view_count_healthy_voters(s);
+        size_t q = voters / 2 + 1;
+        if (healthy < 3 || voters < q + 1 || healthy < q + 1) {
+                (void) snprintf(why, n,
+                                "%zu of %zu voting members are healthy; quorum is %zu and a revision "
+                                "rollout needs at least 3 healthy members and one to spare",
+                                healthy, voters, q);
+                return false;
+        }
+        return true;
+}
+
+/* Why revision N is not current (a short text for latestAvailableRevisionReason), or NULL. */
+static char *what_changed(const SyncContext *ctx, const KubeObject *cr, int64_t n)
+{
+        char buf[512] = "";
+        size_t off = 0;
+
+        if (n <= 0)
+                return strdup("initial revision");
+        for (size_t i = 0; i < ELEMENTSOF(revisioned); i++) {
+                const KubeObject *copy = get_rev(ctx, i, n);
+                char item[160];
+                if (copy && same_content(get_rev(ctx, i, 0), copy))
+                        continue;
+                (void) snprintf(item, sizeof item, copy ? "%s/%s has changed" : "%s/%s-%lld is missing",
+                                revisioned[i].kind, revisioned[i].name, (long long) n);
+                off += (size_t) snprintf(buf + off, sizeof buf - MIN(off, sizeof buf), "%s%s",
+                                         off ? ", " : "", item);
+                off = MIN(off, sizeof buf - 1);
+        }
+        if (!streq(force_reason(cr), recorded_force_reason(status_cm(ctx, n))))
+                (void) snprintf(buf + off, sizeof buf - off, "%sforced redeployment: %s", off ? ", " : "",
+                                force_reason(cr));
+        return buf[0] ? strdup(buf) : NULL;
+}
+
+static cJSON *object_new(const char *kind, const char *name)
+{
+        cJSON *o = cJSON_CreateObject(), *md;
+        if (!o || !cJSON_AddStringToObject(o, "apiVersion", "v1") ||
+            !cJSON_AddStringToObject(o, "kind", kind) || !(md = cJSON_AddObjectToObject(o, "metadata")) ||
+            !cJSON_AddStringToObject(md, "name", name) ||
+            !cJSON_AddStringToObject(md, "namespace", NS_ETCD)) {
+                cJSON_Delete(o);
+                return NULL;
+        }
+        return o;
+}
+
+static int add_copy_of(cJSON *to, const cJSON *from, const char *key)
+{
+        cJSON *v = json_get_object(from, key);
+        if (!v || !v->child)
+                return 0;
+        cJSON *d = cJSON_Duplicate(v, true);
+        if (!d)
+                return -ENOMEM;
+        cJSON_AddItemToObject(to, key, d);
+        return 0;
+}
+
+/* Phase one: the copies and revision-status-(N+1). Re-applied until they match. */
+static int plan_copies(const SyncContext *ctx, Plan *p, const KubeObject *cr, int64_t next,
+                       const char *reason)
+{
+        char name[128], rev[24];
+        (void) snprintf(rev, sizeof rev, "%lld", (long long) next);
+        (void) snprintf(name, sizeof name, "revision-status-%lld", (long long) next);
+        _cleanup_(cJSON_Deletep) cJSON *st = object_new("ConfigMap", name);
+        cJSON *data = st ? cJSON_AddObjectToObject(st, "data") : NULL;
+        if (!data || !cJSON_AddStringToObject(data, "status", "InProgress") ||
+            !cJSON_AddStringToObject(data, "reason", reason) ||
+            !cJSON_AddStringToObject(data, "revision", rev) ||
+            !cJSON_AddStringToObject(data, FORCE_KEY, force_reason(cr)))
+                return -ENOMEM;
+        plan_apply(p, &KUBE_CONFIGMAPS, st);
+
+        for (size_t i = 0; i < ELEMENTSOF(revisioned); i++) {
+                const KubeObject *cur = get_rev(ctx, i, 0);
+                bool secret = revisioned[i].res == &KUBE_SECRETS;
+                (void) snprintf(name, sizeof name, "%s-%lld", revisioned[i].name, (long long) next);
+                _cleanup_(cJSON_Deletep) cJSON *copy = object_new(secret ? "Secret" : "ConfigMap", name);
+                const char *type = json_get_string(cur->json, "type");
+                if (!copy || (secret && type && !cJSON_AddStringToObject(copy, "type", type)) ||
+                    add_copy_of(copy, cur->json, "data") < 0 ||
+                    add_copy_of(copy, cur->json, "binaryData") < 0)
+                        return -ENOMEM;
+                plan_apply(p, revisioned[i].res, copy);
+        }
+        return 0;
+}
+
+/* Every copy of `next` is cached with the current content, and its status
+ * recorded the current force reason. */
+static bool copies_ready(const SyncContext *ctx, const KubeObject *cr, int64_t next)
+{
+        const KubeObject *st = status_cm(ctx, next);
+        if (!st || !streq(force_reason(cr), recorded_force_reason(st)))
+                return false;
+        for (size_t i = 0; i < ELEMENTSOF(revisioned); i++) {
+                const KubeObject *copy = get_rev(ctx, i, next);
+                if (!copy || !same_content(get_rev(ctx, i, 0), copy))
+                        return false;
+        }
+        return true;
+}
+
+/* Phase two: publish. A PUT on the cached object with only our two fields changed. */
+static int plan_publish(const SyncContext *ctx, Plan *p, const KubeObject *cr, int64_t next)
+{
+        const char *reason = json_get_string(status_cm(ctx, next)->json, "data.reason");
+        _cleanup_(cJSON_Deletep) cJSON *obj = cJSON_Duplicate(cr->json, true);
+        cJSON *status = obj ? json_ensure_object(obj, "status") : NULL;
+        if (!status)
+                return -ENOMEM;
+        cJSON_DeleteItemFromObjectCaseSensitive(status, "latestAvailableRevision");
+        cJSON_DeleteItemFromObjectCaseSensitive(status, "latestAvailableRevisionReason");
+        if (!cJSON_AddNumberToObject(status, "latestAvailableRevision", (double) next) ||
+            !cJSON_AddStringToObject(status, "latestAvailableRevisionReason", strempty(reason)))
+                return -ENOMEM;
+        log_info("revision %lld is complete, publishing it (%s)", (long long) next, strempty(reason));
+        plan_update_status(p, &KUBE_ETCDS, obj);
+        plan_event(p, false, "RevisionTriggered", "new revision %lld triggered by \"%s\"", (long long) next,
+                   strempty(reason));
+        return 0;
+}
+
+static int sync_revision(const SyncContext *ctx, Plan *p)
+{
+        const KubeObject *cr = op_etcd_cr(ctx);
+        int64_t latest = 0;
+        char why[256];
+
+        if (!cr)
+                return 0;
+        (void) json_get_int64(cr->json, "status.latestAvailableRevision", &latest);
+        for (size_t i = 0; i < ELEMENTSOF(revisioned); i++)
+                if (!get_rev(ctx, i, 0)) {
+                        log_info("waiting for %s %s/%s", revisioned[i].kind, NS_ETCD, revisioned[i].name);
+                        plan_requeue_after(p, 10 * USEC_PER_SEC);
+                        return 0;
+                }
+        _cleanup_free_ char *reason = what_changed(ctx, cr, latest);
+        if (!reason)
+                return 0; /* revision N is current */
+        if (!revision_allowed(ctx, cr, why, sizeof why)) {
+                log_info("not starting revision %lld (%s): %s", (long long) latest + 1, reason, why);
+                plan_requeue_after(p, 15 * USEC_PER_SEC);
+                return 0;
+        }
+        if (copies_ready(ctx, cr, latest + 1))
+                return plan_publish(ctx, p, cr, latest + 1);
+        log_info("creating revision %lld: %s", (long long) latest + 1, reason);
+        return plan_copies(ctx, p, cr, latest + 1, reason);
+}
+
+static const WatchSpec watches[] = {WATCH_ETCD_CR, WATCH_ETCD_CONFIGMAPS, WATCH_ETCD_SECRETS,
+                                    WATCH_KUBE_SYSTEM_CONFIGMAPS, WATCH_INFRASTRUCTURES};
+
+const ControllerSpec controller_revision = {
+        .name = "RevisionController",
+        .watches = watches,
+        .n_watches = ELEMENTSOF(watches),
+        .resync = 60 * USEC_PER_SEC,
+        .sync = sync_revision,
+};

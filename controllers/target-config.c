@@ -1,0 +1,486 @@
+/* TargetConfigController: renders the etcd static pod every master runs,
+ * ConfigMap openshift-etcd/etcd-pod (key pod.yaml), and the restore pod,
+ * ConfigMap restore-etcd-pod, from the embedded templates in
+ * manifests/etcd-pod/. One spec serves every node: each container with an
+ * `env` list gets NODE_<n>_IP / _ETCD_URL_HOST / _ETCD_NAME for every master
+ * with an InternalIP plus the cluster-wide settings (endpoints, etcdctl TLS
+ * files, tuning from etcds/cluster), sorted so equal inputs give equal bytes;
+ * the installer picks the node's set on the node. Changes here become a new
+ * revision (RevisionController), so nothing is written unless the bytes
+ * differ. Masters without an InternalIP are left out and reported in
+ * TargetConfigNodeAddressDegraded. */
+#include <stdarg.h>
+
+#include "base/buf.h"
+#include "base/json.h"
+#include "base/log.h"
+#include "base/yaml-emit.h"
+#include "base/yaml.h"
+#include "common.h"
+#include "controllers.h"
+#include "render/assets.h"
+#include "render/netutil.h"
+#include "render/template.h"
+
+#define BOOTSTRAP_ANNOTATION "alpha.installer.openshift.io/etcd-bootstrap"
+#define CERTS                "/etc/kubernetes/static-pod-certs"
+#define GIB                  (1024ULL * 1024ULL * 1024ULL)
+
+/* TLS 1.2 suites only: etcd 3.4 rejects the TLS 1.3 names, and 1.3 suites
+ * are not configurable in Go anyway. */
+#define CIPHER_SUITES                                                                    \
+        "TLS_ECDHE_ECDSA_WITH_AES_128_GCM_SHA256,TLS_ECDHE_RSA_WITH_AES_128_GCM_SHA256," \
+        "TLS_ECDHE_ECDSA_WITH_AES_256_GCM_SHA384,TLS_ECDHE_RSA_WITH_AES_256_GCM_SHA384," \
+        "TLS_ECDHE_ECDSA_WITH_CHACHA20_POLY1305_SHA256,TLS_ECDHE_RSA_WITH_CHACHA20_POLY1305_SHA256"
+
+typedef struct EnvVar {
+        char *name, *value;
+} EnvVar;
+
+typedef struct EnvList {
+        EnvVar *v;
+        size_t n, cap;
+} EnvList;
+
+static void env_list_done(EnvList *l)
+{
+        for (size_t i = 0; i < l->n; i++) {
+                free(l->v[i].name);
+                free(l->v[i].value);
+        }
+        free(l->v);
+}
+
+static int env_add(EnvList *l, const char *name, const char *fmt, ...) _printf_(3, 4);
+static int env_add(EnvList *l, const char *name, const char *fmt, ...)
+{
+        va_list ap;
+        char *value = NULL;
+
+        if (l->n == l->cap) {
+                size_t cap = MAX(l->cap * 2, (size_t) 32);
+                EnvVar *v = reallocarray(l->v, cap, sizeof *v);
+                if (!v)
+                        return -ENOMEM;
+                l->v = v;
+                l->cap = cap;
+        }
+        va_start(ap, fmt);
+        if (vasprintf(&value, fmt, ap) < 0)
+                value = NULL;
+        va_end(ap);
+        char *n = strdup(name);
+        if (!value || !n) {
+                free(value);
+                free(n);
+                return -ENOMEM;
+        }
+        l->v[l->n++] = (EnvVar){n, value};
+        return 0;
+}
+
+static int env_cmp(const void *a, const void *b)
+{
+        return strcmp(((const EnvVar *) a)->name, ((const EnvVar *) b)->name);
+}
+
+static int str_cmp(const void *a, const void *b)
+{
+        return strcmp(*(char *const *) a, *(char *const *) b);
+}
+
+/* The service network decides the preferred family, as for the bootstrap member. */
+static bool prefer_ipv6(const SyncContext *ctx)
+{
+        const KubeObject *net = op_get(ctx, W_NETWORKS, NULL, "cluster");
+        cJSON *first = net ? cJSON_GetArrayItem(json_get_array(net->json, "spec.serviceNetwork"), 0) : NULL;
+        return cJSON_IsString(first) && strchr(first->valuestring, ':');
+}
+
+/* The node's InternalIP of the preferred family, else its first InternalIP. */
+static int node_ip(const KubeObject *node, bool v6, IpAddr *ret)
+{
+        bool found = false;
+        cJSON *a;
+        JSON_ARRAY_FOREACH (a, json_get_array(node->json, "status.addresses")) {
+                IpAddr ip;
+                if (!streq_ptr(json_get_string(a, "type"), "InternalIP") ||
+                    ip_parse(json_get_string(a, "address"), &ip) < 0)
+                        continue;
+                if (!found || (ip.family == AF_INET6) == v6) {
+                        bool preferred = (ip.family == AF_INET6) == v6;
+                        *ret = ip;
+                        found = true;
+                        if (preferred)
+                                break;
+                }
+        }
+        return found ? 0 : -ENOENT;
+}
+
+static int add_endpoint(char ***urls, size_t *n, const char *ip_text)
+{
+        char host[INET6_ADDRSTRLEN + 2];
+        IpAddr ip;
+        if (!ip_text || ip_parse(ip_text, &ip) < 0)
+                return 0; /* not an address: the endpoints controller's business */
+        char **u = reallocarray(*urls, *n + 1, sizeof *u);
+        if (!u)
+                return -ENOMEM;
+        *urls = u;
+        u[*n] = strdup_printf("https://%s:2379", ip_url_host(&ip, host, sizeof host));
+        if (!u[*n])
+                return -ENOMEM;
+        (*n)++;
+        return 0;
+}
+
+/* Sorted, de-duplicated "https://ip:2379,..." from etcd-endpoints. */
+static int endpoints_join(const KubeObject *cm, bool with_bootstrap, char **ret)
+{
+        char **urls = NULL;
+        size_t n = 0;
+        Buf b = BUF_INIT(0);
+        cJSON *d;
+        int r = 0;
+
+        if (with_bootstrap) {
+                cJSON *ann = json_get_object(cm->json, "metadata.annotations");
+                cJSON *bip = ann ? cJSON_GetObjectItemCaseSensitive(ann, BOOTSTRAP_ANNOTATION) : NULL;
+                r = add_endpoint(&urls, &n, cJSON_IsString(bip) ? bip->valuestring : NULL);
+        }
+        JSON_ARRAY_FOREACH (d, json_get_object(cm->json, "data"))
+                if (r >= 0 && cJSON_IsString(d))
+                        r = add_endpoint(&urls, &n, d->valuestring);
+        if (n > 0)
+                qsort(urls, n, sizeof *urls, str_cmp);
+        for (size_t i = 0; r >= 0 && i < n; i++) {
+                if (i > 0 && streq(urls[i], urls[i - 1]))
+                        continue;
+                if (b.len > 0)
+                        r = buf_append(&b, ",", 1);
+                if (r >= 0)
+                        r = buf_append(&b, urls[i], strlen(urls[i]));
+        }
+        for (size_t i = 0; i < n; i++)
+                free(urls[i]);
+        free(urls);
+        if (r < 0) {
+                buf_free(&b);
+                return r;
+        }
+        *ret = b.len ? buf_steal(&b) : strdup("");
+        return *ret ? 0 : -ENOMEM;
+}
+
+/* spec.backendQuotaGiB (default 8) in bytes; values outside the CRD's range are ignored. */
+static uint64_t quota_bytes(const KubeObject *cr)
+{
+        int64_t gib = 0;
+        if (!cr || json_get_int64(cr->json, "spec.backendQuotaGiB", &gib) < 0 || gib < 1 || gib > 1024)
+                gib = 8;
+        return (uint64_t) gib * GIB;
+}
+
+/* Per-node variables for every master with an address; the names of those
+ * without one go to *missing (comma-separated). */
+static int node_env(const SyncContext *ctx, bool v6, EnvList *env, size_t *ret_masters, Buf *missing)
+{
+        _cleanup_free_ const KubeObject **nodes = NULL;
+        size_t n = 0;
+        int r = op_list(ctx, W_MASTER_NODES, &nodes, &n);
+        if (r < 0)
+                return r;
+        for (size_t i = 0; i < n && r >= 0; i++) {
+                const char *name = nodes[i]->name;
+                char ip_text[INET6_ADDRSTRLEN], host[INET6_ADDRSTRLEN + 2], var[320];
+                IpAddr ip;
+                if (!template_is_dns1123_subdomain(name) || node_ip(nodes[i], v6, &ip) < 0) {
+                        if ((missing->len && buf_append(missing, ", ", 2) < 0) ||
+                            buf_append(missing, name, strlen(name)) < 0)
+                                return -ENOMEM;
+                        continue;
+                }
+                _cleanup_free_ char *n_env = node_envvar_name(name);
+                if (!n_env)
+                        return -ENOMEM;
+                (void) snprintf(var, sizeof var, "NODE_%s_IP", n_env);
+                r = env_add(env, var, "%s", ip_to_string(&ip, ip_text, sizeof ip_text));
+                (void) snprintf(var, sizeof var, "NODE_%s_ETCD_URL_HOST", n_env);
+                if (r >= 0)
+                        r = env_add(env, var, "%s", ip_url_host(&ip, host, sizeof host));
+                (void) snprintf(var, sizeof var, "NODE_%s_ETCD_NAME", n_env);
+                if (r >= 0)
+                        r = env_add(env, var, "%s", name);
+        }
+        *ret_masters = n;
+        return r;
+}
+
+static int cluster_env(const SyncContext *ctx, const KubeObject *endpoints, size_t masters, EnvList *env)
+{
+        const KubeObject *cr = op_etcd_cr(ctx);
+        const char *speed = cr ? json_get_string(cr->json, "spec.controlPlaneHardwareSpeed") : NULL;
+        bool slower = streq_ptr(speed, "Slower");
+        _cleanup_free_ char *all = NULL, *members = NULL;
+        int r;
+
+        if ((r = endpoints_join(endpoints, true, &all)) < 0 ||
+            (r = endpoints_join(endpoints, false, &members)) < 0)
+                return r;
+        if (!*all)
+                return -ENODATA;
+        /* Before the first master is published only the bootstrap member is there to talk to. */
+        const char *etcdctl = *members ? members : all;
+        unsigned learners = (unsigned) MAX(masters, (size_t) 1);
+        const struct {
+                const char *name, *value;
+        } fixed[] = {
+                {"ETCDCTL_CACERT", CERTS "/configmaps/etcd-all-bundles/server-ca-bundle.crt"},
+                {"ETCDCTL_CERT", CERTS "/secrets/etcd-all-certs/etcd-peer-NODE_NAME.crt"},
+                {"ETCDCTL_KEY", CERTS "/secrets/etcd-all-certs/etcd-peer-NODE_NAME.key"},
+                {"ETCD_DATA_DIR", "/var/lib/etcd"},
+                {"ETCD_INITIAL_CLUSTER_STATE", "existing"},
+                {"ETCD_CIPHER_SUITES", CIPHER_SUITES},
+                {"ETCD_TLS_MIN_VERSION", "TLS1.2"},
+                {"ETCD_EXPERIMENTAL_WATCH_PROGRESS_NOTIFY_INTERVAL", "5s"},
+                {"ETCD_HEARTBEAT_INTERVAL", slower ? "500" : "100"},
+                {"ETCD_ELECTION_TIMEOUT", slower ? "2500" : "1000"},
+                {"ETCD_IMAGE", op_state(ctx)->etcd_image},
+                {"ALL_ETCD_ENDPOINTS", all},
+                {"ETCDCTL_ENDPOINTS", etcdctl},
+        };
+        for (size_t i = 0; i < ELEMENTSOF(fixed) && r >= 0; i++)
+                r = env_add(env, fixed[i].name, "%s", fixed[i].value);
+        if (r >= 0)
+                r = env_add(env, "ETCD_QUOTA_BACKEND_BYTES", "%llu", (unsigned long long) quota_bytes(cr));
+        /* 3.6 reads the first, 3.5 the second; 3.4 has neither and warns. */
+        if (r >= 0)
+                r = env_add(env, "ETCD_MAX_LEARNERS", "%u", learners);
+        if (r >= 0)
+                r = env_add(env, "ETCD_EXPERIMENTAL_MAX_LEARNERS", "%u", learners);
+        return r;
+}
+
+/* Every container with an `env` list: the generated variables first, then its own. */
+static int inject_env(cJSON *pod, const EnvList *env)
+{
+        static const char *const lists[] = {"spec.initContainers", "spec.containers"};
+        for (size_t k = 0; k < ELEMENTSOF(lists); k++) {
+                cJSON *c;
+                JSON_ARRAY_FOREACH (c, json_get_array(pod, lists[k])) {
+                        cJSON *own = cJSON_GetObjectItemCaseSensitive(c, "env");
+                        if (!cJSON_IsArray(own))
+                                continue;
+                        cJSON *list = cJSON_CreateArray();
+                        if (!list)
+                                return -ENOMEM;
+                        for (size_t i = 0; i < env->n; i++) {
+                                cJSON *e = cJSON_CreateObject();
+                                if (!e || !cJSON_AddStringToObject(e, "name", env->v[i].name) ||
+                                    !cJSON_AddStringToObject(e, "value", env->v[i].value)) {
+                                        cJSON_Delete(e);
+                                        cJSON_Delete(list);
+                                        return -ENOMEM;
+                                }
+                                cJSON_AddItemToArray(list, e);
+                        }
+                        while (own->child) {
+                                cJSON *e = cJSON_DetachItemViaPointer(own, own->child);
+                                cJSON_AddItemToArray(list, e);
+                        }
+                        (void) cJSON_ReplaceItemInObjectCaseSensitive(c, "env", list);
+                }
+        }
+        return 0;
+}
+
+/* A scalar that is exactly REVISION becomes a number once the installer
+ * substitutes it: keep it quoted (labels and env values must be strings). */
+static char *quote_revision(const char *yaml)
+{
+        static const char word[] = " REVISION";
+        const size_t wl = sizeof word - 1;
+        Buf b = BUF_INIT(0);
+        int r = 0;
+
+        for (const char *line = yaml; *line && r >= 0;) {
+                const char *nl = strchr(line, '\n');
+                size_t body = nl ? (size_t) (nl - line) : strlen(line);
+                bool bare = body > wl && memcmp(line + body - wl, word, wl) == 0 &&
+                            (line[body - wl - 1] == ':' || line[body - wl - 1] == '-');
+                if (bare) {
+                        r = buf_append(&b, line, body - wl + 1);
+                        if (r >= 0)
+                                r = buf_append(&b, "\"REVISION\"", 10);
+                } else
+                        r = buf_append(&b, line, body);
+                if (r >= 0 && nl)
+                        r = buf_append(&b, "\n", 1);
+                line += body + (nl ? 1 : 0);
+        }
+        if (r < 0) {
+                buf_free(&b);
+                return NULL;
+        }
+        return buf_steal(&b);
+}
+
+/* What a node will read must still be a Pod whose revision label is a string. */
+static int check_rendered(const char *name, const char *yaml)
+{
+        _cleanup_(cJSON_Deletep) cJSON *pod = NULL;
+        _cleanup_free_ char *err = NULL, *text = NULL;
+        Buf b = BUF_INIT(0);
+        int r = 0;
+
+        for (const char *p = yaml; *p && r >= 0;) {
+                const char *hit = strstr(p, "REVISION");
+                size_t len = hit ? (size_t) (hit - p) : strlen(p);
+                r = buf_append(&b, p, len);
+                if (r >= 0 && hit)
+                        r = buf_append(&b, "7", 1);
+                p += len + (hit ? strlen("REVISION") : 0);
+        }
+        if (r < 0 || !(text = buf_steal(&b))) {
+                buf_free(&b);
+                return -ENOMEM;
+        }
+        if (yaml_parse(text, strlen(text), &pod, &err) < 0 ||
+            !streq_ptr(json_get_string(pod, "kind"), "Pod") ||
+            !streq_ptr(json_get_string(pod, "metadata.labels.revision"), "7"))
+                return log_error_errno(-EBADMSG, "internal: %s does not read back as a Pod: %s", name,
+                                       strempty(err));
+        return 0;
+}
+
+static int render_pod(const char *asset, const TemplateVar *vars, size_t n_vars, const EnvList *env,
+                      char **ret)
+{
+        const Asset *a = asset_find(asset);
+        _cleanup_free_ char *text = NULL, *missing = NULL, *err = NULL, *yaml = NULL;
+        _cleanup_(cJSON_Deletep) cJSON *pod = NULL;
+        int r;
+
+        if (!a)
+                return log_error_errno(-ENOENT, "internal: %s is not embedded", asset);
+        r = template_render(a->data, vars, n_vars, &text, &missing);
+        if (r == -ENOENT)
+                return log_error_errno(-EINVAL, "internal: %s: placeholder ${%s} has no value", asset,
+                                       missing);
+        if (r < 0)
+                return r;
+        r = yaml_parse(text, strlen(text), &pod, &err);
+        if (r < 0)
+                return log_error_errno(r, "internal: %s does not parse: %s", asset, strempty(err));
+        if ((r = inject_env(pod, env)) < 0)
+                return r;
+        yaml = yaml_emit_string(pod);
+        *ret = yaml ? quote_revision(yaml) : NULL;
+        if (!*ret)
+                return -ENOMEM;
+        r = check_rendered(asset, *ret);
+        if (r < 0)
+                *ret = mfree(*ret);
+        return r;
+}
+
+/* Writes the ConfigMap only when its data differs: every write is a revision. */
+static int want_configmap(const SyncContext *ctx, Plan *p, const char *name, const char *pod_yaml)
+{
+        const KubeObject *have = op_get(ctx, W_ETCD_CONFIGMAPS, NS_ETCD, name);
+        _cleanup_(cJSON_Deletep) cJSON *cm = cJSON_CreateObject();
+        cJSON *md, *data;
+        if (!cm || !cJSON_AddStringToObject(cm, "apiVersion", "v1") ||
+            !cJSON_AddStringToObject(cm, "kind", "ConfigMap") ||
+            !(md = cJSON_AddObjectToObject(cm, "metadata")) || !cJSON_AddStringToObject(md, "name", name) ||
+            !cJSON_AddStringToObject(md, "namespace", NS_ETCD) ||
+            !(data = cJSON_AddObjectToObject(cm, "data")) ||
+            !cJSON_AddStringToObject(data, "pod.yaml", pod_yaml))
+                return -ENOMEM;
+        if (have && cJSON_Compare(json_get_object(have->json, "data"), data, true))
+                return 0;
+        log_info("%s %s/%s", have ? "updating" : "creating", NS_ETCD, name);
+        plan_apply(p, &KUBE_CONFIGMAPS, cm);
+        return 1;
+}
+
+static int sync_target_config(const SyncContext *ctx, Plan *p)
+{
+        const OperatorState *st = op_state(ctx);
+        _cleanup_(env_list_done) EnvList env = {};
+        Buf missing = BUF_INIT(0);
+        size_t masters = 0;
+        int r;
+
+        if (!st || !template_is_image_ref(st->etcd_image) || !template_is_image_ref(st->operator_image))
+                return log_error_errno(-EINVAL, "the etcd or operator image is not a "
+                                                "valid image reference");
+        const KubeObject *endpoints = op_get(ctx, W_ETCD_CONFIGMAPS, NS_ETCD, "etcd-endpoints");
+        if (!endpoints) {
+                log_info("waiting for %s/etcd-endpoints", NS_ETCD);
+                plan_requeue_after(p, 10 * USEC_PER_SEC);
+                return 0;
+        }
+        bool v6 = prefer_ipv6(ctx);
+        r = node_env(ctx, v6, &env, &masters, &missing);
+        if (r >= 0)
+                r = cluster_env(ctx, endpoints, masters, &env);
+        if (r == -ENODATA) {
+                buf_free(&missing);
+                log_info("%s/etcd-endpoints lists no endpoint yet", NS_ETCD);
+                plan_requeue_after(p, 10 * USEC_PER_SEC);
+                return 0;
+        }
+        if (r < 0) {
+                buf_free(&missing);
+                return r;
+        }
+        if (missing.len)
+                plan_condition(p, "TargetConfigNodeAddressDegraded", "True", "NodeWithoutInternalIP",
+                               "master nodes without an InternalIP get no etcd configuration: %.*s",
+                               (int) missing.len, missing.data);
+        else
+                plan_condition(p, "TargetConfigNodeAddressDegraded", "False", "AsExpected",
+                               "every master node has an InternalIP");
+        buf_free(&missing);
+        qsort(env.v, env.n, sizeof *env.v, env_cmp);
+
+        /* Listeners and local connections (DESIGN.md section 6): one setting for all. */
+        bool node_ip_mode = op_listen_on_node_ip(ctx);
+        const char *listen_host = v6 ? "[::]" : "0.0.0.0", *local_host = v6 ? "[::1]" : "127.0.0.1";
+        const char *listen_ip = v6 ? "::" : "0.0.0.0"; /* readyz takes a bare address */
+        if (node_ip_mode) {
+                listen_host = local_host = "$NODE_NODE_ENVVAR_NAME_ETCD_URL_HOST";
+                listen_ip = "$NODE_NODE_ENVVAR_NAME_IP";
+        }
+        const TemplateVar vars[] = {
+                {"ETCD_IMAGE", st->etcd_image}, {"OPERATOR_IMAGE", st->operator_image},
+                {"LISTEN_HOST", listen_host},   {"LOCAL_HOST", local_host},
+                {"LISTEN_IP", listen_ip},
+        };
+        static const char *const pods[][2] = {
+                {"etcd-pod", "etcd-pod/pod.yaml"},
+                {"restore-etcd-pod", "etcd-pod/restore-pod.yaml"},
+        };
+        for (size_t i = 0; i < ELEMENTSOF(pods); i++) {
+                _cleanup_free_ char *yaml = NULL;
+                r = render_pod(pods[i][1], vars, ELEMENTSOF(vars), &env, &yaml);
+                if (r >= 0)
+                        r = want_configmap(ctx, p, pods[i][0], yaml);
+                if (r < 0)
+                        return r;
+        }
+        return 0;
+}
+
+static const WatchSpec watches[] = {WATCH_MASTER_NODES, WATCH_ETCD_CR, WATCH_ETCD_CONFIGMAPS,
+                                    WATCH_NETWORKS};
+
+const ControllerSpec controller_target_config = {
+        .name = "TargetConfigController",
+        .watches = watches,
+        .n_watches = ELEMENTSOF(watches),
+        .resync = 5 * 60 * USEC_PER_SEC,
+        .sync = sync_target_config,
+};

@@ -1,0 +1,452 @@
+/* InstallerController as a table: node statuses, etcd membership and pods in;
+ * target revisions, installer pods and failure records out. */
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#include <cmocka.h>
+
+#include "base/json.h"
+#include "controller-fixture.h"
+#include "controllers/controllers.h"
+
+static const char *const names[] = {"master-0", "master-1", "master-2"};
+static const char *const ips[] = {"10.0.0.1", "10.0.0.2", "10.0.0.3"};
+
+/* etcds/cluster at `latest`, with node statuses: current[i] (0: none),
+ * and an optional extra JSON for each entry (e.g. a target). */
+static void cr(Fixture *f, const char *spec, int latest, const int current[3], const char *const extra[3])
+{
+        char status[2048];
+        size_t off = (size_t) snprintf(status, sizeof status,
+                                       "\"latestAvailableRevision\":%d,\"nodeStatuses\":[", latest);
+        for (size_t i = 0; i < 3; i++) {
+                char cur[48] = "";
+                if (current[i])
+                        (void) snprintf(cur, sizeof cur, ",\"currentRevision\":%d", current[i]);
+                off += (size_t) snprintf(status + off, sizeof status - off, "%s{\"nodeName\":\"%s\"%s%s%s}",
+                                         i ? "," : "", names[i], cur, extra && extra[i] ? "," : "",
+                                         extra && extra[i] ? extra[i] : "");
+        }
+        (void) snprintf(status + off, sizeof status - off, "]");
+        fixture_etcd_cr(f, spec, status);
+}
+
+/* Three ready masters running ready etcd pods at their current revisions. */
+static Fixture *masters(int latest, const int current[3])
+{
+        Fixture *f = fixture_new();
+        for (size_t i = 0; i < 3; i++) {
+                fixture_master(f, names[i], ips[i], true);
+                if (current[i])
+                        fixture_etcd_pod(f, names[i], (unsigned) current[i], true);
+        }
+        cr(f, NULL, latest, current, NULL);
+        return f;
+}
+
+static void voters(Fixture *f, bool healthy0, bool healthy1, bool healthy2)
+{
+        fixture_member(f, 1, "master-0", "10.0.0.1", false, true, healthy0);
+        fixture_member(f, 2, "master-1", "10.0.0.2", false, true, healthy1);
+        fixture_member(f, 3, "master-2", "10.0.0.3", false, true, healthy2);
+}
+
+static const cJSON *entry_in(const cJSON *obj, const char *node)
+{
+        cJSON *e;
+        JSON_ARRAY_FOREACH (e, json_get_array(obj, "status.nodeStatuses"))
+                if (streq_ptr(json_get_string(e, "nodeName"), node))
+                        return e;
+        fail_msg("no node status for %s", node);
+        return NULL;
+}
+
+static int64_t field(const cJSON *entry, const char *key)
+{
+        int64_t v = 0;
+        return json_get_int64(entry, key, &v) >= 0 ? v : 0;
+}
+
+/* The plan is exactly one status write that targets `node` at `rev`. */
+static void expect_target(Fixture *f, const char *node, int64_t rev)
+{
+        assert_int_equal(fixture_count(f, INTENT_UPDATE_STATUS), 1);
+        assert_int_equal(fixture_count(f, INTENT_CREATE), 0);
+        const Intent *i = fixture_find(f, INTENT_UPDATE_STATUS, "etcds", "cluster");
+        assert_int_equal(field(entry_in(i->object, node), "targetRevision"), rev);
+        size_t targets = 0;
+        for (size_t k = 0; k < 3; k++)
+                targets += field(entry_in(i->object, names[k]), "targetRevision") != 0;
+        assert_int_equal(targets, 1);
+}
+
+static void expect_waiting(Fixture *f)
+{
+        assert_int_equal(fixture_count(f, INTENT_UPDATE_STATUS), 0);
+        assert_int_equal(fixture_count(f, INTENT_CREATE), 0);
+        assert_true(f->plan.requeue_after > 0);
+}
+
+static const Intent *expect_pod(Fixture *f, const char *name)
+{
+        assert_int_equal(fixture_count(f, INTENT_UPDATE_STATUS), 0);
+        assert_int_equal(fixture_count(f, INTENT_CREATE), 1);
+        const Intent *i = fixture_find(f, INTENT_CREATE, "pods", name);
+        if (!i)
+                fail_msg("no installer pod %s", name);
+        return i;
+}
+
+static void installer_phase(Fixture *f, const char *name, const char *phase)
+{
+        fixture_addf(
+                f, W_ETCD_PODS,
+                "{\"apiVersion\":\"v1\",\"kind\":\"Pod\",\"metadata\":{\"name\":\"%s\",\"namespace\":"
+                "\"openshift-etcd\",\"labels\":{\"app\":\"installer\"}},\"status\":{\"phase\":\"%s\","
+                "\"containerStatuses\":[{\"name\":\"installer\",\"state\":{\"terminated\":{\"exitCode\":1,"
+                "\"reason\":\"Error\",\"message\":\"secret etcd-all-certs-2 not found\"}}}]}}",
+                name, phase);
+}
+
+static void test_non_member_first_then_pod(void **state)
+{
+        Fixture *f = masters(2, (const int[]){1, 1, 1});
+        fixture_member(f, 1, "master-0", "10.0.0.1", false, true, true);
+        fixture_member(f, 2, "master-1", "10.0.0.2", false, true, true);
+        fixture_member(f, 3, "master-2", "10.0.0.3", true, true, true); /* a learner */
+        assert_int_equal(fixture_sync(f, &controller_installer), 0);
+        expect_target(f, "master-2", 2);
+        fixture_expect_condition(f, "NodeInstallerProgressing", "True", "NodeInstaller");
+        assert_string_equal(fixture_condition(f, "NodeInstallerProgressing")->cond_message,
+                            "3 nodes are at revision 1; latest revision is 2");
+
+        /* The target is on record: now the pod, and nothing else. */
+        assert_int_equal(fixture_feed(f, W_ETCD_CR), 1);
+        assert_int_equal(fixture_sync(f, &controller_installer), 0);
+        const Intent *pod = expect_pod(f, "installer-2-master-2");
+        const cJSON *o = pod->object;
+        assert_string_equal(json_get_string(o, "spec.nodeName"), "master-2");
+        assert_string_equal(json_get_string(o, "spec.restartPolicy"), "Never");
+        assert_string_equal(json_get_string(o, "spec.serviceAccountName"), "installer-sa");
+        assert_string_equal(json_get_string(o, "metadata.namespace"), "openshift-etcd");
+        cJSON *c = cJSON_GetArrayItem(json_get_array(o, "spec.containers"), 0);
+        assert_string_equal(json_get_string(c, "image"),
+                            "quay.io/openshift/cluster-etcd-operator@sha256:4567");
+        _cleanup_free_ char *cmd = json_print(json_get_array(c, "command"));
+        assert_string_equal(
+                cmd,
+                "[\"cluster-etcd-operator\",\"installer\",\"--revision=2\",\"--namespace=openshift-etcd\","
+                "\"--pod=etcd-pod\",\"--resource-dir=/etc/kubernetes/static-pod-resources\","
+                "\"--pod-manifest-dir=/etc/kubernetes/manifests\","
+                "\"--cert-dir=/etc/kubernetes/static-pod-resources/etcd-certs\","
+                "\"--configmaps=etcd-pod,etcd-endpoints,etcd-all-bundles\",\"--secrets=etcd-all-certs\","
+                "\"--cert-configmaps=restore-etcd-pod,etcd-all-bundles\",\"--cert-secrets=etcd-all-certs\","
+                "\"--node-name=master-2\"]");
+        _cleanup_free_ char *vols = json_print(json_get_array(o, "spec.volumes"));
+        assert_non_null(strstr(vols, "\"path\":\"/etc/kubernetes/static-pod-resources\""));
+        assert_non_null(strstr(vols, "\"path\":\"/etc/kubernetes/manifests\""));
+
+        /* Never two at once: while it runs, nothing. */
+        assert_int_equal(fixture_feed(f, W_ETCD_PODS), 1);
+        assert_int_equal(fixture_sync(f, &controller_installer), 0);
+        expect_waiting(f);
+        installer_phase(f, "installer-2-master-2", "Running");
+        assert_int_equal(fixture_sync(f, &controller_installer), 0);
+        expect_waiting(f);
+        /* Done, but the node does not run revision 2 yet: still nothing for the others. */
+        installer_phase(f, "installer-2-master-2", "Succeeded");
+        assert_int_equal(fixture_sync(f, &controller_installer), 0);
+        expect_waiting(f);
+        fixture_free(f);
+}
+
+static void test_unready_before_ready(void **state)
+{
+        Fixture *f = masters(2, (const int[]){1, 1, 1});
+        voters(f, true, true, true);
+        /* master-1's Node is NotReady, its etcd still serves. */
+        fixture_master(f, "master-1", "10.0.0.2", false);
+        assert_int_equal(fixture_sync(f, &controller_installer), 0);
+        expect_target(f, "master-1", 2);
+        fixture_free(f);
+
+        /* master-2's etcd pod is not ready (and so not counted as up). */
+        f = masters(2, (const int[]){1, 1, 1});
+        voters(f, true, true, true);
+        fixture_etcd_pod(f, "master-2", 1, false);
+        assert_int_equal(fixture_sync(f, &controller_installer), 0);
+        expect_target(f, "master-2", 2);
+        fixture_free(f);
+
+        /* All ready and healthy: name order, quorum to spare. */
+        f = masters(2, (const int[]){1, 1, 1});
+        voters(f, true, true, true);
+        assert_int_equal(fixture_sync(f, &controller_installer), 0);
+        expect_target(f, "master-0", 2);
+        fixture_free(f);
+}
+
+static void test_voter_restart_needs_quorum_to_spare(void **state)
+{
+        /* master-2 is done but down: restarting master-0 or master-1 would leave 1 of 3. */
+        Fixture *f = masters(2, (const int[]){1, 1, 2});
+        voters(f, true, true, false);
+        assert_int_equal(fixture_sync(f, &controller_installer), 0);
+        expect_waiting(f);
+        fixture_expect_condition(f, "NodeInstallerProgressing", "True", "NodeInstaller");
+        assert_string_equal(
+                fixture_condition(f, "NodeInstallerProgressing")->cond_message,
+                "2 nodes are at revision 1; 1 node is at revision 2; latest revision is 2; waiting: "
+                "restarting master-1 would leave 1 of 3 voting members up, quorum is 2");
+        fixture_free(f);
+
+        /* An etcd that still looks healthy but whose pod is not ready counts as down too. */
+
+        f = masters(2, (const int[]){1, 1, 2});
+        voters(f, true, true, true);
+        fixture_etcd_pod(f, "master-2", 2, false);
+        assert_int_equal(fixture_sync(f, &controller_installer), 0);
+        expect_waiting(f);
+        /* Once it is back, go on. */
+        fixture_etcd_pod(f, "master-2", 2, true);
+        assert_int_equal(fixture_sync(f, &controller_installer), 0);
+        expect_target(f, "master-0", 2);
+        fixture_free(f);
+
+        /* A chosen node whose installer has not started yet gives way to an unready one. */
+        f = masters(2, (const int[]){1, 1, 1});
+        voters(f, true, true, true);
+        cr(f, NULL, 2, (const int[]){1, 1, 1}, (const char *const[]){"\"targetRevision\":2", NULL, NULL});
+        fixture_etcd_pod(f, "master-1", 1, false);
+        assert_int_equal(fixture_sync(f, &controller_installer), 0);
+        expect_target(f, "master-1", 2);
+        fixture_free(f);
+
+        /* Pods not ready while etcd still answers: both count as up for their own restart,
+         * neither as the spare for the other's. */
+        f = masters(2, (const int[]){1, 1, 2});
+        voters(f, true, true, true);
+        fixture_etcd_pod(f, "master-0", 1, false);
+        fixture_etcd_pod(f, "master-1", 1, false);
+        assert_int_equal(fixture_sync(f, &controller_installer), 0);
+        expect_waiting(f);
+        fixture_free(f);
+}
+
+static void test_stale_view_after_promotion(void **state)
+{
+        /* master-0 ran revision 1 and was just promoted; the view still shows a learner.
+         * Revision 2 is out: master-0 must not restart (one of two voters by now), and the
+         * target moves on to a node that is no member. */
+        Fixture *f = masters(2, (const int[]){1, 0, 0});
+        fixture_member(f, 9, "etcd-bootstrap", "10.0.0.10", false, true, true);
+        fixture_member(f, 1, "master-0", "10.0.0.1", true, true, true);
+        cr(f, NULL, 2, (const int[]){1, 0, 0}, (const char *const[]){"\"targetRevision\":1", NULL, NULL});
+        installer_phase(f, "installer-1-master-0", "Succeeded");
+        assert_int_equal(fixture_sync(f, &controller_installer), 0);
+        expect_target(f, "master-1", 2);
+        const Intent *i = fixture_find(f, INTENT_UPDATE_STATUS, "etcds", "cluster");
+        assert_null(json_get(entry_in(i->object, "master-0"), "targetRevision"));
+        /* With master-1 and master-2 done, master-0 alone is left and waits. */
+        fixture_free(f);
+        f = masters(2, (const int[]){1, 2, 2});
+        fixture_member(f, 9, "etcd-bootstrap", "10.0.0.10", false, true, true);
+        fixture_member(f, 1, "master-0", "10.0.0.1", true, true, true);
+        assert_int_equal(fixture_sync(f, &controller_installer), 0);
+        expect_waiting(f);
+        fixture_free(f);
+}
+
+static void test_bootstrap_waits_for_third_voter(void **state)
+{
+        Fixture *f = fixture_new();
+        for (size_t i = 0; i < 3; i++)
+                fixture_master(f, names[i], ips[i], true);
+        fixture_etcd_pod(f, "master-0", 1, true);
+        fixture_member(f, 9, "etcd-bootstrap", "10.0.0.10", false, true, true);
+        fixture_member(f, 1, "master-0", "10.0.0.1", false, true, true);
+        /* master-1 and master-2 are no members yet: they go first. */
+        cr(f, NULL, 2, (const int[]){1, 0, 0}, NULL);
+        assert_int_equal(fixture_sync(f, &controller_installer), 0);
+        expect_target(f, "master-1", 2);
+
+        /* Both installed; master-0 is the last one, and with the bootstrap member
+         * it is one of two voters: restarting it would lose quorum. */
+        fixture_etcd_pod(f, "master-1", 2, false);
+        fixture_etcd_pod(f, "master-2", 2, false);
+        cr(f, NULL, 2, (const int[]){1, 2, 2}, NULL);
+        assert_int_equal(fixture_sync(f, &controller_installer), 0);
+        expect_waiting(f);
+
+        /* master-1 joins as a learner: still not a voter. */
+        fixture_member(f, 2, "master-1", "10.0.0.2", true, true, true);
+        assert_int_equal(fixture_sync(f, &controller_installer), 0);
+        expect_waiting(f);
+        fixture_free(f);
+
+        /* Promoted, healthy and ready: three voters, one to spare. */
+        f = fixture_new();
+        for (size_t i = 0; i < 3; i++)
+                fixture_master(f, names[i], ips[i], true);
+        fixture_etcd_pod(f, "master-0", 1, true);
+        fixture_etcd_pod(f, "master-1", 2, true);
+        fixture_member(f, 9, "etcd-bootstrap", "10.0.0.10", false, true, true);
+        fixture_member(f, 1, "master-0", "10.0.0.1", false, true, true);
+        fixture_member(f, 2, "master-1", "10.0.0.2", false, true, true);
+        cr(f, NULL, 2, (const int[]){1, 2, 2}, NULL);
+        assert_int_equal(fixture_sync(f, &controller_installer), 0);
+        expect_target(f, "master-0", 2);
+        fixture_free(f);
+}
+
+static void test_bootstrap_member_leaving(void **state)
+{
+        /* Bootstrap is complete, so its member may be removed any moment: it is no
+         * spare. Restarting master-0 still leaves master-1 and master-2, 2 of 3. */
+        Fixture *f = masters(2, (const int[]){1, 1, 1});
+        fixture_member(f, 9, "etcd-bootstrap", "10.0.0.10", false, true, true);
+        voters(f, true, true, true);
+        fixture_add(f, W_KUBE_SYSTEM_CONFIGMAPS,
+                    "{\"apiVersion\":\"v1\",\"kind\":\"ConfigMap\",\"metadata\":{\"name\":\"bootstrap\","
+                    "\"namespace\":\"kube-system\"},\"data\":{\"status\":\"complete\"}}");
+        assert_int_equal(fixture_sync(f, &controller_installer), 0);
+        expect_target(f, "master-0", 2);
+        fixture_free(f);
+
+        /* Bootstrap, master-0 and master-1 are the voters (master-2 is done and a learner). Before
+         * bootstrap completes, master-0 may restart: the bootstrap member and master-1 hold quorum.
+         * Once it is complete, the bootstrap member is no spare: master-0 waits. */
+        f = masters(2, (const int[]){1, 1, 2});
+        fixture_member(f, 9, "etcd-bootstrap", "10.0.0.10", false, true, true);
+        fixture_member(f, 1, "master-0", "10.0.0.1", false, true, true);
+        fixture_member(f, 2, "master-1", "10.0.0.2", false, true, true);
+        assert_int_equal(fixture_sync(f, &controller_installer), 0);
+        expect_target(f, "master-0", 2);
+        fixture_add(f, W_KUBE_SYSTEM_CONFIGMAPS,
+                    "{\"apiVersion\":\"v1\",\"kind\":\"ConfigMap\",\"metadata\":{\"name\":\"bootstrap\","
+                    "\"namespace\":\"kube-system\"},\"data\":{\"status\":\"complete\"}}");
+        assert_int_equal(fixture_sync(f, &controller_installer), 0);
+        expect_waiting(f);
+        fixture_free(f);
+}
+
+static void test_failed_installer_retried(void **state)
+{
+        const char *const target[] = {"\"targetRevision\":2", NULL, NULL};
+        Fixture *f = masters(2, (const int[]){1, 1, 1});
+        voters(f, true, true, true);
+        cr(f, "\"failedRevisionLimit\":2", 2, (const int[]){1, 1, 1}, target);
+        installer_phase(f, "installer-2-master-0", "Failed");
+        assert_int_equal(fixture_sync(f, &controller_installer), 0);
+        assert_int_equal(fixture_count(f, INTENT_UPDATE_STATUS), 1);
+        assert_int_equal(fixture_count(f, INTENT_CREATE), 0);
+        const cJSON *e =
+                entry_in(fixture_find(f, INTENT_UPDATE_STATUS, "etcds", "cluster")->object, "master-0");
+        assert_int_equal(field(e, "lastFailedRevision"), 2);
+        assert_int_equal(field(e, "lastFailedCount"), 1);
+        assert_int_equal(field(e, "targetRevision"), 2);
+        assert_string_equal(json_get_string(e, "lastFailedReason"), "InstallerFailed");
+        assert_string_equal(json_get_string(e, "lastFailedTime"), "2026-11-22T00:00:00Z");
+        assert_string_equal(
+                cJSON_GetStringValue(cJSON_GetArrayItem(json_get_array(e, "lastFailedRevisionErrors"), 0)),
+                "installer: secret etcd-all-certs-2 not found");
+        assert_int_equal(fixture_feed(f, W_ETCD_CR), 1);
+
+        /* Backoff first, then the retry under a new name. */
+        assert_int_equal(fixture_sync(f, &controller_installer), 0);
+        expect_waiting(f);
+        assert_true(f->plan.requeue_after <= 10 * USEC_PER_SEC);
+        f->now += 11 * USEC_PER_SEC;
+        assert_int_equal(fixture_sync(f, &controller_installer), 0);
+        expect_pod(f, "installer-2-retry-1-master-0");
+
+        /* The second failure reaches failedRevisionLimit: no more tries. */
+        installer_phase(f, "installer-2-retry-1-master-0", "Failed");
+        assert_int_equal(fixture_sync(f, &controller_installer), 0);
+        e = entry_in(fixture_find(f, INTENT_UPDATE_STATUS, "etcds", "cluster")->object, "master-0");
+        assert_int_equal(field(e, "lastFailedCount"), 2);
+        assert_int_equal(fixture_feed(f, W_ETCD_CR), 1);
+        f->now += 3600 * USEC_PER_SEC;
+        assert_int_equal(fixture_sync(f, &controller_installer), 0);
+        assert_int_equal(fixture_count(f, INTENT_CREATE), 0);
+        assert_int_equal(fixture_count(f, INTENT_UPDATE_STATUS), 0);
+        fixture_expect_condition(f, "NodeInstallerDegraded", "True", "InstallerPodFailed");
+
+        /* A new revision (e.g. forceRedeploymentReason) retargets the node and starts over. */
+        _cleanup_(cJSON_Deletep) cJSON *obj =
+                cJSON_Duplicate(fixture_get(f, W_ETCD_CR, NULL, "cluster")->json, true);
+        cJSON_ReplaceItemInObjectCaseSensitive(json_get_object(obj, "status"), "latestAvailableRevision",
+                                               cJSON_CreateNumber(3));
+        _cleanup_free_ char *text = json_print(obj);
+        fixture_add(f, W_ETCD_CR, text);
+        assert_int_equal(fixture_sync(f, &controller_installer), 0);
+        expect_target(f, "master-0", 3);
+        assert_int_equal(fixture_feed(f, W_ETCD_CR), 1);
+        assert_int_equal(fixture_sync(f, &controller_installer), 0);
+        expect_pod(f, "installer-3-master-0");
+        fixture_free(f);
+}
+
+static void test_stale_target_cleared(void **state)
+{
+        /* master-2 reached its target; NodeStatusController has not cleared it yet. */
+        Fixture *f = masters(3, (const int[]){2, 2, 3});
+        voters(f, true, true, true);
+        cr(f, NULL, 3, (const int[]){2, 2, 3}, (const char *const[]){NULL, NULL, "\"targetRevision\":3"});
+        assert_int_equal(fixture_sync(f, &controller_installer), 0);
+        expect_target(f, "master-0", 3);
+        const Intent *i = fixture_find(f, INTENT_UPDATE_STATUS, "etcds", "cluster");
+        assert_null(json_get(entry_in(i->object, "master-2"), "targetRevision"));
+        assert_int_equal(field(entry_in(i->object, "master-2"), "currentRevision"), 3);
+        fixture_free(f);
+}
+
+static void test_all_done(void **state)
+{
+        Fixture *f = masters(3, (const int[]){3, 3, 3});
+        voters(f, true, true, true);
+        assert_int_equal(fixture_sync(f, &controller_installer), 0);
+        assert_int_equal(fixture_count(f, INTENT_UPDATE_STATUS), 0);
+        assert_int_equal(fixture_count(f, INTENT_CREATE), 0);
+        fixture_expect_condition(f, "NodeInstallerProgressing", "False", "AllNodesAtLatestRevision");
+        assert_string_equal(fixture_condition(f, "NodeInstallerProgressing")->cond_message,
+                            "3 nodes are at revision 3");
+        fixture_free(f);
+}
+
+static void test_nothing_without_etcd_view_or_revision(void **state)
+{
+        Fixture *f = masters(2, (const int[]){1, 1, 1});
+        assert_int_equal(fixture_sync(f, &controller_installer), 0);
+        expect_waiting(f);
+        fixture_etcd_error(f, -ECONNREFUSED);
+        assert_int_equal(fixture_sync(f, &controller_installer), 0);
+        expect_waiting(f);
+        fixture_free(f);
+
+        f = fixture_new();
+        fixture_master(f, "master-0", "10.0.0.1", true);
+        fixture_etcd_cr(f, NULL, NULL);
+        assert_int_equal(fixture_sync(f, &controller_installer), 0);
+        assert_int_equal(f->plan.n, 0);
+        fixture_free(f);
+}
+
+int main(void)
+{
+        const struct CMUnitTest tests[] = {
+                cmocka_unit_test(test_non_member_first_then_pod),
+                cmocka_unit_test(test_unready_before_ready),
+                cmocka_unit_test(test_voter_restart_needs_quorum_to_spare),
+                cmocka_unit_test(test_stale_view_after_promotion),
+                cmocka_unit_test(test_bootstrap_waits_for_third_voter),
+                cmocka_unit_test(test_bootstrap_member_leaving),
+                cmocka_unit_test(test_failed_installer_retried),
+                cmocka_unit_test(test_stale_target_cleared),
+                cmocka_unit_test(test_all_done),
+                cmocka_unit_test(test_nothing_without_etcd_view_or_revision),
+        };
+        return cmocka_run_group_tests(tests, NULL, NULL);
+}

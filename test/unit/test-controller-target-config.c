@@ -1,0 +1,381 @@
+/* TargetConfigController as a table: nodes, etcd-endpoints and etcds/cluster
+ * in, the rendered etcd-pod and restore-etcd-pod ConfigMaps out. The
+ * three-master rendering is pinned by golden files under
+ * test/data/controllers/ (UPDATE_GOLDEN=1 rewrites them). */
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#include <cmocka.h>
+
+#include "base/fileio.h"
+#include "base/json.h"
+#include "base/yaml.h"
+#include "controller-fixture.h"
+#include "controllers/controllers.h"
+
+static void endpoints(Fixture *f, const char *bootstrap_ip, const char *data)
+{
+        fixture_addf(
+                f, W_ETCD_CONFIGMAPS,
+                "{\"apiVersion\":\"v1\",\"kind\":\"ConfigMap\",\"metadata\":{\"name\":\"etcd-endpoints\","
+                "\"namespace\":\"openshift-etcd\"%s%s%s},\"data\":{%s}}",
+                bootstrap_ip ? ",\"annotations\":{\"alpha.installer.openshift.io/etcd-bootstrap\":\"" : "",
+                strempty(bootstrap_ip), bootstrap_ip ? "\"}" : "", data);
+}
+
+static Fixture *three_masters(void)
+{
+        Fixture *f = fixture_new();
+        fixture_master(f, "master-0", "10.0.0.1", true);
+        fixture_master(f, "master-1", "10.0.0.2", true);
+        fixture_master(f, "master-2", "10.0.0.3", true);
+        endpoints(f, "10.0.0.10", "\"0000000000000002\":\"10.0.0.2\",\"0000000000000001\":\"10.0.0.1\"");
+        fixture_etcd_cr(f, NULL, NULL);
+        return f;
+}
+
+static const char *pod_yaml(Fixture *f, const char *cm)
+{
+        const Intent *i = fixture_find(f, INTENT_APPLY, "configmaps", cm);
+        if (!i)
+                fail_msg("no apply of configmap %s in the plan", cm);
+        cJSON *y = cJSON_GetObjectItemCaseSensitive(json_get_object(i->object, "data"), "pod.yaml");
+        assert_true(cJSON_IsString(y));
+        return y->valuestring;
+}
+
+static cJSON *parse_pod(const char *yaml)
+{
+        cJSON *pod = NULL;
+        _cleanup_free_ char *err = NULL;
+        if (yaml_parse(yaml, strlen(yaml), &pod, &err) < 0)
+                fail_msg("rendered pod does not parse: %s", err);
+        return pod;
+}
+
+static cJSON *container(cJSON *pod, const char *name)
+{
+        static const char *const lists[] = {"spec.initContainers", "spec.containers"};
+        cJSON *c;
+        for (size_t k = 0; k < ELEMENTSOF(lists); k++)
+                JSON_ARRAY_FOREACH (c, json_get_array(pod, lists[k]))
+                        if (streq_ptr(json_get_string(c, "name"), name))
+                                return c;
+        fail_msg("no container %s", name);
+        return NULL;
+}
+
+static const char *env_of(cJSON *c, const char *name)
+{
+        cJSON *e;
+        JSON_ARRAY_FOREACH (e, json_get_array(c, "env"))
+                if (streq_ptr(json_get_string(e, "name"), name))
+                        return json_get_string(e, "value");
+        return NULL;
+}
+
+static const char *script_of(cJSON *c)
+{
+        cJSON *cmd = json_get_array(c, "command");
+        cJSON *last = cJSON_GetArrayItem(cmd, cJSON_GetArraySize(cmd) - 1);
+        assert_true(cJSON_IsString(last));
+        return last->valuestring;
+}
+
+static void check_golden(const char *name, const char *got)
+{
+        const char *data = getenv("TEST_DATA");
+        _cleanup_free_ char *path = NULL, *want = NULL;
+        assert_non_null(data);
+        path = strdup_printf("%s/controllers/%s", data, name);
+        if (getenv("UPDATE_GOLDEN"))
+                assert_int_equal(write_file_atomic(path, got, strlen(got), 0644), 0);
+        assert_int_equal(read_full_file(path, 1 << 20, &want, NULL), 0);
+        if (!streq(got, want))
+                fail_msg("output differs from %s (UPDATE_GOLDEN=1 to accept):\n%s", path, got);
+}
+
+static void test_golden_three_masters(void **state)
+{
+        Fixture *f = three_masters();
+        assert_int_equal(fixture_sync(f, &controller_target_config), 0);
+        assert_int_equal(fixture_count(f, INTENT_APPLY), 2);
+        fixture_expect_condition(f, "TargetConfigNodeAddressDegraded", "False", "AsExpected");
+        check_golden("etcd-pod-3-masters.yaml", pod_yaml(f, "etcd-pod"));
+        check_golden("restore-etcd-pod-3-masters.yaml", pod_yaml(f, "restore-etcd-pod"));
+        fixture_free(f);
+}
+
+static void test_idempotent(void **state)
+{
+        Fixture *f = three_masters();
+        assert_int_equal(fixture_sync(f, &controller_target_config), 0);
+        assert_int_equal(fixture_feed(f, W_ETCD_CONFIGMAPS), 2);
+        assert_int_equal(fixture_sync(f, &controller_target_config), 0);
+        assert_int_equal(fixture_count(f, INTENT_APPLY), 0);
+        /* A node's new address is a new pod. */
+        fixture_master(f, "master-2", "10.0.0.33", true);
+        assert_int_equal(fixture_sync(f, &controller_target_config), 0);
+        assert_int_equal(fixture_count(f, INTENT_APPLY), 2);
+        assert_non_null(strstr(pod_yaml(f, "etcd-pod"), "10.0.0.33"));
+        fixture_free(f);
+}
+
+static void test_env_ipv4(void **state)
+{
+        Fixture *f = three_masters();
+        assert_int_equal(fixture_sync(f, &controller_target_config), 0);
+        _cleanup_(cJSON_Deletep) cJSON *pod = parse_pod(pod_yaml(f, "etcd-pod"));
+        cJSON *etcd = container(pod, "etcd");
+        assert_string_equal(env_of(etcd, "NODE_master_0_IP"), "10.0.0.1");
+        assert_string_equal(env_of(etcd, "NODE_master_1_ETCD_URL_HOST"), "10.0.0.2");
+        assert_string_equal(env_of(etcd, "NODE_master_2_ETCD_NAME"), "master-2");
+        assert_string_equal(env_of(etcd, "ALL_ETCD_ENDPOINTS"),
+                            "https://10.0.0.10:2379,https://10.0.0.1:2379,https://10.0.0.2:2379");
+        assert_string_equal(env_of(etcd, "ETCDCTL_ENDPOINTS"),
+                            "https://10.0.0.1:2379,https://10.0.0.2:2379");
+        assert_string_equal(env_of(etcd, "ETCD_HEARTBEAT_INTERVAL"), "100");
+        assert_string_equal(env_of(etcd, "ETCD_ELECTION_TIMEOUT"), "1000");
+        assert_string_equal(env_of(etcd, "ETCD_QUOTA_BACKEND_BYTES"), "8589934592");
+        assert_string_equal(env_of(etcd, "ETCD_MAX_LEARNERS"), "3");
+        assert_string_equal(env_of(etcd, "ETCD_EXPERIMENTAL_MAX_LEARNERS"), "3");
+        assert_string_equal(env_of(etcd, "ETCD_INITIAL_CLUSTER_STATE"), "existing");
+        assert_string_equal(env_of(etcd, "ETCD_DATA_DIR"), "/var/lib/etcd");
+        assert_string_equal(env_of(etcd, "ETCD_IMAGE"), "quay.io/openshift/etcd@sha256:0123");
+        assert_string_equal(env_of(etcd, "ETCD_TLS_MIN_VERSION"), "TLS1.2");
+        assert_null(strstr(env_of(etcd, "ETCD_CIPHER_SUITES"), "TLS_AES_")); /* no TLS 1.3 names */
+        assert_non_null(strstr(env_of(etcd, "ETCDCTL_CERT"), "etcd-peer-NODE_NAME.crt"));
+        /* Sorted generated variables first, then the container's own. */
+        cJSON *env = json_get_array(etcd, "env"), *e, *prev = NULL;
+        JSON_ARRAY_FOREACH (e, env) {
+                if (streq(json_get_string(e, "name"), "ETCD_STATIC_POD_VERSION")) {
+                        assert_null(e->next);
+                        break;
+                }
+                if (prev)
+                        assert_true(strcmp(json_get_string(prev, "name"), json_get_string(e, "name")) < 0);
+                prev = e;
+        }
+        /* Containers without an env list get none; the others all get the set. */
+        assert_null(json_get(container(pod, "setup"), "env"));
+        assert_null(json_get(container(pod, "etcd-resources-copy"), "env"));
+        static const char *const with_env[] = {"etcd-ensure-env-vars", "etcdctl", "etcd-metrics",
+                                               "etcd-readyz", "etcd-rev"};
+        for (size_t i = 0; i < ELEMENTSOF(with_env); i++)
+                assert_string_equal(env_of(container(pod, with_env[i]), "NODE_master_1_IP"), "10.0.0.2");
+        /* Default listen mode: all addresses for listeners, loopback for local connections. */
+        const char *script = script_of(etcd);
+        assert_non_null(strstr(script, "--listen-client-urls=https://0.0.0.0:2379"));
+        assert_non_null(strstr(script, "--listen-metrics-urls=https://0.0.0.0:9978,http://127.0.0.1:2381"));
+        assert_non_null(strstr(
+                script, "--initial-advertise-peer-urls=https://$NODE_NODE_ENVVAR_NAME_ETCD_URL_HOST:2380"));
+        assert_non_null(strstr(script_of(container(pod, "etcd-readyz")), "--target=https://127.0.0.1:2379"));
+        assert_non_null(strstr(script_of(container(pod, "etcd-readyz")), "--listen-address=0.0.0.0 "));
+        assert_non_null(strstr(script_of(container(pod, "etcd-metrics")), "--listen-addr=127.0.0.1:9977"));
+        fixture_free(f);
+}
+
+static void test_env_ipv6_and_dual_stack(void **state)
+{
+        Fixture *f = fixture_new();
+        fixture_add(f, W_NETWORKS,
+                    "{\"apiVersion\":\"config.openshift.io/v1\",\"kind\":\"Network\",\"metadata\":{\"name\":"
+                    "\"cluster\"},\"spec\":{\"serviceNetwork\":[\"fd02::/112\",\"172.30.0.0/16\"]}}");
+        fixture_master(f, "master-0", "fd00::1", true);
+        /* Dual stack: the IPv4 address comes first, the IPv6 one is preferred. */
+        fixture_add(
+                f, W_MASTER_NODES,
+                "{\"apiVersion\":\"v1\",\"kind\":\"Node\",\"metadata\":{\"name\":\"master-1\",\"labels\":"
+                "{\"node-role.kubernetes.io/"
+                "master\":\"\"}},\"status\":{\"addresses\":[{\"type\":\"InternalIP\","
+                "\"address\":\"10.0.0.2\"},{\"type\":\"InternalIP\",\"address\":\"fd00:0:0::2\"}]}}");
+        endpoints(f, "fd00::10", "\"1\":\"fd00::1\"");
+        fixture_etcd_cr(f, NULL, NULL);
+        assert_int_equal(fixture_sync(f, &controller_target_config), 0);
+        _cleanup_(cJSON_Deletep) cJSON *pod = parse_pod(pod_yaml(f, "etcd-pod"));
+        cJSON *etcd = container(pod, "etcd");
+        assert_string_equal(env_of(etcd, "NODE_master_0_IP"), "fd00::1");
+        assert_string_equal(env_of(etcd, "NODE_master_0_ETCD_URL_HOST"), "[fd00::1]");
+        assert_string_equal(env_of(etcd, "NODE_master_1_IP"), "fd00::2");
+        assert_string_equal(env_of(etcd, "NODE_master_1_ETCD_URL_HOST"), "[fd00::2]");
+        assert_string_equal(env_of(etcd, "ALL_ETCD_ENDPOINTS"),
+                            "https://[fd00::10]:2379,https://[fd00::1]:2379");
+        assert_string_equal(env_of(etcd, "ETCDCTL_ENDPOINTS"), "https://[fd00::1]:2379");
+        assert_string_equal(env_of(etcd, "ETCD_MAX_LEARNERS"), "2");
+        assert_non_null(strstr(script_of(etcd), "--listen-peer-urls=https://[::]:2380"));
+        assert_non_null(strstr(script_of(container(pod, "etcd-readyz")), "--target=https://[::1]:2379"));
+        assert_non_null(strstr(script_of(container(pod, "etcd-readyz")), "--listen-address=:: "));
+        fixture_free(f);
+}
+
+static void test_slower_and_quota(void **state)
+{
+        Fixture *f = three_masters();
+        fixture_etcd_cr(f, "\"controlPlaneHardwareSpeed\":\"Slower\",\"backendQuotaGiB\":16", NULL);
+        assert_int_equal(fixture_sync(f, &controller_target_config), 0);
+        _cleanup_(cJSON_Deletep) cJSON *pod = parse_pod(pod_yaml(f, "etcd-pod"));
+        cJSON *etcd = container(pod, "etcd");
+        assert_string_equal(env_of(etcd, "ETCD_HEARTBEAT_INTERVAL"), "500");
+        assert_string_equal(env_of(etcd, "ETCD_ELECTION_TIMEOUT"), "2500");
+        assert_string_equal(env_of(etcd, "ETCD_QUOTA_BACKEND_BYTES"), "17179869184");
+        /* The restore pod carries the same settings. */
+        _cleanup_(cJSON_Deletep) cJSON *restore = parse_pod(pod_yaml(f, "restore-etcd-pod"));
+        assert_string_equal(env_of(container(restore, "etcd"), "ETCD_ELECTION_TIMEOUT"), "2500");
+        fixture_free(f);
+}
+
+static void test_node_without_ip(void **state)
+{
+        Fixture *f = three_masters();
+        fixture_add(
+                f, W_MASTER_NODES,
+                "{\"apiVersion\":\"v1\",\"kind\":\"Node\",\"metadata\":{\"name\":\"master-3\",\"labels\":"
+                "{\"node-role.kubernetes.io/"
+                "master\":\"\"}},\"status\":{\"addresses\":[{\"type\":\"Hostname\","
+                "\"address\":\"master-3\"}]}}");
+        assert_int_equal(fixture_sync(f, &controller_target_config), 0);
+        fixture_expect_condition(f, "TargetConfigNodeAddressDegraded", "True", "NodeWithoutInternalIP");
+        assert_non_null(
+                strstr(fixture_condition(f, "TargetConfigNodeAddressDegraded")->cond_message, "master-3"));
+        _cleanup_(cJSON_Deletep) cJSON *pod = parse_pod(pod_yaml(f, "etcd-pod"));
+        cJSON *etcd = container(pod, "etcd");
+        assert_null(env_of(etcd, "NODE_master_3_IP"));
+        assert_null(env_of(etcd, "NODE_master_3_ETCD_NAME"));
+        assert_string_equal(env_of(etcd, "NODE_master_2_IP"), "10.0.0.3");
+        assert_string_equal(env_of(etcd, "ETCD_MAX_LEARNERS"), "4"); /* control-plane replicas */
+        fixture_free(f);
+}
+
+static void test_listen_on_node_ip(void **state)
+{
+        Fixture *f = three_masters();
+        fixture_etcd_cr(f, "\"unsupportedConfigOverrides\":{\"listenOnNodeIP\":true}", NULL);
+        assert_int_equal(fixture_sync(f, &controller_target_config), 0);
+        _cleanup_(cJSON_Deletep) cJSON *pod = parse_pod(pod_yaml(f, "etcd-pod"));
+        const char *script = script_of(container(pod, "etcd"));
+        assert_non_null(
+                strstr(script, "--listen-client-urls=https://$NODE_NODE_ENVVAR_NAME_ETCD_URL_HOST:2379"));
+        assert_non_null(strstr(script, "http://$NODE_NODE_ENVVAR_NAME_ETCD_URL_HOST:2381"));
+        assert_null(strstr(script, "//0.0.0.0"));
+        assert_null(strstr(pod_yaml(f, "etcd-pod"), "127.0.0.1:"));
+        const char *readyz = script_of(container(pod, "etcd-readyz"));
+        assert_non_null(strstr(readyz, "--target=https://$NODE_NODE_ENVVAR_NAME_ETCD_URL_HOST:2379"));
+        assert_non_null(strstr(readyz, "--listen-address=$NODE_NODE_ENVVAR_NAME_IP "));
+        assert_non_null(strstr(script_of(container(pod, "etcd-metrics")),
+                               "--metrics-addr=https://$NODE_NODE_ENVVAR_NAME_ETCD_URL_HOST:9979"));
+        /* The harness default can also come from the operator's state. */
+        fixture_etcd_cr(f, NULL, NULL);
+        f->state.listen_on_node_ip = true;
+        assert_int_equal(fixture_sync(f, &controller_target_config), 0);
+        assert_null(strstr(pod_yaml(f, "etcd-pod"), "//0.0.0.0"));
+        fixture_free(f);
+}
+
+/* What the installer will do with the bytes on master-1, revision 3. */
+static char *substitute(const char *in)
+{
+        static const char *const from[] = {"REVISION", "NODE_ENVVAR_NAME", "NODE_NAME"};
+        static const char *const to[] = {"3", "master_1", "master-1"};
+        Buf b = BUF_INIT(0);
+        for (const char *p = in; *p;) {
+                size_t k = 0;
+                while (k < ELEMENTSOF(from) && !startswith(p, from[k]))
+                        k++;
+                if (k < ELEMENTSOF(from)) {
+                        assert_int_equal(buf_append(&b, to[k], strlen(to[k])), 0);
+                        p += strlen(from[k]);
+                } else
+                        assert_int_equal(buf_append(&b, p++, 1), 0);
+        }
+        return buf_steal(&b);
+}
+
+/* Every shell script parses (sh -n) as the node will run it. */
+static void check_scripts(cJSON *pod)
+{
+        static const char *const lists[] = {"spec.initContainers", "spec.containers"};
+        cJSON *c;
+        for (size_t k = 0; k < ELEMENTSOF(lists); k++)
+                JSON_ARRAY_FOREACH (c, json_get_array(pod, lists[k])) {
+                        const char *script = script_of(c);
+                        FILE *sh = popen("sh -n", "w");
+                        assert_non_null(sh);
+                        assert_true(fputs(script, sh) >= 0);
+                        int status = pclose(sh);
+                        if (status != 0)
+                                fail_msg("container %s: sh -n rejects its script:\n%s",
+                                         json_get_string(c, "name"), script);
+                }
+}
+
+static void test_installer_substitution(void **state)
+{
+        Fixture *f = three_masters();
+        assert_int_equal(fixture_sync(f, &controller_target_config), 0);
+        static const char *const cms[] = {"etcd-pod", "restore-etcd-pod"};
+        for (size_t i = 0; i < ELEMENTSOF(cms); i++) {
+                _cleanup_free_ char *text = substitute(pod_yaml(f, cms[i]));
+                _cleanup_(cJSON_Deletep) cJSON *pod = parse_pod(text);
+                assert_string_equal(json_get_string(pod, "metadata.labels.revision"), "3");
+                assert_string_equal(json_get_string(pod, "metadata.name"), "etcd");
+                cJSON *etcd = container(pod, "etcd");
+                assert_string_equal(env_of(etcd, "ETCD_STATIC_POD_VERSION"), "3");
+                const char *script = script_of(etcd);
+                assert_non_null(strstr(script, "etcd-serving-master-1.crt"));
+                assert_non_null(strstr(script, "$NODE_master_1_ETCD_URL_HOST:2379"));
+                assert_null(strstr(text, "${"));
+                check_scripts(pod);
+        }
+        _cleanup_free_ char *text = substitute(pod_yaml(f, "etcd-pod"));
+        assert_non_null(strstr(text, "/etc/kubernetes/static-pod-resources/etcd-pod-3\n"));
+        assert_non_null(strstr(text, "ensure-env --node-name=master-1"));
+        fixture_free(f);
+}
+
+static void test_waits_for_endpoints(void **state)
+{
+        Fixture *f = fixture_new();
+        fixture_master(f, "master-0", "10.0.0.1", true);
+        fixture_etcd_cr(f, NULL, NULL);
+        assert_int_equal(fixture_sync(f, &controller_target_config), 0);
+        assert_int_equal(f->plan.n, 0);
+        assert_true(f->plan.requeue_after > 0);
+        /* Present but empty: still nothing for discover to talk to. */
+        endpoints(f, NULL, "");
+        assert_int_equal(fixture_sync(f, &controller_target_config), 0);
+        assert_int_equal(fixture_count(f, INTENT_APPLY), 0);
+        /* Only the bootstrap member: etcdctl talks to it until a master is published. */
+        endpoints(f, "10.0.0.10", "");
+        assert_int_equal(fixture_sync(f, &controller_target_config), 0);
+        _cleanup_(cJSON_Deletep) cJSON *pod = parse_pod(pod_yaml(f, "etcd-pod"));
+        assert_string_equal(env_of(container(pod, "etcdctl"), "ETCDCTL_ENDPOINTS"),
+                            "https://10.0.0.10:2379");
+        fixture_free(f);
+}
+
+static void test_bad_image(void **state)
+{
+        Fixture *f = three_masters();
+        f->state.etcd_image = "not an image";
+        assert_true(fixture_sync(f, &controller_target_config) < 0);
+        fixture_free(f);
+}
+
+int main(void)
+{
+        const struct CMUnitTest tests[] = {
+                cmocka_unit_test(test_golden_three_masters),
+                cmocka_unit_test(test_idempotent),
+                cmocka_unit_test(test_env_ipv4),
+                cmocka_unit_test(test_env_ipv6_and_dual_stack),
+                cmocka_unit_test(test_slower_and_quota),
+                cmocka_unit_test(test_node_without_ip),
+                cmocka_unit_test(test_listen_on_node_ip),
+                cmocka_unit_test(test_installer_substitution),
+                cmocka_unit_test(test_waits_for_endpoints),
+                cmocka_unit_test(test_bad_image),
+        };
+        return cmocka_run_group_tests(tests, NULL, NULL);
+}
