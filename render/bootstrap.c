@@ -356,6 +356,23 @@ static int write_tree(const RenderOptions *o, const CertSet *s, const char *root
                                                           "metrics-ca-bundle.crt", metrics_ca, NULL});
         if (r >= 0)
                 r = write_endpoints_cm(root, ip_to_string(&o->bootstrap_ip, ip, sizeof ip));
+        /* The manifests that start the operator once the cluster runs. */
+        static const char *const operator_manifests[] = {
+                "operator/0000_12_etcd-operator_00_namespace.yaml",
+                "operator/0000_12_etcd-operator_01_serviceaccount.yaml",
+                "operator/0000_12_etcd-operator_02_rbac.yaml",
+                "operator/0000_12_etcd-operator_06_deployment.yaml",
+        };
+        const TemplateVar images[] = {{"ETCD_IMAGE", o->etcd_image}, {"OPERATOR_IMAGE", o->operator_image}};
+        for (size_t i = 0; r >= 0 && i < ELEMENTSOF(operator_manifests); i++) {
+                const Asset *a = asset_find(operator_manifests[i]);
+                _cleanup_free_ char *text = NULL, *rel = NULL;
+                r = a ? template_render(a->data, images, ELEMENTSOF(images), &text, NULL) : -ENOENT;
+                if (r >= 0)
+                        rel = strdup_printf("manifests/%s", operator_manifests[i] + strlen("operator/"));
+                if (r >= 0)
+                        r = rel ? write_out(root, rel, text, 0644) : -ENOMEM;
+        }
         static const char *const statics[][2] = {
                 {"bootstrap/00_openshift-etcd-ns.yaml", "manifests/00_openshift-etcd-ns.yaml"},
                 {"bootstrap/openshift-etcd-svc.yaml", "manifests/openshift-etcd-svc.yaml"},
@@ -401,6 +418,9 @@ int render_bootstrap(const RenderOptions *o, char **ret_error)
                         ret_error, -EINVAL,
                         "--hostname: \"%s\" is not a DNS-1123 name (lowercase letters, digits, '-' and '.')",
                         strempty(o->hostname));
+        if (!template_is_image_ref(o->operator_image))
+                return fail(ret_error, -EINVAL, "--operator-image: \"%s\" is not an image reference",
+                            strempty(o->operator_image));
         if (!template_is_image_ref(o->etcd_image))
                 return fail(ret_error, -EINVAL,
                             "--etcd-image: \"%s\" is not an image reference such as "

@@ -13,7 +13,8 @@
 typedef struct RenderOptions {
         const char *output_dir;
         const char *etcd_image;
-        const char *hostname; /* the bootstrap host's name (DNS-1123 subdomain) */
+        const char *operator_image; /* for the operator's Deployment manifest */
+        const char *hostname;       /* the bootstrap host's name (DNS-1123 subdomain) */
         IpAddr bootstrap_ip;
         bool listen_on_node_ip; /* listeners and local connections on the node IP (test harness) */
         bool slower_hardware;   /* controlPlaneHardwareSpeed: Slower (500/2500 ms) */

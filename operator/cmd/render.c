@@ -36,13 +36,26 @@ static void help(FILE *out)
 }
 
 typedef struct Flags {
-        const char *out, *image, *network, *cluster, *infra, *bootstrap_ip, *hostname, *speed, *key_type;
+        const char *out, *image, *network, *cluster, *infra, *bootstrap_ip, *hostname, *speed, *key_type,
+                *operator_image;
         bool node_ip;
 } Flags;
 
 static int parse(int argc, char *argv[], Flags *f)
 {
-        enum { A_OUT = 0x100, A_IMAGE, A_NET, A_CLUSTER, A_INFRA, A_IP, A_HOST, A_NODEIP, A_SPEED, A_KEY };
+        enum {
+                A_OUT = 0x100,
+                A_IMAGE,
+                A_NET,
+                A_CLUSTER,
+                A_INFRA,
+                A_IP,
+                A_HOST,
+                A_NODEIP,
+                A_SPEED,
+                A_KEY,
+                A_OPIMG
+        };
         static const struct option options[] = {
                 {"asset-output-dir", required_argument, NULL, A_OUT},
                 {"etcd-image", required_argument, NULL, A_IMAGE},
@@ -54,6 +67,7 @@ static int parse(int argc, char *argv[], Flags *f)
                 {"listen-on-node-ip", no_argument, NULL, A_NODEIP},
                 {"control-plane-hardware-speed", required_argument, NULL, A_SPEED},
                 {"key-type", required_argument, NULL, A_KEY},
+                {"operator-image", required_argument, NULL, A_OPIMG},
                 {"help", no_argument, NULL, 'h'},
                 {},
         };
@@ -94,6 +108,9 @@ static int parse(int argc, char *argv[], Flags *f)
                         break;
                 case A_KEY:
                         f->key_type = optarg;
+                        break;
+                case A_OPIMG:
+                        f->operator_image = optarg;
                         break;
                 default:
                         help(stderr);
@@ -136,12 +153,15 @@ static int render_main(int argc, char *argv[])
         if (r != 0)
                 return r > 0 ? EXIT_OK : EXIT_USAGE;
 
-        RenderOptions o = {.output_dir = f.out,
-                           .etcd_image = f.image,
-                           .listen_on_node_ip = f.node_ip,
-                           .key_type = PKI_KEY_RSA_2048,
-                           .now = now_usec(CLOCK_REALTIME),
-                           .inputs = &in};
+        RenderOptions o = {
+                .output_dir = f.out,
+                .etcd_image = f.image,
+                .operator_image = f.operator_image ? f.operator_image
+                                                   : "quay.io/openshift/origin-cluster-etcd-operator:latest",
+                .listen_on_node_ip = f.node_ip,
+                .key_type = PKI_KEY_RSA_2048,
+                .now = now_usec(CLOCK_REALTIME),
+                .inputs = &in};
         if (f.key_type) {
                 o.key_type = streq(f.key_type, "rsa")     ? PKI_KEY_RSA_2048
                              : streq(f.key_type, "ecdsa") ? PKI_KEY_ECDSA_P256

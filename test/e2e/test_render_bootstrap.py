@@ -86,6 +86,14 @@ def main():
         for name in ("etcd-ca-bundle", "etcd-metrics-ca-bundle", "etcd-all-bundles"):
             assert env.get_json("configmap", "-n", "openshift-etcd", name), "configmap %s missing" % name
         assert env.get_json("service", "-n", "openshift-etcd", "etcd")
+        # The manifests that start the operator: applied and checked, not run.
+        dep = env.get_json("deployment", "-n", "openshift-etcd-operator", "etcd-operator")
+        c = dep["spec"]["template"]["spec"]["containers"][0]
+        assert c["command"][:2] == ["cluster-etcd-operator", "operator"], c["command"]
+        assert "--etcd-image=quay.io/openshift/etcd@sha256:0123456789abcdef" in c["command"], c["command"]
+        assert dep["spec"]["template"]["spec"]["serviceAccountName"] == "etcd-operator"
+        assert env.get_json("clusterrole", "system:openshift:operator:etcd-operator")
+        assert env.get_json("rolebinding", "-n", "openshift-etcd", "etcd-operator")
         log("%d manifests created" % len(files))
 
         # Once its namespace exists, the kubelet's mirror pod reports the bootstrap pod running.

@@ -174,6 +174,8 @@ static RenderOptions options(const char *out, const RenderInputs *in)
 {
         RenderOptions o = {.output_dir = out,
                            .etcd_image = "quay.io/openshift/etcd@sha256:0123456789abcdef",
+                           .operator_image =
+                                   "quay.io/openshift/cluster-etcd-operator@sha256:fedcba9876543210",
                            .hostname = "bootstrap",
                            .listen_on_node_ip = false,
                            .key_type = PKI_KEY_ECDSA_P256,
