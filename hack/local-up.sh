@@ -1,21 +1,42 @@
 #!/usr/bin/env bash
-# The demo: installs what is needed, builds, and starts a simulated control
-# plane on loopback: the Kubernetes API simulator (backed by its own real
-# etcd) with the OpenShift CRDs, the objects the cluster-version operator
-# would create (etcds/cluster, infrastructures/cluster, networks/cluster,
-# clusteroperators/etcd), and three master Nodes. Prints the line
-# `export KUBECONFIG=...` and kubectl commands to try.
+# The demo: installs what is needed, builds, and runs a whole OpenShift-style
+# etcd bootstrap on loopback: the Kubernetes API simulator (on its own real
+# etcd), `render` on a simulated bootstrap host, the rendered bootstrap etcd
+# run by a kubelet simulator, three simulated masters, the operator, and the
+# other install actors (hack/cluster-actors.py). It shows progress as it
+# happens and returns once the cluster has settled (three members, bootstrap
+# member removed, clusteroperator/etcd Available), leaving it running.
 #
 #   hack/local-up.sh          start (state under .local-up/)
 #   hack/local-up.sh --down   stop everything it started (by PID)
 set -euo pipefail
 root=$(cd "$(dirname "$0")/.." && pwd)
 state=${LOCAL_UP_DIR:-$root/.local-up}
-addr=${LOCAL_UP_ADDR:-127.0.100.1}
+net=${LOCAL_UP_NET:-127.0.100}
+masters=(master-0 master-1 master-2)
+
+stop_pids() {
+        local f pid
+        for f in "$state"/pids/*.pid; do
+                [ -f "$f" ] || continue
+                pid=$(cat "$f")
+                if kill -0 "$pid" 2>/dev/null; then
+                        kill -TERM "$pid" 2>/dev/null || true
+                fi
+        done
+        for f in "$state"/pids/*.pid; do
+                [ -f "$f" ] || continue
+                pid=$(cat "$f")
+                for _ in $(seq 1 100); do kill -0 "$pid" 2>/dev/null || break; sleep 0.1; done
+                kill -KILL "$pid" 2>/dev/null || true
+                rm -f "$f"
+        done
+}
 
 down() {
+        stop_pids
         if [ -d "$state/sim" ]; then
-                bash "$root/hack/sim-up.sh" stop "$state/sim" || true
+                bash "$root/hack/sim-up.sh" stop "$state/sim" >/dev/null 2>&1 || true
         fi
         echo "local-up: stopped"
 }
@@ -32,48 +53,121 @@ fi
 bash "$root/hack/install-deps.sh"
 cmake -S "$root" -B "$root/build" >/dev/null
 make -s -C "$root/build" -j2 cluster-etcd-operator
+bin=$root/build/cluster-etcd-operator
 
-if [ -f "$state/sim/sim.pid" ] && kill -0 "$(cat "$state/sim/sim.pid")" 2>/dev/null; then
+if [ -d "$state/pids" ] && ls "$state"/pids/*.pid >/dev/null 2>&1; then
         echo "local-up: already running; 'hack/local-up.sh --down' first" >&2
         exit 1
 fi
-mkdir -p "$state"
-SIM_LISTEN="$addr:6443" bash "$root/hack/sim-up.sh" start "$state/sim" >/dev/null
+rm -rf "$state"
+mkdir -p "$state/pids" "$state/logs"
+
+# Anything that fails from here on stops what was started.
+trap 'echo "local-up: failed; logs in $state/logs" >&2; down >/dev/null' ERR
+
+start_bg() { # name command...
+        local name=$1; shift
+        setsid "$@" >"$state/logs/$name.log" 2>&1 </dev/null &
+        echo $! >"$state/pids/$name.pid"
+}
+
+echo "local-up: starting the API simulator on https://$net.1:6443"
+SIM_LISTEN="$net.1:6443" bash "$root/hack/sim-up.sh" start "$state/sim" >/dev/null
 export KUBECONFIG=$state/sim/kubeconfig
 kc() { kubectl --cache-dir "$state/kubectl-cache" "$@"; }
 
-echo "local-up: loading the OpenShift config objects and three master nodes"
+echo "local-up: the cluster-version operator's objects"
 kc apply -f "$root/manifests/local-up/" >/dev/null
-kc patch infrastructure cluster --subresource=status --type=merge -p '{"status":{"infrastructureName":"local-up","platformStatus":{"type":"None"},"controlPlaneTopology":"HighlyAvailable","infrastructureTopology":"HighlyAvailable","apiServerURL":"https://'"$addr"':6443","apiServerInternalURI":"https://'"$addr"':6443","etcdDiscoveryDomain":""}}' >/dev/null
-for i in 0 1 2; do
-        kc apply -f - >/dev/null <<NODE
-apiVersion: v1
-kind: Node
+kc patch etcd cluster --type=merge -p '{"spec":{"unsupportedConfigOverrides":{"listenOnNodeIP":true}}}' >/dev/null
+kc patch infrastructure cluster --subresource=status --type=merge -p '{"status":{"infrastructureName":"local-up","platformStatus":{"type":"None"},"controlPlaneTopology":"HighlyAvailable","infrastructureTopology":"HighlyAvailable"}}' >/dev/null
+kc create namespace openshift-kube-apiserver >/dev/null
+kc apply -f "$root/test/data/render/cluster-config.yaml" >/dev/null
+kc apply -f - >/dev/null <<'KAS'
+apiVersion: operator.openshift.io/v1
+kind: KubeAPIServer
 metadata:
-  name: master-$i
-  labels:
-    node-role.kubernetes.io/master: ""
-    node-role.kubernetes.io/control-plane: ""
-    kubernetes.io/hostname: master-$i
-NODE
-        kc patch node "master-$i" --subresource=status --type=merge -p "{\"status\":{\"addresses\":[{\"type\":\"InternalIP\",\"address\":\"127.0.100.$((i + 10))\"},{\"type\":\"Hostname\",\"address\":\"master-$i\"}],\"conditions\":[{\"type\":\"Ready\",\"status\":\"True\",\"reason\":\"KubeletReady\",\"message\":\"kubelet is posting ready status\"}]}}" >/dev/null
+  name: cluster
+spec:
+  managementState: Managed
+KAS
+
+echo "local-up: render on the bootstrap host ($net.5)"
+"$bin" render --asset-output-dir "$state/assets" --etcd-image quay.io/openshift/etcd:local \
+        --operator-image quay.io/openshift/cluster-etcd-operator:local \
+        --network-config-file "$root/test/data/render/network.yaml" \
+        --cluster-configmap-file "$root/test/data/render/cluster-config.yaml" \
+        --infra-config-file "$root/test/data/render/infrastructure.yaml" \
+        --bootstrap-ip "$net.5" --hostname bootstrap --listen-on-node-ip \
+        --control-plane-hardware-speed Slower --key-type ecdsa 2>>"$state/logs/render.log"
+for f in "$state"/assets/manifests/*-ns.yaml "$state"/assets/manifests/*.yaml; do
+        kc create -f "$f" >/dev/null 2>&1 || true
 done
 
+echo "local-up: kubelets: bootstrap ($net.5) and ${masters[*]} ($net.10-12)"
+mkdir -p "$state/nodes/bootstrap/etc"
+cp -r "$state/assets/etc-kubernetes" "$state/nodes/bootstrap/etc/kubernetes"
+start_bg kubelet-bootstrap "$root/test/sim/kubelet-sim" --node-name bootstrap --node-ip "$net.5" \
+        --root "$state/nodes/bootstrap" --kubeconfig "$KUBECONFIG" --operator-binary "$bin"
+for i in 0 1 2; do
+        mkdir -p "$state/nodes/master-$i"
+        start_bg "kubelet-master-$i" "$root/test/sim/kubelet-sim" --node-name "master-$i" \
+                --node-ip "$net.$((10 + i))" --root "$state/nodes/master-$i" --kubeconfig "$KUBECONFIG" \
+                --operator-binary "$bin" --master --backoff-base 0.5 --backoff-max 5
+done
+start_bg cluster-actors python3 "$root/hack/cluster-actors.py" "$KUBECONFIG" "$(IFS=,; echo "${masters[*]}")"
+
+tls=$state/assets/tls
+echo "local-up: the operator (metrics on http://$net.2:8443/metrics)"
+start_bg operator "$bin" operator --kubeconfig "$KUBECONFIG" --listen "$net.2:8443" \
+        --leader-elect-lease-duration 15s --leader-elect-renew-deadline 10s --leader-elect-retry-period 2s \
+        --etcd-poll-interval 1s --listen-on-node-ip --cert-key-type ecdsa \
+        --etcd-image quay.io/openshift/etcd:local --operator-image quay.io/openshift/cluster-etcd-operator:local \
+        --etcd-ca "$tls/etcd-ca-bundle.crt" --etcd-cert "$tls/etcd-client.crt" --etcd-key "$tls/etcd-client.key"
+
+# Progress: the operator's decisions as they happen, until the cluster settles.
+settled() {
+        local co
+        co=$(kc get co etcd -o jsonpath='{range .status.conditions[*]}{.type}={.status} {end}' 2>/dev/null) || return 1
+        [[ $co == *"Available=True"* && $co == *"Progressing=False"* && $co == *"Degraded=False"* ]] || return 1
+        [ "$(kc get etcd cluster -o jsonpath='{.status.conditions[?(@.type=="EtcdBootstrapMemberRemoved")].status}')" = True ]
+}
+declare -A seen=()
+deadline=$((SECONDS + 600))
+until settled; do
+        if [ $SECONDS -gt $deadline ]; then
+                echo "local-up: the cluster did not settle in 10 minutes; logs in $state/logs" >&2
+                exit 1
+        fi
+        for log in operator cluster-actors; do
+                f=$state/logs/$log.log
+                n=${seen[$log]:-0}
+                total=$(wc -l <"$f" 2>/dev/null || echo 0)
+                [ "$total" -gt "$n" ] || continue
+                tail -n +$((n + 1)) "$f" | head -n $((total - n)) |
+                        grep -E "issuing a new certificate|creating revision|installing revision|etcd add learner|etcd promote|etcd remove|bootstrap complete|kube-apiserver revision" |
+                        grep -v "starting$" | sed -E 's/^[IWE][0-9]{4} ([0-9:]+)\.[0-9]+ +[0-9]+ [^]]+\] /\1 /; s/^/  /' || true
+                seen[$log]=$total
+        done
+        sleep 1
+done
+trap - ERR
+
+echo
+kc get etcd cluster -o jsonpath='{range .status.conditions[?(@.status=="True")]}{.type}: {.reason} {.message}{"\n"}{end}' | grep -v "Degraded:" || true
+echo
+kc get co etcd
 cat <<MSG
 
-The simulated control plane is up (API simulator on https://$addr:6443, backed by a real etcd).
+The simulated control plane is up: etcd runs on ${masters[*]} ($net.10-12); the bootstrap member is gone.
 
 export KUBECONFIG=$KUBECONFIG
 
 Try:
-  kubectl get nodes -o wide
   kubectl get etcd cluster -o yaml
-  kubectl get infrastructures.config.openshift.io cluster -o yaml
-  kubectl get co etcd
-  kubectl get crd
+  kubectl get co etcd -o yaml
+  kubectl get pods -n openshift-etcd -o wide
+  kubectl get configmap -n openshift-etcd etcd-endpoints -o yaml
+  ETCDCTL_API=3 etcdctl --endpoints=https://$net.10:2379 --cacert=$tls/etcd-ca-bundle.crt --cert=$tls/etcd-client.crt --key=$tls/etcd-client.key member list -w table
 
-The operator itself runs with: build/cluster-etcd-operator operator --kubeconfig \$KUBECONFIG --listen 127.0.0.1:8443 --leader-elect-lease-duration 15s --leader-elect-renew-deadline 10s --leader-elect-retry-period 2s
-(no controllers yet: it takes the lease and serves /healthz, /readyz, /metrics)
-
-Stop everything with: hack/local-up.sh --down
+Logs: $state/logs. Stop everything with: hack/local-up.sh --down
 MSG

@@ -132,7 +132,7 @@ static void note_failure(Controller *c, int error, const Intent *i)
         _cleanup_free_ char *what = i ? intent_describe(i) : NULL;
 
         c->stats.failures++;
-        log_warning_errno(error, "%s: %s failed", c->spec->name, what ? what : "sync");
+        log_warning_errno(error, "%s failed", what ? what : "sync");
         if (c->first_error < 0)
                 return;
         c->first_error = error;
@@ -180,7 +180,7 @@ static void intent_finished(Controller *c, int error)
          * server: sync again shortly from fresher caches instead of reporting Degraded. */
         if ((error == -ESTALE || error == -EEXIST) && i->type != INTENT_ETCD_ADD_LEARNER) {
                 _cleanup_free_ char *what = intent_describe(i);
-                log_debug("%s: %s: %s; syncing again", c->spec->name, strempty(what), strerror(-error));
+                log_debug("%s: %s; syncing again", strempty(what), strerror(-error));
                 plan_requeue_after(&c->plan, 200 * USEC_PER_MSEC);
                 error = 0;
         }
@@ -248,6 +248,7 @@ static cJSON *merge_for_apply(const cJSON *current, const cJSON *desired)
 static void on_intent_done(KubeClient *kc, const KubeResponse *resp, void *userdata)
 {
         Controller *c = userdata;
+        log_set_controller(c->spec->name);
         const Intent *i = &c->plan.intents[c->next];
         int e = resp->error;
 
@@ -262,7 +263,7 @@ static void on_intent_done(KubeClient *kc, const KubeResponse *resp, void *userd
         }
         if (e >= 0 && i->type != INTENT_EVENT && i->type != INTENT_CONDITION) {
                 _cleanup_free_ char *what = intent_describe(i);
-                log_debug("%s: %s done", c->spec->name, what);
+                log_debug("%s done", what);
         }
         intent_finished(c, e);
 }
@@ -270,6 +271,7 @@ static void on_intent_done(KubeClient *kc, const KubeResponse *resp, void *userd
 static void on_apply_get(KubeClient *kc, const KubeResponse *resp, void *userdata)
 {
         Controller *c = userdata;
+        log_set_controller(c->spec->name);
         const Intent *i = &c->plan.intents[c->next];
         int r;
 
@@ -304,6 +306,7 @@ static void on_apply_get(KubeClient *kc, const KubeResponse *resp, void *userdat
 static void on_etcd_done(EtcdClient *ec, const EtcdResponse *resp, void *userdata)
 {
         Controller *c = userdata;
+        log_set_controller(c->spec->name);
         const Intent *i = &c->plan.intents[c->next];
         _cleanup_free_ char *what = intent_describe(i);
         int e = resp->error;
@@ -311,9 +314,20 @@ static void on_etcd_done(EtcdClient *ec, const EtcdResponse *resp, void *userdat
         (void) ec;
         if (e == -ECANCELED)
                 return;
+        /* The change may already have happened (a stale view, or a restart mid-way):
+         * etcd's "already so" answers mean done. */
+        if ((i->type == INTENT_ETCD_REMOVE && e == ETCD_ERR_MEMBER_NOT_FOUND) ||
+            (i->type == INTENT_ETCD_PROMOTE && e == ETCD_ERR_NOT_LEARNER) ||
+            (i->type == INTENT_ETCD_ADD_LEARNER && e == ETCD_ERR_PEER_URL_EXISTS)) {
+                log_info("%s: already done (%s)", what, etcd_strerror(e));
+                if (c->rt->cfg.on_etcd_change)
+                        c->rt->cfg.on_etcd_change(c->rt->cfg.userdata);
+                intent_finished(c, 0);
+                return;
+        }
         /* etcd's "not yet" answers are part of the protocol, not failures: ask again soon. */
         if (e == ETCD_ERR_LEARNER_NOT_READY || e == ETCD_ERR_UNHEALTHY || e == ETCD_ERR_NOT_ENOUGH_STARTED) {
-                log_info("%s: %s: %s; retrying shortly", c->spec->name, what, etcd_strerror(e));
+                log_info("%s: %s; retrying shortly", what, etcd_strerror(e));
                 plan_requeue_after(&c->plan, 2 * USEC_PER_SEC);
                 intent_finished(c, 0);
                 return;
@@ -324,7 +338,7 @@ static void on_etcd_done(EtcdClient *ec, const EtcdResponse *resp, void *userdat
                 intent_finished(c, e);
                 return;
         }
-        log_info("%s: %s: done", c->spec->name, what);
+        log_info("%s: done", what);
         static const char *const reasons[] = {
                 [INTENT_ETCD_ADD_LEARNER] = "MemberAddAsLearner",
                 [INTENT_ETCD_PROMOTE] = "MemberPromote",
@@ -344,7 +358,7 @@ static int run_etcd_intent(Controller *c, const Intent *i)
         if (!ec)
                 return -ENOTCONN;
         /* Every risky step is logged before and after. */
-        log_info("%s: %s: starting", c->spec->name, what);
+        log_info("%s: starting", what);
         switch (i->type) {
         case INTENT_ETCD_ADD_LEARNER:
                 return etcd_member_add(ec, i->peer_url, true, on_etcd_done, c);
@@ -460,6 +474,7 @@ static int apply_conditions(Controller *c, cJSON *status_obj)
 static void on_status_written(KubeClient *kc, const KubeResponse *resp, void *userdata)
 {
         Controller *c = userdata;
+        log_set_controller(c->spec->name);
 
         (void) kc;
         if (resp->error == -ECANCELED)
@@ -472,7 +487,7 @@ static void on_status_written(KubeClient *kc, const KubeResponse *resp, void *us
                 c->stats.failures++;
                 if (c->first_error >= 0)
                         c->first_error = resp->error;
-                log_warning_errno(resp->error, "%s: writing conditions failed", c->spec->name);
+                log_warning_errno(resp->error, "writing conditions failed");
         }
         finish_key(c);
 }
@@ -480,6 +495,7 @@ static void on_status_written(KubeClient *kc, const KubeResponse *resp, void *us
 static void on_status_get(KubeClient *kc, const KubeResponse *resp, void *userdata)
 {
         Controller *c = userdata;
+        log_set_controller(c->spec->name);
         int r;
 
         if (resp->error == -ECANCELED)
