@@ -129,7 +129,7 @@ static int sync_prune(const SyncContext *ctx, Plan *p)
         r = load_keep(cr, &k);
         if (r < 0)
                 return r;
-        _cleanup_free_ int64_t *in_use = k.in_use;
+        _cleanup_free_ _unused_ int64_t *in_use = k.in_use; /* freed at scope exit */
         if (k.keep < 0)
                 return 0;
         size_t done = prune_copies(ctx, p, &k, MAX_PER_SYNC);
