@@ -478,3 +478,26 @@ int etcd_kv_compact(EtcdClient *c, uint64_t revision, bool physical, EtcdCallbac
                 return -ENOMEM;
         return etcd_call(c, NULL, "/v3/kv/compaction", b, 0, 2 * 60 * USEC_PER_SEC, cb, userdata);
 }
+
+int etcd_kv_create(EtcdClient *c, const void *key, size_t key_len, const void *value, size_t value_len,
+                   EtcdCallback cb, void *userdata)
+{
+        _cleanup_(cJSON_Deletep) cJSON *b = cJSON_CreateObject();
+        cJSON *cmp, *cmps, *succ, *put, *fail, *rng;
+
+        assert_return(key && key_len > 0, -EINVAL);
+        /* A txn: compare create_revision == 0, then put, else read what is there. */
+        if (!b || !(cmps = cJSON_AddArrayToObject(b, "compare")) || !(cmp = cJSON_CreateObject()) ||
+            !cJSON_AddItemToArray(cmps, cmp) || add_bytes(cmp, "key", key, key_len) < 0 ||
+            !cJSON_AddStringToObject(cmp, "target", "CREATE") ||
+            !cJSON_AddStringToObject(cmp, "result", "EQUAL") ||
+            !cJSON_AddStringToObject(cmp, "create_revision", "0") ||
+            !(succ = cJSON_AddArrayToObject(b, "success")) || !(put = cJSON_CreateObject()) ||
+            !cJSON_AddItemToArray(succ, put) || !(put = cJSON_AddObjectToObject(put, "request_put")) ||
+            add_bytes(put, "key", key, key_len) < 0 || add_bytes(put, "value", value, value_len) < 0 ||
+            !(fail = cJSON_AddArrayToObject(b, "failure")) || !(rng = cJSON_CreateObject()) ||
+            !cJSON_AddItemToArray(fail, rng) || !(rng = cJSON_AddObjectToObject(rng, "request_range")) ||
+            add_bytes(rng, "key", key, key_len) < 0)
+                return -ENOMEM;
+        return etcd_call(c, NULL, "/v3/kv/txn", b, 0, 0, cb, userdata);
+}

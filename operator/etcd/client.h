@@ -77,3 +77,7 @@ int etcd_kv_range(EtcdClient *c, const char *endpoint, const void *key, size_t k
                   const void *range_end, size_t range_end_len, bool serializable, EtcdCallback cb,
                   void *userdata);
 int etcd_kv_compact(EtcdClient *c, uint64_t revision, bool physical, EtcdCallback cb, void *userdata);
+/* Put `value` at `key` only if the key does not exist yet (create_revision 0);
+ * the response's `succeeded` says whether it did. Not retried: not idempotent. */
+int etcd_kv_create(EtcdClient *c, const void *key, size_t key_len, const void *value, size_t value_len,
+                   EtcdCallback cb, void *userdata);

@@ -214,6 +214,23 @@ static void test_defrag_and_nospace(void **state)
         _cleanup_(etcd_client_freep) EtcdClient *e = etcd_test_client(&c, loop, 0x1);
         const char *url = c.members[0].client_url;
 
+        /* Create-if-absent through a txn: the first wins, the second reads the first's value. */
+        assert_int_equal(etcd_kv_create(e, "/lock", 5, "first", 5, etcd_test_result_cb, &r), 0);
+        assert_int_equal(etcd_test_wait(loop, &r, 30 * USEC_PER_SEC), 0);
+        assert_int_equal(r.error, 0);
+        assert_true(json_get_bool(r.body, "succeeded", false));
+        etcd_test_result_done(&r);
+        assert_int_equal(etcd_kv_create(e, "/lock", 5, "second", 6, etcd_test_result_cb, &r), 0);
+        assert_int_equal(etcd_test_wait(loop, &r, 30 * USEC_PER_SEC), 0);
+        assert_int_equal(r.error, 0);
+        assert_false(json_get_bool(r.body, "succeeded", false)); /* absent when the compare failed */
+        cJSON *kv =
+                cJSON_GetArrayItem(json_get_array(cJSON_GetArrayItem(json_get_array(r.body, "responses"), 0),
+                                                  "response_range.kvs"),
+                                   0);
+        assert_string_equal(json_get_string(kv, "value"), "Zmlyc3Q="); /* "first" */
+        etcd_test_result_done(&r);
+
         assert_int_equal(load(e, 1000), 0);
         /* Defragmentation gives back the space of deleted, compacted keys. */
         assert_int_equal(

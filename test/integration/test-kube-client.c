@@ -15,6 +15,7 @@
 #include "base/log.h"
 #include "kube/client.h"
 #include "kube/informer.h"
+#include "runtime/events.h"
 
 #define NS "itest"
 
@@ -197,6 +198,58 @@ static void test_retry_after(void **state)
         result_done(&r);
 }
 
+/* The same event three times is one Event with count 3; another reason is another Event. */
+static void test_events_dedup(void **state)
+{
+        EventSource src = {.component = "openshift-cluster-etcd-operator",
+                           .api_version = "apps/v1",
+                           .kind = "Deployment",
+                           .namespace = NS,
+                           .name = "etcd-operator"};
+        _cleanup_(event_recorder_freep) EventRecorder *rec = event_recorder_new(client, &src);
+        uint64_t written = 0, dropped = 0;
+        Result r = {};
+
+        assert_non_null(rec);
+        for (int i = 0; i < 3; i++) {
+                event_record(rec, false, "MemberPromote", "promoted %s", "master-0");
+                /* Let each write land before the next, as events arrive over time. */
+                bool never = false;
+                (void) loop_run_until(loop, &never, 300 * USEC_PER_MSEC);
+        }
+        event_record(rec, true, "MemberChangeFailed", "etcd remove master-2 failed");
+        bool never = false;
+        (void) loop_run_until(loop, &never, 300 * USEC_PER_MSEC);
+        event_recorder_get_counts(rec, &written, &dropped);
+        assert_int_equal(written, 4);
+        assert_int_equal(dropped, 0);
+
+        KubeListOpts lo = {.field_selector = "involvedObject.name=etcd-operator"};
+        assert_int_equal(kube_list(client, &KUBE_EVENTS, NS, &lo, on_result, &r), 0);
+        wait_for(&r);
+        assert_int_equal(r.error, 0);
+        cJSON *e;
+        int promotes = 0, failures = 0;
+        JSON_ARRAY_FOREACH (e, json_get_array(r.body, "items")) {
+                int64_t count = 0;
+                (void) json_get_int64(e, "count", &count);
+                if (streq_ptr(json_get_string(e, "reason"), "MemberPromote")) {
+                        promotes++;
+                        assert_int_equal(count, 3);
+                        assert_string_equal(json_get_string(e, "type"), "Normal");
+                        assert_string_equal(json_get_string(e, "message"), "promoted master-0");
+                        assert_string_equal(json_get_string(e, "involvedObject.kind"), "Deployment");
+                } else if (streq_ptr(json_get_string(e, "reason"), "MemberChangeFailed")) {
+                        failures++;
+                        assert_int_equal(count, 1);
+                        assert_string_equal(json_get_string(e, "type"), "Warning");
+                }
+        }
+        assert_int_equal(promotes, 1);
+        assert_int_equal(failures, 1);
+        result_done(&r);
+}
+
 /* ---- informer under churn ---- */
 
 #define N_OBJECTS 50
@@ -326,6 +379,7 @@ int main(void)
         const struct CMUnitTest tests[] = {
                 cmocka_unit_test(test_verbs_and_errors),
                 cmocka_unit_test(test_retry_after),
+                cmocka_unit_test(test_events_dedup),
                 cmocka_unit_test(test_informer_churn),
         };
         return cmocka_run_group_tests(tests, setup, teardown);
