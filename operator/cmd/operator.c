@@ -179,6 +179,13 @@ static void on_etcd_change(void *userdata)
         etcd_view_refresh(s->view);
 }
 
+static bool etcd_view_fresh(void *userdata, usec_t since)
+{
+        const OperatorState *s = userdata;
+        const EtcdViewSnapshot *snap = etcd_view_get(s->view);
+        return snap && snap->error >= 0 && snap->started_at > since;
+}
+
 static bool is_ready(void *userdata, const char **ret_reason)
 {
         Operator *o = userdata;
@@ -306,7 +313,8 @@ static int run(const Flags *f)
                             .status_name = "cluster",
                             .userdata = &o.state,
                             .etcd = o.etcd,
-                            .on_etcd_change = on_etcd_change};
+                            .on_etcd_change = on_etcd_change,
+                            .etcd_view_fresh = etcd_view_fresh};
         o.runtime = runtime_new(o.client, o.informers, o.recorder, &rc);
         if (!o.recorder || !o.runtime || setup_metrics(&o) < 0)
                 return log_error_errno(ENOMEM, "out of memory"), EXIT_RUNTIME;

@@ -321,6 +321,7 @@ static void round_start(EtcdView *v)
                 return;
         }
         v->building->n_ref = 1;
+        v->building->started_at = now_usec(CLOCK_MONOTONIC);
         v->in_round = true;
         r = etcd_member_list(v->client, on_members, v);
         if (r < 0) {

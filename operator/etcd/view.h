@@ -26,8 +26,9 @@ typedef struct EtcdMemberState {
 
 typedef struct EtcdViewSnapshot {
         unsigned n_ref;
-        usec_t taken_at; /* CLOCK_MONOTONIC at the end of the round */
-        int error;       /* < 0: the member list itself failed (no endpoint answered) */
+        usec_t started_at; /* CLOCK_MONOTONIC when the round began (its member list is newer) */
+        usec_t taken_at;   /* CLOCK_MONOTONIC at the end of the round */
+        int error;         /* < 0: the member list itself failed (no endpoint answered) */
         uint64_t cluster_id;
         uint64_t leader; /* 0 if no member reported one */
         EtcdMemberList *members;

@@ -39,6 +39,7 @@ struct Runtime {
         size_t n;
         bool started;
         bool shutting_down;
+        usec_t last_etcd_change; /* CLOCK_MONOTONIC of the last membership change carried out */
         void (*on_drained)(Runtime *rt, void *userdata);
         void *drained_userdata;
 };
@@ -320,6 +321,7 @@ static void on_etcd_done(EtcdClient *ec, const EtcdResponse *resp, void *userdat
             (i->type == INTENT_ETCD_PROMOTE && e == ETCD_ERR_NOT_LEARNER) ||
             (i->type == INTENT_ETCD_ADD_LEARNER && e == ETCD_ERR_PEER_URL_EXISTS)) {
                 log_info("%s: already done (%s)", what, etcd_strerror(e));
+                c->rt->last_etcd_change = now_usec(CLOCK_MONOTONIC);
                 if (c->rt->cfg.on_etcd_change)
                         c->rt->cfg.on_etcd_change(c->rt->cfg.userdata);
                 intent_finished(c, 0);
@@ -345,6 +347,7 @@ static void on_etcd_done(EtcdClient *ec, const EtcdResponse *resp, void *userdat
                 [INTENT_ETCD_REMOVE] = "MemberRemove",
         };
         event_record(c->rt->recorder, false, reasons[i->type], "%s", what);
+        c->rt->last_etcd_change = now_usec(CLOCK_MONOTONIC);
         if (c->rt->cfg.on_etcd_change)
                 c->rt->cfg.on_etcd_change(c->rt->cfg.userdata);
         intent_finished(c, 0);
@@ -357,6 +360,13 @@ static int run_etcd_intent(Controller *c, const Intent *i)
 
         if (!ec)
                 return -ENOTCONN;
+        /* The plan came from a member list older than our last change: decide again on a fresh one. */
+        if (c->rt->last_etcd_change && c->rt->cfg.etcd_view_fresh &&
+            !c->rt->cfg.etcd_view_fresh(c->rt->cfg.userdata, c->rt->last_etcd_change)) {
+                log_debug("%s: waiting for a member list newer than the last change", what);
+                plan_requeue_after(&c->plan, 300 * USEC_PER_MSEC);
+                return 1; /* skipped */
+        }
         /* Every risky step is logged before and after. */
         log_info("%s: starting", what);
         switch (i->type) {
@@ -421,6 +431,10 @@ static void run_next_intent(Controller *c)
         case INTENT_ETCD_PROMOTE:
         case INTENT_ETCD_REMOVE:
                 r = run_etcd_intent(c, i);
+                if (r > 0) {
+                        intent_finished(c, 0);
+                        return;
+                }
                 break;
         default:
                 r = -EINVAL;

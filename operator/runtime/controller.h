@@ -45,6 +45,10 @@ typedef struct RuntimeConfig {
          * after each change the runtime calls on_etcd_change (refresh the view). */
         EtcdClient *etcd;
         void (*on_etcd_change)(void *userdata);
+        /* Whether the caches controllers read show etcd as of `since` (CLOCK_MONOTONIC).
+         * After a membership change, the next one waits until they do, so no
+         * controller acts twice on a member list from before its own change. */
+        bool (*etcd_view_fresh)(void *userdata, usec_t since);
 } RuntimeConfig;
 
 Runtime *runtime_new(KubeClient *c, InformerFactory *f, EventRecorder *rec, const RuntimeConfig *cfg);

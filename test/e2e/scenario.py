@@ -1,0 +1,305 @@
+"""The bootstrap world shared by the whole-cluster e2e scenarios
+(test_bootstrap.py, test_operator_restarts.py, test_redeploy.py): the actors
+the test plays (installer, cluster-version operator, kube-apiserver), the
+invariant watcher, the 50 ms writer, and the checks every scenario ends with.
+Python 3 stdlib only."""
+import json
+import os
+import shutil
+import signal
+import threading
+import time
+
+from e2e import ROOT, log, wait_for
+from etcdhttp import Etcd
+
+MASTERS = ["master-0", "master-1", "master-2"]
+BOOTSTRAP_MEMBER = "etcd-bootstrap"
+BOOTSTRAP_ANNOTATION = "alpha.installer.openshift.io/etcd-bootstrap"
+
+
+class Watcher(threading.Thread):
+    """Samples etcd membership and health every 200 ms and checks the invariants."""
+
+    def __init__(self, etcd, endpoints):
+        super().__init__(daemon=True)
+        self.etcd, self.endpoints = etcd, endpoints
+        self.stop = threading.Event()
+        self.violations, self.history = [], []
+        self.last = None
+        self.lost_since = None
+        self.member_ids = set()  # every member ID ever listed
+        self.min_healthy = None  # fewest healthy voters seen once there were three or more voters
+
+    def run(self):
+        while not self.stop.is_set():
+            try:
+                members = self.etcd.members(self.endpoints())
+            except Exception:
+                time.sleep(0.2)
+                continue
+            self.member_ids.update(m["ID"] for m in members if m.get("ID"))
+            pending = [m for m in members if m.get("isLearner") or not m.get("name")]
+            if len(pending) > 1:
+                self.violations.append("two pending members at once: %s" % pending)
+            voters = [m for m in members if not m.get("isLearner") and m.get("clientURLs")]
+            healthy = sum(1 for m in voters if self.etcd.healthy(m["clientURLs"][0]))
+            if len(voters) >= 3:
+                self.min_healthy = healthy if self.min_healthy is None else min(self.min_healthy, healthy)
+            # A leader election (e.g. when the bootstrap member, the leader, is removed) makes
+            # /health false for a few seconds; quorum is lost only if it stays lost.
+            if voters and healthy < len([m for m in members if not m.get("isLearner")]) // 2 + 1:
+                self.lost_since = self.lost_since or time.monotonic()
+                if time.monotonic() - self.lost_since > 8:
+                    self.violations.append("quorum lost for 8 s: %d healthy of %d voters" % (healthy, len(voters)))
+            else:
+                self.lost_since = None
+            shape = sorted((m.get("name") or "(unstarted)", bool(m.get("isLearner"))) for m in members)
+            if shape != self.last:
+                if self.last is not None:
+                    unhealthy = len(voters) - healthy
+                    self.history.append((time.time(), shape, unhealthy))
+                    log("membership: %s" % ", ".join("%s%s" % (n, " (learner)" if l else "") for n, l in shape))
+                self.last = shape
+            time.sleep(0.2)
+
+
+class Writer(threading.Thread):
+    def __init__(self, etcd, endpoints):
+        super().__init__(daemon=True)
+        self.etcd, self.endpoints = etcd, endpoints
+        self.stop = threading.Event()
+        self.acked, self.failed = [], 0
+
+    def run(self):
+        i = 0
+        while not self.stop.is_set():
+            key = "/e2e-writer/%06d" % i
+            try:
+                self.etcd.put(self.endpoints(), key, str(i))
+                self.acked.append(key)
+            except Exception:
+                self.failed += 1
+            i += 1
+            time.sleep(0.05)
+
+
+class KubeAPIServerView(threading.Thread):
+    """Plays the kube-apiserver: bootstrap IP (while annotated) plus every IP in
+    etcd-endpoints, a new config-<N> revision whenever that set changes."""
+
+    def __init__(self, env, masters=MASTERS):
+        super().__init__(daemon=True)
+        self.env, self.stop, self.revision, self.servers = env, threading.Event(), 0, None
+        self.masters = masters
+
+    def run(self):
+        while not self.stop.is_set():
+            cm = self.env.get_json("configmap", "-n", "openshift-etcd", "etcd-endpoints")
+            if cm:
+                ips = sorted(set((cm.get("data") or {}).values()))
+                ann = cm["metadata"].get("annotations", {}).get(BOOTSTRAP_ANNOTATION)
+                servers = sorted("https://%s:2379" % ip for ip in ips + ([ann] if ann else []))
+                if servers != self.servers:
+                    self.revision += 1
+                    self.publish(servers)
+                    self.servers = servers
+            time.sleep(1)
+
+    def publish(self, servers):
+        n = self.revision
+        cfg = json.dumps({"apiServerArguments": {"etcd-servers": servers}})
+        self.env.kubectl("apply", "-f", "-", input=json.dumps({
+            "apiVersion": "v1", "kind": "ConfigMap",
+            "metadata": {"name": "config-%d" % n, "namespace": "openshift-kube-apiserver"},
+            "data": {"config.yaml": cfg}}))
+        kas = self.env.get_json("kubeapiservers.operator.openshift.io", "cluster")
+        if not (kas or {}).get("status", {}).get("nodeStatuses"):
+            # The CRD forbids setting a revision in the same write that adds a node's entry.
+            self.env.kubectl("patch", "kubeapiservers.operator.openshift.io", "cluster", "--subresource=status",
+                             "--type=merge", "-p", json.dumps(
+                                 {"status": {"nodeStatuses": [{"nodeName": m} for m in self.masters]}}))
+        status = {"latestAvailableRevision": n,
+                  "nodeStatuses": [{"nodeName": m, "currentRevision": n} for m in self.masters]}
+        self.env.kubectl("patch", "kubeapiservers.operator.openshift.io", "cluster", "--subresource=status",
+                         "--type=merge", "-p", json.dumps({"status": status}))
+        log("kube-apiserver revision %d: %s" % (n, ", ".join(servers)))
+
+
+def cluster_objects(env, bootstrap_ip):
+    """What the cluster-version operator and the installer create before the operator runs."""
+    for ns in ("openshift-etcd-operator", "openshift-config", "openshift-config-managed", "openshift-kube-apiserver"):
+        env.kubectl("create", "namespace", ns, check=False)
+    env.kubectl("apply", "-f", os.path.join(ROOT, "manifests", "local-up", "10-cluster-config.yaml"))
+    env.kubectl("patch", "etcd", "cluster", "--type=merge", "-p", json.dumps(
+        {"spec": {"unsupportedConfigOverrides": {"listenOnNodeIP": True}}}))
+    env.kubectl("patch", "infrastructure", "cluster", "--subresource=status", "--type=merge", "-p", json.dumps(
+        {"status": {"platformStatus": {"type": "None"}, "infrastructureName": "e2e",
+                    "controlPlaneTopology": "HighlyAvailable", "infrastructureTopology": "HighlyAvailable"}}))
+    env.kubectl("apply", "-f", os.path.join(ROOT, "test", "data", "render", "cluster-config.yaml"))
+    env.kubectl("apply", "-f", "-", input=json.dumps({
+        "apiVersion": "operator.openshift.io/v1", "kind": "KubeAPIServer", "metadata": {"name": "cluster"},
+        "spec": {"managementState": "Managed"}}))
+
+
+def condition(obj, t):
+    for c in (obj or {}).get("status", {}).get("conditions", []):
+        if c.get("type") == t:
+            return c.get("status"), c.get("reason")
+    return None, None
+
+
+def settled(obj):
+    """Available, not Progressing, not Degraded."""
+    return (condition(obj, "Available")[0] == "True" and condition(obj, "Progressing")[0] == "False"
+            and condition(obj, "Degraded")[0] == "False")
+
+
+class Cluster:
+    """One bootstrap node running the rendered bootstrap etcd and three masters
+    (kubelet-sims), with the objects the installer and the cluster-version
+    operator create; the operator itself is started by the scenario."""
+
+    def __init__(self, env, masters=MASTERS):
+        self.env, self.masters = env, masters
+        self.bootstrap_ip = env.ip(5)
+        self.master_ips = {m: env.ip(10 + i) for i, m in enumerate(masters)}
+        self.assets = os.path.join(env.dir, "assets")
+        self.tls = os.path.join(self.assets, "tls")
+        self.all_eps = ["https://%s:2379" % ip for ip in [self.bootstrap_ip] + list(self.master_ips.values())]
+        self.master_eps = ["https://%s:2379" % ip for ip in self.master_ips.values()]
+        self.etcd = None
+        self.operators = 0
+
+    def endpoints(self):
+        return self.all_eps
+
+    def start(self):
+        env = self.env
+        env.start_sim()
+        r = env.render(self.assets, self.bootstrap_ip, extra=["--key-type", "ecdsa"])
+        assert r.returncode == 0, r.stderr
+        cluster_objects(env, self.bootstrap_ip)
+        # cluster-bootstrap: namespaces first, then the rest.
+        mf = sorted(os.listdir(os.path.join(self.assets, "manifests")))
+        for f in sorted(mf, key=lambda f: 0 if "-ns" in f else 1):
+            env.kubectl("create", "-f", os.path.join(self.assets, "manifests", f), check=False)
+
+        root = os.path.join(env.dir, "nodes", "bootstrap")
+        shutil.copytree(os.path.join(self.assets, "etc-kubernetes"), os.path.join(root, "etc", "kubernetes"))
+        env.start_kubelet("bootstrap", self.bootstrap_ip, master=False)
+        for m in self.masters:
+            env.start_kubelet(m, self.master_ips[m], master=True)
+
+        self.etcd = self.client()
+        wait_for("the bootstrap etcd", lambda: self.etcd.healthy(self.all_eps[0]), 60)
+        return self
+
+    def client(self):
+        """An etcd client of its own: one per thread (a client's connections are not shared)."""
+        return Etcd(*(os.path.join(self.tls, f) for f in ("etcd-ca-bundle.crt", "etcd-client.crt", "etcd-client.key")))
+
+    def actors(self):
+        """The invariant watcher, the writer and the kube-apiserver, not started."""
+        return (Watcher(self.client(), self.endpoints), Writer(self.client(), self.endpoints),
+                KubeAPIServerView(self.env, self.masters))
+
+    def operator_argv(self):
+        env, tls = self.env, self.tls
+        return [env.binary, "operator", "--kubeconfig", env.kubeconfig, "-v=2",
+                "--listen", env.ip(2) + ":8443", "--leader-elect-lease-duration=6s",
+                "--leader-elect-renew-deadline=4s", "--leader-elect-retry-period=1s",
+                "--etcd-poll-interval=1s", "--listen-on-node-ip",
+                "--operator-image", "quay.io/openshift/cluster-etcd-operator@sha256:e2e",
+                "--etcd-image", "quay.io/openshift/etcd@sha256:0123456789abcdef",
+                "--etcd-ca", os.path.join(tls, "etcd-ca-bundle.crt"),
+                "--etcd-cert", os.path.join(tls, "etcd-client.crt"),
+                "--etcd-key", os.path.join(tls, "etcd-client.key")]
+
+    def start_operator(self):
+        """The operator as a process; the first one logs to operator.log, the
+        next ones (after a kill) to operator-2.log, operator-3.log, ..."""
+        self.operators += 1
+        name = "operator" if self.operators == 1 else "operator-%d" % self.operators
+        p = self.env.spawn(name, self.operator_argv())
+        p.log_path = os.path.join(self.env.dir, name + ".log")
+        p.started = time.monotonic()
+        return p
+
+    def complete_bootstrap(self):
+        """The installer: kube-system/bootstrap once etcd runs in the cluster."""
+        self.env.kubectl("apply", "-f", "-", input=json.dumps({
+            "apiVersion": "v1", "kind": "ConfigMap",
+            "metadata": {"name": "bootstrap", "namespace": "kube-system"}, "data": {"status": "complete"}}))
+        log("bootstrap complete")
+
+    def running_in_cluster(self):
+        return condition(self.env.get_json("etcd", "cluster"), "EtcdRunningInCluster")[0] == "True"
+
+    def member_names(self):
+        return sorted(m.get("name") for m in self.etcd.members(self.endpoints()))
+
+    def bootstrap_annotation_gone(self):
+        cm = self.env.get_json("configmap", "-n", "openshift-etcd", "etcd-endpoints")
+        return BOOTSTRAP_ANNOTATION not in (cm["metadata"].get("annotations") or {})
+
+    # The checks every scenario ends with.
+
+    def check_writer(self, writer):
+        lost = [k for k in writer.acked if self.etcd.get(self.master_eps, k) is None]
+        log("writer: %d acknowledged, %d failed, %d lost" % (len(writer.acked), writer.failed, len(lost)))
+        assert not lost, "acknowledged writes lost: %s" % lost[:5]
+
+    def wait_settled(self, timeout=120):
+        co = wait_for("clusteroperator/etcd to settle", lambda: (lambda o: o if settled(o) else None)(
+            self.env.get_json("co", "etcd")), timeout)
+        log("clusteroperator/etcd: %s" % [(c["type"], c["status"]) for c in co["status"]["conditions"]])
+        return co
+
+    def at_latest(self):
+        """(latestAvailableRevision, nodeStatuses) when every node is at it, else None."""
+        st = self.env.get_json("etcd", "cluster")["status"]
+        latest = st.get("latestAvailableRevision")
+        nodes = st.get("nodeStatuses", [])
+        ok = latest and len(nodes) == len(self.masters) and all(n.get("currentRevision") == latest for n in nodes)
+        return (latest, nodes) if ok else None
+
+    def wait_at_latest(self, timeout=180):
+        latest, nodes = wait_for("every node at latestAvailableRevision", self.at_latest, timeout)
+        log("latestAvailableRevision %d on %s" % (latest, [n["nodeName"] for n in nodes]))
+        return latest, nodes
+
+    def check_endpoints(self):
+        """etcd-endpoints maps each master's member ID to its IP; host-etcd-2 names exactly the masters."""
+        env = self.env
+        # A revision may still be rolling (one member restarting at a time): ask until one answers.
+        members = wait_for("the member list", lambda: {m["name"]: m for m in self.etcd.members(self.endpoints())}, 60)
+        cm = env.get_json("configmap", "-n", "openshift-etcd", "etcd-endpoints")
+        assert sorted(cm["data"].values()) == sorted(self.master_ips.values()), cm["data"]
+        for name, ip in self.master_ips.items():
+            assert cm["data"].get("%016x" % int(members[name]["ID"])) == ip, (name, cm["data"])
+        ep = env.get_json("endpoints", "-n", "openshift-etcd", "host-etcd-2")
+        got = sorted((a["ip"], a.get("nodeName")) for a in ep["subsets"][0]["addresses"])
+        assert got == sorted((ip, m) for m, ip in self.master_ips.items()), got
+        assert BOOTSTRAP_ANNOTATION not in (ep["metadata"].get("annotations") or {})
+
+
+def start_actors(*threads):
+    for t in threads:
+        t.start()
+    return threads
+
+
+def stop_actors(*threads):
+    for t in threads:
+        t.stop.set()
+        if hasattr(t, "halt"):
+            t.halt()
+    for t in threads:
+        t.join(timeout=10)
+
+
+def kill9(p):
+    """SIGKILL, then reap: the process is gone when this returns."""
+    p.send_signal(signal.SIGKILL)
+    p.wait()
