@@ -304,7 +304,8 @@ static int run(const Flags *f)
         o.state = (OperatorState){.view = o.view,
                                   .etcd_image = f->etcd_image,
                                   .operator_image = f->operator_image,
-                                  .listen_on_node_ip = f->listen_on_node_ip};
+                                  .listen_on_node_ip = f->listen_on_node_ip,
+                                  .cert_key_type = f->ecdsa ? PKI_KEY_ECDSA_P256 : PKI_KEY_RSA_2048};
         EtcdWiringFiles files = {.ca = f->etcd_ca, .cert = f->etcd_cert, .key = f->etcd_key};
         r = etcd_wiring_new(o.etcd, o.informers, &files, &o.wiring);
         if (r < 0)
