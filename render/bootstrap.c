@@ -37,22 +37,6 @@ static void cert_set_done(CertSet *s)
         pki_pair_free(s->serving_metrics);
 }
 
-static int fail(char **ret_error, int r, const char *fmt, ...) _printf_(3, 4);
-static int fail(char **ret_error, int r, const char *fmt, ...)
-{
-        va_list ap;
-        char *m = NULL;
-        va_start(ap, fmt);
-        if (vasprintf(&m, fmt, ap) < 0)
-                m = NULL;
-        va_end(ap);
-        if (ret_error)
-                *ret_error = m;
-        else
-                free(m);
-        return r;
-}
-
 /* An existing signer is reused when it parses and is not about to expire;
  * one that exists but is unusable stops render rather than being replaced. */
 static int load_signer(const RenderOptions *o, const char *name, PkiPair **ret, char **ret_error)
@@ -70,21 +54,22 @@ static int load_signer(const RenderOptions *o, const char *name, PkiPair **ret, 
         if (r == -ENOENT)
                 return 0;
         if (r < 0 || (r = read_full_file(key_path, PKI_PEM_MAX, &key, NULL)) < 0)
-                return fail(ret_error, -EINVAL,
-                            "%s: existing signer cannot be read (%s); move %s aside to start over", crt_path,
-                            strerror(-r), o->output_dir);
+                return set_error(ret_error, -EINVAL,
+                                 "%s: existing signer cannot be read (%s); move %s aside to start over",
+                                 crt_path, strerror(-r), o->output_dir);
         PkiCheck check = {.refresh = PKI_SIGNER_REFRESH_WINDOW};
         r = pki_cert_check(crt, key, &check, o->now, &reason);
         if (r < 0)
                 return r;
         if (r != PKI_VALID)
-                return fail(ret_error, -EINVAL,
-                            "%s: existing signer is %s (%s); move %s aside to start over", crt_path,
-                            pki_status_to_string(r), strempty(reason), o->output_dir);
+                return set_error(ret_error, -EINVAL,
+                                 "%s: existing signer is %s (%s); move %s aside to start over", crt_path,
+                                 pki_status_to_string(r), strempty(reason), o->output_dir);
         r = pki_pair_from_pem(crt, key, ret);
         if (r < 0)
-                return fail(ret_error, -EINVAL, "%s: existing signer does not match its key; move %s aside",
-                            crt_path, o->output_dir);
+                return set_error(ret_error, -EINVAL,
+                                 "%s: existing signer does not match its key; move %s aside", crt_path,
+                                 o->output_dir);
         return 1;
 }
 
@@ -253,7 +238,7 @@ static int write_pod(const RenderOptions *o, const char *root, char **ret_error)
         int r;
 
         if (!a)
-                return fail(ret_error, -ENOENT, "internal: bootstrap pod template is not embedded");
+                return set_error(ret_error, -ENOENT, "internal: bootstrap pod template is not embedded");
         (void) ip_to_string(&o->bootstrap_ip, ip, sizeof ip);
         (void) ip_url_host(&o->bootstrap_ip, url_host, sizeof url_host);
         bool v6 = o->bootstrap_ip.family == AF_INET6;
@@ -277,16 +262,16 @@ static int write_pod(const RenderOptions *o, const char *root, char **ret_error)
         };
         r = template_render(a->data, vars, ELEMENTSOF(vars), &pod, &missing);
         if (r == -ENOENT)
-                return fail(ret_error, -EINVAL, "internal: template placeholder ${%s} has no value",
-                            missing);
+                return set_error(ret_error, -EINVAL, "internal: template placeholder ${%s} has no value",
+                                 missing);
         if (r < 0)
                 return r;
         /* It must still be a Pod after substitution. */
         _cleanup_(cJSON_Deletep) cJSON *j = NULL;
         _cleanup_free_ char *err = NULL;
         if (yaml_parse(pod, strlen(pod), &j, &err) < 0 || !streq_ptr(json_get_string(j, "kind"), "Pod"))
-                return fail(ret_error, -EINVAL, "internal: rendered bootstrap pod is not a valid Pod: %s",
-                            strempty(err));
+                return set_error(ret_error, -EINVAL,
+                                 "internal: rendered bootstrap pod is not a valid Pod: %s", strempty(err));
         return write_out(root, "etc-kubernetes/manifests/etcd-member-pod.yaml", pod, 0644);
 }
 
@@ -414,21 +399,21 @@ int render_bootstrap(const RenderOptions *o, char **ret_error)
 
         assert_return(o && o->output_dir && o->inputs, -EINVAL);
         if (!template_is_dns1123_subdomain(o->hostname))
-                return fail(
+                return set_error(
                         ret_error, -EINVAL,
                         "--hostname: \"%s\" is not a DNS-1123 name (lowercase letters, digits, '-' and '.')",
                         strempty(o->hostname));
         if (!template_is_image_ref(o->operator_image))
-                return fail(ret_error, -EINVAL, "--operator-image: \"%s\" is not an image reference",
-                            strempty(o->operator_image));
+                return set_error(ret_error, -EINVAL, "--operator-image: \"%s\" is not an image reference",
+                                 strempty(o->operator_image));
         if (!template_is_image_ref(o->etcd_image))
-                return fail(ret_error, -EINVAL,
-                            "--etcd-image: \"%s\" is not an image reference such as "
-                            "quay.io/openshift/etcd@sha256:...",
-                            strempty(o->etcd_image));
+                return set_error(ret_error, -EINVAL,
+                                 "--etcd-image: \"%s\" is not an image reference such as "
+                                 "quay.io/openshift/etcd@sha256:...",
+                                 strempty(o->etcd_image));
         if (stat(o->output_dir, &st) == 0 && !S_ISDIR(st.st_mode))
-                return fail(ret_error, -EINVAL, "--asset-output-dir: %s exists and is not a directory",
-                            o->output_dir);
+                return set_error(ret_error, -EINVAL, "--asset-output-dir: %s exists and is not a directory",
+                                 o->output_dir);
 
         r = make_certs(o, &s, ret_error);
         if (r < 0)
@@ -437,16 +422,16 @@ int render_bootstrap(const RenderOptions *o, char **ret_error)
         if (!tmp)
                 return -ENOMEM;
         if ((r = mkdir_parents(tmp)) < 0)
-                return fail(ret_error, r, "--asset-output-dir: cannot create the parent of %s: %s",
-                            o->output_dir, strerror(-r));
+                return set_error(ret_error, r, "--asset-output-dir: cannot create the parent of %s: %s",
+                                 o->output_dir, strerror(-r));
         if (!mkdtemp(tmp))
-                return fail(ret_error, -errno, "cannot create %s: %m", tmp);
+                return set_error(ret_error, -errno, "cannot create %s: %m", tmp);
         (void) chmod(tmp, 0755);
         r = write_tree(o, &s, tmp, ret_error);
         if (r < 0) {
                 rm_rf(tmp);
                 if (ret_error && !*ret_error)
-                        (void) fail(ret_error, r, "writing the assets failed: %s", strerror(-r));
+                        (void) set_error(ret_error, r, "writing the assets failed: %s", strerror(-r));
                 return r;
         }
         /* Swap the finished tree into place; the old one (if any) goes only after. */
@@ -454,13 +439,13 @@ int render_bootstrap(const RenderOptions *o, char **ret_error)
                 if (errno != ENOTEMPTY && errno != EEXIST) {
                         r = -errno;
                         rm_rf(tmp);
-                        return fail(ret_error, r, "cannot move the assets to %s: %s", o->output_dir,
-                                    strerror(-r));
+                        return set_error(ret_error, r, "cannot move the assets to %s: %s", o->output_dir,
+                                         strerror(-r));
                 }
                 if (renameat2(AT_FDCWD, tmp, AT_FDCWD, o->output_dir, RENAME_EXCHANGE) < 0) {
                         r = -errno;
                         rm_rf(tmp);
-                        return fail(ret_error, r, "cannot replace %s: %s", o->output_dir, strerror(-r));
+                        return set_error(ret_error, r, "cannot replace %s: %s", o->output_dir, strerror(-r));
                 }
                 rm_rf(tmp); /* now the previous tree, whose signers we reused */
         }

@@ -6,36 +6,21 @@
 #include "base/yaml.h"
 #include "inputs.h"
 
-static int fail(char **ret_error, const char *fmt, ...) _printf_(2, 3);
-static int fail(char **ret_error, const char *fmt, ...)
-{
-        va_list ap;
-        char *m = NULL;
-        va_start(ap, fmt);
-        if (vasprintf(&m, fmt, ap) < 0)
-                m = NULL;
-        va_end(ap);
-        if (ret_error)
-                *ret_error = m;
-        else
-                free(m);
-        return -EINVAL;
-}
-
 static int load(const char *path, const char *what, cJSON **ret, char **ret_error)
 {
         _cleanup_free_ char *err = NULL;
         int r = yaml_parse_file(path, ret, &err);
         if (r == -EBADMSG)
-                return fail(ret_error, "%s: not valid YAML (%s); pass the %s manifest", path, strempty(err),
-                            what);
+                return set_error(ret_error, -EINVAL, "%s: not valid YAML (%s); pass the %s manifest", path,
+                                 strempty(err), what);
         if (r < 0) {
-                (void) fail(ret_error, "%s: cannot read: %s", path, strerror(-r));
+                (void) set_error(ret_error, -EINVAL, "%s: cannot read: %s", path, strerror(-r));
                 return r;
         }
         if (!cJSON_IsObject(*ret)) {
                 cJSON_Delete(TAKE_PTR(*ret));
-                return fail(ret_error, "%s: expected a %s object at the top level", path, what);
+                return set_error(ret_error, -EINVAL, "%s: expected a %s object at the top level", path,
+                                 what);
         }
         return 0;
 }
@@ -44,7 +29,8 @@ static int check_kind(const char *path, const cJSON *j, const char *kind, char *
 {
         const char *k = json_get_string(j, "kind");
         if (!streq_ptr(k, kind))
-                return fail(ret_error, "%s: kind: expected \"%s\", found \"%s\"", path, kind, strempty(k));
+                return set_error(ret_error, -EINVAL, "%s: kind: expected \"%s\", found \"%s\"", path, kind,
+                                 strempty(k));
         return 0;
 }
 
@@ -64,13 +50,14 @@ int render_read_network(const char *path, RenderInputs *in, char **ret_error)
                 field = "status.serviceNetwork";
         }
         if (!sn || cJSON_GetArraySize(sn) == 0)
-                return fail(ret_error,
-                            "%s: spec.serviceNetwork: expected a list of CIDRs such as [172.30.0.0/16]",
-                            path);
+                return set_error(ret_error, -EINVAL,
+                                 "%s: spec.serviceNetwork: expected a list of CIDRs such as [172.30.0.0/16]",
+                                 path);
         cJSON *first = cJSON_GetArrayItem(sn, 0);
         Cidr c;
         if (!cJSON_IsString(first) || cidr_parse(first->valuestring, &c) < 0)
-                return fail(ret_error, "%s: %s[0]: expected a CIDR such as 172.30.0.0/16", path, field);
+                return set_error(ret_error, -EINVAL, "%s: %s[0]: expected a CIDR such as 172.30.0.0/16",
+                                 path, field);
         in->prefer_ipv6 = c.addr.family == AF_INET6;
         return 0;
 }
@@ -87,9 +74,10 @@ int render_read_infrastructure(const char *path, RenderInputs *in, char **ret_er
         if (!type)
                 type = json_get_string(j, "spec.platformSpec.type");
         if (!type || !*type || strlen(type) >= sizeof in->platform)
-                return fail(ret_error,
-                            "%s: status.platformStatus.type: expected a platform such as None or BareMetal",
-                            path);
+                return set_error(
+                        ret_error, -EINVAL,
+                        "%s: status.platformStatus.type: expected a platform such as None or BareMetal",
+                        path);
         (void) snprintf(in->platform, sizeof in->platform, "%s", type);
         return 0;
 }
@@ -107,9 +95,9 @@ static int add_vips(const char *path, const cJSON *platform, const char *pname, 
                 if (!s)
                         continue;
                 if (in->n_vips >= RENDER_MAX_NETWORKS || ip_parse(s, &in->vips[in->n_vips]) < 0)
-                        return fail(ret_error,
-                                    "%s: data.install-config: platform.%s.%s: expected an IP address", path,
-                                    pname, singles[i]);
+                        return set_error(ret_error, -EINVAL,
+                                         "%s: data.install-config: platform.%s.%s: expected an IP address",
+                                         path, pname, singles[i]);
                 in->n_vips++;
         }
         for (size_t i = 0; i < ELEMENTSOF(lists); i++) {
@@ -117,10 +105,11 @@ static int add_vips(const char *path, const cJSON *platform, const char *pname, 
                 JSON_ARRAY_FOREACH (v, json_get_array(platform, lists[i])) {
                         if (!cJSON_IsString(v) || in->n_vips >= RENDER_MAX_NETWORKS ||
                             ip_parse(v->valuestring, &in->vips[in->n_vips]) < 0)
-                                return fail(ret_error,
-                                            "%s: data.install-config: platform.%s.%s[%d]: expected an IP "
-                                            "address",
-                                            path, pname, lists[i], k);
+                                return set_error(
+                                        ret_error, -EINVAL,
+                                        "%s: data.install-config: platform.%s.%s[%d]: expected an IP "
+                                        "address",
+                                        path, pname, lists[i], k);
                         in->n_vips++;
                         k++;
                 }
@@ -140,36 +129,39 @@ int render_read_cluster_config(const char *path, RenderInputs *in, char **ret_er
                 return r;
         const char *text = json_get_string(j, "data.install-config");
         if (!text)
-                return fail(ret_error,
-                            "%s: data.install-config: missing; expected the install-config YAML as a string",
-                            path);
+                return set_error(
+                        ret_error, -EINVAL,
+                        "%s: data.install-config: missing; expected the install-config YAML as a string",
+                        path);
         if (yaml_parse(text, strlen(text), &ic, &err) < 0 || !cJSON_IsObject(ic))
-                return fail(ret_error, "%s: data.install-config: not valid YAML (%s)", path,
-                            err ? err : "not a mapping");
+                return set_error(ret_error, -EINVAL, "%s: data.install-config: not valid YAML (%s)", path,
+                                 err ? err : "not a mapping");
         cJSON *mn = json_get_array(ic, "networking.machineNetwork");
         if (!mn || cJSON_GetArraySize(mn) == 0)
-                return fail(
-                        ret_error,
+                return set_error(
+                        ret_error, -EINVAL,
                         "%s: data.install-config: networking.machineNetwork: expected a list of {cidr: ...}",
                         path);
         JSON_ARRAY_FOREACH (v, mn) {
                 const char *cidr = json_get_string(v, "cidr");
                 if (!cidr || in->n_machine_networks >= RENDER_MAX_NETWORKS ||
                     cidr_parse(cidr, &in->machine_networks[in->n_machine_networks]) < 0)
-                        return fail(ret_error,
-                                    "%s: data.install-config: networking.machineNetwork[%d].cidr: expected "
-                                    "a CIDR such "
-                                    "as 10.0.0.0/16",
-                                    path, k);
+                        return set_error(
+                                ret_error, -EINVAL,
+                                "%s: data.install-config: networking.machineNetwork[%d].cidr: expected "
+                                "a CIDR such "
+                                "as 10.0.0.0/16",
+                                path, k);
                 in->n_machine_networks++;
                 k++;
         }
         int64_t replicas = 3;
         r = json_get_int64(ic, "controlPlane.replicas", &replicas);
         if (r == -EINVAL || replicas < 1 || replicas > 7)
-                return fail(ret_error,
-                            "%s: data.install-config: controlPlane.replicas: expected a number from 1 to 7",
-                            path);
+                return set_error(
+                        ret_error, -EINVAL,
+                        "%s: data.install-config: controlPlane.replicas: expected a number from 1 to 7",
+                        path);
         in->control_plane_replicas = (unsigned) replicas;
         in->bootstrap_in_place = json_get_object(ic, "bootstrapInPlace") != NULL;
         cJSON *platform = json_get_object(ic, "platform");
@@ -206,8 +198,8 @@ int render_check_bootstrap_ip(const RenderInputs *in, const IpAddr *ip, char **r
         char t[INET6_ADDRSTRLEN];
         const char *why = NULL;
         if (!qualifies(in, ip, &why))
-                return fail(
-                        ret_error,
+                return set_error(
+                        ret_error, -EINVAL,
                         "--bootstrap-ip: %s %s; pass an address of the bootstrap host on a machine network",
                         ip_to_string(ip, t, sizeof t), why);
         return 0;
@@ -233,9 +225,10 @@ int render_pick_bootstrap_ip(const RenderInputs *in, const IpAddr *candidates, s
                 *ret = *other;
                 return 0;
         }
-        (void) fail(ret_error,
-                    "no address of this host is inside a machine network (and not a VIP or a documentation "
-                    "address); pass --bootstrap-ip");
+        (void) set_error(
+                ret_error, -EINVAL,
+                "no address of this host is inside a machine network (and not a VIP or a documentation "
+                "address); pass --bootstrap-ip");
         return -ENOENT;
 }
 

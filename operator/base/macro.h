@@ -100,3 +100,6 @@ static inline const char *strempty(const char *s)
  * better than by dying (argument parsing at startup). Elsewhere use strdup. */
 char *xstrdup(const char *s);
 char *strdup_printf(const char *fmt, ...) _printf_(1, 2);
+/* For functions that explain a failure in words: stores the formatted
+ * message in *ret_error (if ret_error is set) and returns r. */
+int set_error(char **ret_error, int r, const char *fmt, ...) _printf_(3, 4);

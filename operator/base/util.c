@@ -21,3 +21,19 @@ char *strdup_printf(const char *fmt, ...)
         va_end(ap);
         return n < 0 ? NULL : r;
 }
+
+int set_error(char **ret_error, int r, const char *fmt, ...)
+{
+        va_list ap;
+        char *m = NULL;
+
+        va_start(ap, fmt);
+        if (vasprintf(&m, fmt, ap) < 0)
+                m = NULL;
+        va_end(ap);
+        if (ret_error)
+                *ret_error = m;
+        else
+                free(m);
+        return r;
+}

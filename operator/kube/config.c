@@ -37,23 +37,6 @@ typedef struct Doc {
         cJSON *json;
 } Doc;
 
-static int fail(char **ret_error, int r, const char *fmt, ...) _printf_(3, 4);
-static int fail(char **ret_error, int r, const char *fmt, ...)
-{
-        va_list ap;
-        char *m = NULL;
-
-        va_start(ap, fmt);
-        if (vasprintf(&m, fmt, ap) < 0)
-                m = NULL;
-        va_end(ap);
-        if (ret_error)
-                *ret_error = m;
-        else
-                free(m);
-        return r;
-}
-
 /* Finds entry `name` in list `key` ("clusters", "users", "contexts") across
  * the files in order; returns the inner object (`cluster`, `user`, `context`). */
 static cJSON *find_named(Doc *docs, size_t n, const char *key, const char *inner, const char *name,
@@ -100,31 +83,32 @@ static int load_pem(const Doc *d, cJSON *obj, const char *where, const char *fie
         data = json_get_string(obj, data_key);
         file = json_get_string(obj, field);
         if (json_get(obj, data_key) && !data)
-                return fail(ret_error, -EINVAL, "kubeconfig %s: %s.%s: must be a string of base64 PEM",
-                            d->path, where, data_key);
+                return set_error(ret_error, -EINVAL, "kubeconfig %s: %s.%s: must be a string of base64 PEM",
+                                 d->path, where, data_key);
         if (json_get(obj, field) && !file)
-                return fail(ret_error, -EINVAL, "kubeconfig %s: %s.%s: must be a file path string", d->path,
-                            where, field);
+                return set_error(ret_error, -EINVAL, "kubeconfig %s: %s.%s: must be a file path string",
+                                 d->path, where, field);
         if (data) {
                 r = base64_decode(data, &pem, &len);
                 if (r < 0)
-                        return fail(ret_error, -EINVAL,
-                                    "kubeconfig %s: %s.%s: not valid base64; encode the PEM file with "
-                                    "'base64 -w0'",
-                                    d->path, where, data_key);
+                        return set_error(ret_error, -EINVAL,
+                                         "kubeconfig %s: %s.%s: not valid base64; encode the PEM file with "
+                                         "'base64 -w0'",
+                                         d->path, where, data_key);
         } else if (file) {
                 _cleanup_free_ char *p = resolve_path(d, file);
                 if (!p)
                         return -ENOMEM;
                 r = read_full_file(p, MAX_FILE_SIZE, &pem, &len);
                 if (r < 0)
-                        return fail(ret_error, r, "kubeconfig %s: %s.%s: cannot read %s: %s; fix the path",
-                                    d->path, where, field, p, strerror(-r));
+                        return set_error(ret_error, r,
+                                         "kubeconfig %s: %s.%s: cannot read %s: %s; fix the path", d->path,
+                                         where, field, p, strerror(-r));
         } else
                 return 0;
         if (!strstr(pem, "-----BEGIN ") || !strstr(pem, marker))
-                return fail(ret_error, -EINVAL, "kubeconfig %s: %s.%s: does not contain a PEM %s block",
-                            d->path, where, data ? data_key : field, marker);
+                return set_error(ret_error, -EINVAL, "kubeconfig %s: %s.%s: does not contain a PEM %s block",
+                                 d->path, where, data ? data_key : field, marker);
         *ret = TAKE_PTR(pem);
         return 0;
 }
@@ -158,36 +142,37 @@ static int config_from_docs(Doc *docs, size_t n, const char *context, KubeConfig
                                 context = NULL;
                 }
         if (!context)
-                return fail(ret_error, -EINVAL,
-                            "kubeconfig %s: current-context: not set; set it or pass --context",
-                            docs[0].path);
+                return set_error(ret_error, -EINVAL,
+                                 "kubeconfig %s: current-context: not set; set it or pass --context",
+                                 docs[0].path);
         cJSON *ctx = find_named(docs, n, "contexts", "context", context, &xd, &xi);
         if (!ctx)
-                return fail(
+                return set_error(
                         ret_error, -EINVAL,
                         "kubeconfig %s: contexts: no context named \"%s\"; add it or fix current-context",
                         docs[0].path, context);
         const char *cluster_name = json_get_string(ctx, "cluster");
         const char *user_name = json_get_string(ctx, "user");
         if (!cluster_name)
-                return fail(ret_error, -EINVAL,
-                            "kubeconfig %s: contexts[%d].context.cluster: missing; name a cluster", xd->path,
-                            xi);
+                return set_error(ret_error, -EINVAL,
+                                 "kubeconfig %s: contexts[%d].context.cluster: missing; name a cluster",
+                                 xd->path, xi);
         cJSON *cluster = find_named(docs, n, "clusters", "cluster", cluster_name, &cd, &ci);
         if (!cluster)
-                return fail(ret_error, -EINVAL,
-                            "kubeconfig %s: clusters: no cluster named \"%s\" (used by context \"%s\")",
-                            docs[0].path, cluster_name, context);
+                return set_error(ret_error, -EINVAL,
+                                 "kubeconfig %s: clusters: no cluster named \"%s\" (used by context \"%s\")",
+                                 docs[0].path, cluster_name, context);
         (void) snprintf(where, sizeof where, "clusters[%d].cluster", ci);
         const char *server = json_get_string(cluster, "server");
         if (!server || !*server)
-                return fail(ret_error, -EINVAL,
-                            "kubeconfig %s: %s.server: missing; set it to https://HOST:PORT", cd->path,
-                            where);
+                return set_error(ret_error, -EINVAL,
+                                 "kubeconfig %s: %s.server: missing; set it to https://HOST:PORT", cd->path,
+                                 where);
         if (!startswith(server, "https://") && !startswith(server, "http://"))
-                return fail(ret_error, -EINVAL,
-                            "kubeconfig %s: %s.server: \"%s\" is not an http(s) URL; use https://HOST:PORT",
-                            cd->path, where, server);
+                return set_error(
+                        ret_error, -EINVAL,
+                        "kubeconfig %s: %s.server: \"%s\" is not an http(s) URL; use https://HOST:PORT",
+                        cd->path, where, server);
         c->server = strdup(server);
         if (!c->server)
                 return -ENOMEM;
@@ -196,9 +181,9 @@ static int config_from_docs(Doc *docs, size_t n, const char *context, KubeConfig
                 c->server[--sl] = 0;
         cJSON *insecure = json_get(cluster, "insecure-skip-tls-verify");
         if (insecure && !cJSON_IsBool(insecure))
-                return fail(ret_error, -EINVAL,
-                            "kubeconfig %s: %s.insecure-skip-tls-verify: must be true or false", cd->path,
-                            where);
+                return set_error(ret_error, -EINVAL,
+                                 "kubeconfig %s: %s.insecure-skip-tls-verify: must be true or false",
+                                 cd->path, where);
         c->tls.insecure_skip_verify = cJSON_IsTrue(insecure);
         const char *sn = json_get_string(cluster, "tls-server-name");
         if (sn && !(c->tls.server_name = strdup(sn)))
@@ -210,9 +195,10 @@ static int config_from_docs(Doc *docs, size_t n, const char *context, KubeConfig
         if (user_name) {
                 cJSON *user = find_named(docs, n, "users", "user", user_name, &ud, &ui);
                 if (!user)
-                        return fail(ret_error, -EINVAL,
-                                    "kubeconfig %s: users: no user named \"%s\" (used by context \"%s\")",
-                                    docs[0].path, user_name, context);
+                        return set_error(
+                                ret_error, -EINVAL,
+                                "kubeconfig %s: users: no user named \"%s\" (used by context \"%s\")",
+                                docs[0].path, user_name, context);
                 (void) snprintf(where, sizeof where, "users[%d].user", ui);
                 r = load_pem(ud, user, where, "client-certificate", "CERTIFICATE", &c->tls.cert_pem,
                              ret_error);
@@ -222,15 +208,16 @@ static int config_from_docs(Doc *docs, size_t n, const char *context, KubeConfig
                 if (r < 0)
                         return r;
                 if (!!c->tls.cert_pem != !!c->tls.key_pem)
-                        return fail(ret_error, -EINVAL,
-                                    "kubeconfig %s: %s: client-certificate and client-key must be given "
-                                    "together",
-                                    ud->path, where);
+                        return set_error(
+                                ret_error, -EINVAL,
+                                "kubeconfig %s: %s: client-certificate and client-key must be given "
+                                "together",
+                                ud->path, where);
                 const char *token = json_get_string(user, "token");
                 const char *token_file = json_get_string(user, "tokenFile");
                 if (json_get(user, "token") && !token)
-                        return fail(ret_error, -EINVAL, "kubeconfig %s: %s.token: must be a string",
-                                    ud->path, where);
+                        return set_error(ret_error, -EINVAL, "kubeconfig %s: %s.token: must be a string",
+                                         ud->path, where);
                 if (token && !(c->token = strdup(token)))
                         return -ENOMEM;
                 if (!token && token_file) {
@@ -239,8 +226,9 @@ static int config_from_docs(Doc *docs, size_t n, const char *context, KubeConfig
                                 return -ENOMEM;
                         r = read_token_file(c->token_file, &c->token);
                         if (r < 0)
-                                return fail(ret_error, r, "kubeconfig %s: %s.tokenFile: cannot read %s: %s",
-                                            ud->path, where, c->token_file, strerror(-r));
+                                return set_error(ret_error, r,
+                                                 "kubeconfig %s: %s.tokenFile: cannot read %s: %s", ud->path,
+                                                 where, c->token_file, strerror(-r));
                         c->token_read_at = now_usec(CLOCK_MONOTONIC);
                 }
         }
@@ -280,25 +268,25 @@ int kube_config_from_files(const char *paths, const char *context, KubeConfig **
                 _cleanup_free_ char *err = NULL;
                 Doc *d = &l.docs[l.n];
                 if (l.n >= ELEMENTSOF(l.docs))
-                        return fail(ret_error, -E2BIG, "KUBECONFIG: more than %zu files",
-                                    ELEMENTSOF(l.docs));
+                        return set_error(ret_error, -E2BIG, "KUBECONFIG: more than %zu files",
+                                         ELEMENTSOF(l.docs));
                 r = yaml_parse_file(p, &d->json, &err);
                 if (r < 0 && err)
-                        return fail(ret_error, r, "kubeconfig %s: not valid YAML: %s", p, err);
+                        return set_error(ret_error, r, "kubeconfig %s: not valid YAML: %s", p, err);
                 if (r < 0)
-                        return fail(ret_error, r, "kubeconfig %s: cannot read: %s", p, strerror(-r));
+                        return set_error(ret_error, r, "kubeconfig %s: cannot read: %s", p, strerror(-r));
                 l.n++;
                 d->path = strdup(p);
                 if (!d->path)
                         return -ENOMEM;
                 if (!cJSON_IsObject(d->json))
-                        return fail(
+                        return set_error(
                                 ret_error, -EINVAL,
                                 "kubeconfig %s: top level must be a mapping (apiVersion: v1, kind: Config)",
                                 p);
         }
         if (l.n == 0)
-                return fail(ret_error, -EINVAL, "KUBECONFIG: empty path list");
+                return set_error(ret_error, -EINVAL, "KUBECONFIG: empty path list");
         return config_from_docs(l.docs, l.n, context, ret, ret_error);
 }
 
@@ -313,10 +301,11 @@ int kube_config_in_cluster(const char *root, KubeConfig **ret, char **ret_error)
         if (!c)
                 return -ENOMEM;
         if (!host || !*host || !port || !*port)
-                return fail(ret_error, -ENOENT,
-                            "in-cluster config: KUBERNETES_SERVICE_HOST and KUBERNETES_SERVICE_PORT must be "
-                            "set; "
-                            "outside a pod pass --kubeconfig");
+                return set_error(
+                        ret_error, -ENOENT,
+                        "in-cluster config: KUBERNETES_SERVICE_HOST and KUBERNETES_SERVICE_PORT must be "
+                        "set; "
+                        "outside a pod pass --kubeconfig");
         dir = strdup_printf("%s%s", root ? root : "", sa);
         if (!dir)
                 return -ENOMEM;
@@ -330,13 +319,14 @@ int kube_config_in_cluster(const char *root, KubeConfig **ret, char **ret_error)
                 return -ENOMEM;
         r = read_token_file(c->token_file, &c->token);
         if (r < 0)
-                return fail(ret_error, r, "in-cluster config: %s: cannot read the service account token: %s",
-                            c->token_file, strerror(-r));
+                return set_error(ret_error, r,
+                                 "in-cluster config: %s: cannot read the service account token: %s",
+                                 c->token_file, strerror(-r));
         c->token_read_at = now_usec(CLOCK_MONOTONIC);
         r = read_full_file(ca_path, MAX_FILE_SIZE, &c->tls.ca_pem, NULL);
         if (r < 0)
-                return fail(ret_error, r, "in-cluster config: %s: cannot read the cluster CA: %s", ca_path,
-                            strerror(-r));
+                return set_error(ret_error, r, "in-cluster config: %s: cannot read the cluster CA: %s",
+                                 ca_path, strerror(-r));
         if (read_full_file(ns_path, 4096, &c->namespace, NULL) < 0)
                 c->namespace = strdup("default");
         else
@@ -362,7 +352,7 @@ int kube_config_load(const char *flag_path, const char *context, KubeConfig **re
         if (!p)
                 return -ENOMEM;
         if (access(p, R_OK) < 0)
-                return fail(
+                return set_error(
                         ret_error, -ENOENT,
                         "no Kubernetes configuration: pass --kubeconfig, set $KUBECONFIG, or run in a pod");
         return kube_config_from_files(p, context, ret, ret_error);
