@@ -383,6 +383,7 @@ static void test_bootstrap_material_reused(void **state)
         RenderInputs in = {.control_plane_replicas = 3};
         RenderOptions o = {.output_dir = out,
                            .etcd_image = "quay.io/openshift/etcd@sha256:0123456789abcdef",
+                           .operator_image = "quay.io/openshift/cluster-etcd-operator@sha256:0123",
                            .hostname = "master-0",
                            .key_type = PKI_KEY_ECDSA_P256,
                            .now = f->now - DAY,
