@@ -10,42 +10,20 @@
 #include "base/buf.h"
 #include "base/fileio.h"
 #include "base/log.h"
+#include "controllers/common.h"
 #include "node-util.h"
+#include "render/template.h"
 
 #define TLS_FILE_MAX (1024 * 1024)
 
-static bool label_ok(const char *s, size_t n)
-{
-        if (n == 0 || n > 63)
-                return false;
-        for (size_t i = 0; i < n; i++) {
-                char c = s[i];
-                if (!((c >= 'a' && c <= 'z') || (c >= '0' && c <= '9') || c == '-'))
-                        return false;
-        }
-        return s[0] != '-' && s[n - 1] != '-';
-}
-
 bool nodecmd_dns_subdomain_is_valid(const char *s)
 {
-        size_t n = s ? strlen(s) : 0;
-
-        if (n == 0 || n > 253)
-                return false;
-        for (const char *p = s;;) {
-                const char *dot = strchr(p, '.');
-                size_t l = dot ? (size_t) (dot - p) : strlen(p);
-                if (!label_ok(p, l))
-                        return false;
-                if (!dot)
-                        return true;
-                p = dot + 1;
-        }
+        return template_is_dns1123_subdomain(s);
 }
 
 bool nodecmd_dns_label_is_valid(const char *s)
 {
-        return s && label_ok(s, strlen(s));
+        return template_is_dns1123_label(s);
 }
 
 bool nodecmd_key_is_valid(const char *s)
@@ -80,11 +58,7 @@ int nodecmd_parse_revision(const char *s, unsigned *ret)
 
 char *nodecmd_envvar_name(const char *node_name)
 {
-        char *r = node_name ? strdup(node_name) : NULL;
-        for (char *p = r; p && *p; p++)
-                if (*p == '-' || *p == '.')
-                        *p = '_';
-        return r;
+        return node_name ? node_envvar_name(node_name) : NULL;
 }
 
 int nodecmd_substitute(const char *in, size_t len, const char *revision, const char *node_name, char **ret,
