@@ -396,16 +396,27 @@ int etcd_member_update(EtcdClient *c, uint64_t id, char *const *peer_urls, size_
         return etcd_call(c, NULL, "/v3/cluster/member/update", b, ETCD_CALL_LEADER_FIRST, 0, cb, userdata);
 }
 
-int etcd_status(EtcdClient *c, const char *endpoint, EtcdCallback cb, void *userdata)
+int etcd_status_timeout(EtcdClient *c, const char *endpoint, usec_t timeout, EtcdCallback cb, void *userdata)
 {
         assert_return(endpoint, -EINVAL);
-        return etcd_call(c, endpoint, "/v3/maintenance/status", NULL, ETCD_CALL_IDEMPOTENT, 0, cb, userdata);
+        return etcd_call(c, endpoint, "/v3/maintenance/status", NULL, ETCD_CALL_IDEMPOTENT, timeout, cb,
+                         userdata);
+}
+
+int etcd_status(EtcdClient *c, const char *endpoint, EtcdCallback cb, void *userdata)
+{
+        return etcd_status_timeout(c, endpoint, 0, cb, userdata);
+}
+
+int etcd_health_timeout(EtcdClient *c, const char *endpoint, usec_t timeout, EtcdCallback cb, void *userdata)
+{
+        assert_return(endpoint, -EINVAL);
+        return call_start(c, endpoint, "/health", NULL, ETCD_CALL_IDEMPOTENT, timeout, true, cb, userdata);
 }
 
 int etcd_health(EtcdClient *c, const char *endpoint, EtcdCallback cb, void *userdata)
 {
-        assert_return(endpoint, -EINVAL);
-        return call_start(c, endpoint, "/health", NULL, ETCD_CALL_IDEMPOTENT, 0, true, cb, userdata);
+        return etcd_health_timeout(c, endpoint, 0, cb, userdata);
 }
 
 int etcd_alarm_list(EtcdClient *c, EtcdCallback cb, void *userdata)

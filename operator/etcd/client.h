@@ -63,6 +63,11 @@ int etcd_member_remove(EtcdClient *c, uint64_t id, EtcdCallback cb, void *userda
 int etcd_member_update(EtcdClient *c, uint64_t id, char *const *peer_urls, size_t n, EtcdCallback cb,
                        void *userdata);
 int etcd_status(EtcdClient *c, const char *endpoint, EtcdCallback cb, void *userdata);
+/* The same with their own timeout (0 = the client's default). */
+int etcd_status_timeout(EtcdClient *c, const char *endpoint, usec_t timeout, EtcdCallback cb,
+                        void *userdata);
+int etcd_health_timeout(EtcdClient *c, const char *endpoint, usec_t timeout, EtcdCallback cb,
+                        void *userdata);
 /* GET /health: error 0 when healthy, -EAGAIN when the member says false. */
 int etcd_health(EtcdClient *c, const char *endpoint, EtcdCallback cb, void *userdata);
 int etcd_alarm_list(EtcdClient *c, EtcdCallback cb, void *userdata);

@@ -1,5 +1,6 @@
 /* The etcd view poller and snapshot queries. */
 #include "view.h"
+#include "base/json.h"
 #include "base/log.h"
 
 struct EtcdView {
@@ -121,6 +122,13 @@ bool etcd_view_removal_keeps_quorum(const EtcdViewSnapshot *s, uint64_t id)
 
 static void round_start(EtcdView *v);
 
+/* Every request of a round is bounded by about the poll period, so one slow or dying member (or an
+ * alarm list waiting on raft) cannot hold everyone's view for the client's default timeout. */
+static usec_t round_timeout(const EtcdView *v)
+{
+        return MAX(v->period, 2 * USEC_PER_SEC);
+}
+
 static void arm(EtcdView *v, usec_t delay)
 {
         if (v->timer) {
@@ -207,7 +215,11 @@ static void member_done(EtcdView *v)
 {
         if (--v->outstanding > 0)
                 return;
-        int r = etcd_alarm_list(v->client, on_alarms, v);
+        _cleanup_(cJSON_Deletep) cJSON *get = cJSON_CreateObject();
+        int r = get && cJSON_AddStringToObject(get, "action", "GET")
+                        ? etcd_call(v->client, NULL, "/v3/maintenance/alarm", get, ETCD_CALL_IDEMPOTENT,
+                                    round_timeout(v), on_alarms, v)
+                        : -ENOMEM;
         if (r < 0) {
                 v->building->alarms_error = r;
                 round_finish(v);
@@ -256,7 +268,8 @@ static int ask_member(EtcdView *v, size_t i, bool health)
                 return -ENOMEM;
         *q = (MemberReq){.view = v, .snap = etcd_view_snapshot_ref(v->building), .index = i};
         const char *url = v->building->states[i].client_url;
-        r = health ? etcd_health(v->client, url, on_health, q) : etcd_status(v->client, url, on_status, q);
+        r = health ? etcd_health_timeout(v->client, url, round_timeout(v), on_health, q)
+                   : etcd_status_timeout(v->client, url, round_timeout(v), on_status, q);
         if (r < 0) {
                 etcd_view_snapshot_unref(q->snap);
                 free(q);
@@ -323,7 +336,8 @@ static void round_start(EtcdView *v)
         v->building->n_ref = 1;
         v->building->started_at = now_usec(CLOCK_MONOTONIC);
         v->in_round = true;
-        r = etcd_member_list(v->client, on_members, v);
+        r = etcd_call(v->client, NULL, "/v3/cluster/member/list", NULL, ETCD_CALL_IDEMPOTENT,
+                      round_timeout(v), on_members, v);
         if (r < 0) {
                 v->building->error = r;
                 round_finish(v);
