@@ -19,6 +19,7 @@
 #include "base/log.h"
 #include "common.h"
 #include "controllers.h"
+#include "pki/keypool.h"
 #include "pki/pki.h"
 
 #define CERTS_PER_SYNC  3U
@@ -69,6 +70,7 @@ typedef struct Sync {
         const SyncContext *ctx;
         Plan *p;
         PkiKeyType key_type;
+        KeyPool *keys; /* pre-generated keys (NULL: generate in the sync, as tests do) */
         unsigned budget;
         bool settled; /* nothing issued or left to issue: etcd-all-certs may be written */
         const KubeObject **nodes;
@@ -187,12 +189,32 @@ static bool take_budget(Sync *s)
         return true;
 }
 
+/* A key for the next certificate: from the pool when there is one, so the
+ * sync signs but never generates RSA keys on the loop thread. 0 and *ret
+ * NULL: the pool is empty; its ready callback enqueues us again. */
+static int get_key(Sync *s, const char *what, EVP_PKEY **ret)
+{
+        int r = s->keys ? key_pool_take(s->keys, s->key_type, ret) : -EMEDIUMTYPE;
+
+        if (r == -EAGAIN) {
+                log_debug("%s: waiting for a pre-generated %s key", what,
+                          pki_key_type_to_string(s->key_type));
+                s->budget = 0;
+                *ret = NULL;
+                return 0;
+        }
+        if (r == -EMEDIUMTYPE)
+                r = pki_key_new(s->key_type, ret);
+        return r < 0 ? log_error_errno(r, "%s: cannot get a private key", what) : 0;
+}
+
 /* ---- signers ---- */
 
 /* `warning`: the old signer was unusable, not merely expiring. */
 static int new_signer(Sync *s, Signer *sg, const KubeObject *old, bool warning, const char *why)
 {
         _cleanup_(pki_pair_freep) PkiPair *ca = NULL;
+        _cleanup_(EVP_PKEY_freep) EVP_PKEY *k = NULL;
         _cleanup_free_ char *crt = NULL;
         _cleanup_erase_ char *key = NULL;
         char cn[128];
@@ -200,10 +222,12 @@ static int new_signer(Sync *s, Signer *sg, const KubeObject *old, bool warning, 
 
         if (!take_budget(s))
                 return 0;
+        if ((r = get_key(s, sg->spec->secret, &k)) < 0 || !k)
+                return r;
         /* Signer names carry the creation time, as upstream's (and render's) do. */
         (void) snprintf(cn, sizeof cn, "openshift-etcd_%s@%llu", sg->spec->secret,
                         (unsigned long long) (s->ctx->now / USEC_PER_SEC));
-        if ((r = pki_ca_new(cn, PKI_SIGNER_VALIDITY, s->key_type, s->ctx->now, &ca)) < 0 ||
+        if ((r = pki_ca_new_with_key(cn, PKI_SIGNER_VALIDITY, k, s->ctx->now, &ca)) < 0 ||
             (r = pki_pair_to_pem(ca, &crt, &key)) < 0)
                 return log_error_errno(r, "%s: cannot create a signer", sg->spec->secret);
         log_info("%s: %s, %s %s", sg->spec->secret, why, old ? "rotating to" : "creating", cn);
@@ -420,17 +444,21 @@ static int judge_leaf(Sync *s, Signer *sg, const Leaf *l, const KubeObject *sec,
 static int issue_leaf(Sync *s, Signer *sg, const Leaf *l, const KubeObject *old, const char *why)
 {
         _cleanup_(pki_pair_freep) PkiPair *pair = NULL;
+        _cleanup_(EVP_PKEY_freep) EVP_PKEY *k = NULL;
         _cleanup_free_ char *crt = NULL;
         _cleanup_erase_ char *key = NULL;
         int r;
 
+        if ((r = get_key(s, l->name, &k)) < 0 || !k)
+                return r;
         PkiCertRequest req = {.profile = l->spec->profile,
                               .cn = l->cn,
                               .org = l->spec->org,
                               .dns = l->node ? l->dns : NULL,
                               .ips = l->node ? l->ips : NULL,
                               .validity = PKI_LEAF_VALIDITY,
-                              .key_type = s->key_type};
+                              .key_type = s->key_type,
+                              .key = k};
         if ((r = pki_cert_issue(sg->pair, &req, s->ctx->now, &pair)) < 0 ||
             (r = pki_pair_to_pem(pair, &crt, &key)) < 0)
                 return log_error_errno(r, "%s: cannot issue a certificate", l->name);
@@ -531,6 +559,7 @@ static int sync_cert_signer(const SyncContext *ctx, Plan *p)
         _cleanup_(sync_done) Sync s = {.ctx = ctx,
                                        .p = p,
                                        .key_type = st ? st->cert_key_type : PKI_KEY_RSA_2048,
+                                       .keys = st ? st->keys : NULL,
                                        .budget = CERTS_PER_SYNC,
                                        .settled = true,
                                        .all_certs = cJSON_CreateObject()};

@@ -95,6 +95,7 @@ static void operator_done(Operator *o)
 {
         o->http = http_server_free(o->http);
         o->runtime = runtime_free(o->runtime);
+        o->state.keys = key_pool_free(o->state.keys);
         /* The etcd client first: it completes the view's requests while the view exists. */
         o->etcd = etcd_client_free(o->etcd);
         o->view = etcd_view_free(o->view);
@@ -105,6 +106,15 @@ static void operator_done(Operator *o)
         o->client = kube_client_free(o->client);
         o->metrics = metrics_registry_free(o->metrics);
         o->loop = loop_unref(o->loop);
+}
+
+/* A key arrived after the cert signer found the pool empty. */
+static void on_key_ready(KeyPool *p, void *userdata)
+{
+        Operator *o = userdata;
+        (void) p;
+        if (o->runtime)
+                (void) runtime_enqueue(o->runtime, controller_cert_signer.name);
 }
 
 static void on_lease_released(LeaderElector *le, void *userdata)
@@ -306,6 +316,11 @@ static int run(const Flags *f)
                                   .operator_image = f->operator_image,
                                   .listen_on_node_ip = f->listen_on_node_ip,
                                   .cert_key_type = f->ecdsa ? PKI_KEY_ECDSA_P256 : PKI_KEY_RSA_2048};
+        /* One node's leaf certificates (peer, serving, metrics) without waiting. */
+        r = key_pool_new(loop_get_event(o.loop), o.state.cert_key_type, 3, &o.state.keys);
+        if (r < 0)
+                return log_error_errno(r, "cannot start the key generator"), EXIT_RUNTIME;
+        key_pool_set_ready_callback(o.state.keys, on_key_ready, &o);
         EtcdWiringFiles files = {.ca = f->etcd_ca, .cert = f->etcd_cert, .key = f->etcd_key};
         r = etcd_wiring_new(o.etcd, o.informers, &files, &o.wiring);
         if (r < 0)

@@ -707,6 +707,18 @@ void runtime_shutdown(Runtime *rt, void (*done)(Runtime *rt, void *userdata), vo
                 done(rt, userdata);
 }
 
+int runtime_enqueue(Runtime *rt, const char *controller)
+{
+        assert_return(rt && controller, -EINVAL);
+        for (size_t i = 0; i < rt->n; i++)
+                if (streq(rt->controllers[i]->spec->name, controller)) {
+                        if (rt->started && !rt->shutting_down)
+                                enqueue(rt->controllers[i]);
+                        return 0;
+                }
+        return -ENOENT;
+}
+
 int runtime_get_stats(Runtime *rt, const char *controller, ControllerStats *ret)
 {
         for (size_t i = 0; i < rt->n; i++)

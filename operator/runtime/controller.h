@@ -60,11 +60,14 @@ int runtime_add(Runtime *rt, const ControllerSpec *spec);
 int runtime_start(Runtime *rt);
 /* Asks every controller to sync now (e.g. after a non-informer cache changed). */
 void runtime_kick(Runtime *rt);
+/* Asks one controller (by its spec name) to sync; -ENOENT if there is none. */
+int runtime_enqueue(Runtime *rt, const char *controller);
 /* Stops accepting work; `done` runs once no plan is in flight. */
 void runtime_shutdown(Runtime *rt, void (*done)(Runtime *rt, void *userdata), void *userdata);
 
 typedef struct ControllerStats {
         uint64_t syncs, failures, intents;
-        usec_t last_sync_duration;
+        usec_t last_sync_duration; /* from the sync's start to its plan carried out */
+        usec_t sync_cost;          /* moving average of the sync function alone: its scheduling rank */
 } ControllerStats;
 int runtime_get_stats(Runtime *rt, const char *controller, ControllerStats *ret);

@@ -336,6 +336,50 @@ static void test_rsa_by_default(void **state)
         fixture_free(f);
 }
 
+/* With a key pool (as the operator runs), a sync never generates a key: an
+ * empty pool means nothing is issued and the sync asks to come back; each
+ * key the pool hands out becomes one certificate. */
+static void test_keys_from_pool(void **state)
+{
+        _cleanup_(sd_event_unrefp) sd_event *e = NULL;
+        Fixture *f = certs_fixture(false);
+        size_t total = 0;
+
+        assert_int_equal(sd_event_new(&e), 0);
+        assert_int_equal(key_pool_new(e, PKI_KEY_ECDSA_P256, 1, &f->state.keys), 0);
+        sync_ok(f);
+        assert_int_equal(writes(f), 0);
+        assert_true(f->plan.requeue_after > 0);
+
+        for (int i = 0; i < 40; i++) {
+                for (int t = 0; t < 300 && key_pool_available(f->state.keys) == 0; t++)
+                        assert_true(sd_event_run(e, 100 * USEC_PER_MSEC) >= 0);
+                assert_int_equal(key_pool_available(f->state.keys), 1);
+                sync_ok(f);
+                assert_true(issued(f) <= 1);
+                total += issued(f);
+                if (writes(f) == 0)
+                        break;
+                feed(f);
+        }
+        /* 2 signers and 2 client certificates, one key each. */
+        assert_int_equal(total, 4);
+        expect_signer(f, "etcd-signer");
+        expect_leaf(f, "etcd-client", "etcd-client", "system:etcd", "etcd-signer", NULL);
+
+        /* A pool of another type is not used: the sync makes its own key. */
+        f->state.keys = key_pool_free(f->state.keys);
+        assert_int_equal(key_pool_new(e, PKI_KEY_RSA_2048, 1, &f->state.keys), 0);
+        fixture_add(f, W_ETCD_SECRETS,
+                    "{\"apiVersion\":\"v1\",\"kind\":\"Secret\",\"metadata\":{\"name\":\"etcd-client\","
+                    "\"namespace\":\"openshift-etcd\"},\"type\":\"kubernetes.io/tls\",\"data\":{}}");
+        sync_ok(f);
+        assert_int_equal(issued(f), 1);
+        assert_non_null(written(f, "etcd-client"));
+        f->state.keys = key_pool_free(f->state.keys);
+        fixture_free(f);
+}
+
 /* ---- render's bootstrap material ---- */
 
 static int rm_entry(const char *path, const struct stat *st, int flag, struct FTW *ftw)
@@ -854,6 +898,7 @@ int main(void)
                 cmocka_unit_test(test_fresh_cluster),
                 cmocka_unit_test(test_fresh_order_and_budget),
                 cmocka_unit_test(test_rsa_by_default),
+                cmocka_unit_test(test_keys_from_pool),
                 cmocka_unit_test(test_bootstrap_material_reused),
                 cmocka_unit_test(test_node_ip_change),
                 cmocka_unit_test(test_scale_up_and_down),
