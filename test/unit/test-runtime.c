@@ -7,6 +7,9 @@
 #include <cmocka.h>
 
 #include "base/json.h"
+#include "kube/client.h"
+#include "kube/informer.h"
+#include "runtime/controller.h"
 #include "runtime/plan.h"
 
 static void test_conditions(void **state)
@@ -87,11 +90,87 @@ static void test_plan(void **state)
         assert_int_equal(q.n, 0); /* the first error sticks */
 }
 
+/* Scheduling: after a first round, the cheaper controller syncs first. */
+
+static const char *sync_order[16];
+static size_t n_synced;
+
+static void note_sync(const char *who)
+{
+        assert_true(n_synced < ELEMENTSOF(sync_order));
+        sync_order[n_synced++] = who;
+}
+
+static int sync_slow(const SyncContext *ctx, Plan *p)
+{
+        (void) ctx;
+        (void) p;
+        usec_t until = now_usec(CLOCK_MONOTONIC) + 8 * USEC_PER_MSEC;
+        while (now_usec(CLOCK_MONOTONIC) < until)
+                ; /* CPU work, as a sync doing crypto would */
+        note_sync("slow");
+        return 0;
+}
+
+static int sync_fast(const SyncContext *ctx, Plan *p)
+{
+        (void) ctx;
+        (void) p;
+        note_sync("fast");
+        return 0;
+}
+
+static void run_until_synced(Loop *l, size_t want)
+{
+        for (int i = 0; i < 1000 && n_synced < want; i++)
+                assert_true(sd_event_run(loop_get_event(l), 10 * USEC_PER_MSEC) >= 0);
+        assert_int_equal(n_synced, want);
+}
+
+static void test_cheap_syncs_first(void **state)
+{
+        static const ControllerSpec slow = {.name = "Slow", .sync = sync_slow};
+        static const ControllerSpec fast = {.name = "Fast", .sync = sync_fast};
+        _cleanup_(loop_unrefp) Loop *l = loop_new();
+        KubeConfig *cfg = calloc(1, sizeof *cfg);
+        assert_non_null(l);
+        assert_non_null(cfg);
+        cfg->server = strdup("https://127.0.0.1:1"); /* never called: no watches, no writes */
+        _cleanup_(kube_client_freep) KubeClient *kc = kube_client_new(l, cfg);
+        _cleanup_(informer_factory_freep) InformerFactory *f = informer_factory_new(kc);
+        RuntimeConfig rc = {};
+        _cleanup_(runtime_freep) Runtime *rt = runtime_new(kc, f, NULL, &rc);
+        ControllerStats st_slow, st_fast;
+
+        assert_non_null(rt);
+        assert_int_equal(runtime_add(rt, &slow), 0);
+        assert_int_equal(runtime_add(rt, &fast), 0);
+        n_synced = 0;
+        assert_int_equal(runtime_start(rt), 0);
+        run_until_synced(l, 2);
+        assert_int_equal(runtime_get_stats(rt, "Slow", &st_slow), 0);
+        assert_int_equal(runtime_get_stats(rt, "Fast", &st_fast), 0);
+        assert_true(st_slow.sync_cost >= 8 * USEC_PER_MSEC);
+        assert_true(st_fast.sync_cost < st_slow.sync_cost);
+
+        /* Both due at once, in registration order: the fast one goes first. */
+        for (int round = 0; round < 3; round++) {
+                n_synced = 0;
+                assert_int_equal(runtime_enqueue(rt, "Slow"), 0);
+                assert_int_equal(runtime_enqueue(rt, "Fast"), 0);
+                run_until_synced(l, 2);
+                assert_string_equal(sync_order[0], "fast");
+                assert_string_equal(sync_order[1], "slow");
+        }
+        assert_int_equal(runtime_enqueue(rt, "Nobody"), -ENOENT);
+}
+
 int main(void)
 {
         const struct CMUnitTest tests[] = {
                 cmocka_unit_test(test_conditions),
                 cmocka_unit_test(test_plan),
+                cmocka_unit_test(test_cheap_syncs_first),
         };
         return cmocka_run_group_tests(tests, NULL, NULL);
 }
