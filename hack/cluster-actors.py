@@ -1,17 +1,17 @@
 #!/usr/bin/env python3
-"""The other actors of an OpenShift install, for the demo (hack/local-up.sh):
-the kube-apiserver's view of etcd (a new config-<N> revision and
-kubeapiservers/cluster status whenever etcd-endpoints changes, as
-shared/reference/ceo-contracts.md describes) and the installer's
-kube-system/bootstrap ConfigMap once etcds/cluster says EtcdRunningInCluster.
-Runs until SIGTERM. Usage: cluster-actors.py KUBECONFIG NODE[,NODE...]"""
+"""The installer's part of an OpenShift install, for the demo
+(hack/local-up.sh): it writes the kube-system/bootstrap ConfigMap (status
+complete) once etcds/cluster says EtcdRunningInCluster=True, as the installer
+does when bootstrap is done. The kube-apiserver's part (following
+etcd-endpoints, publishing config-<N> revisions) is the API simulator's own
+(storage mode b). Runs until SIGTERM. Usage: cluster-actors.py KUBECONFIG"""
 import json
 import signal
 import subprocess
 import sys
 import time
 
-KUBECONFIG, NODES = sys.argv[1], sys.argv[2].split(",")
+KUBECONFIG = sys.argv[1]
 CACHE = KUBECONFIG + ".kubectl-cache"
 running = True
 
@@ -31,46 +31,29 @@ def get(*args):
     return json.loads(r.stdout) if r.returncode == 0 else None
 
 
-def publish(n, servers):
-    cfg = json.dumps({"apiServerArguments": {"etcd-servers": servers}})
-    kubectl("apply", "-f", "-", input=json.dumps({
-        "apiVersion": "v1", "kind": "ConfigMap",
-        "metadata": {"name": "config-%d" % n, "namespace": "openshift-kube-apiserver"},
-        "data": {"config.yaml": cfg}}))
-    kas = get("kubeapiservers.operator.openshift.io", "cluster")
-    if not (kas or {}).get("status", {}).get("nodeStatuses"):
-        kubectl("patch", "kubeapiservers.operator.openshift.io", "cluster", "--subresource=status", "--type=merge",
-                "-p", json.dumps({"status": {"nodeStatuses": [{"nodeName": m} for m in NODES]}}))
-    kubectl("patch", "kubeapiservers.operator.openshift.io", "cluster", "--subresource=status", "--type=merge",
-            "-p", json.dumps({"status": {"latestAvailableRevision": n,
-                                         "nodeStatuses": [{"nodeName": m, "currentRevision": n} for m in NODES]}}))
-    print("kube-apiserver revision %d: %s" % (n, ", ".join(servers)), flush=True)
+def running_in_cluster():
+    for c in ((get("etcd", "cluster") or {}).get("status") or {}).get("conditions", []):
+        if c.get("type") == "EtcdRunningInCluster":
+            return c.get("status") == "True"
+    return False
 
 
 def main():
     signal.signal(signal.SIGTERM, stop)
     signal.signal(signal.SIGINT, stop)
-    revision, servers, complete = 0, None, False
+    complete = False
     while running:
-        cm = get("configmap", "-n", "openshift-etcd", "etcd-endpoints")
-        if cm:
-            ips = list((cm.get("data") or {}).values())
-            ann = (cm["metadata"].get("annotations") or {}).get("alpha.installer.openshift.io/etcd-bootstrap")
-            want = sorted("https://%s:2379" % ip for ip in set(ips + ([ann] if ann else [])))
-            if want != servers:
-                revision += 1
-                publish(revision, want)
-                servers = want
-        if not complete:
-            etcd = get("etcd", "cluster") or {}
-            for c in etcd.get("status", {}).get("conditions", []):
-                if c.get("type") == "EtcdRunningInCluster" and c.get("status") == "True":
-                    kubectl("apply", "-f", "-", input=json.dumps({
-                        "apiVersion": "v1", "kind": "ConfigMap",
-                        "metadata": {"name": "bootstrap", "namespace": "kube-system"},
-                        "data": {"status": "complete"}}))
-                    print("installer: bootstrap complete", flush=True)
-                    complete = True
+        if not complete and running_in_cluster():
+            r = kubectl("apply", "-f", "-", input=json.dumps({
+                "apiVersion": "v1", "kind": "ConfigMap",
+                "metadata": {"name": "bootstrap", "namespace": "kube-system"},
+                "data": {"status": "complete"}}))
+            if r.returncode == 0:
+                print("installer: bootstrap complete", flush=True)
+                complete = True
+            else:
+                print("installer: writing kube-system/bootstrap failed, retrying: %s" % r.stderr.strip(),
+                      flush=True)
         time.sleep(1)
 
 

@@ -1,11 +1,13 @@
 #!/usr/bin/env bash
 # The demo: installs what is needed, builds, and runs a whole OpenShift-style
-# etcd bootstrap on loopback: the Kubernetes API simulator (on its own real
-# etcd), `render` on a simulated bootstrap host, the rendered bootstrap etcd
-# run by a kubelet simulator, three simulated masters, the operator, and the
-# other install actors (hack/cluster-actors.py). It shows progress as it
-# happens and returns once the cluster has settled (three members, bootstrap
-# member removed, clusteroperator/etcd Available), leaving it running.
+# etcd bootstrap on loopback: `render` on a simulated bootstrap host, the
+# Kubernetes API simulator storing everything in the etcd being managed (it
+# starts on the rendered bootstrap member and follows the etcd-endpoints the
+# operator publishes, like a kube-apiserver), the bootstrap etcd run by a
+# kubelet simulator, three simulated masters, the operator, and the
+# installer's part (hack/cluster-actors.py). It shows progress as it happens
+# and returns once the cluster has settled (three members, bootstrap member
+# removed, clusteroperator/etcd Available), leaving it running.
 #
 #   hack/local-up.sh          start (state under .local-up/)
 #   hack/local-up.sh --down   stop everything it started (by PID)
@@ -71,26 +73,6 @@ start_bg() { # name command...
         echo $! >"$state/pids/$name.pid"
 }
 
-echo "local-up: starting the API simulator on https://$net.1:6443"
-SIM_LISTEN="$net.1:6443" bash "$root/hack/sim-up.sh" start "$state/sim" >/dev/null
-export KUBECONFIG=$state/sim/kubeconfig
-kc() { kubectl --cache-dir "$state/kubectl-cache" "$@"; }
-
-echo "local-up: the cluster-version operator's objects"
-kc apply -f "$root/manifests/local-up/" >/dev/null
-kc patch etcd cluster --type=merge -p '{"spec":{"unsupportedConfigOverrides":{"listenOnNodeIP":true}}}' >/dev/null
-kc patch infrastructure cluster --subresource=status --type=merge -p '{"status":{"infrastructureName":"local-up","platformStatus":{"type":"None"},"controlPlaneTopology":"HighlyAvailable","infrastructureTopology":"HighlyAvailable"}}' >/dev/null
-kc create namespace openshift-kube-apiserver >/dev/null
-kc apply -f "$root/test/data/render/cluster-config.yaml" >/dev/null
-kc apply -f - >/dev/null <<'KAS'
-apiVersion: operator.openshift.io/v1
-kind: KubeAPIServer
-metadata:
-  name: cluster
-spec:
-  managementState: Managed
-KAS
-
 echo "local-up: render on the bootstrap host ($net.5)"
 "$bin" render --asset-output-dir "$state/assets" --etcd-image quay.io/openshift/etcd:local \
         --operator-image quay.io/openshift/cluster-etcd-operator:local \
@@ -99,9 +81,17 @@ echo "local-up: render on the bootstrap host ($net.5)"
         --infra-config-file "$root/test/data/render/infrastructure.yaml" \
         --bootstrap-ip "$net.5" --hostname bootstrap --listen-on-node-ip \
         --control-plane-hardware-speed Slower --key-type ecdsa 2>>"$state/logs/render.log"
-for f in "$state"/assets/manifests/*-ns.yaml "$state"/assets/manifests/*.yaml; do
-        kc create -f "$f" >/dev/null 2>&1 || true
-done
+tls=$state/assets/tls
+
+# As on a bootstrap host, the API server is configured against the bootstrap
+# etcd before that etcd runs; the kubelets retry the API until it serves.
+echo "local-up: the API simulator on https://$net.1:6443, stored in the bootstrap etcd (https://$net.5:2379)"
+SIM_LISTEN="$net.1:6443" SIM_WAIT_FOR=kubeconfig bash "$root/hack/sim-up.sh" start "$state/sim" \
+        --etcd-endpoints "https://$net.5:2379" --etcd-cacert "$tls/etcd-ca-bundle.crt" \
+        --etcd-cert "$tls/etcd-client.crt" --etcd-key "$tls/etcd-client.key" \
+        --kas-node-names "$(IFS=,; echo "${masters[*]}")" --etcd-wait 120 >/dev/null
+export KUBECONFIG=$state/sim/kubeconfig
+kc() { kubectl --cache-dir "$state/kubectl-cache" "$@"; }
 
 echo "local-up: kubelets: bootstrap ($net.5) and ${masters[*]} ($net.10-12)"
 mkdir -p "$state/nodes/bootstrap/etc"
@@ -114,9 +104,33 @@ for i in 0 1 2; do
                 --node-ip "$net.$((10 + i))" --root "$state/nodes/master-$i" --kubeconfig "$KUBECONFIG" \
                 --operator-binary "$bin" --master --backoff-base 0.5 --backoff-max 5
 done
-start_bg cluster-actors python3 "$root/hack/cluster-actors.py" "$KUBECONFIG" "$(IFS=,; echo "${masters[*]}")"
+for _ in $(seq 1 1200); do
+        [ -f "$state/sim/ready" ] && break
+        kill -0 "$(cat "$state/sim/sim.pid")" 2>/dev/null || { echo "local-up: the API simulator exited" >&2; false; }
+        sleep 0.1
+done
+[ -f "$state/sim/ready" ] || { echo "local-up: the API simulator did not serve within 120 s" >&2; false; }
+echo "local-up: the bootstrap etcd runs; the API simulator serves from it"
 
-tls=$state/assets/tls
+echo "local-up: the cluster-version operator's objects"
+kc apply -f "$root/manifests/local-up/" >/dev/null
+kc patch etcd cluster --type=merge -p '{"spec":{"unsupportedConfigOverrides":{"listenOnNodeIP":true}}}' >/dev/null
+kc patch infrastructure cluster --subresource=status --type=merge -p '{"status":{"infrastructureName":"local-up","platformStatus":{"type":"None"},"controlPlaneTopology":"HighlyAvailable","infrastructureTopology":"HighlyAvailable"}}' >/dev/null
+kc create namespace openshift-kube-apiserver >/dev/null 2>&1 || true
+kc apply -f "$root/test/data/render/cluster-config.yaml" >/dev/null
+kc apply -f - >/dev/null <<'KAS'
+apiVersion: operator.openshift.io/v1
+kind: KubeAPIServer
+metadata:
+  name: cluster
+spec:
+  managementState: Managed
+KAS
+for f in "$state"/assets/manifests/*-ns.yaml "$state"/assets/manifests/*.yaml; do
+        kc create -f "$f" >/dev/null 2>&1 || true
+done
+start_bg cluster-actors python3 "$root/hack/cluster-actors.py" "$KUBECONFIG"
+
 echo "local-up: the operator (metrics on http://$net.2:8443/metrics)"
 start_bg operator "$bin" operator --kubeconfig "$KUBECONFIG" --listen "$net.2:8443" \
         --leader-elect-lease-duration 15s --leader-elect-renew-deadline 10s --leader-elect-retry-period 2s \
@@ -138,13 +152,14 @@ until settled; do
                 echo "local-up: the cluster did not settle in 10 minutes; logs in $state/logs" >&2
                 exit 1
         fi
-        for log in operator cluster-actors; do
+        for log in operator cluster-actors sim; do
                 f=$state/logs/$log.log
+                [ $log = sim ] && f=$state/sim/sim.log
                 n=${seen[$log]:-0}
                 total=$(wc -l <"$f" 2>/dev/null || echo 0)
                 [ "$total" -gt "$n" ] || continue
                 tail -n +$((n + 1)) "$f" | head -n $((total - n)) |
-                        grep -E "issuing a new certificate|creating revision|installing revision|etcd add learner|etcd promote|etcd remove|bootstrap complete|kube-apiserver revision" |
+                        grep -E "issuing a new certificate|creating revision|installing revision|etcd add learner|etcd promote|etcd remove|bootstrap complete|published kube-apiserver revision" |
                         grep -v "starting$" | sed -E 's/^[IWE][0-9]{4} ([0-9:]+)\.[0-9]+ +[0-9]+ [^]]+\] /\1 /; s/^/  /' || true
                 seen[$log]=$total
         done

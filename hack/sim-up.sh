@@ -11,7 +11,10 @@
 #       etcd (DIR/etcd.pid) have exited.
 #
 # Environment: SIM_LISTEN (default 127.0.0.1:0), SIM_CRD_DIR (default
-# <repo>/manifests/crds), SIM_WAIT_S (default 30).
+# <repo>/manifests/crds), SIM_WAIT_S (default 30), SIM_WAIT_FOR (ready, the
+# default, or kubeconfig: with --etcd-endpoints of an etcd that is not up
+# yet, return as soon as DIR/kubeconfig is written; DIR/ready follows once
+# that etcd answers).
 set -euo pipefail
 
 root=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
@@ -43,13 +46,19 @@ cmd_start() {
         [ -d "$crds" ] || die "CRD directory $crds not found"
         command -v etcd >/dev/null || die "etcd not found (hack/install-deps.sh installs etcd-server)"
         command -v openssl >/dev/null || die "openssl not found (hack/install-deps.sh)"
-        rm -f "$dir/ready" "$dir/sim.pid"
+        local want=ready
+        case ${SIM_WAIT_FOR:-ready} in
+        ready) ;;
+        kubeconfig) want=kubeconfig ;;
+        *) die "SIM_WAIT_FOR must be ready or kubeconfig" ;;
+        esac
+        rm -f "$dir/ready" "$dir/sim.pid" "$dir/kubeconfig" "$dir/server-url"
         # own session: a ^C meant for the caller's terminal does not reach the simulator
         setsid "$sim" --dir "$dir" --listen "${SIM_LISTEN:-127.0.0.1:0}" --crd-dir "$crds" "$@" \
                 >>"$dir/sim.log" 2>&1 </dev/null &
         local pid=$! i
         for ((i = 0; i < ${SIM_WAIT_S:-30} * 10; i++)); do
-                [ -f "$dir/ready" ] && break
+                [ -f "$dir/$want" ] && break
                 # setsid may fork: once the simulator wrote its PID, watch that one
                 [ -s "$dir/sim.pid" ] && pid=$(cat "$dir/sim.pid")
                 if ! kill -0 "$pid" 2>/dev/null; then
@@ -59,8 +68,8 @@ cmd_start() {
                 fi
                 sleep 0.1
         done
-        if [ ! -f "$dir/ready" ]; then
-                echo "sim-up: simulator not ready after ${SIM_WAIT_S:-30} s; last log lines:" >&2
+        if [ ! -f "$dir/$want" ]; then
+                echo "sim-up: simulator wrote no $want after ${SIM_WAIT_S:-30} s; last log lines:" >&2
                 tail -n 30 "$dir/sim.log" >&2
                 kill "$pid" 2>/dev/null || true
                 exit 1

@@ -62,15 +62,30 @@ class Env:
     def ip(self, host):
         return "%s.%d" % (self.net, host)
 
-    def start_sim(self, *extra):
+    def start_sim(self, *extra, wait_for_ready=True):
+        """With wait_for_ready=False (storage mode b on an etcd not running yet) this
+        returns once the kubeconfig exists; wait_sim_ready() then waits for serving."""
         self.sim_dir = os.path.join(self.dir, "sim")
-        env = dict(os.environ, SIM_LISTEN=self.ip(1) + ":0")
+        env = dict(os.environ, SIM_LISTEN=self.ip(1) + ":0",
+                   SIM_WAIT_FOR="ready" if wait_for_ready else "kubeconfig")
         out = subprocess.run(["bash", SIM_UP, "start", self.sim_dir] + list(extra), env=env,
                              capture_output=True, text=True)
         if out.returncode != 0:
             raise AssertionError("simulator did not start: %s %s" % (out.stdout, out.stderr))
         self.kubeconfig = os.path.join(self.sim_dir, "kubeconfig")
-        log("API simulator up (%s)" % self.kubeconfig)
+        log("API simulator %s (%s)" % ("up" if wait_for_ready else "started", self.kubeconfig))
+
+    def wait_sim_ready(self, timeout):
+        pidf = os.path.join(self.sim_dir, "sim.pid")
+
+        def ready():
+            if not os.path.exists(os.path.join(self.sim_dir, "ready")):
+                pid = int(open(pidf).read())
+                os.kill(pid, 0)  # raises when the simulator has exited: reported as the reason
+                return False
+            return True
+        wait_for("the API simulator to serve", ready, timeout)
+        log("API simulator up")
 
     def kubectl(self, *args, check=True, input=None):
         r = subprocess.run(["kubectl", "--kubeconfig", self.kubeconfig, "--cache-dir", self.kubectl_cache]

@@ -1,8 +1,13 @@
 """The bootstrap world shared by the whole-cluster e2e scenarios
 (test_bootstrap.py, test_operator_restarts.py, test_redeploy.py): the actors
-the test plays (installer, cluster-version operator, kube-apiserver), the
-invariant watcher, the 50 ms writer, and the checks every scenario ends with.
-Python 3 stdlib only."""
+the test plays (installer, cluster-version operator), the invariant watcher,
+the 50 ms writer, and the checks every scenario ends with.
+
+The API simulator runs on the managed etcd itself (its storage mode b), as a
+kube-apiserver does: it starts on the bootstrap member, follows the
+etcd-endpoints ConfigMap the operator publishes, and publishes its own
+revisions (openshift-kube-apiserver/config-<N>, kubeapiservers/cluster
+status) for the masters. Python 3 stdlib only."""
 import json
 import os
 import shutil
@@ -84,48 +89,6 @@ class Writer(threading.Thread):
             time.sleep(0.05)
 
 
-class KubeAPIServerView(threading.Thread):
-    """Plays the kube-apiserver: bootstrap IP (while annotated) plus every IP in
-    etcd-endpoints, a new config-<N> revision whenever that set changes."""
-
-    def __init__(self, env, masters=MASTERS):
-        super().__init__(daemon=True)
-        self.env, self.stop, self.revision, self.servers = env, threading.Event(), 0, None
-        self.masters = masters
-
-    def run(self):
-        while not self.stop.is_set():
-            cm = self.env.get_json("configmap", "-n", "openshift-etcd", "etcd-endpoints")
-            if cm:
-                ips = sorted(set((cm.get("data") or {}).values()))
-                ann = cm["metadata"].get("annotations", {}).get(BOOTSTRAP_ANNOTATION)
-                servers = sorted("https://%s:2379" % ip for ip in ips + ([ann] if ann else []))
-                if servers != self.servers:
-                    self.revision += 1
-                    self.publish(servers)
-                    self.servers = servers
-            time.sleep(1)
-
-    def publish(self, servers):
-        n = self.revision
-        cfg = json.dumps({"apiServerArguments": {"etcd-servers": servers}})
-        self.env.kubectl("apply", "-f", "-", input=json.dumps({
-            "apiVersion": "v1", "kind": "ConfigMap",
-            "metadata": {"name": "config-%d" % n, "namespace": "openshift-kube-apiserver"},
-            "data": {"config.yaml": cfg}}))
-        kas = self.env.get_json("kubeapiservers.operator.openshift.io", "cluster")
-        if not (kas or {}).get("status", {}).get("nodeStatuses"):
-            # The CRD forbids setting a revision in the same write that adds a node's entry.
-            self.env.kubectl("patch", "kubeapiservers.operator.openshift.io", "cluster", "--subresource=status",
-                             "--type=merge", "-p", json.dumps(
-                                 {"status": {"nodeStatuses": [{"nodeName": m} for m in self.masters]}}))
-        status = {"latestAvailableRevision": n,
-                  "nodeStatuses": [{"nodeName": m, "currentRevision": n} for m in self.masters]}
-        self.env.kubectl("patch", "kubeapiservers.operator.openshift.io", "cluster", "--subresource=status",
-                         "--type=merge", "-p", json.dumps({"status": status}))
-        log("kube-apiserver revision %d: %s" % (n, ", ".join(servers)))
-
-
 def cluster_objects(env, bootstrap_ip):
     """What the cluster-version operator and the installer create before the operator runs."""
     for ns in ("openshift-etcd-operator", "openshift-config", "openshift-config-managed", "openshift-kube-apiserver"):
@@ -175,15 +138,19 @@ class Cluster:
         return self.all_eps
 
     def start(self):
+        """As on a bootstrap host: render, then the API server configured against the
+        bootstrap etcd before that etcd runs, then the kubelets (the bootstrap one
+        starts etcd from its static pod; all of them retry the API until it serves),
+        then cluster-bootstrap's manifests."""
         env = self.env
-        env.start_sim()
         r = env.render(self.assets, self.bootstrap_ip, extra=["--key-type", "ecdsa"])
         assert r.returncode == 0, r.stderr
-        cluster_objects(env, self.bootstrap_ip)
-        # cluster-bootstrap: namespaces first, then the rest.
-        mf = sorted(os.listdir(os.path.join(self.assets, "manifests")))
-        for f in sorted(mf, key=lambda f: 0 if "-ns" in f else 1):
-            env.kubectl("create", "-f", os.path.join(self.assets, "manifests", f), check=False)
+        env.start_sim("--etcd-endpoints", self.all_eps[0],
+                      "--etcd-cacert", os.path.join(self.tls, "etcd-ca-bundle.crt"),
+                      "--etcd-cert", os.path.join(self.tls, "etcd-client.crt"),
+                      "--etcd-key", os.path.join(self.tls, "etcd-client.key"),
+                      "--kas-node-names", ",".join(self.masters), "--etcd-wait", "120",
+                      wait_for_ready=False)
 
         root = os.path.join(env.dir, "nodes", "bootstrap")
         shutil.copytree(os.path.join(self.assets, "etc-kubernetes"), os.path.join(root, "etc", "kubernetes"))
@@ -192,7 +159,13 @@ class Cluster:
             env.start_kubelet(m, self.master_ips[m], master=True)
 
         self.etcd = self.client()
-        wait_for("the bootstrap etcd", lambda: self.etcd.healthy(self.all_eps[0]), 60)
+        wait_for("the bootstrap etcd", lambda: self.etcd.healthy(self.all_eps[0]), 90)
+        env.wait_sim_ready(120)
+        cluster_objects(env, self.bootstrap_ip)
+        # cluster-bootstrap: namespaces first, then the rest.
+        mf = sorted(os.listdir(os.path.join(self.assets, "manifests")))
+        for f in sorted(mf, key=lambda f: 0 if "-ns" in f else 1):
+            env.kubectl("create", "-f", os.path.join(self.assets, "manifests", f), check=False)
         return self
 
     def client(self):
@@ -200,9 +173,16 @@ class Cluster:
         return Etcd(*(os.path.join(self.tls, f) for f in ("etcd-ca-bundle.crt", "etcd-client.crt", "etcd-client.key")))
 
     def actors(self):
-        """The invariant watcher, the writer and the kube-apiserver, not started."""
-        return (Watcher(self.client(), self.endpoints), Writer(self.client(), self.endpoints),
-                KubeAPIServerView(self.env, self.masters))
+        """The invariant watcher and the writer, not started."""
+        return Watcher(self.client(), self.endpoints), Writer(self.client(), self.endpoints)
+
+    def kas_etcd_servers(self):
+        """etcd-servers of the simulator's latest kube-apiserver revision, sorted."""
+        kas = self.env.get_json("kubeapiservers.operator.openshift.io", "cluster") or {}
+        n = (kas.get("status") or {}).get("latestAvailableRevision")
+        cm = self.env.get_json("configmap", "-n", "openshift-kube-apiserver", "config-%s" % n) if n else None
+        cfg = json.loads(((cm or {}).get("data") or {}).get("config.yaml", "{}"))
+        return sorted((cfg.get("apiServerArguments") or {}).get("etcd-servers") or [])
 
     def operator_argv(self):
         env, tls = self.env, self.tls

@@ -3,9 +3,11 @@
 node and three masters (kubelet-sims), the rendered bootstrap etcd, and the
 operator as a process with short leader-election timings. The test plays the
 other actors: the installer (render, cluster manifests, kube-system/bootstrap
-once EtcdRunningInCluster=True), the cluster-version operator (etcds/cluster
-and the config objects) and the kube-apiserver's view of etcd (a new
-config-<N> revision whenever etcd-endpoints changes).
+once EtcdRunningInCluster=True) and the cluster-version operator (etcds/cluster
+and the config objects). The API simulator stores everything in the managed
+etcd and follows etcd-endpoints like a kube-apiserver, publishing its own
+config-<N> revisions, so the API itself must survive the bootstrap member's
+removal.
 
 Asserted throughout by a watcher: never more than one learner or unstarted
 member; no membership change while a member is unhealthy; quorum never lost.
@@ -14,8 +16,11 @@ back. Finally members are the three masters, clusteroperator/etcd is
 Available, not Progressing, not Degraded, and every node is at
 latestAvailableRevision.
 Usage: test_bootstrap.py BUILD_DIR"""
+import calendar
+import json
 import os
 import sys
+import time
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 from e2e import Env, log, wait_for  # noqa: E402
@@ -24,26 +29,58 @@ from scenario import Cluster, start_actors, stop_actors  # noqa: E402
 TIMEOUT = int(os.environ.get("E2E_BOOTSTRAP_TIMEOUT", "420"))
 
 
+def first_kas_revision_with(env, servers):
+    """(N, creation time) of the first openshift-kube-apiserver/config-N whose
+    etcd-servers include every one of `servers` (creation time to the second,
+    rounded down)."""
+    cms = (env.get_json("configmap", "-n", "openshift-kube-apiserver") or {}).get("items", [])
+    found = []
+    for cm in cms:
+        name = cm["metadata"]["name"]
+        if not name.startswith("config-"):
+            continue
+        cfg = json.loads((cm.get("data") or {}).get("config.yaml", "{}"))
+        have = (cfg.get("apiServerArguments") or {}).get("etcd-servers") or []
+        if all(s in have for s in servers):
+            ts = calendar.timegm(time.strptime(cm["metadata"]["creationTimestamp"], "%Y-%m-%dT%H:%M:%SZ"))
+            found.append((int(name[len("config-"):]), ts))
+    return min(found) if found else None
+
+
 def main():
     build = sys.argv[1]
     with Env(build) as env:
         c = Cluster(env).start()
-        watcher, writer, kas = c.actors()
-        start_actors(watcher, writer, kas)
+        watcher, writer = c.actors()
+        start_actors(watcher, writer)
         c.start_operator()
         try:
             # The installer marks bootstrap complete once etcd runs in the cluster.
             wait_for("EtcdRunningInCluster=True", c.running_in_cluster, TIMEOUT)
             c.complete_bootstrap()
+            t_complete = time.time()
             wait_for("the bootstrap member to be removed", lambda: c.member_names() == c.masters, TIMEOUT)
             wait_for("the bootstrap annotation to go", c.bootstrap_annotation_gone, 60)
         finally:
-            stop_actors(watcher, writer, kas)
+            stop_actors(watcher, writer)
         assert not watcher.violations, "invariants broken: %s" % watcher.violations[:5]
         sizes = [len(shape) for _, shape, _ in watcher.history]
         log("member counts over time: %s" % sizes)
         assert max(sizes) == 4, "expected 1 -> 4 -> 3, saw %s" % sizes
         c.check_writer(writer)
+
+        # The order of the teardown: bootstrap complete, the API on the masters, then removal.
+        t_removed = next(t for t, shape, _ in watcher.history
+                         if "etcd-bootstrap" not in [n for n, _ in shape])
+        assert t_removed > t_complete, "bootstrap member removed before bootstrap was complete"
+        moved = first_kas_revision_with(env, c.master_eps)
+        assert moved is not None, "no kube-apiserver revision lists every master"
+        n, created = moved
+        assert created <= t_removed, "bootstrap member removed %.1f s before config-%d (every master)" % (
+            created - t_removed, n)
+        log("bootstrap complete at +0, config-%d (every master) at %+.1f s, bootstrap member removed at %+.1f s"
+            % (n, created - t_complete, t_removed - t_complete))
+        wait_for("the API to use the masters only", lambda: c.kas_etcd_servers() == sorted(c.master_eps), 60)
         c.wait_settled(120)
 
         # Every node at latestAvailableRevision; the endpoints objects name the three masters.

@@ -161,8 +161,8 @@ def main():
     t0 = time.monotonic()
     with Env(build) as env:
         c = Cluster(env).start()
-        watcher, writer, kas = c.actors()
-        start_actors(watcher, writer, kas)
+        watcher, writer = c.actors()
+        start_actors(watcher, writer)
         ops = Operators(c)
         chaos = Chaos(c, ops)
         chaos.start()
@@ -194,7 +194,7 @@ def main():
             ops.is_leader()  # the last operator is still alive
         finally:
             chaos.stop.set()
-            stop_actors(watcher, writer, kas)
+            stop_actors(watcher, writer)
 
         hit = [k["state"] for k in ops.kills]
         log("kills: %d" % len(hit))

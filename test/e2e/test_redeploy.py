@@ -163,9 +163,9 @@ def main():
     t0 = time.monotonic()
     with Env(build) as env:
         c = Cluster(env).start()
-        watcher, writer, kas = c.actors()
+        watcher, writer = c.actors()
         pods = PodWatch(env, c.masters)
-        start_actors(watcher, writer, kas, pods)
+        start_actors(watcher, writer, pods)
         c.start_operator()
         health = None
         try:
@@ -210,7 +210,7 @@ def main():
             c.wait_settled(120)
             assert latest() == new and seen <= {base, new}, "more than one new revision: %s" % sorted(seen)
         finally:
-            stop_actors(*([watcher, writer, kas, pods] + ([health] if health else [])))
+            stop_actors(*([watcher, writer, pods] + ([health] if health else [])))
 
         # One node at a time: each master went down once and came back at the new revision before the next.
         log("rollout, seconds from the patch:")

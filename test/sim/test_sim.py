@@ -11,6 +11,7 @@ when a test fails.
 import atexit
 import json
 import os
+import socket
 import sys
 import threading
 import time
@@ -1324,6 +1325,45 @@ class ExternalEtcd(Base):
             self.assertEqual(c.get("/api/v1/namespaces/default/configmaps?resourceVersion=%s&"
                                    "resourceVersionMatch=NotOlderThan" % old_rv).status, 504)
             s.stop()
+            _started.remove(s)
+        finally:
+            etcd.stop()
+
+    def test_mode_b_etcd_starts_later(self):
+        """As on a bootstrap host: the kubeconfig exists before the etcd runs; until
+        etcd answers, connections are refused and DIR/ready is absent."""
+        etcd = TlsEtcd()
+        try:
+            etcd.proc.terminate()
+            etcd.proc.wait(10)
+            args = ["--etcd-endpoints", etcd.url, "--etcd-cacert", etcd.cacert, "--etcd-cert", etcd.cert,
+                    "--etcd-key", etcd.key]
+            s = Sim(args + ["--etcd-wait", "60"], wait_for="kubeconfig")
+            _started.append(s)
+            self.assertFalse(os.path.exists(os.path.join(s.dir, "ready")))
+            port = int(s.url.rsplit(":", 1)[1])
+            with self.assertRaises(ConnectionRefusedError):
+                socket.create_connection((s.ip, port), 1).close()
+            etcd._start()
+            deadline = time.monotonic() + 30
+            while not os.path.exists(os.path.join(s.dir, "ready")):
+                self.assertLess(time.monotonic(), deadline, s.tail())
+                self.assertIsNone(s.proc.poll(), s.tail())
+                time.sleep(0.1)
+            c = s.client()
+            self.assertEqual(c.post("/api/v1/namespaces/default/configmaps", cm("late")).status, 201)
+            s.stop()
+            _started.remove(s)
+
+            # An etcd that never comes: the simulator gives up after --etcd-wait and says why.
+            etcd.proc.terminate()
+            etcd.proc.wait(10)
+            t0 = time.monotonic()
+            s = Sim(args + ["--etcd-wait", "1"], wait_for="kubeconfig")
+            _started.append(s)
+            self.assertNotEqual(s.proc.wait(20), 0)
+            self.assertLess(time.monotonic() - t0, 15)
+            self.assertIn("etcd not reachable", s.tail())
             _started.remove(s)
         finally:
             etcd.stop()

@@ -53,6 +53,8 @@ def parse_args(argv):
     p.add_argument("--etcd-cert")
     p.add_argument("--etcd-key")
     p.add_argument("--kas-node-names", default="", help="node names for kubeapiservers status")
+    p.add_argument("--etcd-wait", type=float, default=30.0,
+                   help="seconds to wait for etcd to answer at startup (default 30)")
     p.add_argument("--compact-keep", type=int, default=0,
                    help="compact etcd every 5 s keeping the last N revisions (0 = never)")
     p.add_argument("--compact-interval", type=float, default=5.0, help=argparse.SUPPRESS)
@@ -163,13 +165,18 @@ def main(argv=None):
         if a.etcd_endpoints:
             etcd = EtcdClient(a.etcd_endpoints, a.etcd_cacert, a.etcd_cert, a.etcd_key, log=log)
             log("using external etcd %s" % ",".join(a.etcd_endpoints))
+            # Like a kube-apiserver on a bootstrap host, which is configured before the
+            # etcd it uses runs (a kubelet starts both): clients get the kubeconfig now
+            # and see connection refused until DIR/ready appears.
+            pki.write_kubeconfig(d, url, token, a.plain_http)
+            _write(os.path.join(d, "server-url"), url + "\n")
         else:
             private = PrivateEtcd(a.ip, os.path.join(d, "etcd"), os.path.join(d, "etcd.log"), log)
             client_url = private.start()
             _write(os.path.join(d, "etcd.pid"), "%d\n" % private.pid)
             _write(os.path.join(d, "etcd-url"), client_url + "\n")
             etcd = EtcdClient([client_url], log=log)
-        _wait_etcd(etcd, stop)
+        _wait_etcd(etcd, stop, a.etcd_wait)
 
         registry = Registry()
         hub = WatchHub(etcd, log)

@@ -47,7 +47,9 @@ def random_loopback():
 class Sim:
     """A kube-apiserver-sim process with its own temp dir (stopped by PID)."""
 
-    def __init__(self, args=(), crds=True, ip=None, dir=None):
+    def __init__(self, args=(), crds=True, ip=None, dir=None, wait_for="ready"):
+        """wait_for: the DIR file whose appearance ends startup ("kubeconfig" with
+        mode (b) on an etcd that is not up yet)."""
         self.dir = dir or tempfile.mkdtemp(prefix="kube-sim-test-")
         self.args = list(args)
         self.ip = ip or random_loopback()
@@ -59,7 +61,7 @@ class Sim:
         self.proc = subprocess.Popen(cmd, stdout=self.log, stderr=subprocess.STDOUT,
                                      stdin=subprocess.DEVNULL, preexec_fn=_die_with_parent)
         deadline = time.monotonic() + 40
-        while not os.path.exists(os.path.join(self.dir, "ready")):
+        while not os.path.exists(os.path.join(self.dir, wait_for)):
             if self.proc.poll() is not None or time.monotonic() > deadline:
                 out = self.tail()
                 self.stop()
