@@ -51,6 +51,31 @@ void kube_object_unref_void(void *o)
         kube_object_unref(o);
 }
 
+/* A copy of o's JSON without the fields heartbeats change; NULL on OOM. */
+static cJSON *without_heartbeats(const KubeObject *o)
+{
+        cJSON *j = cJSON_Duplicate(o->json, true), *md, *c;
+        if (!j)
+                return NULL;
+        if ((md = json_get_object(j, "metadata"))) {
+                cJSON_DeleteItemFromObjectCaseSensitive(md, "resourceVersion");
+                cJSON_DeleteItemFromObjectCaseSensitive(md, "managedFields");
+        }
+        JSON_ARRAY_FOREACH (c, json_get_array(j, "status.conditions"))
+                if (cJSON_IsObject(c))
+                        cJSON_DeleteItemFromObjectCaseSensitive(c, "lastHeartbeatTime");
+        return j;
+}
+
+bool kube_object_heartbeat_only(const KubeObject *old, const KubeObject *new)
+{
+        if (!old || !new || old == new || old->resource_version == new->resource_version)
+                return false;
+        _cleanup_(cJSON_Deletep) cJSON *a = without_heartbeats(old);
+        _cleanup_(cJSON_Deletep) cJSON *b = without_heartbeats(new);
+        return a && b && cJSON_Compare(a, b, true);
+}
+
 const char *kube_object_label(const KubeObject *o, const char *key)
 {
         cJSON *labels = json_get_object(o->json, "metadata.labels");

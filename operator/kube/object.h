@@ -2,6 +2,7 @@
  * them. Never modify `json`; duplicate it to build a changed object. */
 #pragma once
 
+#include <stdbool.h>
 #include <stdint.h>
 
 #include <cjson/cJSON.h>
@@ -25,6 +26,13 @@ KubeObject *kube_object_ref(const KubeObject *o);
 KubeObject *kube_object_unref(KubeObject *o);
 DEFINE_TRIVIAL_CLEANUP_FUNC(KubeObject *, kube_object_unref);
 void kube_object_unref_void(void *o);
+
+/* Whether `new` is a real update of `old` (another resourceVersion) that
+ * changed nothing but heartbeats: metadata.resourceVersion,
+ * metadata.managedFields and status.conditions[].lastHeartbeatTime (a Node's
+ * status report every few seconds). False for a resync (same object) and
+ * for every other difference. */
+bool kube_object_heartbeat_only(const KubeObject *old, const KubeObject *new);
 
 const char *kube_object_label(const KubeObject *o, const char *key);
 const char *kube_object_uid(const KubeObject *o);

@@ -125,13 +125,34 @@ static void enqueue(Controller *c)
                 kick(c);
 }
 
+/* One informer event reaches every controller watching it, one handler call
+ * each: the verdict is worked out once per event. The resourceVersions
+ * make the key unambiguous even if freed objects' addresses come back. */
+static bool heartbeat_only(const KubeObject *old, const KubeObject *obj)
+{
+        static const KubeObject *last_old, *last_obj;
+        static uint64_t last_old_rv, last_obj_rv;
+        static bool last;
+
+        if (old != last_old || obj != last_obj || !old || !obj || old->resource_version != last_old_rv ||
+            obj->resource_version != last_obj_rv) {
+                last = kube_object_heartbeat_only(old, obj);
+                last_old = old;
+                last_obj = obj;
+                last_old_rv = old ? old->resource_version : 0;
+                last_obj_rv = obj ? obj->resource_version : 0;
+        }
+        return last;
+}
+
 static void on_informer_event(Informer *inf, InformerEvent ev, const KubeObject *old, const KubeObject *obj,
                               void *userdata)
 {
         (void) inf;
-        (void) ev;
-        (void) old;
-        (void) obj;
+        /* A Node reporting it is still there changes nothing a controller decides on;
+         * resyncs (old == obj) and every real change still enqueue. */
+        if (ev == INFORMER_UPDATED && heartbeat_only(old, obj))
+                return;
         enqueue(userdata);
 }
 

@@ -158,12 +158,47 @@ static void test_informer_events(void **state)
         assert_int_equal(apply(inf, "{\"object\":{}}"), -EBADMSG);
 }
 
+static KubeObject *node(const char *rv, const char *beat, const char *ready, const char *ip)
+{
+        _cleanup_free_ char *text = strdup_printf(
+                "{\"kind\":\"Node\",\"metadata\":{\"name\":\"master-0\",\"resourceVersion\":\"%s\","
+                "\"managedFields\":[{\"time\":\"%s\"}]},\"status\":{\"addresses\":[{\"type\":"
+                "\"InternalIP\",\"address\":\"%s\"}],\"conditions\":[{\"type\":\"Ready\",\"status\":"
+                "\"%s\",\"lastHeartbeatTime\":\"%s\",\"lastTransitionTime\":\"2026-01-01T00:00:00Z\"}]}}",
+                rv, beat, ip, ready, beat);
+        KubeObject *o = kube_object_new(cJSON_Parse(text));
+        assert_non_null(o);
+        return o;
+}
+
+static void test_heartbeat_only(void **state)
+{
+        _cleanup_(kube_object_unrefp) KubeObject *a = node("10", "2026-01-01T00:00:00Z", "True", "10.0.0.1");
+        _cleanup_(kube_object_unrefp) KubeObject *beat =
+                node("11", "2026-01-01T00:00:10Z", "True", "10.0.0.1");
+        _cleanup_(kube_object_unrefp) KubeObject *ready =
+                node("12", "2026-01-01T00:00:20Z", "False", "10.0.0.1");
+        _cleanup_(kube_object_unrefp) KubeObject *moved =
+                node("13", "2026-01-01T00:00:30Z", "True", "10.0.0.9");
+        _cleanup_(kube_object_unrefp) KubeObject *same_rv =
+                node("10", "2026-01-01T00:00:10Z", "True", "10.0.0.1");
+
+        assert_true(kube_object_heartbeat_only(a, beat));
+        assert_false(kube_object_heartbeat_only(beat, ready)); /* a condition changed */
+        assert_false(kube_object_heartbeat_only(a, moved));    /* an address changed */
+        assert_false(kube_object_heartbeat_only(a, a));        /* a resync replays the same object */
+        assert_false(kube_object_heartbeat_only(a, same_rv));  /* not an update */
+        assert_false(kube_object_heartbeat_only(NULL, a));
+        assert_false(kube_object_heartbeat_only(a, NULL));
+}
+
 int main(void)
 {
         const struct CMUnitTest tests[] = {
                 cmocka_unit_test(test_status),
                 cmocka_unit_test(test_paths),
                 cmocka_unit_test(test_informer_events),
+                cmocka_unit_test(test_heartbeat_only),
         };
         return cmocka_run_group_tests(tests, NULL, NULL);
 }
