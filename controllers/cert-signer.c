@@ -71,6 +71,7 @@ typedef struct Sync {
         Plan *p;
         PkiKeyType key_type;
         KeyPool *keys; /* pre-generated keys (NULL: generate in the sync, as tests do) */
+        PkiCheckMemo *memo;
         unsigned budget;
         bool settled; /* nothing issued or left to issue: etcd-all-certs may be written */
         const KubeObject **nodes;
@@ -280,7 +281,7 @@ static int sync_signer(Sync *s, Signer *sg)
         if (secret_pems(sec, &crt, &key) < 0)
                 return new_signer(s, sg, sec, true, "tls.crt or tls.key is missing or not base64");
         PkiCheck check = {.refresh = PKI_SIGNER_REFRESH_WINDOW};
-        if ((status = pki_cert_check(crt, key, &check, s->ctx->now, &reason)) < 0)
+        if ((status = pki_cert_check_memo(s->memo, crt, key, &check, s->ctx->now, &reason)) < 0)
                 return status;
         if (pki_cert_from_pem(crt, &x) >= 0 && (r = pki_cert_get_info(x, &info)) < 0)
                 return r;
@@ -414,12 +415,12 @@ static int judge_leaf(Sync *s, Signer *sg, const Leaf *l, const KubeObject *sec,
                 return (*ret_reason = strdup("tls.crt or tls.key is missing or not base64")) ? 1 : -ENOMEM;
         PkiCheck c = {
                 .ca_pem = sg->bundle, .dns = l->dns, .ips = l->ips, .refresh = PKI_LEAF_REFRESH_WINDOW};
-        if ((r = pki_cert_check(crt, key, &c, s->ctx->now, &reason)) < 0)
+        if ((r = pki_cert_check_memo(s->memo, crt, key, &c, s->ctx->now, &reason)) < 0)
                 return r;
         if (r == PKI_WRONG_SANS && l->node) {
                 _cleanup_free_ char *alt_reason = NULL;
                 c.dns = l->alt_dns;
-                int alt = pki_cert_check(crt, key, &c, s->ctx->now, &alt_reason);
+                int alt = pki_cert_check_memo(s->memo, crt, key, &c, s->ctx->now, &alt_reason);
                 if (alt < 0)
                         return alt;
                 if (alt != PKI_WRONG_SANS) {
@@ -560,6 +561,7 @@ static int sync_cert_signer(const SyncContext *ctx, Plan *p)
                                        .p = p,
                                        .key_type = st ? st->cert_key_type : PKI_KEY_RSA_2048,
                                        .keys = st ? st->keys : NULL,
+                                       .memo = st ? st->check_memo : NULL,
                                        .budget = CERTS_PER_SYNC,
                                        .settled = true,
                                        .all_certs = cJSON_CreateObject()};

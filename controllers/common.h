@@ -6,6 +6,7 @@
 #pragma once
 
 #include "etcd/view.h"
+#include "pki/check-memo.h"
 #include "pki/keypool.h"
 #include "pki/pki.h"
 #include "runtime/controller.h"
@@ -71,6 +72,7 @@ typedef struct OperatorState {
         bool listen_on_node_ip;   /* the harness default; etcds/cluster overrides can also set it */
         PkiKeyType cert_key_type; /* the cert signer's keys: RSA 2048 (0) by contract; tests use ECDSA */
         KeyPool *keys;            /* keys of cert_key_type made off the loop; NULL: made in the sync */
+        PkiCheckMemo *check_memo; /* the cert signer's remembered verdicts; NULL: judge every time */
 } OperatorState;
 
 const OperatorState *op_state(const SyncContext *ctx);

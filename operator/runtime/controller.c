@@ -770,6 +770,16 @@ int runtime_enqueue(Runtime *rt, const char *controller)
         return -ENOENT;
 }
 
+int runtime_get_stats_at(Runtime *rt, size_t i, const char **ret_name, ControllerStats *ret)
+{
+        assert_return(rt && ret_name && ret, -EINVAL);
+        if (i >= rt->n)
+                return -ENOENT;
+        *ret_name = rt->controllers[i]->spec->name;
+        *ret = rt->controllers[i]->stats;
+        return 0;
+}
+
 int runtime_get_stats(Runtime *rt, const char *controller, ControllerStats *ret)
 {
         for (size_t i = 0; i < rt->n; i++)

@@ -71,3 +71,5 @@ typedef struct ControllerStats {
         usec_t sync_cost;          /* moving average of the sync function alone: its scheduling rank */
 } ControllerStats;
 int runtime_get_stats(Runtime *rt, const char *controller, ControllerStats *ret);
+/* The i-th registered controller's name and stats; -ENOENT past the last. */
+int runtime_get_stats_at(Runtime *rt, size_t i, const char **ret_name, ControllerStats *ret);

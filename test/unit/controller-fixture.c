@@ -31,6 +31,7 @@ void fixture_free(Fixture *f)
         if (!f)
                 return;
         plan_done(&f->plan);
+        pki_check_memo_free(f->state.check_memo);
         etcd_view_snapshot_unref(f->snap);
         informer_factory_free(f->factory);
         kube_client_free(f->client);

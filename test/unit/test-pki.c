@@ -14,6 +14,7 @@
 #include <sys/wait.h>
 
 #include "base/fileio.h"
+#include "pki/check-memo.h"
 #include "pki/keypool.h"
 #include "pki/offload.h"
 #include "pki/pki.h"
@@ -946,6 +947,80 @@ static void test_offload_free_in_callback(void **state)
         assert_int_equal(sd_event_run(e, 0), 0);
 }
 
+/* Verdict memo: same answers as pki_cert_check, from the memo only for
+ * identical inputs inside the TTL. */
+static void test_check_memo(void **state)
+{
+        Fixture *f = *state;
+        _cleanup_(pki_pair_freep) PkiPair *leaf =
+                issue(f->ca_ec, PKI_PROFILE_SERVER_CLIENT, PKI_KEY_ECDSA_P256, PKI_LEAF_VALIDITY, NOW);
+        _cleanup_(pki_check_memo_freep) PkiCheckMemo *m = pki_check_memo_new(600 * USEC_PER_SEC);
+        _cleanup_free_ char *crt = NULL, *key = NULL, *other_key = NULL;
+        PkiCheck c = {.ca_pem = f->ca_ec_pem,
+                      .dns = NODE_DNS,
+                      .ips = NODE_IPS,
+                      .refresh = PKI_LEAF_REFRESH_WINDOW};
+        const char *const ips2[] = {"127.0.0.1", "::1", "10.0.0.6", "fd00:1::5", NULL};
+        uint64_t hits, misses;
+        char *r = NULL;
+
+        assert_non_null(m);
+        assert_int_equal(pki_pair_to_pem(leaf, &crt, &key), 0);
+        assert_int_equal(pki_key_to_pem(f->foreign->key, &other_key), 0);
+
+        assert_int_equal(pki_cert_check_memo(m, crt, key, &c, NOW, &r), PKI_VALID);
+        assert_string_equal(r, "valid until 2029-12-31T00:00:00Z");
+        free(r);
+        assert_int_equal(pki_cert_check_memo(m, crt, key, &c, NOW + 60 * USEC_PER_SEC, &r), PKI_VALID);
+        assert_string_equal(r, "valid until 2029-12-31T00:00:00Z");
+        free(r);
+        pki_check_memo_stats(m, &hits, &misses);
+        assert_int_equal(hits, 1);
+        assert_int_equal(misses, 1);
+
+        /* Any input that differs is judged afresh: IPs, key, bundle, refresh window. */
+        PkiCheck c2 = c;
+        c2.ips = ips2;
+        assert_int_equal(pki_cert_check_memo(m, crt, key, &c2, NOW, &r), PKI_WRONG_SANS);
+        free(r);
+        assert_int_equal(pki_cert_check_memo(m, crt, other_key, &c, NOW, &r), PKI_KEY_MISMATCH);
+        free(r);
+        c2 = c;
+        c2.ca_pem = f->ca_rsa_pem;
+        assert_int_equal(pki_cert_check_memo(m, crt, key, &c2, NOW, &r), PKI_WRONG_SIGNER);
+        free(r);
+        c2 = c;
+        c2.refresh = PKI_LEAF_VALIDITY + DAY;
+        assert_int_equal(pki_cert_check_memo(m, crt, key, &c2, NOW, &r), PKI_EXPIRING);
+        free(r);
+        pki_check_memo_stats(m, &hits, &misses);
+        assert_int_equal(hits, 1);
+        assert_int_equal(misses, 5);
+
+        /* Past the TTL, or earlier than the verdict: judged again, at the new time. */
+        usec_t expiry = NOW + PKI_LEAF_VALIDITY;
+        assert_int_equal(pki_cert_check_memo(m, crt, key, &c, expiry + DAY, &r), PKI_EXPIRED);
+        free(r);
+        assert_int_equal(pki_cert_check_memo(m, crt, key, &c, NOW, &r), PKI_VALID);
+        free(r);
+        pki_check_memo_stats(m, &hits, &misses);
+        assert_int_equal(misses, 7);
+
+        /* More distinct inputs than entries: the oldest go, answers stay right. */
+        for (unsigned i = 0; i < PKI_CHECK_MEMO_SIZE + 8; i++) {
+                char ip[32];
+                const char *const ips3[] = {"127.0.0.1", "::1", ip, NULL};
+                (void) snprintf(ip, sizeof ip, "10.1.%u.%u", i / 256, i % 256);
+                c2 = c;
+                c2.ips = ips3;
+                assert_int_equal(pki_cert_check_memo(m, crt, key, &c2, NOW + i, &r), PKI_WRONG_SANS);
+                assert_non_null(strstr(r, ip));
+                free(r);
+        }
+        assert_int_equal(pki_cert_check_memo(NULL, crt, key, &c, NOW, &r), PKI_VALID);
+        free(r);
+}
+
 /* Key pool. */
 
 static unsigned pool_ready_calls;
@@ -1019,6 +1094,7 @@ int main(void)
                 cmocka_unit_test(test_issue_errors),
                 cmocka_unit_test(test_pem_roundtrip),
                 cmocka_unit_test(test_check_outcomes),
+                cmocka_unit_test(test_check_memo),
                 cmocka_unit_test(test_expiration),
                 cmocka_unit_test(test_verify_chain),
                 cmocka_unit_test(test_bundle),
