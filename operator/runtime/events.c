@@ -109,8 +109,10 @@ static void on_done(KubeClient *c, const KubeResponse *resp, void *userdata)
                 r->dropped++;
                 log_debug("event %s: not recorded: %s", p->key, strerror(-resp->error));
                 /* Forget it, so the next occurrence creates a fresh event. */
-                if (s && !s->event_name)
-                        (void) hashmap_remove(r->seen, p->key);
+                if (s && !s->event_name) {
+                        (void) hashmap_remove(r->seen, p->key); /* frees s */
+                        s = NULL;
+                }
         } else {
                 r->written++;
                 const char *name = json_get_string(resp->body, "metadata.name");
