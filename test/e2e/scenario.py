@@ -35,6 +35,9 @@ class Watcher(threading.Thread):
         self.lost_since = None
         self.member_ids = set()  # every member ID ever listed
         self.min_healthy = None  # fewest healthy voters seen once there were three or more voters
+        self.membership = None   # (ID, learner) pairs: what the operator changes (a name appearing is etcd's)
+        self.recent = []         # unhealthy voters in the last samples, newest last
+        self.changes = 0         # membership changes seen
 
     def run(self):
         while not self.stop.is_set():
@@ -59,6 +62,19 @@ class Watcher(threading.Thread):
                     self.violations.append("quorum lost for 8 s: %d healthy of %d voters" % (healthy, len(voters)))
             else:
                 self.lost_since = None
+            # No membership change while a member is unhealthy. etcd's /health is briefly
+            # false around leader elections, and the operator acts on a view up to one poll
+            # (1 s) old: a change is a violation when every sample of the 0.4 s before it
+            # saw an unhealthy voter.
+            membership = sorted((m.get("ID"), bool(m.get("isLearner"))) for m in members)
+            if self.membership is not None and membership != self.membership:
+                self.changes += 1
+                if len(self.recent) >= 2 and all(u > 0 for u in self.recent[-2:]):
+                    self.violations.append("membership changed to %s while %d voter(s) were unhealthy" % (
+                        [(m.get("name") or "(unstarted)", bool(m.get("isLearner"))) for m in members],
+                        self.recent[-1]))
+            self.membership = membership
+            self.recent = (self.recent + [len(voters) - healthy])[-3:]
             shape = sorted((m.get("name") or "(unstarted)", bool(m.get("isLearner"))) for m in members)
             if shape != self.last:
                 if self.last is not None:

@@ -64,6 +64,7 @@ def main():
         finally:
             stop_actors(watcher, writer)
         assert not watcher.violations, "invariants broken: %s" % watcher.violations[:5]
+        assert watcher.changes >= 7, "expected 3 adds, 3 promotes and a removal, saw %d changes" % watcher.changes
         sizes = [len(shape) for _, shape, _ in watcher.history]
         log("member counts over time: %s" % sizes)
         assert max(sizes) == 4, "expected 1 -> 4 -> 3, saw %s" % sizes

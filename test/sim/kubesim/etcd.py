@@ -70,6 +70,10 @@ class KV:
         self.version = int(d.get("version", 0))
 
 
+def _member_gone(msg):
+    return "transport: " in msg or "server stopped" in msg or "permanently removed" in msg
+
+
 def _raise_for(status, body):
     try:
         d = json.loads(body)
@@ -179,8 +183,11 @@ class EtcdClient:
                 try:
                     _raise_for(resp.status, payload)
                 except EtcdError as e:
-                    # 503 (code 14: no leader, timed out, learner) means "try another member"
-                    if resp.status == 503:
+                    # 503 (code 14: no leader, timed out, learner) means "try another member";
+                    # so does a member whose gateway cannot reach its own gRPC server (a member
+                    # just removed answers "transport: missing content-type field"): the
+                    # request never reached etcd, so even a write is safe to send elsewhere.
+                    if resp.status == 503 or e.code == 14 or _member_gone(str(e)):
                         last = e
                         break
                     raise

@@ -1,0 +1,75 @@
+#!/usr/bin/env python3
+"""The e2e invariant watcher (scenario.Watcher) against scripted member lists:
+it must flag a membership change made while a voter is unhealthy and two
+pending members at once, and stay quiet on a clean 1 -> 2 sequence (a
+learner's name appearing is etcd's doing, not a membership change).
+No processes; Python 3 stdlib only. Usage: test_watcher.py"""
+import os
+import sys
+import threading
+
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+import scenario  # noqa: E402
+
+scenario.log = lambda msg: None
+A = {"ID": "1", "name": "a", "clientURLs": ["https://a"]}
+B_UNSTARTED = {"ID": "2", "name": "", "isLearner": True}
+B_LEARNER = {"ID": "2", "name": "b", "clientURLs": ["https://b"], "isLearner": True}
+B = {"ID": "2", "name": "b", "clientURLs": ["https://b"]}
+C_UNSTARTED = {"ID": "3", "name": "", "isLearner": True}
+
+
+class Script:
+    """One (members, unhealthy client URLs) step per sample."""
+
+    def __init__(self, steps):
+        self.steps, self.i, self.done = steps, -1, threading.Event()
+
+    def members(self, endpoints):
+        self.i += 1
+        if self.i >= len(self.steps):
+            self.done.set()
+            return self.steps[-1][0]
+        return self.steps[self.i][0]
+
+    def healthy(self, url):
+        return url not in self.steps[min(self.i, len(self.steps) - 1)][1]
+
+
+def run(steps):
+    s = Script(steps)
+    w = scenario.Watcher(s, lambda: ["https://a"])
+    w.start()
+    assert s.done.wait(30)
+    w.stop.set()
+    w.join(5)
+    return w
+
+
+def main():
+    ok = [([A], ()), ([A], ()), ([A, B_UNSTARTED], ()), ([A, B_LEARNER], ()), ([A, B_LEARNER], ()),
+          ([A, B], ()), ([A, B], ())]
+    w = run(ok)
+    assert not w.violations, w.violations
+    assert w.changes == 2, w.changes  # the add and the promotion, not the name appearing
+
+    # A voter unhealthy for the samples before the add: flagged.
+    bad = [([A, B], ()), ([A, B], ("https://b",)), ([A, B], ("https://b",)), ([A, B, C_UNSTARTED], ("https://b",)),
+           ([A, B, C_UNSTARTED], ())]
+    w = run(bad)
+    assert any("while 1 voter(s) were unhealthy" in v for v in w.violations), w.violations
+
+    # One unhealthy sample only (an election blip the operator could not have seen): not flagged.
+    blip = [([A, B], ()), ([A, B], ()), ([A, B], ("https://b",)), ([A, B, C_UNSTARTED], ()), ([A, B, C_UNSTARTED], ())]
+    w = run(blip)
+    assert not w.violations, w.violations
+
+    # Two pending members at once: flagged.
+    two = [([A], ()), ([A, B_UNSTARTED, C_UNSTARTED], ()), ([A, B_UNSTARTED, C_UNSTARTED], ())]
+    w = run(two)
+    assert any("two pending members" in v for v in w.violations), w.violations
+    print("ok")
+
+
+if __name__ == "__main__":
+    main()
