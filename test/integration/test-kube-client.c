@@ -251,8 +251,8 @@ static void test_events_dedup(void **state)
 
         /* A create that fails is forgotten (this path freed the entry and then wrote to
          * it, found by ASan in e2e): the next occurrence creates the event afresh. */
-        sim("/sim/faults", "{\"method\":\"POST\",\"path_regex\":\"/namespaces/" NS
-                           "/events$\",\"code\":500,\"count\":1}");
+        sim("/sim/faults",
+            "{\"method\":\"POST\",\"path_regex\":\"/namespaces/" NS "/events$\",\"code\":500,\"count\":1}");
         event_record(rec, true, "BootstrapRemoveFailed", "etcd remove etcd-bootstrap failed");
         (void) loop_run_until(loop, &never, 300 * USEC_PER_MSEC);
         event_recorder_get_counts(rec, &written, &dropped);
