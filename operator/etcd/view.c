@@ -12,6 +12,14 @@ struct EtcdView {
         unsigned outstanding; /* per-member requests of the round in flight */
         bool in_round;
         bool again; /* a refresh was asked during the round */
+        /* The alarm list goes through raft on 3.4 and can hang for the whole
+         * request budget during an election. It runs beside the rounds, and
+         * each snapshot carries the latest answer, so a slow alarm list never
+         * holds back what the members said about their health. */
+        bool alarms_pending;
+        EtcdAlarm *alarms;
+        size_t n_alarms;
+        int alarms_error; /* -ENODATA until the first answer */
         EtcdViewFunc listener;
         void *userdata;
 };
@@ -178,6 +186,12 @@ static void round_finish(EtcdView *v)
                 if (s->states[i].has_status && s->states[i].status.leader && !s->states[i].is_learner)
                         s->leader = s->states[i].status.leader;
         detect_split_brain(s);
+        s->alarms_error = v->alarms_error;
+        if (v->n_alarms && (s->alarms = calloc(v->n_alarms, sizeof *v->alarms))) {
+                memcpy(s->alarms, v->alarms, v->n_alarms * sizeof *v->alarms);
+                s->n_alarms = v->n_alarms;
+        } else if (v->n_alarms)
+                s->alarms_error = -ENOMEM;
         if (s->split_brain)
                 log_warning("etcd split brain: %s", s->split_brain_detail);
         /* Membership changes go to the leader first. */
@@ -200,30 +214,49 @@ static void round_finish(EtcdView *v)
 static void on_alarms(EtcdClient *c, const EtcdResponse *resp, void *userdata)
 {
         EtcdView *v = userdata;
+        EtcdAlarm *a = NULL;
+        size_t n = 0;
 
         (void) c;
         if (resp->error == -ECANCELED)
                 return;
-        v->building->alarms_error = resp->error;
-        if (resp->error >= 0 &&
-            etcd_parse_alarms(resp->body, &v->building->alarms, &v->building->n_alarms) < 0)
-                v->building->alarms_error = -EBADMSG;
-        round_finish(v);
+        v->alarms_pending = false;
+        if (resp->error < 0) {
+                v->alarms_error = resp->error; /* keep the last list we had, marked stale */
+                return;
+        }
+        if (etcd_parse_alarms(resp->body, &a, &n) < 0) {
+                v->alarms_error = -EBADMSG;
+                return;
+        }
+        free(v->alarms);
+        v->alarms = a;
+        v->n_alarms = n;
+        v->alarms_error = 0;
+}
+
+static void ask_alarms(EtcdView *v)
+{
+        _cleanup_(cJSON_Deletep) cJSON *get = cJSON_CreateObject();
+        int r;
+
+        if (v->alarms_pending)
+                return;
+        r = get && cJSON_AddStringToObject(get, "action", "GET")
+                    ? etcd_call(v->client, NULL, "/v3/maintenance/alarm", get, ETCD_CALL_IDEMPOTENT,
+                                round_timeout(v), on_alarms, v)
+                    : -ENOMEM;
+        if (r < 0)
+                v->alarms_error = r;
+        else
+                v->alarms_pending = true;
 }
 
 static void member_done(EtcdView *v)
 {
         if (--v->outstanding > 0)
                 return;
-        _cleanup_(cJSON_Deletep) cJSON *get = cJSON_CreateObject();
-        int r = get && cJSON_AddStringToObject(get, "action", "GET")
-                        ? etcd_call(v->client, NULL, "/v3/maintenance/alarm", get, ETCD_CALL_IDEMPOTENT,
-                                    round_timeout(v), on_alarms, v)
-                        : -ENOMEM;
-        if (r < 0) {
-                v->building->alarms_error = r;
-                round_finish(v);
-        }
+        round_finish(v);
 }
 
 static void on_health(EtcdClient *c, const EtcdResponse *resp, void *userdata)
@@ -336,6 +369,7 @@ static void round_start(EtcdView *v)
         v->building->n_ref = 1;
         v->building->started_at = now_usec(CLOCK_MONOTONIC);
         v->in_round = true;
+        ask_alarms(v);
         r = etcd_call(v->client, NULL, "/v3/cluster/member/list", NULL, ETCD_CALL_IDEMPOTENT,
                       round_timeout(v), on_members, v);
         if (r < 0) {
@@ -359,6 +393,7 @@ EtcdView *etcd_view_new(EtcdClient *c, usec_t period)
                 return NULL;
         v->client = c;
         v->period = period ? period : 5 * USEC_PER_SEC;
+        v->alarms_error = -ENODATA;
         return v;
 }
 
@@ -369,6 +404,7 @@ EtcdView *etcd_view_free(EtcdView *v)
         v->timer = sd_event_source_disable_unref(v->timer);
         etcd_view_snapshot_unref(v->current);
         etcd_view_snapshot_unref(v->building);
+        free(v->alarms);
         return mfree(v);
 }
 

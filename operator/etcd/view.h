@@ -35,7 +35,9 @@ typedef struct EtcdViewSnapshot {
         EtcdMemberState *states; /* one per members->members[i], same order */
         EtcdAlarm *alarms;
         size_t n_alarms;
-        int alarms_error; /* alarm list needs quorum in 3.4; it may fail alone */
+        int alarms_error; /* alarm list needs quorum in 3.4; it may fail alone. The list is the latest
+                           * answer, fetched beside the rounds (-ENODATA: none yet; < 0 with a list:
+                           * the list is from an earlier answer) */
         bool split_brain;
         char *split_brain_detail;
 } EtcdViewSnapshot;

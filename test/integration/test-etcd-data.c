@@ -17,6 +17,7 @@
 #include "base/log.h"
 #include "etcd-harness.h"
 #include "etcd/snapshot.h"
+#include "etcd/view.h"
 
 #define VALUE_SIZE 10240
 
@@ -97,6 +98,32 @@ static void copy_file(const char *from, const char *to, long truncate_to, long f
                 assert_int_equal(fputc(ch ^ 0xff, f), ch ^ 0xff);
                 assert_int_equal(fclose(f), 0);
         }
+}
+
+/* Runs a fresh etcd view until a snapshot lists `want` alarms (NOSPACE ones);
+ * returns how many the last snapshot listed. */
+static size_t view_alarms(EtcdTestCluster *c, size_t want)
+{
+        _cleanup_(etcd_view_freep) EtcdView *v = NULL;
+        /* Its own client, freed first: that completes the view's requests while it exists. */
+        _cleanup_(etcd_client_freep) EtcdClient *e = etcd_test_client(c, loop, 0x1);
+        size_t n = SIZE_MAX;
+
+        assert_non_null(e);
+        v = etcd_view_new(e, 200 * USEC_PER_MSEC);
+        assert_non_null(v);
+        assert_int_equal(etcd_view_start(v), 0);
+        for (int i = 0; i < 100; i++) {
+                bool tick = false;
+                (void) loop_run_until(loop, &tick, 100 * USEC_PER_MSEC);
+                const EtcdViewSnapshot *s = etcd_view_get(v);
+                if (!s || s->alarms_error < 0)
+                        continue;
+                n = s->n_alarms;
+                if (n == want && (n == 0 || streq(s->alarms[0].alarm, "NOSPACE")))
+                        break;
+        }
+        return n;
 }
 
 static void test_snapshot_restore(void **state)
@@ -264,6 +291,8 @@ static void test_defrag_and_nospace(void **state)
         assert_string_equal(alarms[0].alarm, "NOSPACE");
         uint64_t member = alarms[0].member_id;
         etcd_test_result_done(&r);
+        /* The view lists it too (fetched beside its rounds, carried into the next snapshot). */
+        assert_true(view_alarms(&c, 1) == 1);
         assert_int_equal(etcd_health(e, url, etcd_test_result_cb, &r), 0);
         assert_int_equal(etcd_test_wait(loop, &r, 30 * USEC_PER_SEC), 0);
         assert_int_equal(r.error, -EAGAIN);
@@ -295,6 +324,7 @@ static void test_defrag_and_nospace(void **state)
         assert_int_equal(etcd_test_wait(loop, &r, 30 * USEC_PER_SEC), 0);
         assert_int_equal(r.error, 0);
         etcd_test_result_done(&r);
+        assert_true(view_alarms(&c, 0) == 0);
         etcd_status_done(&before);
         etcd_status_done(&after);
         etcd_status_done(&full);

@@ -53,6 +53,11 @@ static bool m2_unhealthy(void)
         return s && !s->healthy;
 }
 
+static bool m2_down_others_healthy(void)
+{
+        return m2_unhealthy() && etcd_view_count_healthy_voters(etcd_view_get(view)) == 2;
+}
+
 static bool quorum_lost(void)
 {
         return etcd_view_count_healthy_voters(etcd_view_get(view)) <= 1;
@@ -70,6 +75,10 @@ static void test_member_down_and_back(void **state)
         const EtcdMemberState *s = state_of("m2");
         assert_true(s->error == -ECONNREFUSED || s->error == -ECONNRESET);
         assert_false(etcd_view_all_healthy(etcd_view_get(view)));
+        /* If m2 led, the others say unhealthy until they elect a leader: the view follows. */
+        took = wait_view(m2_down_others_healthy, 15 * USEC_PER_SEC);
+        printf("m1 and m3 healthy without m2 after %llu ms more\n",
+               (unsigned long long) (took / USEC_PER_MSEC));
         assert_int_equal(etcd_view_count_healthy_voters(etcd_view_get(view)), 2);
 
         /* Restart on its data: it rejoins and the view sees all healthy again. */
