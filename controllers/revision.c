@@ -253,7 +253,12 @@ static int sync_revision(const SyncContext *ctx, Plan *p)
         }
         if (copies_ready(ctx, cr, latest + 1))
                 return plan_publish(ctx, p, cr, latest + 1);
-        log_info("creating revision %lld: %s", (long long) latest + 1, reason);
+        /* A source that changes while revision N+1 is being copied joins it: re-copy, one revision. */
+        if (status_cm(ctx, latest + 1))
+                log_info("creating revision %lld: the sources changed while copying, copying again: %s",
+                         (long long) latest + 1, reason);
+        else
+                log_info("creating revision %lld: %s", (long long) latest + 1, reason);
         return plan_copies(ctx, p, cr, latest + 1, reason);
 }
 
