@@ -387,7 +387,7 @@ static int run(const Flags *f)
             sd_event_add_signal(e, NULL, SIGINT, on_signal, &o) < 0 ||
             sd_event_add_time_relative(e, NULL, CLOCK_MONOTONIC, TRIM_PERIOD, USEC_PER_SEC, on_trim, NULL) <
                     0)
-                return log_error("cannot watch signals"), EXIT_RUNTIME;
+                return log_error("cannot watch signals or arm the memory trim timer"), EXIT_RUNTIME;
 
         HttpServerConfig hc = {.address = addr, .port = port};
         r = http_server_new(e, &hc, &o.http);

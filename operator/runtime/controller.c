@@ -42,6 +42,13 @@ struct Controller {
         ControllerStats stats;
 };
 
+/* Whether an informer update changed only heartbeats (see heartbeat_only()). */
+typedef struct HeartbeatVerdict {
+        const KubeObject *old, *obj;
+        uint64_t old_rv, obj_rv;
+        bool heartbeat_only;
+} HeartbeatVerdict;
+
 struct Runtime {
         KubeClient *client;
         InformerFactory *informers;
@@ -51,7 +58,8 @@ struct Runtime {
         size_t n;
         bool started;
         bool shutting_down;
-        usec_t last_etcd_change; /* CLOCK_MONOTONIC of the last membership change carried out */
+        usec_t last_etcd_change;       /* CLOCK_MONOTONIC of the last membership change carried out */
+        HeartbeatVerdict last_verdict; /* of the informer event being handed out */
         void (*on_drained)(Runtime *rt, void *userdata);
         void *drained_userdata;
 };
@@ -126,23 +134,21 @@ static void enqueue(Controller *c)
 }
 
 /* One informer event reaches every controller watching it, one handler call
- * each: the verdict is worked out once per event. The resourceVersions
- * make the key unambiguous even if freed objects' addresses come back. */
-static bool heartbeat_only(const KubeObject *old, const KubeObject *obj)
+ * each: the verdict is worked out once per event and kept on the runtime.
+ * The resourceVersions make the key unambiguous even if freed objects'
+ * addresses come back. */
+static bool heartbeat_only(HeartbeatVerdict *v, const KubeObject *old, const KubeObject *obj)
 {
-        static const KubeObject *last_old, *last_obj;
-        static uint64_t last_old_rv, last_obj_rv;
-        static bool last;
-
-        if (old != last_old || obj != last_obj || !old || !obj || old->resource_version != last_old_rv ||
-            obj->resource_version != last_obj_rv) {
-                last = kube_object_heartbeat_only(old, obj);
-                last_old = old;
-                last_obj = obj;
-                last_old_rv = old ? old->resource_version : 0;
-                last_obj_rv = obj ? obj->resource_version : 0;
-        }
-        return last;
+        if (!old || !obj)
+                return false;
+        if (old != v->old || obj != v->obj || old->resource_version != v->old_rv ||
+            obj->resource_version != v->obj_rv)
+                *v = (HeartbeatVerdict){.old = old,
+                                        .obj = obj,
+                                        .old_rv = old->resource_version,
+                                        .obj_rv = obj->resource_version,
+                                        .heartbeat_only = kube_object_heartbeat_only(old, obj)};
+        return v->heartbeat_only;
 }
 
 static void on_informer_event(Informer *inf, InformerEvent ev, const KubeObject *old, const KubeObject *obj,
@@ -151,7 +157,8 @@ static void on_informer_event(Informer *inf, InformerEvent ev, const KubeObject 
         (void) inf;
         /* A Node reporting it is still there changes nothing a controller decides on;
          * resyncs (old == obj) and every real change still enqueue. */
-        if (ev == INFORMER_UPDATED && heartbeat_only(old, obj))
+        Controller *c = userdata;
+        if (ev == INFORMER_UPDATED && heartbeat_only(&c->rt->last_verdict, old, obj))
                 return;
         enqueue(userdata);
 }

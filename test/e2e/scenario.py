@@ -105,6 +105,12 @@ class Writer(threading.Thread):
             time.sleep(0.05)
 
 
+def etcd_servers(config_cm):
+    """etcd-servers of an openshift-kube-apiserver/config-<N> ConfigMap (None: [])."""
+    cfg = json.loads(((config_cm or {}).get("data") or {}).get("config.yaml", "{}"))
+    return (cfg.get("apiServerArguments") or {}).get("etcd-servers") or []
+
+
 def cluster_objects(env, bootstrap_ip):
     """What the cluster-version operator and the installer create before the operator runs."""
     for ns in ("openshift-etcd-operator", "openshift-config", "openshift-config-managed", "openshift-kube-apiserver"):
@@ -197,8 +203,7 @@ class Cluster:
         kas = self.env.get_json("kubeapiservers.operator.openshift.io", "cluster") or {}
         n = (kas.get("status") or {}).get("latestAvailableRevision")
         cm = self.env.get_json("configmap", "-n", "openshift-kube-apiserver", "config-%s" % n) if n else None
-        cfg = json.loads(((cm or {}).get("data") or {}).get("config.yaml", "{}"))
-        return sorted((cfg.get("apiServerArguments") or {}).get("etcd-servers") or [])
+        return sorted(etcd_servers(cm))
 
     def operator_argv(self):
         env, tls = self.env, self.tls

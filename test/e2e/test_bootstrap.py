@@ -17,14 +17,13 @@ Available, not Progressing, not Degraded, and every node is at
 latestAvailableRevision.
 Usage: test_bootstrap.py BUILD_DIR"""
 import calendar
-import json
 import os
 import sys
 import time
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 from e2e import Env, log, wait_for  # noqa: E402
-from scenario import Cluster, start_actors, stop_actors  # noqa: E402
+from scenario import Cluster, etcd_servers, start_actors, stop_actors  # noqa: E402
 
 TIMEOUT = int(os.environ.get("E2E_BOOTSTRAP_TIMEOUT", "420"))
 
@@ -39,8 +38,7 @@ def first_kas_revision_with(env, servers):
         name = cm["metadata"]["name"]
         if not name.startswith("config-"):
             continue
-        cfg = json.loads((cm.get("data") or {}).get("config.yaml", "{}"))
-        have = (cfg.get("apiServerArguments") or {}).get("etcd-servers") or []
+        have = etcd_servers(cm)
         if all(s in have for s in servers):
             ts = calendar.timegm(time.strptime(cm["metadata"]["creationTimestamp"], "%Y-%m-%dT%H:%M:%SZ"))
             found.append((int(name[len("config-"):]), ts))
