@@ -1,7 +1,7 @@
 /* Remembered verdicts of pki_cert_check(). With OpenSSL 3, parsing and
  * verifying one certificate and key pair costs most of a millisecond, and
  * the cert signer judges every certificate whenever a master Node changes
- * (heartbeats: every few seconds). A verdict is reused only for
+ * and on every resync. A verdict is reused only for
  * byte-identical inputs (a SHA-256 digest over the certificate, the key,
  * the CA bundle, the expected names and the refresh window) and for at most
  * `ttl`: what a verdict depends on in time (expiry windows of days) cannot
