@@ -354,6 +354,7 @@ static int call_send(KubeCall *call)
         http_request_set_timeout(req, call->timeout);
         if (call->on_line) {
                 http_request_set_stream(req, on_stream_data);
+                http_request_set_long_lived(req, true);
                 buf_reset(&call->line);
         }
         r = loop_http_start(c->loop, req, on_http_done, call);

@@ -15,6 +15,7 @@ struct Loop {
         CURLM *multi;
         sd_event_source *timer;
         unsigned in_flight;
+        unsigned long_lived; /* of in_flight: watches and other idle-for-minutes streams */
 };
 
 struct HttpRequest {
@@ -31,6 +32,7 @@ struct HttpRequest {
         HttpTls *tls;
         Buf resp;
         HttpDataFunc stream;
+        bool long_lived;
         HttpDoneFunc done;
         void *userdata;
         int write_error;
@@ -39,6 +41,7 @@ struct HttpRequest {
 };
 
 static int check_multi_info(Loop *l);
+static void update_max_connections(Loop *l);
 
 static int on_timer(sd_event_source *s, uint64_t usec, void *userdata)
 {
@@ -141,6 +144,7 @@ Loop *loop_new(void)
         (void) curl_multi_setopt(l->multi, CURLMOPT_SOCKETDATA, l);
         (void) curl_multi_setopt(l->multi, CURLMOPT_TIMERFUNCTION, curl_timer_cb);
         (void) curl_multi_setopt(l->multi, CURLMOPT_TIMERDATA, l);
+        update_max_connections(l);
         return TAKE_PTR(l);
 }
 
@@ -281,6 +285,18 @@ HttpRequest *http_request_ref(HttpRequest *r)
         return r;
 }
 
+/* curl counts busy connections in its cache too, so the cap is every
+ * long-lived stream's own connection plus LOOP_IDLE_CONNECTIONS kept for
+ * requests. Without a cap curl keeps up to four per handle ever added: with
+ * HTTP/1.1 watches that was 16 idle TLS connections (~40 KiB each) at rest.
+ * A cap on the total alone (8) closed a connection after nearly every
+ * request and doubled the CPU spent at rest. */
+static void update_max_connections(Loop *l)
+{
+        (void) curl_multi_setopt(l->multi, CURLMOPT_MAXCONNECTS,
+                                 (long) (l->long_lived + LOOP_IDLE_CONNECTIONS));
+}
+
 static void request_detach(HttpRequest *r)
 {
         if (!r->easy)
@@ -289,6 +305,10 @@ static void request_detach(HttpRequest *r)
         curl_easy_cleanup(r->easy);
         r->easy = NULL;
         r->loop->in_flight--;
+        if (r->long_lived) {
+                r->loop->long_lived--;
+                update_max_connections(r->loop);
+        }
         r->loop = loop_unref(r->loop);
 }
 
@@ -361,6 +381,11 @@ void http_request_set_max_body(HttpRequest *r, size_t max)
 void http_request_set_stream(HttpRequest *r, HttpDataFunc f)
 {
         r->stream = f;
+}
+
+void http_request_set_long_lived(HttpRequest *r, bool long_lived)
+{
+        r->long_lived = long_lived;
 }
 
 static size_t on_write(char *data, size_t size, size_t nmemb, void *userdata)
@@ -466,6 +491,11 @@ static int check_multi_info(Loop *l)
                 int e = map_curl_error(code, r->write_error);
                 if (e < 0)
                         log_debug("%s %s: %s (%s)", r->method, r->url, curl_easy_strerror(code), r->errbuf);
+                long n_connects = 0;
+                (void) curl_easy_getinfo(r->easy, CURLINFO_NUM_CONNECTS, &n_connects);
+                if (n_connects > 0)
+                        log_debug("%s %s: opened a connection (%u in flight, %u long-lived)", r->method,
+                                  r->url, l->in_flight, l->long_lived);
                 /* The request may be freed by its callback: hold it until we are done. */
                 HttpDoneFunc done = r->done;
                 r->done = NULL;
@@ -551,6 +581,11 @@ int loop_http_start(Loop *l, HttpRequest *r, HttpDoneFunc done, void *userdata)
         (void) curl_easy_setopt(c, CURLOPT_PROTOCOLS_STR, "http,https");
         (void) curl_easy_setopt(c, CURLOPT_CONNECTTIMEOUT_MS, 10000L);
         (void) curl_easy_setopt(c, CURLOPT_TCP_KEEPALIVE, 1L);
+        /* HTTPS requests go out through the upload buffer, at most 16 KiB at
+         * a time; curl's default of 64 KiB per handle is never used. */
+        (void) curl_easy_setopt(c, CURLOPT_UPLOAD_BUFFERSIZE, 16384L);
+        if (r->long_lived)
+                (void) curl_easy_setopt(c, CURLOPT_BUFFERSIZE, (long) LOOP_LONG_LIVED_BUFFER);
         if (r->timeout != USEC_INFINITY && r->timeout > 0)
                 (void) curl_easy_setopt(c, CURLOPT_TIMEOUT_MS, (long) (r->timeout / USEC_PER_MSEC));
         if (streq(r->method, "GET"))
@@ -579,6 +614,10 @@ int loop_http_start(Loop *l, HttpRequest *r, HttpDoneFunc done, void *userdata)
         }
         r->loop = loop_ref(l);
         l->in_flight++;
+        if (r->long_lived) {
+                l->long_lived++;
+                update_max_connections(l);
+        }
         r->done = done;
         r->userdata = userdata;
         http_request_ref(r); /* the transfer's own reference, dropped after done */

@@ -57,6 +57,13 @@ int http_request_set_tls(HttpRequest *r, const HttpTls *tls);
 /* Largest body kept in memory (default 64 MiB); over it the request fails with -E2BIG. */
 void http_request_set_max_body(HttpRequest *r, size_t max);
 void http_request_set_stream(HttpRequest *r, HttpDataFunc f);
+/* Marks a request that stays open for minutes carrying small messages (a
+ * watch): it reads through a LOOP_LONG_LIVED_BUFFER-byte buffer instead of
+ * 16 KiB, and its connection does not count against the
+ * LOOP_IDLE_CONNECTIONS kept open between requests. Set before starting. */
+void http_request_set_long_lived(HttpRequest *r, bool long_lived);
+#define LOOP_LONG_LIVED_BUFFER 4096
+#define LOOP_IDLE_CONNECTIONS  8
 
 int loop_http_start(Loop *l, HttpRequest *r, HttpDoneFunc done, void *userdata);
 /* Stops a request in flight; its done callback is not invoked. */

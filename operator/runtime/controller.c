@@ -59,6 +59,8 @@ struct Runtime {
         bool started;
         bool shutting_down;
         usec_t last_etcd_change;       /* CLOCK_MONOTONIC of the last membership change carried out */
+        Informer *status_informer;     /* of cfg.status_res, when it has one */
+        uint64_t status_rv_written;    /* resourceVersion of our newest conditions write */
         HeartbeatVerdict last_verdict; /* of the informer event being handed out */
         void (*on_drained)(Runtime *rt, void *userdata);
         void *drained_userdata;
@@ -88,6 +90,11 @@ Runtime *runtime_new(KubeClient *c, InformerFactory *f, EventRecorder *rec, cons
         rt->recorder = rec;
         if (cfg)
                 rt->cfg = *cfg;
+        if (rt->cfg.status_res && rt->cfg.status_name && f) {
+                rt->status_informer = informer_factory_get(f, rt->cfg.status_res, NULL, NULL);
+                if (!rt->status_informer)
+                        return mfree(rt);
+        }
         return rt;
 }
 
@@ -166,7 +173,7 @@ static void on_informer_event(Informer *inf, InformerEvent ev, const KubeObject 
 /* ---- executing a plan ---- */
 
 static void run_next_intent(Controller *c);
-static void write_conditions(Controller *c);
+static void write_conditions(Controller *c, bool live);
 
 static void note_failure(Controller *c, int error, const Intent *i)
 {
@@ -441,7 +448,7 @@ static void run_next_intent(Controller *c)
                 break;
         }
         if (c->next >= c->plan.n) {
-                write_conditions(c);
+                write_conditions(c, false);
                 return;
         }
         const Intent *i = &c->plan.intents[c->next];
@@ -533,8 +540,14 @@ static void on_status_written(KubeClient *kc, const KubeResponse *resp, void *us
         (void) kc;
         if (resp->error == -ECANCELED)
                 return;
+        if (resp->error == 0 && resp->body) {
+                uint64_t rv = 0;
+                if (json_get_uint64(resp->body, "metadata.resourceVersion", &rv) >= 0 &&
+                    rv > c->rt->status_rv_written)
+                        c->rt->status_rv_written = rv;
+        }
         if (resp->error == -ESTALE && ++c->conflicts < MAX_STATUS_CONFLICTS) {
-                write_conditions(c);
+                write_conditions(c, true);
                 return;
         }
         if (resp->error < 0) {
@@ -576,11 +589,42 @@ static void on_status_get(KubeClient *kc, const KubeResponse *resp, void *userda
         }
 }
 
-static void write_conditions(Controller *c)
+/* The cached operator object, when it is at least as new as our own newest
+ * conditions write: comparing against an older copy could find "nothing to
+ * change" where our previous write is still to be undone. */
+static const KubeObject *status_cached(Runtime *rt)
+{
+        if (!rt->status_informer || !informer_has_synced(rt->status_informer))
+                return NULL;
+        const KubeObject *o = informer_get(rt->status_informer, NULL, rt->cfg.status_name);
+        return o && o->resource_version >= rt->status_rv_written ? o : NULL;
+}
+
+/* Compares the plan's conditions with the cached object and writes only a
+ * change, with the cached resourceVersion; a conflict (or no usable cache)
+ * reads the object live first. Every controller syncs on every etcd view
+ * refresh, so a live GET per sync was a dozen requests a second at rest. */
+static void write_conditions(Controller *c, bool live)
 {
         Runtime *rt = c->rt;
         if (!rt->cfg.status_res || !rt->cfg.status_name) {
                 finish_key(c);
+                return;
+        }
+        const KubeObject *cached = live ? NULL : status_cached(rt);
+        if (cached) {
+                _cleanup_(cJSON_Deletep) cJSON *obj = cJSON_Duplicate(cached->json, true);
+                int r = obj ? apply_conditions(c, obj) : -ENOMEM;
+                if (r == 0) {
+                        finish_key(c);
+                        return;
+                }
+                if (r > 0)
+                        r = kube_update_status(rt->client, rt->cfg.status_res, obj, on_status_written, c);
+                if (r < 0) {
+                        note_failure(c, r, NULL);
+                        finish_key(c);
+                }
                 return;
         }
         int r = kube_get(rt->client, rt->cfg.status_res, NULL, rt->cfg.status_name, on_status_get, c);
