@@ -40,7 +40,7 @@ rel=$root/build-release
 if [ $build = 1 ]; then
         echo "operator-bench: building the operator in Release ($rel)"
         cmake -S "$root" -B "$rel" -DCMAKE_BUILD_TYPE=Release -DSANITIZE=OFF >/dev/null
-        make -s -C "$rel" -j2 cluster-etcd-operator
+        make -s -C "$rel" -j2 cluster-etcd-operator rss-floor
 fi
 [ -x "$rel/cluster-etcd-operator" ] || { echo "operator-bench: no $rel/cluster-etcd-operator" >&2; exit 1; }
 
@@ -87,4 +87,5 @@ if [ $perf = 1 ]; then
         pyargs+=(--perf "$work")
 fi
 python3 "$root/bench/operator_bench.py" run --local-up "$tree/hack/local-up.sh" --state "$state" --net "$net" \
-        --local-up-log "$work/local-up.log" --json "$work/results.json" "${pyargs[@]}"
+        --local-up-log "$work/local-up.log" --json "$work/results.json" --rss-floor "$rel/bench/rss-floor" \
+        "${pyargs[@]}"

@@ -561,6 +561,24 @@ def fmt(x, unit="", nd=1):
     return ("%." + str(nd) + "f%s") % (x, unit)
 
 
+def rss_floor(binary, net, state):
+    """Runs bench/rss-floor (linked as the operator is) for one mTLS GET of
+    the first master's etcd /health; {stage: {field: int}} or None."""
+    tls = os.path.join(state, "assets", "tls")
+    cmd = [binary, "https://%s.10:2379/health" % net, os.path.join(tls, "etcd-ca-bundle.crt"),
+           os.path.join(tls, "etcd-client.crt"), os.path.join(tls, "etcd-client.key")]
+    p = subprocess.run(cmd, capture_output=True, text=True, timeout=60)
+    if p.returncode != 0:
+        say("rss-floor failed (%d): %s" % (p.returncode, p.stderr.strip()))
+        return None
+    out = {}
+    for line in p.stdout.splitlines():
+        f = dict(kv.split("=", 1) for kv in line.split()[1:])
+        stage = f.pop("stage")
+        out[stage] = {k: int(v) for k, v in f.items()}
+    return out
+
+
 def cmd_run(a):
     state = os.path.abspath(a.state)
     env = dict(os.environ, LOCAL_UP_DIR=state, LOCAL_UP_NET=a.net)
@@ -631,6 +649,12 @@ def cmd_run(a):
     say("at rest: RSS %.2f MiB (anon %.2f, file %.2f), %.3f CPU s/min" %
         (mib(r1[0]["VmRSS"]), mib(r1[0]["RssAnon"]), mib(r1[0]["RssFile"]),
          res["rest"]["cpu_s_per_min"]))
+
+    if a.rss_floor:
+        res["floor"] = rss_floor(a.rss_floor, a.net, state)
+        if res["floor"]:
+            say("floor: the operator's libraries and loop with one mTLS GET: RSS %.2f MiB (%.2f loaded)" %
+                (mib(res["floor"]["one-request"]["vmrss_kb"]), mib(res["floor"]["loaded"]["vmrss_kb"])))
 
     # 3. + 4. latency
     api = Api(os.path.join(state, "sim", "kubeconfig"))
@@ -751,6 +775,14 @@ def report(res):
             for line in res[key]:
                 print("  " + line)
     print()
+    fl = res.get("floor")
+    if fl:
+        print("floor: bench/rss-floor, linked as the operator is (ceo-core, %d shared objects), its loop and" %
+              fl["loaded"]["libraries"])
+        print("       one mTLS GET, nothing else: RSS %.2f MiB loaded, %.2f MiB after the request "
+              "(anon %.2f, file %.2f)" % (mib(fl["loaded"]["vmrss_kb"]), mib(fl["one-request"]["vmrss_kb"]),
+                                          mib(fl["one-request"]["rss_anon_kb"]),
+                                          mib(fl["one-request"]["rss_file_kb"])))
     rss_ok = r["vmrss_end_kb"] <= 8 * 1024
     p99 = rx["operator_share_ms"]["p99"]
     print("target: RSS at rest <= 8 MiB with three masters: %s (%.2f MiB)" %
@@ -785,6 +817,7 @@ def main():
                    help="a change counts as made on an idle operator when it used at most this many "
                         "CPU ms in the second before")
     r.add_argument("--perf", metavar="DIR", help="perf record the operator at rest and during the changes")
+    r.add_argument("--rss-floor", metavar="BIN", help="bench/rss-floor to run beside the at-rest figures")
     r.add_argument("--json")
     p = sub.add_parser("report", help="print the table of an earlier run's JSON")
     p.add_argument("json")
