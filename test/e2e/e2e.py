@@ -20,6 +20,10 @@ def log(msg):
     print("[%s] %s" % (time.strftime("%H:%M:%S"), msg), flush=True)
 
 
+def _terminated(signum, frame):
+    raise SystemExit(128 + signum)
+
+
 class Env:
     """One scenario's world. Use as a context manager: everything started is
     stopped on exit, test failures included."""
@@ -36,6 +40,10 @@ class Env:
         self.kubectl_cache = os.path.join(self.dir, "kubectl-cache")
 
     def __enter__(self):
+        # SIGTERM (a CI runner or a user stopping ctest) would end Python at
+        # once, leaving the simulator, etcd members and kubelets running:
+        # turn it into an exception so __exit__ stops them.
+        signal.signal(signal.SIGTERM, _terminated)
         return self
 
     def __exit__(self, *exc):

@@ -5,6 +5,7 @@ import base64
 import http.client
 import json
 import ssl
+import time
 
 
 class Etcd:
@@ -52,15 +53,37 @@ class Etcd:
         raise OSError(last)
 
     def members(self, endpoints):
-        _, j = self.first(endpoints, "/v3/cluster/member/list")
+        """The member list of the most advanced member that answers. In 3.4 a
+        member serves the list from its own state: a removed member that its
+        kubelet restarts on the old data dir answers with the membership it
+        last knew (and may raise its own raft term by campaigning), so the
+        highest raftIndex picks whom to ask, the order given breaks ties."""
+        best, best_index = None, -1
+        for e in endpoints:
+            try:
+                st, j = self.call(e, "/v3/maintenance/status")
+                index = int(j.get("raftIndex", "0")) if st == 200 else -1
+            except Exception:
+                continue
+            if index > best_index:
+                best, best_index = e, index
+        _, j = self.first(([best] if best else []) + [e for e in endpoints if e != best],
+                          "/v3/cluster/member/list")
         return j.get("members", [])
 
     def healthy(self, endpoint):
+        return self.health(endpoint) is None
+
+    def health(self, endpoint):
+        """None when healthy, else why not (for logs)."""
+        t0 = time.monotonic()
         try:
             st, j = self.call(endpoint, "/health", method="GET")
-            return st == 200 and j.get("health") == "true"
-        except Exception:
-            return False
+        except Exception as ex:
+            return "%s after %.1f s" % (ex.__class__.__name__, time.monotonic() - t0)
+        if st == 200 and j.get("health") == "true":
+            return None
+        return "HTTP %d %s after %.1f s" % (st, json.dumps(j), time.monotonic() - t0)
 
     def put(self, endpoints, key, value):
         return self.first(endpoints, "/v3/kv/put", {"key": b64(key), "value": b64(value)})

@@ -36,27 +36,43 @@ class Watcher(threading.Thread):
         self.member_ids = set()  # every member ID ever listed
         self.min_healthy = None  # fewest healthy voters seen once there were three or more voters
         self.membership = None   # (ID, learner) pairs: what the operator changes (a name appearing is etcd's)
-        self.recent = []         # unhealthy voters in the last samples, newest last
+        self.recent = []         # (time, {unhealthy voter: why}) of the last samples, newest last
+        self.sick = {}           # the last sample's unhealthy voters
         self.changes = 0         # membership changes seen
 
     def run(self):
+        voters = None  # of the last list
         while not self.stop.is_set():
+            # Health first, of the voters of the last list, then the list: a reading taken
+            # before list k-1 is known to precede a change that list k shows.
+            t_sample = time.monotonic()
+            sick = {}  # voter name -> why /health said no
+            for m in voters or []:
+                why = self.etcd.health(m["clientURLs"][0])
+                if why is not None:
+                    sick[m.get("name") or m["clientURLs"][0]] = why
             try:
                 members = self.etcd.members(self.endpoints())
             except Exception:
                 time.sleep(0.2)
                 continue
+            if voters is None:  # the first list: no health readings yet
+                voters = [m for m in members if not m.get("isLearner") and m.get("clientURLs")]
+                self.membership = sorted((m.get("ID"), bool(m.get("isLearner"))) for m in members)
+                continue
+            healthy = len(voters) - len(sick)
+            if sorted(sick) != sorted(self.sick):
+                log("unhealthy voters: %s" % ("; ".join("%s (%s)" % kv for kv in sorted(sick.items())) or "none"))
+            self.sick = sick
             self.member_ids.update(m["ID"] for m in members if m.get("ID"))
             pending = [m for m in members if m.get("isLearner") or not m.get("name")]
             if len(pending) > 1:
                 self.violations.append("two pending members at once: %s" % pending)
-            voters = [m for m in members if not m.get("isLearner") and m.get("clientURLs")]
-            healthy = sum(1 for m in voters if self.etcd.healthy(m["clientURLs"][0]))
             if len(voters) >= 3:
                 self.min_healthy = healthy if self.min_healthy is None else min(self.min_healthy, healthy)
             # A leader election (e.g. when the bootstrap member, the leader, is removed) makes
             # /health false for a few seconds; quorum is lost only if it stays lost.
-            if voters and healthy < len([m for m in members if not m.get("isLearner")]) // 2 + 1:
+            if voters and healthy < len(voters) // 2 + 1:
                 self.lost_since = self.lost_since or time.monotonic()
                 if time.monotonic() - self.lost_since > 8:
                     self.violations.append("quorum lost for 8 s: %d healthy of %d voters" % (healthy, len(voters)))
@@ -64,17 +80,21 @@ class Watcher(threading.Thread):
                 self.lost_since = None
             # No membership change while a member is unhealthy. etcd's /health is briefly
             # false around leader elections, and the operator acts on a view up to one poll
-            # (1 s) old: a change is a violation when every sample of the 0.4 s before it
-            # saw an unhealthy voter.
+            # (1 s) old: a change is a violation when both samples whose readings were taken
+            # before the last list that did not show it saw an unhealthy voter.
             membership = sorted((m.get("ID"), bool(m.get("isLearner"))) for m in members)
             if self.membership is not None and membership != self.membership:
                 self.changes += 1
-                if len(self.recent) >= 2 and all(u > 0 for u in self.recent[-2:]):
-                    self.violations.append("membership changed to %s while %d voter(s) were unhealthy" % (
-                        [(m.get("name") or "(unstarted)", bool(m.get("isLearner"))) for m in members],
-                        self.recent[-1]))
+                if len(self.recent) >= 2 and all(r[1] for r in self.recent[-2:]):
+                    self.violations.append("membership changed to %s while %d voter(s) were unhealthy "
+                                           "(samples %.1f s and %.1f s before: %s)" % (
+                                               [(m.get("name") or "(unstarted)", bool(m.get("isLearner")))
+                                                for m in members], len(self.recent[-1][1]),
+                                               t_sample - self.recent[-2][0], t_sample - self.recent[-1][0],
+                                               " | ".join("; ".join("%s: %s" % kv for kv in sorted(r[1].items()))
+                                                          for r in self.recent[-2:])))
             self.membership = membership
-            self.recent = (self.recent + [len(voters) - healthy])[-3:]
+            self.recent = (self.recent + [(t_sample, sick)])[-3:]
             shape = sorted((m.get("name") or "(unstarted)", bool(m.get("isLearner"))) for m in members)
             if shape != self.last:
                 if self.last is not None:
@@ -82,6 +102,7 @@ class Watcher(threading.Thread):
                     self.history.append((time.time(), shape, unhealthy))
                     log("membership: %s" % ", ".join("%s%s" % (n, " (learner)" if l else "") for n, l in shape))
                 self.last = shape
+            voters = [m for m in members if not m.get("isLearner") and m.get("clientURLs")]
             time.sleep(0.2)
 
 

@@ -15,8 +15,12 @@ to expire before it leads):
   learner started and was about to promote it, where the others hit a fresh
   leader that found the learner started while no operator ran)
   bootstrap-complete  kube-system/bootstrap written and the bootstrap
-                      member still listed (the test writes it, checks the
-                      member list and kills at once)
+                      member still listed (the test stops the leader with
+                      SIGSTOP, writes it, checks the member list and kills
+                      the stopped leader: the operator removes the member
+                      well under a second after the write, faster than
+                      kubectl returns, so a kill after the write alone
+                      came too late)
 
 Asserted: every state is hit at least once (otherwise the test fails naming
 the state, so it cannot pass without doing its job); each new operator took
@@ -30,6 +34,7 @@ Usage: test_operator_restarts.py BUILD_DIR"""
 import glob
 import os
 import re
+import signal
 import sys
 import threading
 import time
@@ -86,6 +91,13 @@ class Operators:
             log("KILL -9 operator (pid %d) at %s: %s" % (self.proc.pid, state, detail))
             self.kills.append({"state": state, "detail": detail, "killed": killed})
             self._start()
+
+    def freeze(self):
+        """SIGSTOP: the leader keeps its lease but can no longer act."""
+        self.proc.send_signal(signal.SIGSTOP)
+
+    def thaw(self):
+        self.proc.send_signal(signal.SIGCONT)
 
     def wait_leader(self, timeout):
         wait_for("an operator holding the lease", self.is_leader, timeout, interval=0.1)
@@ -176,11 +188,14 @@ def main():
             assert chaos.error is None, chaos.error
             ops.wait_leader(60)
             with ops.lock:
+                ops.freeze()
                 c.complete_bootstrap()
                 names = c.member_names()
                 if BOOTSTRAP_MEMBER in names:
-                    ops.kill_and_restart("bootstrap-complete", "members: %s" % ", ".join(names))
+                    ops.kill_and_restart("bootstrap-complete", "members: %s; stopped before the write" %
+                                         ", ".join(names))
                 else:
+                    ops.thaw()
                     log("the bootstrap member was gone before the kill: state bootstrap-complete not hit")
             if ops.kills and ops.kills[-1]["state"] == "bootstrap-complete":
                 log("after the kill the bootstrap member is %s" % (

@@ -32,8 +32,8 @@ class Script:
             return self.steps[-1][0]
         return self.steps[self.i][0]
 
-    def healthy(self, url):
-        return url not in self.steps[min(self.i, len(self.steps) - 1)][1]
+    def health(self, url):
+        return "scripted" if url in self.steps[min(self.i, len(self.steps) - 1)][1] else None
 
 
 def run(steps):
@@ -53,11 +53,19 @@ def main():
     assert not w.violations, w.violations
     assert w.changes == 2, w.changes  # the add and the promotion, not the name appearing
 
-    # A voter unhealthy for the samples before the add: flagged.
-    bad = [([A, B], ()), ([A, B], ("https://b",)), ([A, B], ("https://b",)), ([A, B, C_UNSTARTED], ("https://b",)),
-           ([A, B, C_UNSTARTED], ())]
+    # A voter unhealthy for the samples before the add: flagged. (A step's unhealthy
+    # set is what the health checks after its list see.)
+    bad = [([A, B], ()), ([A, B], ("https://b",)), ([A, B], ("https://b",)), ([A, B], ("https://b",)),
+           ([A, B, C_UNSTARTED], ("https://b",)), ([A, B, C_UNSTARTED], ())]
     w = run(bad)
     assert any("while 1 voter(s) were unhealthy" in v for v in w.violations), w.violations
+
+    # Unhealthy only after the last list without the change, as when the change itself
+    # (removing the leader) starts an election: not the operator's doing.
+    after = [([A, B], ()), ([A, B], ()), ([A, B], ("https://b",)), ([A, B, C_UNSTARTED], ("https://b",)),
+             ([A, B, C_UNSTARTED], ())]
+    w = run(after)
+    assert not w.violations, w.violations
 
     # One unhealthy sample only (an election blip the operator could not have seen): not flagged.
     blip = [([A, B], ()), ([A, B], ()), ([A, B], ("https://b",)), ([A, B, C_UNSTARTED], ()), ([A, B, C_UNSTARTED], ())]
