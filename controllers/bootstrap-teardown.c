@@ -20,7 +20,7 @@ static const char *bootstrap_ip(const SyncContext *ctx)
         const KubeObject *cm = op_get(ctx, W_ETCD_CONFIGMAPS, NS_ETCD, "etcd-endpoints");
         cJSON *ann = cm ? json_get_object(cm->json, "metadata.annotations") : NULL;
         cJSON *v = ann ? cJSON_GetObjectItemCaseSensitive(ann, BOOTSTRAP_ANNOTATION) : NULL;
-        return cJSON_IsString(v) ? v->valuestring : NULL;
+        return json_string(v);
 }
 
 /* The member the installer started on the bootstrap host. */
@@ -64,7 +64,7 @@ static bool unsafe_single_replica(const SyncContext *ctx)
         cJSON *v = cr ? json_get(cr->json, "spec.unsupportedConfigOverrides."
                                            "useUnsupportedUnsafeNonHANonProductionUnstableEtcd")
                       : NULL;
-        return cJSON_IsTrue(v) || (cJSON_IsString(v) && streq(v->valuestring, "true"));
+        return cJSON_IsTrue(v) || streq_ptr(json_string(v), "true");
 }
 
 /* Every kube-apiserver node is at a revision whose etcd-servers include every voting master. */
@@ -95,7 +95,7 @@ static bool kube_apiservers_moved(const SyncContext *ctx, const EtcdViewSnapshot
                 /* The key has a dot in it, so no dotted path lookup here. */
                 cJSON *data = cm ? json_get_object(cm->json, "data") : NULL;
                 cJSON *v = data ? cJSON_GetObjectItemCaseSensitive(data, "config.yaml") : NULL;
-                const char *text = cJSON_IsString(v) ? v->valuestring : NULL;
+                const char *text = json_string(v);
                 _cleanup_(cJSON_Deletep) cJSON *cfg = NULL;
                 if (!text || yaml_parse(text, strlen(text), &cfg, NULL) < 0) {
                         (void) snprintf(why, n, "kube-apiserver revision %lld has no readable config",
@@ -110,7 +110,7 @@ static bool kube_apiservers_moved(const SyncContext *ctx, const EtcdViewSnapshot
                         bool listed = false;
                         cJSON *srv;
                         JSON_ARRAY_FOREACH (srv, servers)
-                                listed |= cJSON_IsString(srv) && streq(srv->valuestring, m->client_urls[0]);
+                                listed |= streq_ptr(json_string(srv), m->client_urls[0]);
                         if (!listed) {
                                 (void) snprintf(why, n, "kube-apiserver revision %lld does not list %s yet",
                                                 (long long) rev, m->client_urls[0]);

@@ -103,7 +103,7 @@ static void erase_freep(char **p)
 static const char *data_string(const KubeObject *o, const char *key)
 {
         const cJSON *v = o ? cJSON_GetObjectItemCaseSensitive(json_get_object(o->json, "data"), key) : NULL;
-        return v && cJSON_IsString(v) ? v->valuestring : NULL;
+        return json_string(v);
 }
 
 /* tls.crt and tls.key of a secret, decoded; -ENODATA when either is absent. */

@@ -30,7 +30,7 @@ static const char *bootstrap_annotation(const KubeObject *o)
 {
         cJSON *ann = o ? json_get_object(o->json, "metadata.annotations") : NULL;
         cJSON *v = ann ? cJSON_GetObjectItemCaseSensitive(ann, BOOTSTRAP_ANNOTATION) : NULL;
-        return cJSON_IsString(v) ? v->valuestring : NULL;
+        return json_string(v);
 }
 
 /* The host of "https://host:port" or "https://[v6]:port", brackets dropped,

@@ -48,8 +48,7 @@ static bool field_equal(const cJSON *a, const cJSON *b, bool secret, const char 
                 return true;
         /* A secret without a type is Opaque. */
         if (secret && streq(field, "type"))
-                return streq(a && cJSON_IsString(a) ? a->valuestring : "Opaque",
-                             b && cJSON_IsString(b) ? b->valuestring : "Opaque");
+                return streq(json_string(a) ?: "Opaque", json_string(b) ?: "Opaque");
         return a && b && cJSON_Compare(a, b, true);
 }
 

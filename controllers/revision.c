@@ -87,7 +87,7 @@ static bool non_ha(const SyncContext *ctx, const KubeObject *cr)
                                            "useUnsupportedUnsafeNonHANonProductionUnstableEtcd");
         return (infra &&
                 streq_ptr(json_get_string(infra->json, "status.controlPlaneTopology"), "SingleReplica")) ||
-               cJSON_IsTrue(unsafe) || (cJSON_IsString(unsafe) && streq(unsafe->valuestring, "true"));
+               cJSON_IsTrue(unsafe) || streq_ptr(json_string(unsafe), "true");
 }
 
 /* The quorum gate: a new revision restarts every member in turn. */

@@ -62,6 +62,11 @@ static int sources_collect(const KubeObject *cr, Source **ret, size_t *ret_n)
         _cleanup_free_ Source *v = cap ? calloc(cap, sizeof *v) : NULL;
         if (cap && !v)
                 return -ENOMEM;
+        if (!v) {
+                *ret = NULL;
+                *ret_n = 0;
+                return 0;
+        }
         JSON_ARRAY_FOREACH (c, conds) {
                 const char *type = json_get_string(c, "type"),
                            *ltt = json_get_string(c, "lastTransitionTime");

@@ -94,7 +94,7 @@ static bool prefer_ipv6(const SyncContext *ctx)
 {
         const KubeObject *net = op_get(ctx, W_NETWORKS, NULL, "cluster");
         cJSON *first = net ? cJSON_GetArrayItem(json_get_array(net->json, "spec.serviceNetwork"), 0) : NULL;
-        return cJSON_IsString(first) && strchr(first->valuestring, ':');
+        return json_string(first) && strchr(json_string(first), ':');
 }
 
 /* The node's InternalIP of the preferred family, else its first InternalIP. */
@@ -147,7 +147,7 @@ static int endpoints_join(const KubeObject *cm, bool with_bootstrap, char **ret)
         if (with_bootstrap) {
                 cJSON *ann = json_get_object(cm->json, "metadata.annotations");
                 cJSON *bip = ann ? cJSON_GetObjectItemCaseSensitive(ann, BOOTSTRAP_ANNOTATION) : NULL;
-                r = add_endpoint(&urls, &n, cJSON_IsString(bip) ? bip->valuestring : NULL);
+                r = add_endpoint(&urls, &n, json_string(bip));
         }
         JSON_ARRAY_FOREACH (d, json_get_object(cm->json, "data"))
                 if (r >= 0 && cJSON_IsString(d))

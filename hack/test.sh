@@ -1,6 +1,7 @@
 #!/usr/bin/env bash
 # The one test command (README, .ci/run): installs dependencies, checks
-# formatting, and runs every test label but `bench` in three builds:
+# formatting, runs clang-tidy (hack/tidy.sh), and runs every test label but
+# `bench` in three builds:
 #   build-fuzz      clang + libFuzzer: the `fuzz` label's short runs
 #   build-valgrind  plain debug build: valgrind leak checks
 #   build           ASan+UBSan (the default): unit, integration, e2e
@@ -16,6 +17,12 @@ bash hack/install-deps.sh || exit 1
 echo "== format check"
 if ! bash hack/check-format.sh; then
         failed+=("format")
+fi
+
+echo "== clang-tidy"
+if ! { cmake -S . -B build-valgrind -DSANITIZE=OFF -DVALGRIND=ON -DWERROR=ON >/dev/null &&
+        bash hack/tidy.sh build-valgrind; }; then
+        failed+=("clang-tidy")
 fi
 
 echo "== fuzz build (clang, libFuzzer)"

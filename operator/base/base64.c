@@ -1,7 +1,8 @@
 /* Base64 both ways. */
 #include "base64.h"
 
-static const char alphabet[] = "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789+/";
+/* The 64 digits, then the padding at index 64. */
+static const char alphabet[] = "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789+/=";
 
 static int value_of(char c)
 {
@@ -69,8 +70,8 @@ char *base64_encode(const void *data, size_t len)
                         v |= d[i + 2];
                 *o++ = alphabet[(v >> 18) & 63];
                 *o++ = alphabet[(v >> 12) & 63];
-                *o++ = i + 1 < len ? alphabet[(v >> 6) & 63] : '=';
-                *o++ = i + 2 < len ? alphabet[v & 63] : '=';
+                *o++ = alphabet[i + 1 < len ? (v >> 6) & 63 : 64];
+                *o++ = alphabet[i + 2 < len ? v & 63 : 64];
         }
         *o = 0;
         return out;

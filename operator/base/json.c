@@ -85,7 +85,7 @@ cJSON *json_get(const cJSON *obj, const char *path)
 const char *json_get_string(const cJSON *obj, const char *path)
 {
         cJSON *j = json_get(obj, path);
-        return cJSON_IsString(j) ? j->valuestring : NULL;
+        return json_string(j);
 }
 
 cJSON *json_get_object(const cJSON *obj, const char *path)

@@ -26,6 +26,11 @@ cJSON *json_get(const cJSON *obj, const char *path);
 const char *json_get_string(const cJSON *obj, const char *path);
 cJSON *json_get_object(const cJSON *obj, const char *path);
 cJSON *json_get_array(const cJSON *obj, const char *path);
+/* The string of a node that may be NULL or of another type; NULL then. */
+static inline const char *json_string(const cJSON *v)
+{
+        return v && cJSON_IsString(v) ? v->valuestring : NULL;
+}
 /* Integers: accepts a JSON number that is integral and in range, or a decimal
  * string. -ENOENT when absent, -EINVAL when malformed, -ERANGE when too big. */
 int json_get_int64(const cJSON *obj, const char *path, int64_t *ret);

@@ -49,12 +49,12 @@ static void update_endpoints(EtcdWiring *w)
 
         /* Published members first, then the bootstrap member, then the masters as a fallback. */
         JSON_ARRAY_FOREACH (v, cm ? json_get_object(cm->json, "data") : NULL)
-                if (cJSON_IsString(v))
-                        (void) add_url(urls, &n, v->valuestring);
+                if (json_string(v))
+                        (void) add_url(urls, &n, json_string(v));
         cJSON *ann = cm ? json_get_object(cm->json, "metadata.annotations") : NULL;
         v = ann ? cJSON_GetObjectItemCaseSensitive(ann, BOOTSTRAP_ANNOTATION) : NULL;
-        if (cJSON_IsString(v))
-                (void) add_url(urls, &n, v->valuestring);
+        if (json_string(v))
+                (void) add_url(urls, &n, json_string(v));
         _cleanup_free_ const KubeObject **nodes = NULL;
         size_t nn = 0;
         if (informer_list(informer(w, W_MASTER_NODES), &nodes, &nn) >= 0)
@@ -93,9 +93,9 @@ static void update_tls(EtcdWiring *w)
         cJSON *b = cad ? cJSON_GetObjectItemCaseSensitive(cad, "ca-bundle.crt") : NULL;
         _cleanup_free_ char *crt = NULL, *key = NULL;
 
-        if (!cJSON_IsString(c) || !cJSON_IsString(k) || !cJSON_IsString(b))
+        if (!json_string(c) || !json_string(k) || !json_string(b))
                 return;
-        if (base64_decode(c->valuestring, &crt, NULL) < 0 || base64_decode(k->valuestring, &key, NULL) < 0)
+        if (base64_decode(json_string(c), &crt, NULL) < 0 || base64_decode(json_string(k), &key, NULL) < 0)
                 return;
         HttpTls tls = {.ca_pem = b->valuestring, .cert_pem = crt, .key_pem = key};
         if (etcd_client_set_tls(w->client, &tls) >= 0) {

@@ -566,7 +566,7 @@ static int operator_main(int argc, char *argv[])
                         f.listen_on_node_ip = true;
                         break;
                 case ARG_KEY_TYPE:
-                        if (!streq(optarg, "rsa") && !streq(optarg, "ecdsa")) {
+                        if (!streq_ptr(optarg, "rsa") && !streq_ptr(optarg, "ecdsa")) {
                                 log_error("--cert-key-type: \"%s\" is not rsa or ecdsa", optarg);
                                 return EXIT_USAGE;
                         }

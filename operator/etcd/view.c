@@ -316,13 +316,13 @@ static void on_members(EtcdClient *c, const EtcdResponse *resp, void *userdata)
 {
         EtcdView *v = userdata;
         EtcdViewSnapshot *s = v->building;
-        int r;
+        int r = 0;
 
         (void) c;
         if (resp->error == -ECANCELED)
                 return;
         if (resp->error < 0 || (r = etcd_parse_member_list(resp->body, &s->members)) < 0) {
-                s->error = resp->error < 0 ? resp->error : -EBADMSG;
+                s->error = resp->error < 0 ? resp->error : r;
                 log_debug("etcd view: member list failed: %s", etcd_strerror(s->error));
                 round_finish(v);
                 return;

@@ -80,7 +80,7 @@ const char *kube_object_label(const KubeObject *o, const char *key)
 {
         cJSON *labels = json_get_object(o->json, "metadata.labels");
         cJSON *v = labels ? cJSON_GetObjectItemCaseSensitive(labels, key) : NULL;
-        return cJSON_IsString(v) ? v->valuestring : NULL;
+        return json_string(v);
 }
 
 const char *kube_object_uid(const KubeObject *o)

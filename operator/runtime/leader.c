@@ -171,6 +171,8 @@ static cJSON *lease_body(LeaderElector *le, const cJSON *prev_spec, const char *
         if (prev_spec && !was_mine)
                 transitions++;
 
+        /* The Lease takes whole seconds. */
+        int64_t lease_s = release ? 1 : (int64_t) (le->lease_duration / USEC_PER_SEC);
         _cleanup_(cJSON_Deletep) cJSON *o = cJSON_CreateObject();
         cJSON *md = cJSON_AddObjectToObject(o, "metadata");
         cJSON *spec = cJSON_AddObjectToObject(o, "spec");
@@ -179,8 +181,7 @@ static cJSON *lease_body(LeaderElector *le, const cJSON *prev_spec, const char *
             !cJSON_AddStringToObject(md, "namespace", le->namespace) ||
             (rv && !cJSON_AddStringToObject(md, "resourceVersion", rv)) ||
             !cJSON_AddStringToObject(spec, "holderIdentity", release ? "" : le->identity) ||
-            !cJSON_AddNumberToObject(spec, "leaseDurationSeconds",
-                                     release ? 1 : (double) (le->lease_duration / USEC_PER_SEC)) ||
+            !cJSON_AddNumberToObject(spec, "leaseDurationSeconds", (double) lease_s) ||
             !cJSON_AddStringToObject(spec, "acquireTime", acquire) ||
             !cJSON_AddStringToObject(spec, "renewTime", now) ||
             !cJSON_AddNumberToObject(spec, "leaseTransitions", (double) transitions))
