@@ -1,26 +1,20 @@
 /* TargetConfigController: renders the etcd static pod every master runs,
  * ConfigMap openshift-etcd/etcd-pod (key pod.yaml), and the restore pod,
  * ConfigMap restore-etcd-pod, from the embedded templates in
- * manifests/etcd-pod/. One spec serves every node: each container with an
- * `env` list gets NODE_<n>_IP / _ETCD_URL_HOST / _ETCD_NAME for every master
- * with an InternalIP plus the cluster-wide settings (endpoints, etcdctl TLS
- * files, tuning from etcds/cluster), sorted so equal inputs give equal bytes;
- * the installer picks the node's set on the node. Changes here become a new
+ * manifests/etcd-pod/ (the shape itself: render/staticpod.c). One spec serves every node: each container
+ * with an `env` list gets NODE_<n>_IP / _ETCD_URL_HOST / _ETCD_NAME for every master with an InternalIP plus
+ * the cluster-wide settings (endpoints, etcdctl TLS files, tuning from etcds/cluster), sorted so equal
+ * inputs give equal bytes; the installer picks the node's set on the node. Changes here become a new
  * revision (RevisionController), so nothing is written unless the bytes
  * differ. Masters without an InternalIP are left out and reported in
  * TargetConfigNodeAddressDegraded. */
-#include <stdarg.h>
-
 #include "base/buf.h"
 #include "base/json.h"
 #include "base/log.h"
-#include "base/yaml-emit.h"
-#include "base/yaml.h"
 #include "common.h"
 #include "controllers.h"
-#include "render/assets.h"
 #include "render/netutil.h"
-#include "render/template.h"
+#include "render/staticpod.h"
 
 #define BOOTSTRAP_ANNOTATION "alpha.installer.openshift.io/etcd-bootstrap"
 #define CERTS                "/etc/kubernetes/static-pod-certs"
@@ -32,57 +26,6 @@
         "TLS_ECDHE_ECDSA_WITH_AES_128_GCM_SHA256,TLS_ECDHE_RSA_WITH_AES_128_GCM_SHA256," \
         "TLS_ECDHE_ECDSA_WITH_AES_256_GCM_SHA384,TLS_ECDHE_RSA_WITH_AES_256_GCM_SHA384," \
         "TLS_ECDHE_ECDSA_WITH_CHACHA20_POLY1305_SHA256,TLS_ECDHE_RSA_WITH_CHACHA20_POLY1305_SHA256"
-
-typedef struct EnvVar {
-        char *name, *value;
-} EnvVar;
-
-typedef struct EnvList {
-        EnvVar *v;
-        size_t n, cap;
-} EnvList;
-
-static void env_list_done(EnvList *l)
-{
-        for (size_t i = 0; i < l->n; i++) {
-                free(l->v[i].name);
-                free(l->v[i].value);
-        }
-        free(l->v);
-}
-
-static int env_add(EnvList *l, const char *name, const char *fmt, ...) _printf_(3, 4);
-static int env_add(EnvList *l, const char *name, const char *fmt, ...)
-{
-        va_list ap;
-        char *value = NULL;
-
-        if (l->n == l->cap) {
-                size_t cap = MAX(l->cap * 2, (size_t) 32);
-                EnvVar *v = reallocarray(l->v, cap, sizeof *v);
-                if (!v)
-                        return -ENOMEM;
-                l->v = v;
-                l->cap = cap;
-        }
-        va_start(ap, fmt);
-        if (vasprintf(&value, fmt, ap) < 0)
-                value = NULL;
-        va_end(ap);
-        char *n = strdup(name);
-        if (!value || !n) {
-                free(value);
-                free(n);
-                return -ENOMEM;
-        }
-        l->v[l->n++] = (EnvVar){n, value};
-        return 0;
-}
-
-static int env_cmp(const void *a, const void *b)
-{
-        return strcmp(((const EnvVar *) a)->name, ((const EnvVar *) b)->name);
-}
 
 static int str_cmp(const void *a, const void *b)
 {
@@ -205,13 +148,13 @@ static int node_env(const SyncContext *ctx, bool v6, EnvList *env, size_t *ret_m
                 if (!n_env)
                         return -ENOMEM;
                 (void) snprintf(var, sizeof var, "NODE_%s_IP", n_env);
-                r = env_add(env, var, "%s", ip_to_string(&ip, ip_text, sizeof ip_text));
+                r = env_list_add(env, var, "%s", ip_to_string(&ip, ip_text, sizeof ip_text));
                 (void) snprintf(var, sizeof var, "NODE_%s_ETCD_URL_HOST", n_env);
                 if (r >= 0)
-                        r = env_add(env, var, "%s", ip_url_host(&ip, host, sizeof host));
+                        r = env_list_add(env, var, "%s", ip_url_host(&ip, host, sizeof host));
                 (void) snprintf(var, sizeof var, "NODE_%s_ETCD_NAME", n_env);
                 if (r >= 0)
-                        r = env_add(env, var, "%s", name);
+                        r = env_list_add(env, var, "%s", name);
         }
         *ret_masters = n;
         return r;
@@ -251,137 +194,15 @@ static int cluster_env(const SyncContext *ctx, const KubeObject *endpoints, size
                 {"ETCDCTL_ENDPOINTS", etcdctl},
         };
         for (size_t i = 0; i < ELEMENTSOF(fixed) && r >= 0; i++)
-                r = env_add(env, fixed[i].name, "%s", fixed[i].value);
+                r = env_list_add(env, fixed[i].name, "%s", fixed[i].value);
         if (r >= 0)
-                r = env_add(env, "ETCD_QUOTA_BACKEND_BYTES", "%llu", (unsigned long long) quota_bytes(cr));
+                r = env_list_add(env, "ETCD_QUOTA_BACKEND_BYTES", "%llu",
+                                 (unsigned long long) quota_bytes(cr));
         /* 3.6 reads the first, 3.5 the second; 3.4 has neither and warns. */
         if (r >= 0)
-                r = env_add(env, "ETCD_MAX_LEARNERS", "%u", learners);
+                r = env_list_add(env, "ETCD_MAX_LEARNERS", "%u", learners);
         if (r >= 0)
-                r = env_add(env, "ETCD_EXPERIMENTAL_MAX_LEARNERS", "%u", learners);
-        return r;
-}
-
-/* Every container with an `env` list: the generated variables first, then its own. */
-static int inject_env(cJSON *pod, const EnvList *env)
-{
-        static const char *const lists[] = {"spec.initContainers", "spec.containers"};
-        for (size_t k = 0; k < ELEMENTSOF(lists); k++) {
-                cJSON *c;
-                JSON_ARRAY_FOREACH (c, json_get_array(pod, lists[k])) {
-                        cJSON *own = cJSON_GetObjectItemCaseSensitive(c, "env");
-                        if (!cJSON_IsArray(own))
-                                continue;
-                        cJSON *list = cJSON_CreateArray();
-                        if (!list)
-                                return -ENOMEM;
-                        for (size_t i = 0; i < env->n; i++) {
-                                cJSON *e = cJSON_CreateObject();
-                                if (!e || !cJSON_AddStringToObject(e, "name", env->v[i].name) ||
-                                    !cJSON_AddStringToObject(e, "value", env->v[i].value)) {
-                                        cJSON_Delete(e);
-                                        cJSON_Delete(list);
-                                        return -ENOMEM;
-                                }
-                                cJSON_AddItemToArray(list, e);
-                        }
-                        while (own->child) {
-                                cJSON *e = cJSON_DetachItemViaPointer(own, own->child);
-                                cJSON_AddItemToArray(list, e);
-                        }
-                        (void) cJSON_ReplaceItemInObjectCaseSensitive(c, "env", list);
-                }
-        }
-        return 0;
-}
-
-/* A scalar that is exactly REVISION becomes a number once the installer
- * substitutes it: keep it quoted (labels and env values must be strings). */
-static char *quote_revision(const char *yaml)
-{
-        static const char word[] = " REVISION";
-        const size_t wl = sizeof word - 1;
-        Buf b = BUF_INIT(0);
-        int r = 0;
-
-        for (const char *line = yaml; *line && r >= 0;) {
-                const char *nl = strchr(line, '\n');
-                size_t body = nl ? (size_t) (nl - line) : strlen(line);
-                bool bare = body > wl && memcmp(line + body - wl, word, wl) == 0 &&
-                            (line[body - wl - 1] == ':' || line[body - wl - 1] == '-');
-                if (bare) {
-                        r = buf_append(&b, line, body - wl + 1);
-                        if (r >= 0)
-                                r = buf_append(&b, "\"REVISION\"", 10);
-                } else
-                        r = buf_append(&b, line, body);
-                if (r >= 0 && nl)
-                        r = buf_append(&b, "\n", 1);
-                line += body + (nl ? 1 : 0);
-        }
-        if (r < 0) {
-                buf_free(&b);
-                return NULL;
-        }
-        return buf_steal(&b);
-}
-
-/* What a node will read must still be a Pod whose revision label is a string. */
-static int check_rendered(const char *name, const char *yaml)
-{
-        _cleanup_(cJSON_Deletep) cJSON *pod = NULL;
-        _cleanup_free_ char *err = NULL, *text = NULL;
-        Buf b = BUF_INIT(0);
-        int r = 0;
-
-        for (const char *p = yaml; *p && r >= 0;) {
-                const char *hit = strstr(p, "REVISION");
-                size_t len = hit ? (size_t) (hit - p) : strlen(p);
-                r = buf_append(&b, p, len);
-                if (r >= 0 && hit)
-                        r = buf_append(&b, "7", 1);
-                p += len + (hit ? strlen("REVISION") : 0);
-        }
-        if (r < 0 || !(text = buf_steal(&b))) {
-                buf_free(&b);
-                return -ENOMEM;
-        }
-        if (yaml_parse(text, strlen(text), &pod, &err) < 0 ||
-            !streq_ptr(json_get_string(pod, "kind"), "Pod") ||
-            !streq_ptr(json_get_string(pod, "metadata.labels.revision"), "7"))
-                return log_error_errno(-EBADMSG, "internal: %s does not read back as a Pod: %s", name,
-                                       strempty(err));
-        return 0;
-}
-
-static int render_pod(const char *asset, const TemplateVar *vars, size_t n_vars, const EnvList *env,
-                      char **ret)
-{
-        const Asset *a = asset_find(asset);
-        _cleanup_free_ char *text = NULL, *missing = NULL, *err = NULL, *yaml = NULL;
-        _cleanup_(cJSON_Deletep) cJSON *pod = NULL;
-        int r;
-
-        if (!a)
-                return log_error_errno(-ENOENT, "internal: %s is not embedded", asset);
-        r = template_render(a->data, vars, n_vars, &text, &missing);
-        if (r == -ENOENT)
-                return log_error_errno(-EINVAL, "internal: %s: placeholder ${%s} has no value", asset,
-                                       missing);
-        if (r < 0)
-                return r;
-        r = yaml_parse(text, strlen(text), &pod, &err);
-        if (r < 0)
-                return log_error_errno(r, "internal: %s does not parse: %s", asset, strempty(err));
-        if ((r = inject_env(pod, env)) < 0)
-                return r;
-        yaml = yaml_emit_string(pod);
-        *ret = yaml ? quote_revision(yaml) : NULL;
-        if (!*ret)
-                return -ENOMEM;
-        r = check_rendered(asset, *ret);
-        if (r < 0)
-                *ret = mfree(*ret);
+                r = env_list_add(env, "ETCD_EXPERIMENTAL_MAX_LEARNERS", "%u", learners);
         return r;
 }
 
@@ -444,7 +265,7 @@ static int sync_target_config(const SyncContext *ctx, Plan *p)
                 plan_condition(p, "TargetConfigNodeAddressDegraded", "False", "AsExpected",
                                "every master node has an InternalIP");
         buf_free(&missing);
-        qsort(env.v, env.n, sizeof *env.v, env_cmp);
+        env_list_sort(&env);
 
         /* Listeners and local connections (DESIGN.md section 6): one setting for all. */
         bool node_ip_mode = op_listen_on_node_ip(ctx);
@@ -465,7 +286,7 @@ static int sync_target_config(const SyncContext *ctx, Plan *p)
         };
         for (size_t i = 0; i < ELEMENTSOF(pods); i++) {
                 _cleanup_free_ char *yaml = NULL;
-                r = render_pod(pods[i][1], vars, ELEMENTSOF(vars), &env, &yaml);
+                r = staticpod_render(pods[i][1], vars, ELEMENTSOF(vars), &env, &yaml);
                 if (r >= 0)
                         r = want_configmap(ctx, p, pods[i][0], yaml);
                 if (r < 0)

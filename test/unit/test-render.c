@@ -1,7 +1,8 @@
 /* render: inputs and their error messages, bootstrap IP choice on injected
  * address lists, templates, and the whole output tree against a golden file
  * (keys, certificates, serials and times masked), with every certificate
- * parsed and checked. UPDATE_GOLDEN=1 rewrites the golden file. */
+ * parsed and checked; the per-node static pod shape. UPDATE_GOLDEN=1
+ * rewrites the golden file. */
 #include <dirent.h>
 #include <setjmp.h>
 #include <stdarg.h>
@@ -13,7 +14,10 @@
 
 #include "base/buf.h"
 #include "base/fileio.h"
+#include "base/json.h"
+#include "base/yaml.h"
 #include "render/bootstrap.h"
+#include "render/staticpod.h"
 #include "render/template.h"
 
 static char dir[] = "/tmp/test-render-XXXXXX";
@@ -166,6 +170,65 @@ static void test_template(void **state)
         assert_false(template_is_image_ref("etcd; rm -rf /"));
         assert_false(template_is_image_ref("etcd\nx"));
         assert_false(template_is_image_ref(""));
+}
+
+/* The master pod from the embedded template: generated variables first, in
+ * name order, then the container's own; REVISION stays a quoted string. */
+static void test_staticpod(void **state)
+{
+        const TemplateVar vars[] = {
+                {"ETCD_IMAGE", "quay.io/openshift/etcd@sha256:0123"},
+                {"OPERATOR_IMAGE", "quay.io/openshift/ceo@sha256:4567"},
+                {"LISTEN_HOST", "0.0.0.0"},
+                {"LOCAL_HOST", "127.0.0.1"},
+                {"LISTEN_IP", "0.0.0.0"},
+        };
+        _cleanup_(env_list_done) EnvList env = {};
+        _cleanup_free_ char *yaml = NULL, *err = NULL, *bad = NULL;
+        _cleanup_(cJSON_Deletep) cJSON *pod = NULL;
+        cJSON *c;
+
+        assert_int_equal(env_list_add(&env, "NODE_master_1_IP", "%s", "10.0.0.2"), 0);
+        assert_int_equal(env_list_add(&env, "ALL_ETCD_ENDPOINTS", "https://%s:2379", "10.0.0.2"), 0);
+        assert_int_equal(env_list_add(&env, "NODE_master_0_IP", "%s", "10.0.0.1"), 0);
+        env_list_sort(&env);
+        assert_string_equal(env.v[0].name, "ALL_ETCD_ENDPOINTS");
+        assert_string_equal(env.v[2].name, "NODE_master_1_IP");
+
+        assert_int_equal(staticpod_render("etcd-pod/pod.yaml", vars, ELEMENTSOF(vars), &env, &yaml), 0);
+        assert_non_null(strstr(yaml, "revision: \"REVISION\""));
+        assert_int_equal(yaml_parse(yaml, strlen(yaml), &pod, &err), 0);
+        size_t with_env = 0;
+        JSON_ARRAY_FOREACH (c, json_get_array(pod, "spec.containers")) {
+                cJSON *e = json_get_array(c, "env");
+                if (!e)
+                        continue;
+                with_env++;
+                assert_true(cJSON_GetArraySize(e) >= 3);
+                assert_string_equal(json_get_string(cJSON_GetArrayItem(e, 0), "name"), "ALL_ETCD_ENDPOINTS");
+                assert_string_equal(json_get_string(cJSON_GetArrayItem(e, 0), "value"),
+                                    "https://10.0.0.2:2379");
+                assert_string_equal(json_get_string(cJSON_GetArrayItem(e, 1), "name"), "NODE_master_0_IP");
+                assert_string_equal(json_get_string(cJSON_GetArrayItem(e, 2), "name"), "NODE_master_1_IP");
+        }
+        assert_true(with_env >= 2);
+        /* The etcd container's own variable comes after the generated ones, still a string. */
+        bool etcd = false;
+        JSON_ARRAY_FOREACH (c, json_get_array(pod, "spec.containers"))
+                if (streq_ptr(json_get_string(c, "name"), "etcd")) {
+                        etcd = true;
+                        cJSON *e = json_get_array(c, "env");
+                        cJSON *last = cJSON_GetArrayItem(e, cJSON_GetArraySize(e) - 1);
+                        assert_string_equal(json_get_string(last, "name"), "ETCD_STATIC_POD_VERSION");
+                        assert_string_equal(json_get_string(last, "value"), "REVISION");
+                        assert_string_equal(json_get_string(c, "image"), vars[0].value);
+                }
+        assert_true(etcd);
+
+        assert_int_equal(staticpod_render("etcd-pod/nope.yaml", vars, ELEMENTSOF(vars), &env, &bad),
+                         -ENOENT);
+        assert_int_equal(staticpod_render("etcd-pod/pod.yaml", vars, 2, &env, &bad), -EINVAL);
+        assert_null(bad);
 }
 
 /* ---- the whole tree ---- */
@@ -395,7 +458,7 @@ int main(void)
         const struct CMUnitTest tests[] = {
                 cmocka_unit_test(test_inputs),       cmocka_unit_test(test_input_errors),
                 cmocka_unit_test(test_bootstrap_ip), cmocka_unit_test(test_template),
-                cmocka_unit_test(test_render_tree),
+                cmocka_unit_test(test_staticpod),    cmocka_unit_test(test_render_tree),
         };
         return cmocka_run_group_tests(tests, setup, teardown);
 }
