@@ -5,9 +5,11 @@
 # starts on the rendered bootstrap member and follows the etcd-endpoints the
 # operator publishes, like a kube-apiserver), the bootstrap etcd run by a
 # kubelet simulator, three simulated masters, the operator, and the
-# installer's part (hack/cluster-actors.py). It shows progress as it happens
-# and returns once the cluster has settled (three members, bootstrap member
-# removed, clusteroperator/etcd Available), leaving it running.
+# installer's part (hack/cluster-actors.py: bootstrap complete, then the
+# bootstrap host destroyed once its member is removed). It shows progress as
+# it happens and returns once the cluster has settled (three members,
+# bootstrap member removed and its host gone, clusteroperator/etcd
+# Available), leaving it running.
 #
 #   hack/local-up.sh          start (state under .local-up/)
 #   hack/local-up.sh --down   stop everything it started (by PID)
@@ -118,7 +120,8 @@ kc patch etcd cluster --type=merge -p '{"spec":{"unsupportedConfigOverrides":{"l
 kc patch infrastructure cluster --subresource=status --type=merge -p '{"status":{"infrastructureName":"local-up","platformStatus":{"type":"None"},"controlPlaneTopology":"HighlyAvailable","infrastructureTopology":"HighlyAvailable"}}' >/dev/null
 kc create namespace openshift-kube-apiserver >/dev/null 2>&1 || true
 kc apply -f "$root/test/data/render/cluster-config.yaml" >/dev/null
-kc apply -f - >/dev/null <<'KAS'
+# The API simulator may have created kubeapiservers/cluster already (it publishes its revisions there).
+kc create -f - >/dev/null 2>&1 <<'KAS' || kc patch kubeapiserver cluster --type=merge -p '{"spec":{"managementState":"Managed"}}' >/dev/null
 apiVersion: operator.openshift.io/v1
 kind: KubeAPIServer
 metadata:
@@ -129,7 +132,7 @@ KAS
 for f in "$state"/assets/manifests/*-ns.yaml "$state"/assets/manifests/*.yaml; do
         kc create -f "$f" >/dev/null 2>&1 || true
 done
-start_bg cluster-actors python3 "$root/hack/cluster-actors.py" "$KUBECONFIG"
+start_bg cluster-actors python3 "$root/hack/cluster-actors.py" "$KUBECONFIG" "$state/pids/kubelet-bootstrap.pid"
 
 echo "local-up: the operator (metrics on http://$net.2:8443/metrics)"
 start_bg operator "$bin" operator --kubeconfig "$KUBECONFIG" --listen "$net.2:8443" \
@@ -143,7 +146,9 @@ settled() {
         local co
         co=$(kc get co etcd -o jsonpath='{range .status.conditions[*]}{.type}={.status} {end}' 2>/dev/null) || return 1
         [[ $co == *"Available=True"* && $co == *"Progressing=False"* && $co == *"Degraded=False"* ]] || return 1
-        [ "$(kc get etcd cluster -o jsonpath='{.status.conditions[?(@.type=="EtcdBootstrapMemberRemoved")].status}')" = True ]
+        [ "$(kc get etcd cluster -o jsonpath='{.status.conditions[?(@.type=="EtcdBootstrapMemberRemoved")].status}')" = True ] || return 1
+        # The installer's last step: the bootstrap host is destroyed.
+        ! kill -0 "$(cat "$state/pids/kubelet-bootstrap.pid" 2>/dev/null)" 2>/dev/null
 }
 declare -A seen=()
 deadline=$((SECONDS + 600))
@@ -152,17 +157,21 @@ until settled; do
                 echo "local-up: the cluster did not settle in 10 minutes; logs in $state/logs" >&2
                 exit 1
         fi
-        for log in operator cluster-actors sim; do
+        # The new lines of the three logs, merged in time order (every line starts with HH:MM:SS;
+        # within a second the actors' lines come first: the operator reacts to them).
+        batch=
+        for log in cluster-actors sim operator; do
                 f=$state/logs/$log.log
                 [ $log = sim ] && f=$state/sim/sim.log
                 n=${seen[$log]:-0}
                 total=$(wc -l <"$f" 2>/dev/null || echo 0)
                 [ "$total" -gt "$n" ] || continue
-                tail -n +$((n + 1)) "$f" | head -n $((total - n)) |
-                        grep -E "issuing a new certificate|creating revision|installing revision|etcd add learner|etcd promote|etcd remove|bootstrap complete|published kube-apiserver revision" |
-                        grep -v "starting$" | sed -E 's/^[IWE][0-9]{4} ([0-9:]+)\.[0-9]+ +[0-9]+ [^]]+\] /\1 /; s/^/  /' || true
+                batch+=$(tail -n +$((n + 1)) "$f" | head -n $((total - n)) |
+                        grep -E "issuing a new certificate|creating revision|installing revision|etcd add learner|etcd promote|etcd remove|bootstrap complete|bootstrap host|published kube-apiserver revision" |
+                        grep -v "starting$" | sed -E 's/^[IWE][0-9]{4} ([0-9:]+)\.[0-9]+ +[0-9]+ [^]]+\] /\1 /' || true)$'\n'
                 seen[$log]=$total
         done
+        [ -z "${batch//$'\n'/}" ] || grep -v '^$' <<<"$batch" | sort -s -k1,1 | sed 's/^/  /'
         sleep 1
 done
 trap - ERR

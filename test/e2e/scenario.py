@@ -255,6 +255,24 @@ class Cluster:
             "metadata": {"name": "bootstrap", "namespace": "kube-system"}, "data": {"status": "complete"}}))
         log("bootstrap complete")
 
+    def destroy_bootstrap(self, timeout=120):
+        """The installer's last step: once etcds/cluster says
+        EtcdBootstrapMemberRemoved=True (openshift-install waits for it) it
+        destroys the bootstrap host. Its kubelet stops with its pods (until
+        then it restarts the removed etcd, which exits at once: a crash
+        loop, as on a real bootstrap host), and the Node and its mirror pods
+        go, as the node lifecycle controller and the pod GC remove them."""
+        wait_for("EtcdBootstrapMemberRemoved=True", lambda: condition(
+            self.env.get_json("etcd", "cluster"), "EtcdBootstrapMemberRemoved")[0] == "True", timeout)
+        for p, name in self.env.procs:
+            if name == "kubelet-bootstrap" and p.poll() is None:
+                p.send_signal(signal.SIGTERM)
+                p.wait(timeout=30)
+        self.env.kubectl("delete", "node", "bootstrap", "--ignore-not-found", "--wait=false")
+        self.env.kubectl("delete", "pods", "-n", "openshift-etcd", "--field-selector", "spec.nodeName=bootstrap",
+                         "--grace-period=0", "--force", "--ignore-not-found", "--wait=false")
+        log("bootstrap host destroyed")
+
     def running_in_cluster(self):
         return condition(self.env.get_json("etcd", "cluster"), "EtcdRunningInCluster")[0] == "True"
 

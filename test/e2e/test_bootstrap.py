@@ -3,11 +3,13 @@
 node and three masters (kubelet-sims), the rendered bootstrap etcd, and the
 operator as a process with short leader-election timings. The test plays the
 other actors: the installer (render, cluster manifests, kube-system/bootstrap
-once EtcdRunningInCluster=True) and the cluster-version operator (etcds/cluster
-and the config objects). The API simulator stores everything in the managed
-etcd and follows etcd-endpoints like a kube-apiserver, publishing its own
-config-<N> revisions, so the API itself must survive the bootstrap member's
-removal.
+once EtcdRunningInCluster=True, and the bootstrap host destroyed once
+EtcdBootstrapMemberRemoved=True) and the cluster-version operator
+(etcds/cluster and the config objects). The API simulator stores everything
+in the managed etcd and follows etcd-endpoints like a kube-apiserver,
+publishing its own config-<N> revisions, so the API itself must survive the
+bootstrap member's removal, and the cluster must settle without the
+bootstrap host.
 
 Asserted throughout by a watcher: never more than one learner or unstarted
 member; no membership change while a member is unhealthy; quorum never lost.
@@ -59,6 +61,7 @@ def main():
             t_complete = time.time()
             wait_for("the bootstrap member to be removed", lambda: c.member_names() == c.masters, TIMEOUT)
             wait_for("the bootstrap annotation to go", c.bootstrap_annotation_gone, 60)
+            c.destroy_bootstrap()
         finally:
             stop_actors(watcher, writer)
         assert not watcher.violations, "invariants broken: %s" % watcher.violations[:5]

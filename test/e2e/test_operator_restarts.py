@@ -203,6 +203,7 @@ def main():
                 ops.wait_leader(60)
             wait_for("the bootstrap member to be removed", lambda: c.member_names() == c.masters, TIMEOUT)
             wait_for("the bootstrap annotation to go", c.bootstrap_annotation_gone, 60)
+            c.destroy_bootstrap()
             # Keep watching and writing while the operator rolls the post-bootstrap revision.
             c.wait_settled(180)
             c.wait_at_latest(180)

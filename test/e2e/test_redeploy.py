@@ -173,6 +173,7 @@ def main():
             c.complete_bootstrap()
             wait_for("the bootstrap member to be removed", lambda: c.member_names() == c.masters, TIMEOUT)
             wait_for("the bootstrap annotation to go", c.bootstrap_annotation_gone, 60)
+            c.destroy_bootstrap()
             c.wait_settled(180)
             base, _ = c.wait_at_latest(180)
             wait_for("every master's etcd pod ready at revision %d" % base, lambda: pods.all_ready_at(base), 60)
