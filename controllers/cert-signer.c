@@ -17,8 +17,8 @@
 #include "base/base64.h"
 #include "base/json.h"
 #include "base/log.h"
-#include "common.h"
 #include "controllers.h"
+#include "facts.h"
 #include "pki/keypool.h"
 #include "pki/pki.h"
 

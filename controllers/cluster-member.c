@@ -7,15 +7,8 @@
  * a restart an existing learner is promoted, never added again. At most one
  * membership change per sync. */
 #include "base/json.h"
-#include "common.h"
 #include "controllers.h"
-
-static const KubeObject *etcd_pod_of(const SyncContext *ctx, const char *node)
-{
-        char name[300];
-        (void) snprintf(name, sizeof name, "etcd-%s", node);
-        return op_get(ctx, W_ETCD_PODS, NS_ETCD, name);
-}
+#include "facts.h"
 
 /* The etcd container of the node's mirror pod runs and is not ready yet. */
 static bool etcd_container_waiting(const KubeObject *pod)
@@ -31,13 +24,6 @@ static bool etcd_container_waiting(const KubeObject *pod)
         return false;
 }
 
-static bool ip_is_member(const EtcdViewSnapshot *s, const char *ip, char *peer_url, size_t n)
-{
-        bool v6 = strchr(ip, ':') != NULL;
-        (void) snprintf(peer_url, n, v6 ? "https://[%s]:2380" : "https://%s:2380", ip);
-        return etcd_member_list_find_by_peer_url(s->members, peer_url) != NULL;
-}
-
 static int sync_cluster_member(const SyncContext *ctx, Plan *p)
 {
         const EtcdViewSnapshot *s = op_etcd(ctx);
@@ -51,11 +37,11 @@ static int sync_cluster_member(const SyncContext *ctx, Plan *p)
         }
 
         /* Promote first: a learner that started is the one change in flight. */
-        for (size_t i = 0; i < s->members->n_members; i++) {
-                const EtcdMember *m = &s->members->members[i];
+        for (size_t i = 0; i < s->n_members; i++) {
+                const EtcdMemberState *m = &s->states[i];
                 if (!m->is_learner)
                         continue;
-                if (s->states[i].started && s->states[i].healthy) {
+                if (m->started && m->healthy) {
                         plan_etcd_promote(p, m->name, m->id);
                         return 0;
                 }
@@ -72,11 +58,11 @@ static int sync_cluster_member(const SyncContext *ctx, Plan *p)
         if (r < 0)
                 return r;
         for (size_t k = 0; k < n; k++) {
-                const char *ip = node_internal_ip(nodes[k]);
                 char peer_url[128];
-                if (!ip || ip_is_member(s, ip, peer_url, sizeof peer_url))
+                if (member_of_node(s, nodes[k]) ||
+                    etcd_peer_url_for_ip(node_internal_ip(nodes[k]), peer_url, sizeof peer_url) < 0)
                         continue;
-                if (!etcd_container_waiting(etcd_pod_of(ctx, nodes[k]->name)))
+                if (!etcd_container_waiting(etcd_pod_of_node(ctx, nodes[k]->name)))
                         continue;
                 plan_etcd_add_learner(p, nodes[k]->name, peer_url);
                 return 0;

@@ -20,6 +20,7 @@ const WatchSpec operator_watches[_W_MAX] = {
         [W_KUBEAPISERVERS] = WATCH_KUBEAPISERVERS,
         [W_CLUSTEROPERATORS] = WATCH_CLUSTEROPERATORS,
         [W_KAS_CONFIGMAPS] = WATCH_KAS_CONFIGMAPS,
+        [W_NAMESPACES] = WATCH_NAMESPACES,
 };
 
 const OperatorState *op_state(const SyncContext *ctx)
@@ -69,31 +70,4 @@ bool op_listen_on_node_ip(const SyncContext *ctx)
                 return cJSON_IsTrue(v);
         const OperatorState *s = op_state(ctx);
         return s && s->listen_on_node_ip;
-}
-
-const char *node_internal_ip(const KubeObject *node)
-{
-        cJSON *a;
-        JSON_ARRAY_FOREACH (a, json_get_array(node->json, "status.addresses"))
-                if (streq_ptr(json_get_string(a, "type"), "InternalIP"))
-                        return json_get_string(a, "address");
-        return NULL;
-}
-
-bool node_is_ready(const KubeObject *node)
-{
-        cJSON *c;
-        JSON_ARRAY_FOREACH (c, json_get_array(node->json, "status.conditions"))
-                if (streq_ptr(json_get_string(c, "type"), "Ready"))
-                        return streq_ptr(json_get_string(c, "status"), "True");
-        return false;
-}
-
-char *node_envvar_name(const char *node)
-{
-        char *s = strdup(node);
-        for (char *p = s; p && *p; p++)
-                if (*p == '-' || *p == '.')
-                        *p = '_';
-        return s;
 }

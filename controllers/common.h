@@ -36,6 +36,7 @@ typedef enum OperatorWatch {
         W_KUBEAPISERVERS,
         W_CLUSTEROPERATORS,
         W_KAS_CONFIGMAPS, /* configmaps in openshift-kube-apiserver (config-<N>) */
+        W_NAMESPACES,     /* the openshift-etcd namespace's annotations (delayed-HA bootstrap) */
         _W_MAX,
 } OperatorWatch;
 
@@ -58,6 +59,7 @@ typedef enum OperatorWatch {
 #define WATCH_KUBEAPISERVERS         {&KUBE_KUBEAPISERVERS, NULL, NULL}
 #define WATCH_CLUSTEROPERATORS       {&KUBE_CLUSTEROPERATORS, NULL, NULL}
 #define WATCH_KAS_CONFIGMAPS         {&KUBE_CONFIGMAPS, NS_KAS, NULL}
+#define WATCH_NAMESPACES             {&KUBE_NAMESPACES, NULL, NULL}
 /* clang-format on */
 
 extern const WatchSpec operator_watches[_W_MAX];
@@ -86,15 +88,6 @@ int op_list(const SyncContext *ctx, OperatorWatch w, const KubeObject ***ret, si
 const KubeObject *op_etcd_cr(const SyncContext *ctx);
 /* unsupportedConfigOverrides.listenOnNodeIP or the harness default. */
 bool op_listen_on_node_ip(const SyncContext *ctx);
-
-/* kube-system/bootstrap says complete, or the bootstrap-finished event exists. */
-bool bootstrap_is_complete(const SyncContext *ctx);
-
-/* The first InternalIP of a Node, NULL if it has none. */
-const char *node_internal_ip(const KubeObject *node);
-bool node_is_ready(const KubeObject *node);
-/* NODE_<name>_... variable prefix: node name with '-' and '.' as '_'. */
-char *node_envvar_name(const char *node);
 
 /* Builds the WatchSpec array a ControllerSpec needs from a list of indexes. */
 #define OP_WATCHES(...) ((const OperatorWatch[]){__VA_ARGS__})

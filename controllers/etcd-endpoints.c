@@ -18,93 +18,27 @@
  * that yields no server never empties a populated map either. */
 #include "base/json.h"
 #include "base/log.h"
-#include "common.h"
 #include "controllers.h"
+#include "facts.h"
 #include "render/netutil.h"
 
-#define ENDPOINTS_CM         "etcd-endpoints"
-#define BOOTSTRAP_ANNOTATION "alpha.installer.openshift.io/etcd-bootstrap"
-#define BOOTSTRAP_MEMBER     "etcd-bootstrap"
+#define ENDPOINTS_CM "etcd-endpoints"
 
-static const char *bootstrap_annotation(const KubeObject *o)
+/* From a good member list: every started voter but the bootstrap member. */
+static int members_data(const SyncContext *ctx, const EtcdViewSnapshot *s, const char *bip, cJSON *data)
 {
-        cJSON *ann = o ? json_get_object(o->json, "metadata.annotations") : NULL;
-        cJSON *v = ann ? cJSON_GetObjectItemCaseSensitive(ann, BOOTSTRAP_ANNOTATION) : NULL;
-        return json_string(v);
-}
+        char host[INET6_ADDRSTRLEN], hex[17];
 
-/* The host of "https://host:port" or "https://[v6]:port", brackets dropped,
- * IP literals in canonical form. NULL when it does not fit or is malformed. */
-static const char *url_host(const char *url, char *buf, size_t n)
-{
-        const char *p = url ? strstr(url, "://") : NULL;
-        const char *end;
-        IpAddr a;
-
-        if (!p)
-                return NULL;
-        p += 3;
-        if (*p == '[') {
-                p++;
-                end = strchr(p, ']');
-        } else {
-                end = p + strcspn(p, ":/");
-        }
-        if (!end || end == p || (size_t) (end - p) >= n)
-                return NULL;
-        memcpy(buf, p, end - p);
-        buf[end - p] = 0;
-        if (ip_parse(buf, &a) >= 0 && n >= INET6_ADDRSTRLEN)
-                return ip_to_string(&a, buf, n);
-        return buf;
-}
-
-static bool same_ip(const char *a, const char *b)
-{
-        IpAddr x, y;
-        if (ip_parse(a, &x) >= 0 && ip_parse(b, &y) >= 0)
-                return ip_equal(&x, &y);
-        return streq(a, b);
-}
-
-/* By name, or by the annotation's IP; a member named after a master is that
- * master even on the bootstrap IP (bootstrap-in-place reuses the host). */
-static bool is_bootstrap_member(const SyncContext *ctx, const EtcdMember *m, const char *host,
-                                const char *bootstrap_ip)
-{
-        if (streq_ptr(m->name, BOOTSTRAP_MEMBER))
-                return true;
-        if (m->name && op_get(ctx, W_MASTER_NODES, NULL, m->name))
-                return false;
-        return host && bootstrap_ip && same_ip(host, bootstrap_ip);
-}
-
-static bool bootstrap_complete(const SyncContext *ctx)
-{
-        const KubeObject *o = op_get(ctx, W_KUBE_SYSTEM_CONFIGMAPS, NS_KUBE_SYSTEM, "bootstrap");
-        return o && streq_ptr(json_get_string(o->json, "data.status"), "complete");
-}
-
-/* From a good member list: fills `data`, tells whether the bootstrap member is still listed. */
-static int members_data(const SyncContext *ctx, const EtcdViewSnapshot *s, const char *bootstrap_ip,
-                        cJSON *data, bool *ret_bootstrap_listed)
-{
-        char host[256], hex[17];
-        bool listed = false;
-
-        for (size_t i = 0; i < s->members->n_members; i++) {
-                const EtcdMember *m = &s->members->members[i];
-                const char *h = m->n_peer_urls > 0 ? url_host(m->peer_urls[0], host, sizeof host) : NULL;
-                if (is_bootstrap_member(ctx, m, h, bootstrap_ip)) {
-                        listed = true;
+        for (size_t i = 0; i < s->n_members; i++) {
+                const EtcdMemberState *m = &s->states[i];
+                IpAddr a;
+                if (is_bootstrap_member(ctx, m, bip) || m->is_learner || !m->started ||
+                    m->member->n_peer_urls == 0 || url_host_ip(m->member->peer_urls[0], &a) < 0)
                         continue;
-                }
-                if (m->is_learner || !etcd_member_is_started(m) || !h)
-                        continue;
-                if (!cJSON_AddStringToObject(data, etcd_id_to_hex(m->id, hex), h))
+                if (!cJSON_AddStringToObject(data, etcd_id_to_hex(m->id, hex),
+                                             ip_to_string(&a, host, sizeof host)))
                         return -ENOMEM;
         }
-        *ret_bootstrap_listed = listed;
         return 0;
 }
 
@@ -133,7 +67,7 @@ static int plan_remove_annotation(Plan *p, const char *ip)
 {
         _cleanup_(cJSON_Deletep) cJSON *patch = cJSON_CreateObject();
         cJSON *ann = patch ? json_ensure_object(patch, "metadata.annotations") : NULL;
-        if (!ann || !cJSON_AddNullToObject(ann, BOOTSTRAP_ANNOTATION))
+        if (!ann || !cJSON_AddNullToObject(ann, BOOTSTRAP_IP_ANNOTATION))
                 return -ENOMEM;
         log_info("bootstrap member gone and bootstrap complete: removing the bootstrap annotation (%s)", ip);
         /* APPLY merges annotations; only a merge patch with null removes one. */
@@ -147,12 +81,12 @@ static int plan_remove_annotation(Plan *p, const char *ip)
 static int sync_etcd_endpoints(const SyncContext *ctx, Plan *p)
 {
         const KubeObject *existing = op_get(ctx, W_ETCD_CONFIGMAPS, NS_ETCD, ENDPOINTS_CM);
-        const char *bootstrap_ip = bootstrap_annotation(existing);
+        const char *bip = bootstrap_ip(ctx);
         cJSON *have = existing ? json_get_object(existing->json, "data") : NULL;
         bool have_any = have && have->child;
         const EtcdViewSnapshot *s = op_etcd(ctx);
         bool view_ok = s && s->error >= 0 && s->members;
-        bool bootstrap_listed = true, remove_annotation = false;
+        bool remove_annotation = false;
         const char *source;
         int r;
 
@@ -160,21 +94,20 @@ static int sync_etcd_endpoints(const SyncContext *ctx, Plan *p)
         if (!data)
                 return -ENOMEM;
         if (view_ok) {
-                r = members_data(ctx, s, bootstrap_ip, data, &bootstrap_listed);
+                r = members_data(ctx, s, bip, data);
                 if (r < 0)
                         return r;
                 source = "member list";
                 /* The annotation goes only beside servers we just read: the kube-apiserver
                  * is never left with nothing. */
-                remove_annotation =
-                        bootstrap_ip && !bootstrap_listed && data->child && bootstrap_complete(ctx);
+                remove_annotation = bip && data->child && bootstrap_phase(ctx, s) == BOOTSTRAP_OVER;
                 if (!data->child && have_any) {
                         log_warning("the member list has no started voting member to publish; keeping %s",
                                     ENDPOINTS_CM);
                         return 0;
                 }
         } else {
-                if (have_any || bootstrap_ip)
+                if (have_any || bip)
                         return 0; /* keep: a read failure never shrinks what is published */
                 r = nodes_data(ctx, data);
                 if (r < 0)
@@ -200,11 +133,11 @@ static int sync_etcd_endpoints(const SyncContext *ctx, Plan *p)
                 plan_event(p, false, "EtcdEndpointsUpdated", "%s/%s now lists %s", NS_ETCD, ENDPOINTS_CM,
                            strempty(txt));
         }
-        return remove_annotation ? plan_remove_annotation(p, bootstrap_ip) : 0;
+        return remove_annotation ? plan_remove_annotation(p, bip) : 0;
 }
 
-static const WatchSpec watches[] = {WATCH_ETCD_CONFIGMAPS, WATCH_KUBE_SYSTEM_CONFIGMAPS, WATCH_MASTER_NODES,
-                                    WATCH_ETCD_CR};
+static const WatchSpec watches[] = {WATCH_ETCD_CONFIGMAPS, WATCH_KUBE_SYSTEM_CONFIGMAPS,
+                                    WATCH_KUBE_SYSTEM_EVENTS, WATCH_MASTER_NODES, WATCH_ETCD_CR};
 
 const ControllerSpec controller_etcd_endpoints = {
         .name = "EtcdEndpoints",

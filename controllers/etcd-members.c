@@ -3,14 +3,14 @@
  * EtcdMembersAvailable (quorum), EtcdMembersDegraded (any member unhealthy)
  * and EtcdMembersProgressing (learners or members not started yet). It only
  * reports; other controllers act. */
-#include "common.h"
 #include "controllers.h"
+#include "facts.h"
 
 static size_t describe_unhealthy(const EtcdViewSnapshot *s, char *buf, size_t n)
 {
         size_t count = 0, off = 0;
         buf[0] = 0;
-        for (size_t i = 0; i < s->members->n_members; i++) {
+        for (size_t i = 0; i < s->n_members; i++) {
                 const EtcdMemberState *st = &s->states[i];
                 if (st->started && st->healthy)
                         continue;
@@ -41,13 +41,13 @@ static int sync_members(const SyncContext *ctx, Plan *p)
                                "no etcd endpoint answered the member list");
                 return 0;
         }
-        size_t total = s->members->n_members, voters = etcd_view_count_voters(s);
+        size_t total = s->n_members, voters = etcd_view_count_voters(s);
         size_t healthy_voters = etcd_view_count_healthy_voters(s);
         size_t unhealthy = describe_unhealthy(s, names, sizeof names);
         size_t available = total - unhealthy;
-        size_t quorum = voters / 2 + 1;
+        size_t quorum = etcd_view_quorum(s);
 
-        if (voters > 0 && healthy_voters >= quorum)
+        if (voters > 0 && etcd_view_fault_tolerance(s) >= 0)
                 plan_condition(p, "EtcdMembersAvailable", "True", "EtcdQuorate", "%zu members are available",
                                available);
         else

@@ -10,19 +10,11 @@
  * reader off etcd. */
 #include "base/json.h"
 #include "base/log.h"
-#include "common.h"
 #include "controllers.h"
+#include "facts.h"
 #include "render/netutil.h"
 
-#define HOST_ENDPOINTS_NAME  "host-etcd-2"
-#define BOOTSTRAP_ANNOTATION "alpha.installer.openshift.io/etcd-bootstrap"
-
-static const char *bootstrap_annotation(const KubeObject *o)
-{
-        cJSON *ann = o ? json_get_object(o->json, "metadata.annotations") : NULL;
-        cJSON *v = ann ? cJSON_GetObjectItemCaseSensitive(ann, BOOTSTRAP_ANNOTATION) : NULL;
-        return json_string(v);
-}
+#define HOST_ENDPOINTS_NAME "host-etcd-2"
 
 /* Endpoints hostnames must be DNS-1123 labels; an FQDN node name is not one. */
 static bool is_dns_label(const char *s)
@@ -87,7 +79,7 @@ static cJSON *build_endpoints(cJSON *subset, const char *bootstrap_ip)
                 return NULL;
         if (bootstrap_ip) {
                 cJSON *ann = cJSON_AddObjectToObject(md, "annotations");
-                if (!ann || !cJSON_AddStringToObject(ann, BOOTSTRAP_ANNOTATION, bootstrap_ip))
+                if (!ann || !cJSON_AddStringToObject(ann, BOOTSTRAP_IP_ANNOTATION, bootstrap_ip))
                         return NULL;
         }
         cJSON *copy = cJSON_Duplicate(subset, true);
@@ -116,8 +108,8 @@ static int sync_host_endpoints(const SyncContext *ctx, Plan *p)
         }
 
         /* The ConfigMap owns the annotation; without it, keep what we have. */
-        const char *have_ip = bootstrap_annotation(existing);
-        const char *want_ip = cm ? bootstrap_annotation(cm) : have_ip;
+        const char *have_ip = bootstrap_ip_of(existing);
+        const char *want_ip = cm ? bootstrap_ip_of(cm) : have_ip;
 
         _cleanup_(cJSON_Deletep) cJSON *desired = build_endpoints(subset, want_ip);
         if (!desired)
@@ -135,7 +127,7 @@ static int sync_host_endpoints(const SyncContext *ctx, Plan *p)
                 /* APPLY merges annotations; only a merge patch with null removes one. */
                 _cleanup_(cJSON_Deletep) cJSON *patch = cJSON_CreateObject();
                 cJSON *ann = patch ? json_ensure_object(patch, "metadata.annotations") : NULL;
-                if (!ann || !cJSON_AddNullToObject(ann, BOOTSTRAP_ANNOTATION))
+                if (!ann || !cJSON_AddNullToObject(ann, BOOTSTRAP_IP_ANNOTATION))
                         return -ENOMEM;
                 log_info("removing the bootstrap annotation (%s) from %s", have_ip, HOST_ENDPOINTS_NAME);
                 plan_patch(p, &KUBE_ENDPOINTS, NS_ETCD, HOST_ENDPOINTS_NAME, KUBE_PATCH_MERGE, patch);

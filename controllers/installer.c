@@ -20,8 +20,8 @@
  * new revision, e.g. from forceRedeploymentReason). */
 #include "base/json.h"
 #include "base/log.h"
-#include "common.h"
 #include "controllers.h"
+#include "facts.h"
 
 #define RESOURCE_DIR "/etc/kubernetes/static-pod-resources"
 #define MANIFEST_DIR "/etc/kubernetes/manifests"
@@ -32,16 +32,17 @@ typedef struct NodeInfo {
         const KubeObject *node;
         const cJSON *entry; /* its nodeStatuses entry in the cached etcds/cluster, NULL if none yet */
         int64_t current, target, failed_rev, failed_count;
-        bool ready;     /* the Node and its etcd pod are Ready */
-        bool pod_ready; /* etcd-<node> is Ready */
-        ssize_t member; /* index in the etcd snapshot, -1 when none */
+        bool ready;                    /* the Node and its etcd pod are Ready */
+        bool pod_ready;                /* etcd-<node> is Ready */
+        const EtcdMemberState *member; /* its member in the etcd snapshot, NULL when none */
 } NodeInfo;
 
 typedef struct State {
         const SyncContext *ctx;
         const KubeObject *cr;
         const EtcdViewSnapshot *s; /* NULL when membership is unknown */
-        bool bootstrap_leaving;    /* bootstrap is complete: its member may go any moment */
+        uint64_t leaving;          /* the bootstrap member once bootstrap is reported complete: it may
+                                    * go any moment, so it is neither a voter nor a spare here (0: none) */
         NodeInfo *nodes;
         size_t n;
         int64_t latest, limit; /* limit < 0: unlimited */
@@ -53,37 +54,6 @@ static int64_t entry_int(const cJSON *entry, const char *key)
         return entry && json_get_int64(entry, key, &v) >= 0 ? v : 0;
 }
 
-static bool pod_is_ready(const KubeObject *pod)
-{
-        cJSON *c;
-        JSON_ARRAY_FOREACH (c, pod ? json_get_array(pod->json, "status.conditions") : NULL)
-                if (streq_ptr(json_get_string(c, "type"), "Ready"))
-                        return streq_ptr(json_get_string(c, "status"), "True");
-        return false;
-}
-
-static ssize_t member_of(const EtcdViewSnapshot *s, const KubeObject *node)
-{
-        for (size_t i = 0; s && i < s->members->n_members; i++) {
-                const EtcdMember *m = &s->members->members[i];
-                if (m->name && streq(m->name, node->name))
-                        return (ssize_t) i;
-                cJSON *a;
-                JSON_ARRAY_FOREACH (a, json_get_array(node->json, "status.addresses")) {
-                        const char *ip = json_get_string(a, "address");
-                        char url[128];
-                        if (!ip || !streq_ptr(json_get_string(a, "type"), "InternalIP"))
-                                continue;
-                        (void) snprintf(url, sizeof url,
-                                        strchr(ip, ':') ? "https://[%s]:2380" : "https://%s:2380", ip);
-                        for (size_t k = 0; k < m->n_peer_urls; k++)
-                                if (streq(m->peer_urls[k], url))
-                                        return (ssize_t) i;
-                }
-        }
-        return -1;
-}
-
 static int state_load(const SyncContext *ctx, State *st)
 {
         _cleanup_free_ const KubeObject **nodes = NULL;
@@ -92,16 +62,16 @@ static int state_load(const SyncContext *ctx, State *st)
         if (r < 0)
                 return r;
         const EtcdViewSnapshot *s = op_etcd(ctx);
-        const KubeObject *bootstrap = op_get(ctx, W_KUBE_SYSTEM_CONFIGMAPS, NS_KUBE_SYSTEM, "bootstrap");
         st->s = s && s->error >= 0 && s->members ? s : NULL;
-        st->bootstrap_leaving =
-                bootstrap && streq_ptr(json_get_string(bootstrap->json, "data.status"), "complete");
+        if (st->s && bootstrap_reported_complete(ctx)) {
+                const EtcdMemberState *b = bootstrap_member(ctx, st->s);
+                st->leaving = b ? b->id : 0;
+        }
         st->nodes = calloc(MAX(n, (size_t) 1), sizeof *st->nodes);
         if (!st->nodes)
                 return -ENOMEM;
         for (size_t i = 0; i < n; i++) {
                 NodeInfo *ni = &st->nodes[st->n++];
-                char pod[300];
                 cJSON *e;
                 ni->node = nodes[i];
                 JSON_ARRAY_FOREACH (e, json_get_array(st->cr->json, "status.nodeStatuses"))
@@ -111,73 +81,47 @@ static int state_load(const SyncContext *ctx, State *st)
                 ni->target = entry_int(ni->entry, "targetRevision");
                 ni->failed_rev = entry_int(ni->entry, "lastFailedRevision");
                 ni->failed_count = entry_int(ni->entry, "lastFailedCount");
-                (void) snprintf(pod, sizeof pod, "etcd-%s", nodes[i]->name);
-                ni->pod_ready = pod_is_ready(op_get(ctx, W_ETCD_PODS, NS_ETCD, pod));
+                ni->pod_ready = pod_is_ready(etcd_pod_of_node(ctx, nodes[i]->name));
                 ni->ready = ni->pod_ready && node_is_ready(nodes[i]);
-                ni->member = member_of(st->s, nodes[i]);
+                ni->member = st->s ? member_of_node(st->s, nodes[i]) : NULL;
         }
         return 0;
 }
 
-/* The bootstrap member once bootstrap is complete: BootstrapTeardownController
- * may remove it at any moment, so it is neither a voter nor a spare here. */
-static bool leaving(const State *st, size_t i)
+/* A member is up for quorum when etcd says healthy and, for a master, its
+ * pod is ready too (the view may lag behind a restart the kubelet already
+ * reports). */
+static bool member_up(const EtcdMemberState *m, void *userdata)
 {
-        return st->bootstrap_leaving && streq_ptr(st->s->members->members[i].name, "etcd-bootstrap");
-}
-
-static size_t count_voters(const State *st)
-{
-        size_t n = 0;
-        for (size_t i = 0; i < st->s->members->n_members; i++)
-                n += !st->s->members->members[i].is_learner && !leaving(st, i);
-        return n;
-}
-
-/* A voter that counts as up for quorum: etcd says healthy and, for a master,
- * its pod is ready too (the view may lag behind a restart the kubelet
- * already reports). */
-static bool healthy_voter(const State *st, size_t i)
-{
-        const EtcdMemberState *m = &st->s->states[i];
-        if (m->is_learner || !m->started || !m->healthy || leaving(st, i))
-                return false;
+        const State *st = userdata;
         for (size_t k = 0; k < st->n; k++)
-                if (st->nodes[k].member == (ssize_t) i)
+                if (st->nodes[k].member == m)
                         return st->nodes[k].pod_ready;
-        return true;
+        return m->healthy;
 }
 
-/* Restarting the node's etcd keeps quorum: it is no member, or has not
- * started, or is down by every account (etcd and its pod); otherwise the
- * other healthy voters alone must reach quorum. A started learner counts as
- * a voter here: it may have been promoted since the view was taken. */
+/* Restarting the node's etcd keeps quorum (etcd_view_restart_keeps_quorum). */
 static bool restart_is_safe(const State *st, const NodeInfo *ni, char *why, size_t n)
 {
+        size_t up = 0, voters = 0, q = 0;
         if (!st->s) {
                 (void) snprintf(why, n, "the etcd membership is unknown");
                 return false;
         }
-        if (ni->member < 0)
+        if (!ni->member)
                 return true;
-        const EtcdMemberState *m = &st->s->states[ni->member];
-        if (!m->started || (!m->healthy && !ni->pod_ready))
-                return true;
-        size_t voters = count_voters(st) + (m->is_learner ? 1 : 0), others = 0;
-        for (size_t i = 0; i < st->s->members->n_members; i++)
-                others += i != (size_t) ni->member && healthy_voter(st, i);
-        size_t q = voters / 2 + 1;
-        if (others >= q)
+        EtcdQuorumHints h = {.leaving = st->leaving, .up = member_up, .userdata = (void *) st};
+        if (etcd_view_restart_keeps_quorum(st->s, ni->member->id, &h, &up, &voters, &q))
                 return true;
         (void) snprintf(why, n, "restarting %s would leave %zu of %zu voting members up, quorum is %zu",
-                        ni->node->name, others, voters, q);
+                        ni->node->name, up, voters, q);
         return false;
 }
 
 /* 0: not a voting member; 1: unready; 2: the rest. */
 static int node_group(const State *st, const NodeInfo *ni)
 {
-        if (ni->member < 0 || st->s->members->members[ni->member].is_learner)
+        if (!ni->member || ni->member->is_learner)
                 return 0;
         return ni->ready ? 2 : 1;
 }
@@ -494,8 +438,9 @@ static int sync_installer(const SyncContext *ctx, Plan *p)
         return r;
 }
 
-static const WatchSpec watches[] = {WATCH_ETCD_CR, WATCH_MASTER_NODES, WATCH_ETCD_PODS,
-                                    WATCH_KUBE_SYSTEM_CONFIGMAPS};
+static const WatchSpec watches[] = {
+        WATCH_ETCD_CR,         WATCH_MASTER_NODES,           WATCH_ETCD_PODS,
+        WATCH_ETCD_CONFIGMAPS, WATCH_KUBE_SYSTEM_CONFIGMAPS, WATCH_KUBE_SYSTEM_EVENTS};
 
 const ControllerSpec controller_installer = {
         .name = "InstallerController",

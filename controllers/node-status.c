@@ -11,17 +11,10 @@
 #include "base/buf.h"
 #include "base/json.h"
 #include "base/log.h"
-#include "common.h"
 #include "controllers.h"
+#include "facts.h"
 
 #define UNREADY_FOR_LONG (5 * 60 * USEC_PER_SEC)
-
-static const KubeObject *etcd_pod(const SyncContext *ctx, const char *node)
-{
-        char name[300];
-        (void) snprintf(name, sizeof name, "etcd-%s", node);
-        return op_get(ctx, W_ETCD_PODS, NS_ETCD, name);
-}
 
 static cJSON *ready_condition(const KubeObject *pod)
 {
@@ -32,17 +25,12 @@ static cJSON *ready_condition(const KubeObject *pod)
         return NULL;
 }
 
-static bool pod_ready(const KubeObject *pod)
-{
-        return streq_ptr(json_get_string(ready_condition(pod), "status"), "True");
-}
-
 /* The revision a ready mirror pod runs, 0 when not ready or unlabelled. */
 static int64_t running_revision(const KubeObject *pod)
 {
         uint64_t rev = 0;
         const char *label = pod ? kube_object_label(pod, "revision") : NULL;
-        if (!pod_ready(pod) || !label || parse_uint64(label, &rev) < 0 || rev > INT32_MAX)
+        if (!pod_is_ready(pod) || !label || parse_uint64(label, &rev) < 0 || rev > INT32_MAX)
                 return 0;
         return (int64_t) rev;
 }
@@ -95,7 +83,7 @@ static cJSON *next_entry(const SyncContext *ctx, const KubeObject *node, const c
                 return NULL;
         }
         int64_t current = entry_int(e, "currentRevision"), target = entry_int(e, "targetRevision");
-        int64_t running = running_revision(etcd_pod(ctx, node->name));
+        int64_t running = running_revision(etcd_pod_of_node(ctx, node->name));
         if (running > current) {
                 log_info("node %s runs revision %lld (was %lld)", node->name, (long long) running,
                          (long long) current);
@@ -173,7 +161,7 @@ static void pod_problems(const SyncContext *ctx, const KubeObject *pod, Buf *out
                 }
         cJSON *ready = ready_condition(pod);
         usec_t since = 0;
-        if (!ready || pod_ready(pod) ||
+        if (!ready || pod_is_ready(pod) ||
             parse_rfc3339(json_get_string(ready, "lastTransitionTime"), &since) < 0)
                 return;
         if (ctx->now >= since + UNREADY_FOR_LONG) {
@@ -218,10 +206,10 @@ static void plan_pod_conditions(const SyncContext *ctx, Plan *p, const KubeObjec
         char revs[512];
 
         for (size_t i = 0; i < n; i++) {
-                const KubeObject *pod = etcd_pod(ctx, nodes[i]->name);
+                const KubeObject *pod = etcd_pod_of_node(ctx, nodes[i]->name);
                 if (!pod)
                         continue;
-                active += pod_ready(pod);
+                active += pod_is_ready(pod);
                 pod_problems(ctx, pod, &problems, &recheck);
         }
         describe_revisions(entries, revs, sizeof revs);

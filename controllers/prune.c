@@ -7,8 +7,8 @@
  * it). Old revision directories on the nodes are not pruned here. */
 #include "base/json.h"
 #include "base/log.h"
-#include "common.h"
 #include "controllers.h"
+#include "facts.h"
 
 #define DEFAULT_KEEP 5
 #define MAX_PER_SYNC 50

@@ -8,8 +8,8 @@
  * state than a wish to cut the kube-apiserver off from etcd. */
 #include "base/json.h"
 #include "base/log.h"
-#include "common.h"
 #include "controllers.h"
+#include "facts.h"
 
 typedef struct Copy {
         bool secret;

@@ -13,11 +13,10 @@
  * fault-tolerant etcd (ceo-contracts.md, "Membership"). */
 #include "base/json.h"
 #include "base/log.h"
-#include "common.h"
 #include "controllers.h"
+#include "facts.h"
 
-#define BOOTSTRAP_MEMBER "etcd-bootstrap"
-#define FORCE_KEY        "forceRedeploymentReason"
+#define FORCE_KEY "forceRedeploymentReason"
 
 static const struct {
         const KubeResource *res;
@@ -71,42 +70,28 @@ static const char *recorded_force_reason(const KubeObject *status)
         return status ? strempty(json_get_string(status->json, "data." FORCE_KEY)) : "";
 }
 
-static bool bootstrap_complete(const SyncContext *ctx, const EtcdViewSnapshot *s)
-{
-        const KubeObject *cm = op_get(ctx, W_KUBE_SYSTEM_CONFIGMAPS, NS_KUBE_SYSTEM, "bootstrap");
-        if (!cm || !streq_ptr(json_get_string(cm->json, "data.status"), "complete"))
-                return false;
-        /* As upstream: not complete while the bootstrap member is still in the cluster. */
-        return !(s && s->members && etcd_member_list_find_by_name(s->members, BOOTSTRAP_MEMBER));
-}
-
-static bool non_ha(const SyncContext *ctx, const KubeObject *cr)
-{
-        const KubeObject *infra = op_get(ctx, W_INFRASTRUCTURES, NULL, "cluster");
-        cJSON *unsafe = json_get(cr->json, "spec.unsupportedConfigOverrides."
-                                           "useUnsupportedUnsafeNonHANonProductionUnstableEtcd");
-        return (infra &&
-                streq_ptr(json_get_string(infra->json, "status.controlPlaneTopology"), "SingleReplica")) ||
-               cJSON_IsTrue(unsafe) || streq_ptr(json_string(unsafe), "true");
-}
-
-/* The quorum gate: a new revision restarts every member in turn. */
-static bool revision_allowed(const SyncContext *ctx, const KubeObject *cr, char *why, size_t n)
+/* The quorum gate: a new revision restarts every member in turn. While the
+ * bootstrap runs (until its member has left, as upstream) and on a cluster
+ * of one member by design, revisions roll out freely. */
+static bool revision_allowed(const SyncContext *ctx, char *why, size_t n)
 {
         const EtcdViewSnapshot *s = op_etcd(ctx);
-        if (!bootstrap_complete(ctx, s) || non_ha(ctx, cr))
+        bool known = s && s->error >= 0 && s->members;
+        BootstrapPhase phase = bootstrap_phase(ctx, s);
+
+        if (phase == BOOTSTRAP_IN_PROGRESS || (phase == BOOTSTRAP_REPORTED && known) ||
+            scaling_is_single_member(scaling_strategy(ctx)))
                 return true;
-        if (!s || s->error < 0 || !s->members) {
+        if (!known) {
                 (void) snprintf(why, n, "the etcd membership is unknown");
                 return false;
         }
-        size_t voters = etcd_view_count_voters(s), healthy = etcd_view_count_healthy_voters(s);
-        size_t q = voters / 2 + 1;
-        if (healthy < 3 || voters < q + 1 || healthy < q + 1) {
+        if (!etcd_view_is_fault_tolerant(s)) {
                 (void) snprintf(why, n,
                                 "%zu of %zu voting members are healthy; quorum is %zu and a revision "
                                 "rollout needs at least 3 healthy members and one to spare",
-                                healthy, voters, q);
+                                etcd_view_count_healthy_voters(s), etcd_view_count_voters(s),
+                                etcd_view_quorum(s));
                 return false;
         }
         return true;
@@ -246,7 +231,7 @@ static int sync_revision(const SyncContext *ctx, Plan *p)
         _cleanup_free_ char *reason = what_changed(ctx, cr, latest);
         if (!reason)
                 return 0; /* revision N is current */
-        if (!revision_allowed(ctx, cr, why, sizeof why)) {
+        if (!revision_allowed(ctx, why, sizeof why)) {
                 log_info("not starting revision %lld (%s): %s", (long long) latest + 1, reason, why);
                 plan_requeue_after(p, 15 * USEC_PER_SEC);
                 return 0;
@@ -262,8 +247,14 @@ static int sync_revision(const SyncContext *ctx, Plan *p)
         return plan_copies(ctx, p, cr, latest + 1, reason);
 }
 
-static const WatchSpec watches[] = {WATCH_ETCD_CR, WATCH_ETCD_CONFIGMAPS, WATCH_ETCD_SECRETS,
-                                    WATCH_KUBE_SYSTEM_CONFIGMAPS, WATCH_INFRASTRUCTURES};
+static const WatchSpec watches[] = {WATCH_ETCD_CR,
+                                    WATCH_ETCD_CONFIGMAPS,
+                                    WATCH_ETCD_SECRETS,
+                                    WATCH_KUBE_SYSTEM_CONFIGMAPS,
+                                    WATCH_KUBE_SYSTEM_EVENTS,
+                                    WATCH_INFRASTRUCTURES,
+                                    WATCH_MASTER_NODES,
+                                    WATCH_NAMESPACES};
 
 const ControllerSpec controller_revision = {
         .name = "RevisionController",

@@ -9,8 +9,8 @@
 #include "base/json.h"
 #include "base/log.h"
 #include "base/yaml.h"
-#include "common.h"
 #include "controllers.h"
+#include "facts.h"
 #include "render/assets.h"
 
 #define STATIC_PREFIX "static/"

@@ -17,8 +17,8 @@
 #include "base/buf.h"
 #include "base/json.h"
 #include "base/log.h"
-#include "common.h"
 #include "controllers.h"
+#include "facts.h"
 
 #define CO_NAME           "etcd"
 #define INERTIA_DEFAULT   (2 * 60 * USEC_PER_SEC)
@@ -220,7 +220,7 @@ static const char *etcd_version(const EtcdViewSnapshot *s)
         const char *v = NULL;
         if (!s || s->error < 0 || !s->members)
                 return NULL;
-        for (size_t i = 0; i < s->members->n_members; i++) {
+        for (size_t i = 0; i < s->n_members; i++) {
                 const EtcdMemberState *st = &s->states[i];
                 if (!st->has_status || !st->status.version[0])
                         continue;

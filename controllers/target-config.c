@@ -11,14 +11,13 @@
 #include "base/buf.h"
 #include "base/json.h"
 #include "base/log.h"
-#include "common.h"
 #include "controllers.h"
+#include "facts.h"
 #include "render/netutil.h"
 #include "render/staticpod.h"
 
-#define BOOTSTRAP_ANNOTATION "alpha.installer.openshift.io/etcd-bootstrap"
-#define CERTS                "/etc/kubernetes/static-pod-certs"
-#define GIB                  (1024ULL * 1024ULL * 1024ULL)
+#define CERTS "/etc/kubernetes/static-pod-certs"
+#define GIB   (1024ULL * 1024ULL * 1024ULL)
 
 /* TLS 1.2 suites only: etcd 3.4 rejects the TLS 1.3 names, and 1.3 suites
  * are not configurable in Go anyway. */
@@ -87,11 +86,8 @@ static int endpoints_join(const KubeObject *cm, bool with_bootstrap, char **ret)
         cJSON *d;
         int r = 0;
 
-        if (with_bootstrap) {
-                cJSON *ann = json_get_object(cm->json, "metadata.annotations");
-                cJSON *bip = ann ? cJSON_GetObjectItemCaseSensitive(ann, BOOTSTRAP_ANNOTATION) : NULL;
-                r = add_endpoint(&urls, &n, json_string(bip));
-        }
+        if (with_bootstrap)
+                r = add_endpoint(&urls, &n, bootstrap_ip_of(cm));
         JSON_ARRAY_FOREACH (d, json_get_object(cm->json, "data"))
                 if (r >= 0 && cJSON_IsString(d))
                         r = add_endpoint(&urls, &n, d->valuestring);

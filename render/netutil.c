@@ -85,3 +85,9 @@ bool ip_equal(const IpAddr *a, const IpAddr *b)
 {
         return a->family == b->family && memcmp(a->bytes, b->bytes, a->family == AF_INET ? 4 : 16) == 0;
 }
+
+bool ip_text_equal(const char *a, const char *b)
+{
+        IpAddr x, y;
+        return a && b && ip_parse(a, &x) >= 0 && ip_parse(b, &y) >= 0 && ip_equal(&x, &y);
+}

@@ -26,3 +26,5 @@ char *ip_to_string(const IpAddr *a, char *buf, size_t n);
 /* "10.0.0.1" or "[fd00::1]", into buf (>= INET6_ADDRSTRLEN + 2). */
 char *ip_url_host(const IpAddr *a, char *buf, size_t n);
 bool ip_equal(const IpAddr *a, const IpAddr *b);
+/* Both texts parse as the same address ("fd00::1" and "fd00:0::1"); false if either is no IP. */
+bool ip_text_equal(const char *a, const char *b);

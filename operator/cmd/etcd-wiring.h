@@ -6,7 +6,7 @@
  * they are absent, from the etcd-client Secret and etcd-ca-bundle ConfigMap. */
 #pragma once
 
-#include "controllers/common.h"
+#include "controllers/facts.h"
 
 typedef struct EtcdWiring EtcdWiring;
 

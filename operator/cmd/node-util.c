@@ -10,7 +10,7 @@
 #include "base/buf.h"
 #include "base/fileio.h"
 #include "base/log.h"
-#include "controllers/common.h"
+#include "controllers/facts.h"
 #include "node-util.h"
 #include "render/template.h"
 
@@ -163,17 +163,6 @@ char *nodecmd_peer_url(const char *host, unsigned port)
         return strdup_printf("https://%s%s%s:%u", bracket ? "[" : "", host, bracket ? "]" : "", port);
 }
 
-/* Both parse as the same IPv4 or IPv6 address. */
-static bool ip_equal(const char *a, const char *b)
-{
-        unsigned char x[16], y[16];
-        if (inet_pton(AF_INET, a, x) == 1)
-                return inet_pton(AF_INET, b, y) == 1 && memcmp(x, y, 4) == 0;
-        if (inet_pton(AF_INET6, a, x) == 1)
-                return inet_pton(AF_INET6, b, y) == 1 && memcmp(x, y, 16) == 0;
-        return false;
-}
-
 static int env_error(char **ret_error, const char *fmt, ...) _printf_(2, 3);
 static int env_error(char **ret_error, const char *fmt, ...)
 {
@@ -222,7 +211,7 @@ int nodecmd_ensure_env_check(const char *node_name, const char *pod_ip, NodeCmdE
                                          "wait for the operator to roll out a revision that includes it",
                                          var[i], values[i] ? "empty" : "not set", node_name);
         }
-        if (!ip_equal(values[0], pod_ip))
+        if (!ip_text_equal(values[0], pod_ip))
                 return env_error(ret_error,
                                  "%s=%s does not match the pod IP %s: the node's address changed since this "
                                  "revision was rendered; wait for the operator to roll out a new revision",
@@ -233,7 +222,7 @@ int nodecmd_ensure_env_check(const char *node_name, const char *pod_ip, NodeCmdE
         char inner[64] = "";
         if (v6 && hl >= 2 && host[0] == '[' && host[hl - 1] == ']' && hl - 2 < sizeof inner)
                 memcpy(inner, host + 1, hl - 2), inner[hl - 2] = 0;
-        if (v6 ? !*inner || !ip_equal(inner, pod_ip) : !ip_equal(host, pod_ip))
+        if (v6 ? !*inner || !ip_text_equal(inner, pod_ip) : !ip_text_equal(host, pod_ip))
                 return env_error(ret_error, "%s=%s is not the pod IP %s%s%s", var[1], host, v6 ? "[" : "",
                                  pod_ip, v6 ? "] (IPv6 in brackets)" : "");
         return 0;

@@ -30,11 +30,15 @@ typedef struct MemberReq {
         size_t index;
 } MemberReq;
 
+static size_t n_members(const EtcdViewSnapshot *s)
+{
+        return s && s->states ? s->n_members : 0;
+}
+
 static void snapshot_free(EtcdViewSnapshot *s)
 {
-        if (s->states)
-                for (size_t i = 0; s->members && i < s->members->n_members; i++)
-                        etcd_status_done(&s->states[i].status);
+        for (size_t i = 0; i < n_members(s); i++)
+                etcd_status_done(&s->states[i].status);
         free(s->states);
         etcd_member_list_free(s->members);
         free(s->alarms);
@@ -59,16 +63,11 @@ EtcdViewSnapshot *etcd_view_snapshot_unref(EtcdViewSnapshot *s)
 
 /* ---- queries ---- */
 
-static size_t n_members(const EtcdViewSnapshot *s)
-{
-        return s && s->members ? s->members->n_members : 0;
-}
-
 size_t etcd_view_count_voters(const EtcdViewSnapshot *s)
 {
         size_t n = 0;
         for (size_t i = 0; i < n_members(s); i++)
-                n += !s->members->members[i].is_learner;
+                n += !s->states[i].is_learner;
         return n;
 }
 
@@ -76,8 +75,23 @@ size_t etcd_view_count_healthy_voters(const EtcdViewSnapshot *s)
 {
         size_t n = 0;
         for (size_t i = 0; i < n_members(s); i++)
-                n += !s->members->members[i].is_learner && s->states[i].healthy;
+                n += !s->states[i].is_learner && s->states[i].healthy;
         return n;
+}
+
+size_t etcd_view_quorum(const EtcdViewSnapshot *s)
+{
+        return etcd_view_count_voters(s) / 2 + 1;
+}
+
+int etcd_view_fault_tolerance(const EtcdViewSnapshot *s)
+{
+        return (int) etcd_view_count_healthy_voters(s) - (int) etcd_view_quorum(s);
+}
+
+bool etcd_view_is_fault_tolerant(const EtcdViewSnapshot *s)
+{
+        return etcd_view_count_healthy_voters(s) >= 3 && etcd_view_fault_tolerance(s) >= 1;
 }
 
 bool etcd_view_all_healthy(const EtcdViewSnapshot *s)
@@ -94,8 +108,16 @@ size_t etcd_view_count_pending(const EtcdViewSnapshot *s)
 {
         size_t n = 0;
         for (size_t i = 0; i < n_members(s); i++)
-                n += s->members->members[i].is_learner || !s->states[i].started;
+                n += s->states[i].is_learner || !s->states[i].started;
         return n;
+}
+
+const EtcdMemberState *etcd_view_find(const EtcdViewSnapshot *s, uint64_t id)
+{
+        for (size_t i = 0; i < n_members(s); i++)
+                if (s->states[i].id == id)
+                        return &s->states[i];
+        return NULL;
 }
 
 const EtcdMemberState *etcd_view_find_by_name(const EtcdViewSnapshot *s, const char *name)
@@ -112,7 +134,7 @@ bool etcd_view_removal_keeps_quorum(const EtcdViewSnapshot *s, uint64_t id)
         bool found = false;
 
         for (size_t i = 0; i < n_members(s); i++) {
-                const EtcdMember *m = &s->members->members[i];
+                const EtcdMemberState *m = &s->states[i];
                 if (m->id == id) {
                         found = true;
                         continue;
@@ -120,10 +142,43 @@ bool etcd_view_removal_keeps_quorum(const EtcdViewSnapshot *s, uint64_t id)
                 if (m->is_learner)
                         continue;
                 voters++;
-                healthy += s->states[i].healthy;
+                healthy += m->healthy;
         }
         /* After removal, every remaining voter must be healthy and at least one must remain. */
         return found && voters > 0 && healthy == voters;
+}
+
+static bool hinted_up(const EtcdQuorumHints *h, const EtcdMemberState *m)
+{
+        return !h || !h->up || h->up(m, h->userdata);
+}
+
+bool etcd_view_restart_keeps_quorum(const EtcdViewSnapshot *s, uint64_t id, const EtcdQuorumHints *hints,
+                                    size_t *ret_up, size_t *ret_voters, size_t *ret_quorum)
+{
+        const EtcdMemberState *target = etcd_view_find(s, id);
+        uint64_t leaving = hints ? hints->leaving : 0;
+        size_t voters = 0, up = 0;
+
+        if (!target || !target->started || (!target->healthy && !hinted_up(hints, target)))
+                return true;
+        for (size_t i = 0; i < n_members(s); i++) {
+                const EtcdMemberState *m = &s->states[i];
+                if (m->id == leaving && m != target)
+                        continue;
+                if (m->is_learner && !(m == target && m->started))
+                        continue;
+                voters++;
+                up += m != target && m->started && m->healthy && hinted_up(hints, m);
+        }
+        size_t q = voters / 2 + 1;
+        if (ret_up)
+                *ret_up = up;
+        if (ret_voters)
+                *ret_voters = voters;
+        if (ret_quorum)
+                *ret_quorum = q;
+        return up >= q;
 }
 
 /* ---- polling ---- */
@@ -196,7 +251,7 @@ static void round_finish(EtcdView *v)
                 log_warning("etcd split brain: %s", s->split_brain_detail);
         /* Membership changes go to the leader first. */
         for (size_t i = 0; i < n_members(s); i++)
-                if (s->members->members[i].id == s->leader && s->states[i].client_url)
+                if (s->states[i].id == s->leader && s->states[i].client_url)
                         (void) etcd_client_set_leader(v->client, s->states[i].client_url);
 
         etcd_view_snapshot_unref(v->current);
@@ -286,7 +341,8 @@ static void on_status(EtcdClient *c, const EtcdResponse *resp, void *userdata)
         EtcdMemberState *st = &q->snap->states[q->index];
         if (resp->error >= 0 && etcd_parse_status(resp->body, &st->status) >= 0) {
                 st->has_status = true;
-                st->is_learner = st->is_learner || st->status.is_learner;
+                /* The status is newer than the list: a voter here was promoted meanwhile. */
+                st->is_learner = st->is_learner && st->status.is_learner;
         } else if (st->error == 0)
                 st->error = resp->error < 0 ? resp->error : -EBADMSG;
         etcd_view_snapshot_unref(q->snap);
@@ -329,6 +385,7 @@ static void on_members(EtcdClient *c, const EtcdResponse *resp, void *userdata)
         }
         s->cluster_id = s->members->cluster_id;
         s->states = calloc(s->members->n_members + 1, sizeof *s->states);
+        s->n_members = s->states ? s->members->n_members : 0;
         if (!s->states) {
                 s->error = -ENOMEM;
                 round_finish(v);
@@ -339,6 +396,7 @@ static void on_members(EtcdClient *c, const EtcdResponse *resp, void *userdata)
                 const EtcdMember *m = &s->members->members[i];
                 EtcdMemberState *st = &s->states[i];
                 *st = (EtcdMemberState){.id = m->id,
+                                        .member = m,
                                         .name = m->name,
                                         .client_url = m->n_client_urls ? m->client_urls[0] : NULL,
                                         .started = etcd_member_is_started(m),

@@ -12,11 +12,18 @@
 
 typedef struct EtcdView EtcdView;
 
+/* One record per member: what the member list said (`member`, borrowed from
+ * the snapshot's list) and what the member itself answered. Queries and
+ * controllers read these records only, so the two sources cannot disagree. */
 typedef struct EtcdMemberState {
         uint64_t id;
-        const char *name;       /* NULL while unstarted */
-        const char *client_url; /* first client URL, NULL while unstarted */
+        const EtcdMember *member; /* peer and client URLs */
+        const char *name;         /* NULL while unstarted */
+        const char *client_url;   /* first client URL, NULL while unstarted */
         bool started;
+        /* The member list said learner and the member did not say otherwise: a
+         * status answer newer than the list that reports a voter means the
+         * promotion happened in between, and for quorum a voter is the safe guess. */
         bool is_learner;
         bool healthy;    /* /health said true */
         int error;       /* why not healthy: transport error, -EAGAIN (health false), ... */
@@ -32,7 +39,8 @@ typedef struct EtcdViewSnapshot {
         uint64_t cluster_id;
         uint64_t leader; /* 0 if no member reported one */
         EtcdMemberList *members;
-        EtcdMemberState *states; /* one per members->members[i], same order */
+        EtcdMemberState *states; /* one per member, in the list's order */
+        size_t n_members;        /* 0 when the list failed */
         EtcdAlarm *alarms;
         size_t n_alarms;
         int alarms_error; /* alarm list needs quorum in 3.4; it may fail alone. The list is the latest
@@ -46,9 +54,19 @@ EtcdViewSnapshot *etcd_view_snapshot_ref(const EtcdViewSnapshot *s);
 EtcdViewSnapshot *etcd_view_snapshot_unref(EtcdViewSnapshot *s);
 DEFINE_TRIVIAL_CLEANUP_FUNC(EtcdViewSnapshot *, etcd_view_snapshot_unref);
 
-/* Pure queries on a snapshot (also used by controller tests on fixtures). */
+/* Pure queries on a snapshot (also used by controller tests on fixtures).
+ * The quorum arithmetic of every controller lives here and nowhere else. */
 size_t etcd_view_count_voters(const EtcdViewSnapshot *s);
 size_t etcd_view_count_healthy_voters(const EtcdViewSnapshot *s);
+/* Voters needed for quorum: voters / 2 + 1 (1 for an empty list). */
+size_t etcd_view_quorum(const EtcdViewSnapshot *s);
+/* Healthy voters beyond quorum: how many more may fail before quorum is
+ * lost; negative when it already is. */
+int etcd_view_fault_tolerance(const EtcdViewSnapshot *s);
+/* At least 3 healthy voters and one to spare beyond quorum: a rollout that
+ * restarts every member in turn keeps quorum even if one more fails. */
+bool etcd_view_is_fault_tolerant(const EtcdViewSnapshot *s);
+const EtcdMemberState *etcd_view_find(const EtcdViewSnapshot *s, uint64_t id);
 /* Every member started and healthy (learners included) and no split brain. */
 bool etcd_view_all_healthy(const EtcdViewSnapshot *s);
 /* Learners plus members that were added but never started. */
@@ -56,6 +74,26 @@ size_t etcd_view_count_pending(const EtcdViewSnapshot *s);
 const EtcdMemberState *etcd_view_find_by_name(const EtcdViewSnapshot *s, const char *name);
 /* Would removing `id` keep quorum with every remaining voter healthy? */
 bool etcd_view_removal_keeps_quorum(const EtcdViewSnapshot *s, uint64_t id);
+
+/* What a caller knows beyond etcd, for the restart question. */
+typedef struct EtcdQuorumHints {
+        uint64_t leaving; /* a member that may be removed any moment: neither voter nor up (0: none) */
+        /* Whether a member is up by the caller's account (e.g. its pod is
+         * ready; the view may lag behind a restart the kubelet reports). A
+         * voter counts as up only if etcd and this agree. NULL: etcd's word. */
+        bool (*up)(const EtcdMemberState *m, void *userdata);
+        void *userdata;
+} EtcdQuorumHints;
+
+/* May member `id` restart (go down for a while) without losing quorum? Yes
+ * when it is no member, has not started, or is down by every account (etcd
+ * says unhealthy and `hints->up` says down);
+ * otherwise the other voters that are up must reach quorum on their own. A
+ * started learner counts as a voter here: it may have been promoted since
+ * the view was taken. `ret_up`/`ret_voters`/`ret_quorum` (optional) get the
+ * figures behind a "no". */
+bool etcd_view_restart_keeps_quorum(const EtcdViewSnapshot *s, uint64_t id, const EtcdQuorumHints *hints,
+                                    size_t *ret_up, size_t *ret_voters, size_t *ret_quorum);
 
 typedef void (*EtcdViewFunc)(EtcdView *v, const EtcdViewSnapshot *snap, void *userdata);
 

@@ -114,10 +114,12 @@ void fixture_member(Fixture *f, uint64_t id, const char *name, const char *ip, b
         EtcdViewSnapshot *s = snap_of(f);
         size_t i = s->members->n_members++;
         EtcdMember *m = &s->members->members[i];
+        s->n_members = s->members->n_members;
         assert_true(i < 16);
         *m = (EtcdMember){.id = id, .is_learner = learner};
         m->peer_urls = calloc(2, sizeof(char *));
-        m->peer_urls[0] = strdup_printf("https://%s:2380", ip);
+        m->peer_urls[0] =
+                strdup_printf(strchr(ip, ':') && ip[0] != '[' ? "https://[%s]:2380" : "https://%s:2380", ip);
         m->n_peer_urls = 1;
         m->client_urls = calloc(2, sizeof(char *));
         if (started) {
@@ -127,6 +129,7 @@ void fixture_member(Fixture *f, uint64_t id, const char *name, const char *ip, b
         }
         s->states[i] =
                 (EtcdMemberState){.id = id,
+                                  .member = m,
                                   .name = m->name,
                                   .client_url = started ? m->client_urls[0] : NULL,
                                   .started = started,

@@ -284,6 +284,52 @@ static void test_unsafe_single_replica(void **state)
         fixture_free(f);
 }
 
+/* controlPlaneTopology SingleReplica is a one-master cluster by design, as
+ * upstream's scaling strategy says: the bootstrap member goes once that one
+ * master is a healthy voter, without the override (it used to wait for 4). */
+static void test_single_replica_topology(void **state)
+{
+        Fixture *f = bootstrap_phase();
+        fixture_member(f, 10, "master-0", "10.0.0.10", false, true, true);
+        fixture_add(f, W_INFRASTRUCTURES,
+                    "{\"apiVersion\":\"config.openshift.io/v1\",\"kind\":\"Infrastructure\",\"metadata\":{"
+                    "\"name\":\"cluster\"},\"status\":{\"controlPlaneTopology\":\"SingleReplica\"}}");
+        kas_at(f, 3, "\\\"https://10.0.0.10:2379\\\"");
+        complete(f);
+        assert_int_equal(fixture_sync(f, &controller_bootstrap_teardown), 0);
+        fixture_expect_condition(f, "EtcdRunningInCluster", "True", "EnoughEtcdMembers");
+        assert_non_null(fixture_find(f, INTENT_ETCD_REMOVE, NULL, "etcd-bootstrap"));
+        /* The same cluster as HighlyAvailable waits for three masters. */
+        fixture_add(f, W_INFRASTRUCTURES,
+                    "{\"apiVersion\":\"config.openshift.io/v1\",\"kind\":\"Infrastructure\",\"metadata\":{"
+                    "\"name\":\"cluster\"},\"status\":{\"controlPlaneTopology\":\"HighlyAvailable\"}}");
+        assert_int_equal(fixture_sync(f, &controller_bootstrap_teardown), 0);
+        fixture_expect_condition(f, "EtcdRunningInCluster", "False", "NotEnoughEtcdMembers");
+        assert_int_equal(fixture_count(f, INTENT_ETCD_REMOVE), 0);
+        fixture_free(f);
+}
+
+/* The assisted installer's delayed-HA annotation: two masters are enough to
+ * finish the bootstrap (the third joins later). */
+static void test_delayed_ha(void **state)
+{
+        Fixture *f = bootstrap_phase();
+        fixture_member(f, 10, "master-0", "10.0.0.10", false, true, true);
+        fixture_member(f, 11, "master-1", "10.0.0.11", false, true, true);
+        kas_at(f, 3, ALL_MASTERS);
+        complete(f);
+        assert_int_equal(fixture_sync(f, &controller_bootstrap_teardown), 0);
+        assert_int_equal(fixture_count(f, INTENT_ETCD_REMOVE), 0);
+        fixture_add(
+                f, W_NAMESPACES,
+                "{\"apiVersion\":\"v1\",\"kind\":\"Namespace\",\"metadata\":{\"name\":\"openshift-etcd\","
+                "\"annotations\":{\"openshift.io/delayed-ha-bootstrap\":\"\"}}}");
+        assert_int_equal(fixture_sync(f, &controller_bootstrap_teardown), 0);
+        fixture_expect_condition(f, "EtcdRunningInCluster", "True", "EnoughEtcdMembers");
+        assert_non_null(fixture_find(f, INTENT_ETCD_REMOVE, NULL, "etcd-bootstrap"));
+        fixture_free(f);
+}
+
 int main(void)
 {
         const struct CMUnitTest tests[] = {
@@ -294,6 +340,8 @@ int main(void)
                 cmocka_unit_test(test_next_master_after_promotion),
                 cmocka_unit_test(test_no_view),
                 cmocka_unit_test(test_teardown_count_gate),
+                cmocka_unit_test(test_single_replica_topology),
+                cmocka_unit_test(test_delayed_ha),
                 cmocka_unit_test(test_teardown_waits_for_kube_apiserver),
                 cmocka_unit_test(test_teardown_waits_for_bootstrap_complete),
                 cmocka_unit_test(test_teardown_removes_when_safe),

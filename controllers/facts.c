@@ -1,0 +1,260 @@
+/* The cluster facts (facts.h): one definition of each. */
+#include "facts.h"
+#include "base/json.h"
+#include "base/yaml.h"
+
+/* ---- Nodes and pods ---- */
+
+const char *node_internal_ip(const KubeObject *node)
+{
+        cJSON *a;
+        JSON_ARRAY_FOREACH (a, node ? json_get_array(node->json, "status.addresses") : NULL)
+                if (streq_ptr(json_get_string(a, "type"), "InternalIP"))
+                        return json_get_string(a, "address");
+        return NULL;
+}
+
+static bool ready_condition_true(const KubeObject *o)
+{
+        cJSON *c;
+        JSON_ARRAY_FOREACH (c, o ? json_get_array(o->json, "status.conditions") : NULL)
+                if (streq_ptr(json_get_string(c, "type"), "Ready"))
+                        return streq_ptr(json_get_string(c, "status"), "True");
+        return false;
+}
+
+bool node_is_ready(const KubeObject *node)
+{
+        return ready_condition_true(node);
+}
+
+bool pod_is_ready(const KubeObject *pod)
+{
+        return ready_condition_true(pod);
+}
+
+char *node_envvar_name(const char *node)
+{
+        char *s = strdup(node);
+        for (char *p = s; p && *p; p++)
+                if (*p == '-' || *p == '.')
+                        *p = '_';
+        return s;
+}
+
+const KubeObject *etcd_pod_of_node(const SyncContext *ctx, const char *node)
+{
+        char name[300];
+        if (snprintf(name, sizeof name, "etcd-%s", node) >= (int) sizeof name)
+                return NULL;
+        return op_get(ctx, W_ETCD_PODS, NS_ETCD, name);
+}
+
+/* ---- Members and masters ---- */
+
+int url_host_ip(const char *url, IpAddr *ret)
+{
+        const char *p = url ? strstr(url, "://") : NULL;
+        const char *end;
+        char host[INET6_ADDRSTRLEN];
+
+        assert_return(ret, -EINVAL);
+        if (!p)
+                return -EINVAL;
+        p += 3;
+        if (*p == '[') {
+                p++;
+                end = strchr(p, ']');
+        } else
+                end = p + strcspn(p, ":/");
+        if (!end || end == p || (size_t) (end - p) >= sizeof host)
+                return -EINVAL;
+        memcpy(host, p, end - p);
+        host[end - p] = 0;
+        return ip_parse(host, ret);
+}
+
+int etcd_peer_url_for_ip(const char *ip, char *buf, size_t n)
+{
+        char host[INET6_ADDRSTRLEN + 2];
+        IpAddr a;
+
+        assert_return(buf, -EINVAL);
+        if (!ip || ip_parse(ip, &a) < 0)
+                return -EINVAL;
+        if (snprintf(buf, n, "https://%s:%d", ip_url_host(&a, host, sizeof host), ETCD_PEER_PORT) >= (int) n)
+                return -ENOBUFS;
+        return 0;
+}
+
+bool etcd_member_has_ip(const EtcdMemberState *m, const IpAddr *a)
+{
+        for (size_t k = 0; m && m->member && k < m->member->n_peer_urls; k++) {
+                IpAddr h;
+                if (url_host_ip(m->member->peer_urls[k], &h) >= 0 && ip_equal(&h, a))
+                        return true;
+        }
+        return false;
+}
+
+const EtcdMemberState *member_of_node(const EtcdViewSnapshot *s, const KubeObject *node)
+{
+        const EtcdMemberState *by_name = etcd_view_find_by_name(s, node->name);
+        cJSON *a;
+
+        if (by_name)
+                return by_name;
+        JSON_ARRAY_FOREACH (a, json_get_array(node->json, "status.addresses")) {
+                IpAddr ip;
+                if (!streq_ptr(json_get_string(a, "type"), "InternalIP") ||
+                    ip_parse(strempty(json_get_string(a, "address")), &ip) < 0)
+                        continue;
+                for (size_t i = 0; s && i < s->n_members; i++)
+                        if (etcd_member_has_ip(&s->states[i], &ip))
+                                return &s->states[i];
+        }
+        return NULL;
+}
+
+/* ---- Bootstrap ---- */
+
+const char *bootstrap_ip_of(const KubeObject *o)
+{
+        cJSON *ann = o ? json_get_object(o->json, "metadata.annotations") : NULL;
+        return json_string(ann ? cJSON_GetObjectItemCaseSensitive(ann, BOOTSTRAP_IP_ANNOTATION) : NULL);
+}
+
+const char *bootstrap_ip(const SyncContext *ctx)
+{
+        return bootstrap_ip_of(op_get(ctx, W_ETCD_CONFIGMAPS, NS_ETCD, "etcd-endpoints"));
+}
+
+bool is_bootstrap_member(const SyncContext *ctx, const EtcdMemberState *m, const char *ip)
+{
+        IpAddr a;
+        if (streq_ptr(m->name, BOOTSTRAP_MEMBER_NAME))
+                return true;
+        if (m->name && op_get(ctx, W_MASTER_NODES, NULL, m->name))
+                return false;
+        return ip && ip_parse(ip, &a) >= 0 && etcd_member_has_ip(m, &a);
+}
+
+const EtcdMemberState *bootstrap_member(const SyncContext *ctx, const EtcdViewSnapshot *s)
+{
+        const char *ip = bootstrap_ip(ctx);
+        for (size_t i = 0; s && i < s->n_members; i++)
+                if (is_bootstrap_member(ctx, &s->states[i], ip))
+                        return &s->states[i];
+        return NULL;
+}
+
+bool bootstrap_reported_complete(const SyncContext *ctx)
+{
+        const KubeObject *cm = op_get(ctx, W_KUBE_SYSTEM_CONFIGMAPS, NS_KUBE_SYSTEM, "bootstrap");
+        _cleanup_free_ const KubeObject **events = NULL;
+        size_t n = 0;
+
+        if (cm && streq_ptr(json_get_string(cm->json, "data.status"), "complete"))
+                return true;
+        /* The seed's other signal: an event named bootstrap-finished in kube-system. */
+        if (op_list(ctx, W_KUBE_SYSTEM_EVENTS, &events, &n) < 0)
+                return false;
+        for (size_t i = 0; i < n; i++)
+                if (streq_ptr(json_get_string(events[i]->json, "reason"), "BootstrapFinished") ||
+                    startswith(events[i]->name, "bootstrap-finished"))
+                        return true;
+        return false;
+}
+
+BootstrapPhase bootstrap_phase(const SyncContext *ctx, const EtcdViewSnapshot *s)
+{
+        if (!bootstrap_reported_complete(ctx))
+                return BOOTSTRAP_IN_PROGRESS;
+        if (!s || s->error < 0 || !s->members || bootstrap_member(ctx, s))
+                return BOOTSTRAP_REPORTED;
+        return BOOTSTRAP_OVER;
+}
+
+static const char *const phase_names[_BOOTSTRAP_PHASE_MAX] = {
+        [BOOTSTRAP_IN_PROGRESS] = "in progress",
+        [BOOTSTRAP_REPORTED] = "reported complete, bootstrap member not yet removed",
+        [BOOTSTRAP_OVER] = "over",
+};
+
+const char *bootstrap_phase_to_string(BootstrapPhase p)
+{
+        return p >= 0 && p < _BOOTSTRAP_PHASE_MAX ? phase_names[p] : NULL;
+}
+
+/* ---- Scaling strategy ---- */
+
+static bool unsafe_override(const SyncContext *ctx)
+{
+        const KubeObject *cr = op_etcd_cr(ctx);
+        cJSON *v = cr ? json_get(cr->json, "spec.unsupportedConfigOverrides." UNSAFE_NON_HA_OVERRIDE) : NULL;
+        return cJSON_IsTrue(v) || streq_ptr(json_string(v), "true");
+}
+
+static bool bootstrap_in_place(const SyncContext *ctx)
+{
+        const KubeObject *cm = op_get(ctx, W_KUBE_SYSTEM_CONFIGMAPS, NS_KUBE_SYSTEM, "cluster-config-v1");
+        const char *text = cm ? json_get_string(cm->json, "data.install-config") : NULL;
+        _cleanup_(cJSON_Deletep) cJSON *ic = NULL;
+
+        if (!text || yaml_parse(text, strlen(text), &ic, NULL) < 0)
+                return false;
+        return json_get_object(ic, "bootstrapInPlace") != NULL;
+}
+
+static bool delayed_bootstrap(const SyncContext *ctx)
+{
+        const KubeObject *ns = op_get(ctx, W_NAMESPACES, NULL, NS_ETCD);
+        cJSON *ann = ns ? json_get_object(ns->json, "metadata.annotations") : NULL;
+        return ann && (cJSON_GetObjectItemCaseSensitive(ann, DELAYED_BOOTSTRAP_ANNOTATION) ||
+                       cJSON_GetObjectItemCaseSensitive(ann, DELAYED_HA_BOOTSTRAP_ANNOTATION));
+}
+
+ScalingStrategy scaling_strategy(const SyncContext *ctx)
+{
+        const KubeObject *infra = op_get(ctx, W_INFRASTRUCTURES, NULL, "cluster");
+        const char *topology = infra ? json_get_string(infra->json, "status.controlPlaneTopology") : NULL;
+
+        if (unsafe_override(ctx))
+                return SCALING_UNSAFE;
+        if (bootstrap_in_place(ctx))
+                return SCALING_BOOTSTRAP_IN_PLACE;
+        if (streq_ptr(topology, "SingleReplica"))
+                return SCALING_UNSAFE;
+        if (delayed_bootstrap(ctx))
+                return SCALING_DELAYED_HA;
+        return SCALING_HA;
+}
+
+static const char *const strategy_names[_SCALING_STRATEGY_MAX] = {
+        [SCALING_HA] = "HAScalingStrategy",
+        [SCALING_DELAYED_HA] = "DelayedHAScalingStrategy",
+        [SCALING_UNSAFE] = "UnsafeScalingStrategy",
+        [SCALING_BOOTSTRAP_IN_PLACE] = "BootstrapInPlaceStrategy",
+};
+
+const char *scaling_strategy_to_string(ScalingStrategy s)
+{
+        return s >= 0 && s < _SCALING_STRATEGY_MAX ? strategy_names[s] : NULL;
+}
+
+size_t scaling_members_before_teardown(ScalingStrategy s)
+{
+        switch (s) {
+        case SCALING_HA:
+                return 4;
+        case SCALING_DELAYED_HA:
+                return 3;
+        default:
+                return 2;
+        }
+}
+
+bool scaling_is_single_member(ScalingStrategy s)
+{
+        return s == SCALING_UNSAFE || s == SCALING_BOOTSTRAP_IN_PLACE;
+}

@@ -1,0 +1,100 @@
+/* The cluster facts every controller decides from, each defined once (what
+ * upstream keeps in pkg/operator/ceohelpers): which member is the bootstrap
+ * one, how far the bootstrap has gone, which member runs on which master,
+ * whether a node or pod is Ready, and which scaling strategy the cluster
+ * was installed with. Pure readers of the caches and the etcd view; a
+ * controller that needs one of these asks here and never re-derives it.
+ * Quorum arithmetic lives on the etcd view (etcd/view.h). Addresses are
+ * compared as canonical IPs (IPv6 included), never as URL strings. */
+#pragma once
+
+#include "common.h"
+#include "render/netutil.h"
+
+#define BOOTSTRAP_MEMBER_NAME "etcd-bootstrap"
+/* On openshift-etcd/etcd-endpoints (and mirrored on host-etcd-2): the bootstrap host's IP. */
+#define BOOTSTRAP_IP_ANNOTATION "alpha.installer.openshift.io/etcd-bootstrap"
+/* On the openshift-etcd namespace: the assisted installer's delayed-HA bootstrap (either name). */
+#define DELAYED_BOOTSTRAP_ANNOTATION    "openshift.io/delayed-bootstrap"
+#define DELAYED_HA_BOOTSTRAP_ANNOTATION "openshift.io/delayed-ha-bootstrap"
+#define UNSAFE_NON_HA_OVERRIDE          "useUnsupportedUnsafeNonHANonProductionUnstableEtcd"
+#define ETCD_PEER_PORT                  2380
+
+/* ---- Nodes and pods ---- */
+
+/* The first InternalIP of a Node as written there, NULL if it has none. */
+const char *node_internal_ip(const KubeObject *node);
+/* The Node's Ready condition is True. */
+bool node_is_ready(const KubeObject *node);
+/* The Pod's Ready condition is True (NULL: not ready). */
+bool pod_is_ready(const KubeObject *pod);
+/* NODE_<name>_... variable prefix: node name with '-' and '.' as '_'. */
+char *node_envvar_name(const char *node);
+/* The mirror pod openshift-etcd/etcd-<node>, NULL when not cached. */
+const KubeObject *etcd_pod_of_node(const SyncContext *ctx, const char *node);
+
+/* ---- Members and the masters they run on ---- */
+
+/* The host of "https://host:port" or "https://[v6]:port" as an IP; -EINVAL
+ * when the URL is malformed or its host is a name. */
+int url_host_ip(const char *url, IpAddr *ret);
+/* "https://10.0.0.1:2380" or "https://[fd00::1]:2380" for a textual IP;
+ * -EINVAL when `ip` is no IP. */
+int etcd_peer_url_for_ip(const char *ip, char *buf, size_t n);
+/* One of the member's peer URLs has this address. */
+bool etcd_member_has_ip(const EtcdMemberState *m, const IpAddr *a);
+/* The member that runs on a master: the one named after it, else the one
+ * whose peer URL has one of the node's InternalIPs. NULL when none. */
+const EtcdMemberState *member_of_node(const EtcdViewSnapshot *s, const KubeObject *node);
+
+/* ---- Bootstrap ---- */
+
+/* The bootstrap host's IP from the etcd-endpoints annotation, NULL once it is gone. */
+const char *bootstrap_ip(const SyncContext *ctx);
+/* The same annotation on any object (etcd-endpoints, host-etcd-2); NULL when absent. */
+const char *bootstrap_ip_of(const KubeObject *o);
+/* The member named etcd-bootstrap, or one on the bootstrap IP that is not
+ * named after a master (bootstrap-in-place reuses the host for a master). */
+bool is_bootstrap_member(const SyncContext *ctx, const EtcdMemberState *m, const char *bootstrap_ip);
+const EtcdMemberState *bootstrap_member(const SyncContext *ctx, const EtcdViewSnapshot *s);
+
+/* The installer has said the bootstrap is complete: kube-system/bootstrap
+ * has status "complete", or the bootstrap-finished event exists. From then
+ * on the bootstrap member may be removed at any moment. The controller must
+ * watch W_KUBE_SYSTEM_CONFIGMAPS and W_KUBE_SYSTEM_EVENTS. */
+bool bootstrap_reported_complete(const SyncContext *ctx);
+
+typedef enum BootstrapPhase {
+        BOOTSTRAP_IN_PROGRESS, /* the installer has not reported completion */
+        BOOTSTRAP_REPORTED,    /* reported; the bootstrap member is still listed, or membership is unknown */
+        BOOTSTRAP_OVER,        /* reported and the member list has no bootstrap member (upstream's
+                                * ceohelpers.IsBootstrapComplete): the cluster runs on its masters */
+        _BOOTSTRAP_PHASE_MAX,
+        _BOOTSTRAP_PHASE_INVALID = -EINVAL,
+} BootstrapPhase;
+
+BootstrapPhase bootstrap_phase(const SyncContext *ctx, const EtcdViewSnapshot *s);
+const char *bootstrap_phase_to_string(BootstrapPhase p);
+
+/* ---- Scaling strategy (upstream's ceohelpers.GetBootstrapScalingStrategy) ---- */
+
+typedef enum ScalingStrategy {
+        SCALING_HA,                 /* the default: three masters, quorum kept at all times */
+        SCALING_DELAYED_HA,         /* bootstrap may finish on two masters (assisted installer) */
+        SCALING_UNSAFE,             /* the unsafe non-HA override, or controlPlaneTopology SingleReplica */
+        SCALING_BOOTSTRAP_IN_PLACE, /* single-node installed in place (install-config bootstrapInPlace) */
+        _SCALING_STRATEGY_MAX,
+        _SCALING_STRATEGY_INVALID = -EINVAL,
+} ScalingStrategy;
+
+/* Reads etcds/cluster, infrastructures/cluster, kube-system/cluster-config-v1
+ * and the openshift-etcd namespace (W_ETCD_CR, W_INFRASTRUCTURES,
+ * W_KUBE_SYSTEM_CONFIGMAPS, W_NAMESPACES). */
+ScalingStrategy scaling_strategy(const SyncContext *ctx);
+const char *scaling_strategy_to_string(ScalingStrategy s);
+/* Members (the bootstrap one included) that must be healthy voters before
+ * the bootstrap member may go: HA 4, delayed HA 3, single member 2. */
+size_t scaling_members_before_teardown(ScalingStrategy s);
+/* A cluster of one member by design: rollouts cannot keep quorum with one to
+ * spare, and no gate asks them to. */
+bool scaling_is_single_member(ScalingStrategy s);

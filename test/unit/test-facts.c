@@ -1,0 +1,299 @@
+/* The cluster facts (controllers/facts.h) and the quorum queries of the
+ * etcd view, on fixture caches: every definition a controller relies on. */
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#include <cmocka.h>
+
+#include "controller-fixture.h"
+#include "controllers/facts.h"
+
+static SyncContext ctx_of(Fixture *f)
+{
+        return (SyncContext){.key = "key", .now = f->now, .informers = f->factory, .userdata = &f->state};
+}
+
+static void endpoints_annotation(Fixture *f, const char *ip)
+{
+        fixture_addf(
+                f, W_ETCD_CONFIGMAPS,
+                "{\"apiVersion\":\"v1\",\"kind\":\"ConfigMap\",\"metadata\":{\"name\":\"etcd-endpoints\","
+                "\"namespace\":\"openshift-etcd\",\"annotations\":{\"alpha.installer.openshift.io/"
+                "etcd-bootstrap\":\"%s\"}},\"data\":{}}",
+                ip);
+}
+
+static void bootstrap_cm(Fixture *f, const char *status)
+{
+        fixture_addf(f, W_KUBE_SYSTEM_CONFIGMAPS,
+                     "{\"apiVersion\":\"v1\",\"kind\":\"ConfigMap\",\"metadata\":{\"name\":\"bootstrap\","
+                     "\"namespace\":\"kube-system\"},\"data\":{\"status\":\"%s\"}}",
+                     status);
+}
+
+/* ---- nodes and members ---- */
+
+static void test_ready(void **state)
+{
+        Fixture *f = fixture_new();
+        fixture_master(f, "master-0", "10.0.0.1", true);
+        fixture_master(f, "master-1", "10.0.0.2", false);
+        assert_true(node_is_ready(fixture_get(f, W_MASTER_NODES, NULL, "master-0")));
+        assert_false(node_is_ready(fixture_get(f, W_MASTER_NODES, NULL, "master-1")));
+        assert_false(pod_is_ready(NULL));
+        fixture_etcd_pod(f, "master-0", 2, true);
+        fixture_etcd_pod(f, "master-1", 2, false);
+        SyncContext ctx = ctx_of(f);
+        assert_true(pod_is_ready(etcd_pod_of_node(&ctx, "master-0")));
+        assert_false(pod_is_ready(etcd_pod_of_node(&ctx, "master-1")));
+        assert_null(etcd_pod_of_node(&ctx, "master-9"));
+        fixture_free(f);
+}
+
+static void test_peer_urls(void **state)
+{
+        char url[128];
+        IpAddr a, b;
+        assert_int_equal(etcd_peer_url_for_ip("10.0.0.1", url, sizeof url), 0);
+        assert_string_equal(url, "https://10.0.0.1:2380");
+        assert_int_equal(etcd_peer_url_for_ip("fd00:0:0::1", url, sizeof url), 0);
+        assert_string_equal(url, "https://[fd00::1]:2380");
+        assert_int_equal(etcd_peer_url_for_ip("master-0", url, sizeof url), -EINVAL);
+        assert_int_equal(etcd_peer_url_for_ip(NULL, url, sizeof url), -EINVAL);
+        assert_int_equal(etcd_peer_url_for_ip("10.0.0.1", url, 10), -ENOBUFS);
+
+        assert_int_equal(url_host_ip("https://[FD00::1]:2380", &a), 0);
+        assert_int_equal(ip_parse("fd00:0::1", &b), 0);
+        assert_true(ip_equal(&a, &b));
+        assert_int_equal(url_host_ip("https://10.0.0.7:2380", &a), 0);
+        assert_int_equal(url_host_ip("https://etcd.example.com:2380", &a), -EINVAL);
+        assert_int_equal(url_host_ip("10.0.0.7:2380", &a), -EINVAL);
+        assert_int_equal(url_host_ip("https://[fd00::1:2380", &a), -EINVAL);
+        assert_true(ip_text_equal("fd00::1", "FD00:0:0::1"));
+        assert_false(ip_text_equal("10.0.0.1", "10.0.0.10"));
+        assert_false(ip_text_equal("master-0", "master-0"));
+}
+
+static void test_member_of_node(void **state)
+{
+        Fixture *f = fixture_new();
+        fixture_master(f, "master-0", "10.0.0.1", true);
+        fixture_master(f, "master-1", "fd00:0::2", true);
+        fixture_master(f, "master-2", "10.0.0.3", true);
+        fixture_master(f, "master-3", "10.0.0.4", true);
+        /* master-0 by name (its IP changed); master-1 by canonical IPv6, unstarted; master-2 none;
+         * master-3's IP is only a prefix of 10.0.0.40's. */
+        fixture_member(f, 1, "master-0", "10.0.0.99", false, true, true);
+        fixture_member(f, 2, NULL, "fd00::2", true, false, false);
+        fixture_member(f, 4, "other", "10.0.0.40", false, true, true);
+        const EtcdViewSnapshot *s = f->snap;
+        const EtcdMemberState *m = member_of_node(s, fixture_get(f, W_MASTER_NODES, NULL, "master-0"));
+        assert_non_null(m);
+        assert_int_equal(m->id, 1);
+        m = member_of_node(s, fixture_get(f, W_MASTER_NODES, NULL, "master-1"));
+        assert_non_null(m);
+        assert_int_equal(m->id, 2);
+        assert_null(member_of_node(s, fixture_get(f, W_MASTER_NODES, NULL, "master-2")));
+        assert_null(member_of_node(s, fixture_get(f, W_MASTER_NODES, NULL, "master-3")));
+        fixture_free(f);
+}
+
+/* ---- bootstrap ---- */
+
+static void test_bootstrap_member(void **state)
+{
+        Fixture *f = fixture_new();
+        fixture_master(f, "master-0", "fd00::1", true);
+        fixture_member(f, 1, "master-0", "fd00::1", false, true, true);
+        fixture_member(f, 9, "bootstrap-host", "fd00:0::9", false, true, true);
+        SyncContext ctx = ctx_of(f);
+        /* Without the annotation, only the name tells. */
+        assert_null(bootstrap_member(&ctx, f->snap));
+        endpoints_annotation(f, "fd00::9");
+        const EtcdMemberState *b = bootstrap_member(&ctx, f->snap);
+        assert_non_null(b);
+        assert_int_equal(b->id, 9);
+        /* Bootstrap in place: the member on the bootstrap IP is named after a master, so it is that master.
+         */
+        endpoints_annotation(f, "fd00::1");
+        assert_null(bootstrap_member(&ctx, f->snap));
+        fixture_member(f, 7, "etcd-bootstrap", "10.0.0.7", false, true, true);
+        b = bootstrap_member(&ctx, f->snap);
+        assert_non_null(b);
+        assert_int_equal(b->id, 7);
+        fixture_free(f);
+}
+
+static void test_bootstrap_phase(void **state)
+{
+        Fixture *f = fixture_new();
+        SyncContext ctx = ctx_of(f);
+        fixture_member(f, 1, "master-0", "10.0.0.1", false, true, true);
+        fixture_member(f, 9, "etcd-bootstrap", "10.0.0.9", false, true, true);
+        assert_false(bootstrap_reported_complete(&ctx));
+        assert_int_equal(bootstrap_phase(&ctx, f->snap), BOOTSTRAP_IN_PROGRESS);
+        bootstrap_cm(f, "progressing");
+        assert_int_equal(bootstrap_phase(&ctx, f->snap), BOOTSTRAP_IN_PROGRESS);
+        bootstrap_cm(f, "complete");
+        assert_true(bootstrap_reported_complete(&ctx));
+        assert_int_equal(bootstrap_phase(&ctx, f->snap), BOOTSTRAP_REPORTED);
+        /* Unknown membership never reads as "over". */
+        assert_int_equal(bootstrap_phase(&ctx, NULL), BOOTSTRAP_REPORTED);
+        fixture_no_etcd(f);
+        fixture_member(f, 1, "master-0", "10.0.0.1", false, true, true);
+        assert_int_equal(bootstrap_phase(&ctx, f->snap), BOOTSTRAP_OVER);
+        fixture_etcd_error(f, -ETIMEDOUT);
+        assert_int_equal(bootstrap_phase(&ctx, f->snap), BOOTSTRAP_REPORTED);
+        assert_string_equal(bootstrap_phase_to_string(BOOTSTRAP_OVER), "over");
+        assert_null(bootstrap_phase_to_string(_BOOTSTRAP_PHASE_INVALID));
+        fixture_free(f);
+}
+
+static void test_bootstrap_finished_event(void **state)
+{
+        Fixture *f = fixture_new();
+        SyncContext ctx = ctx_of(f);
+        fixture_add(f, W_KUBE_SYSTEM_EVENTS,
+                    "{\"apiVersion\":\"v1\",\"kind\":\"Event\",\"metadata\":{\"name\":\"other\","
+                    "\"namespace\":\"kube-system\"},\"reason\":\"Scheduled\"}");
+        assert_false(bootstrap_reported_complete(&ctx));
+        fixture_add(f, W_KUBE_SYSTEM_EVENTS,
+                    "{\"apiVersion\":\"v1\",\"kind\":\"Event\",\"metadata\":{\"name\":\"bootstrap-finished."
+                    "1\",\"namespace\":\"kube-system\"},\"reason\":\"Other\"}");
+        assert_true(bootstrap_reported_complete(&ctx));
+        fixture_free(f);
+}
+
+/* ---- scaling strategy ---- */
+
+static void infra(Fixture *f, const char *topology)
+{
+        fixture_addf(f, W_INFRASTRUCTURES,
+                     "{\"apiVersion\":\"config.openshift.io/v1\",\"kind\":\"Infrastructure\",\"metadata\":{"
+                     "\"name\":\"cluster\"},\"status\":{\"controlPlaneTopology\":\"%s\"}}",
+                     topology);
+}
+
+static void test_scaling_strategy(void **state)
+{
+        Fixture *f = fixture_new();
+        SyncContext ctx = ctx_of(f);
+        assert_int_equal(scaling_strategy(&ctx), SCALING_HA);
+        infra(f, "HighlyAvailable");
+        assert_int_equal(scaling_strategy(&ctx), SCALING_HA);
+        fixture_add(
+                f, W_NAMESPACES,
+                "{\"apiVersion\":\"v1\",\"kind\":\"Namespace\",\"metadata\":{\"name\":\"openshift-etcd\","
+                "\"annotations\":{\"openshift.io/delayed-bootstrap\":\"\"}}}");
+        assert_int_equal(scaling_strategy(&ctx), SCALING_DELAYED_HA);
+        infra(f, "SingleReplica");
+        assert_int_equal(scaling_strategy(&ctx), SCALING_UNSAFE);
+        fixture_add(
+                f, W_KUBE_SYSTEM_CONFIGMAPS,
+                "{\"apiVersion\":\"v1\",\"kind\":\"ConfigMap\",\"metadata\":{\"name\":\"cluster-config-v1\","
+                "\"namespace\":\"kube-system\"},\"data\":{\"install-config\":\"apiVersion: v1\\n"
+                "bootstrapInPlace:\\n  installationDisk: /dev/sda\\n\"}}");
+        assert_int_equal(scaling_strategy(&ctx), SCALING_BOOTSTRAP_IN_PLACE);
+        /* The override wins over everything, as a string too. */
+        fixture_etcd_cr(f, "\"unsupportedConfigOverrides\":{\"" UNSAFE_NON_HA_OVERRIDE "\":\"true\"}", NULL);
+        assert_int_equal(scaling_strategy(&ctx), SCALING_UNSAFE);
+
+        assert_int_equal(scaling_members_before_teardown(SCALING_HA), 4);
+        assert_int_equal(scaling_members_before_teardown(SCALING_DELAYED_HA), 3);
+        assert_int_equal(scaling_members_before_teardown(SCALING_UNSAFE), 2);
+        assert_int_equal(scaling_members_before_teardown(SCALING_BOOTSTRAP_IN_PLACE), 2);
+        assert_false(scaling_is_single_member(SCALING_HA));
+        assert_false(scaling_is_single_member(SCALING_DELAYED_HA));
+        assert_true(scaling_is_single_member(SCALING_UNSAFE));
+        assert_true(scaling_is_single_member(SCALING_BOOTSTRAP_IN_PLACE));
+        assert_string_equal(scaling_strategy_to_string(SCALING_DELAYED_HA), "DelayedHAScalingStrategy");
+        assert_null(scaling_strategy_to_string(_SCALING_STRATEGY_MAX));
+        fixture_free(f);
+}
+
+/* ---- quorum queries on the view ---- */
+
+static void test_quorum_arithmetic(void **state)
+{
+        Fixture *f = fixture_new();
+        fixture_member(f, 1, "m1", "10.0.0.1", false, true, true);
+        assert_int_equal(etcd_view_quorum(f->snap), 1);
+        assert_int_equal(etcd_view_fault_tolerance(f->snap), 0);
+        assert_false(etcd_view_is_fault_tolerant(f->snap));
+        fixture_member(f, 2, "m2", "10.0.0.2", false, true, true);
+        fixture_member(f, 3, "m3", "10.0.0.3", false, true, true);
+        fixture_member(f, 4, "m4", "10.0.0.4", true, true, true); /* a learner does not vote */
+        assert_int_equal(etcd_view_count_voters(f->snap), 3);
+        assert_int_equal(etcd_view_quorum(f->snap), 2);
+        assert_int_equal(etcd_view_fault_tolerance(f->snap), 1);
+        assert_true(etcd_view_is_fault_tolerant(f->snap));
+        assert_true(etcd_view_removal_keeps_quorum(f->snap, 3));
+        assert_false(etcd_view_removal_keeps_quorum(f->snap, 99));
+        fixture_member(f, 5, "m5", "10.0.0.5", false, true, false);
+        /* 4 voters, 3 healthy: quorum 3, nothing to spare. */
+        assert_int_equal(etcd_view_fault_tolerance(f->snap), 0);
+        assert_false(etcd_view_is_fault_tolerant(f->snap));
+        assert_false(etcd_view_removal_keeps_quorum(f->snap, 1));
+        assert_true(etcd_view_removal_keeps_quorum(f->snap, 5));
+        fixture_free(f);
+}
+
+static bool up_unless_2(const EtcdMemberState *m, void *userdata)
+{
+        (void) userdata;
+        return m->id != 2;
+}
+
+static void test_restart_keeps_quorum(void **state)
+{
+        size_t up = 0, voters = 0, q = 0;
+        Fixture *f = fixture_new();
+        fixture_member(f, 1, "m1", "10.0.0.1", false, true, true);
+        fixture_member(f, 2, "m2", "10.0.0.2", false, true, true);
+        fixture_member(f, 3, "m3", "10.0.0.3", false, true, true);
+        assert_true(etcd_view_restart_keeps_quorum(f->snap, 1, NULL, NULL, NULL, NULL));
+        /* The caller knows m2's pod is down: only m3 would stay up. */
+        EtcdQuorumHints h = {.up = up_unless_2};
+        assert_false(etcd_view_restart_keeps_quorum(f->snap, 1, &h, &up, &voters, &q));
+        assert_int_equal(up, 1);
+        assert_int_equal(voters, 3);
+        assert_int_equal(q, 2);
+        /* m2 itself is down by every account only if etcd agrees; it is healthy, so it counts. */
+        assert_true(etcd_view_restart_keeps_quorum(f->snap, 2, &h, NULL, NULL, NULL));
+        /* Unknown members and unstarted ones may always restart. */
+        assert_true(etcd_view_restart_keeps_quorum(f->snap, 42, &h, NULL, NULL, NULL));
+        fixture_member(f, 4, NULL, "10.0.0.4", true, false, false);
+        assert_true(etcd_view_restart_keeps_quorum(f->snap, 4, &h, NULL, NULL, NULL));
+        fixture_free(f);
+
+        /* A leaving member neither votes nor counts as up; a started learner restarting counts as a voter.
+         */
+        f = fixture_new();
+        fixture_member(f, 9, "etcd-bootstrap", "10.0.0.9", false, true, true);
+        fixture_member(f, 1, "m1", "10.0.0.1", false, true, true);
+        fixture_member(f, 2, "m2", "10.0.0.2", true, true, true);
+        assert_true(etcd_view_restart_keeps_quorum(f->snap, 2, NULL, &up, &voters, &q));
+        h = (EtcdQuorumHints){.leaving = 9};
+        assert_false(etcd_view_restart_keeps_quorum(f->snap, 2, &h, &up, &voters, &q));
+        assert_int_equal(voters, 2);
+        assert_int_equal(up, 1);
+        fixture_free(f);
+}
+
+int main(void)
+{
+        const struct CMUnitTest tests[] = {
+                cmocka_unit_test(test_ready),
+                cmocka_unit_test(test_peer_urls),
+                cmocka_unit_test(test_member_of_node),
+                cmocka_unit_test(test_bootstrap_member),
+                cmocka_unit_test(test_bootstrap_phase),
+                cmocka_unit_test(test_bootstrap_finished_event),
+                cmocka_unit_test(test_scaling_strategy),
+                cmocka_unit_test(test_quorum_arithmetic),
+                cmocka_unit_test(test_restart_keeps_quorum),
+        };
+        return cmocka_run_group_tests(tests, NULL, NULL);
+}
