@@ -143,6 +143,8 @@ static const WatchSpec watches[] = {
 
 const ControllerSpec controller_bootstrap_teardown = {
         .name = "BootstrapTeardownController",
+        .degraded_condition = "BootstrapTeardownDegraded",
+        .reads_etcd_view = true,
         .watches = watches,
         .n_watches = ELEMENTSOF(watches),
         .resync = 10 * USEC_PER_SEC,

@@ -594,7 +594,7 @@ int cert_signer_expiration_days(InformerFactory *f, const char *name, usec_t now
         int r;
 
         assert_return(f && name && ret, -EINVAL);
-        inf = informer_factory_get(f, &KUBE_SECRETS, NS_ETCD, NULL);
+        inf = informer_factory_find(f, &KUBE_SECRETS, NS_ETCD, NULL);
         b64 = data_string(inf ? informer_get(inf, NS_ETCD, name) : NULL, "tls.crt");
         if (!b64)
                 return -ENOENT;
@@ -608,6 +608,7 @@ static const WatchSpec watches[] = {WATCH_MASTER_NODES, WATCH_ETCD_SECRETS, WATC
 
 const ControllerSpec controller_cert_signer = {
         .name = "EtcdCertSignerController",
+        .degraded_condition = "EtcdCertSignerControllerDegraded",
         .watches = watches,
         .n_watches = ELEMENTSOF(watches),
         .resync = 60 * USEC_PER_SEC,

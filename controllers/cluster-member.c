@@ -10,28 +10,60 @@
 #include "controllers.h"
 #include "facts.h"
 
-/* The etcd container of the node's mirror pod runs and is not ready yet. */
-static bool etcd_container_waiting(const KubeObject *pod)
+/* Why a master's etcd container is not the one waiting to be added, or
+ * NULL when it is: running and not ready (discover-etcd-initial-cluster
+ * waits in it for exactly this). */
+static const char *etcd_container_not_waiting(const KubeObject *pod)
 {
         cJSON *cs;
         if (!pod)
-                return false;
+                return "its etcd pod does not exist yet";
         JSON_ARRAY_FOREACH (cs, json_get_array(pod->json, "status.containerStatuses")) {
                 if (!streq_ptr(json_get_string(cs, "name"), "etcd"))
                         continue;
-                return json_get_object(cs, "state.running") && !json_get_bool(cs, "ready", false);
+                if (!json_get_object(cs, "state.running"))
+                        return "its etcd container is not running";
+                if (json_get_bool(cs, "ready", false))
+                        return "its etcd container is ready without being a member";
+                return NULL;
         }
-        return false;
+        return "its etcd pod has no etcd container status yet";
+}
+
+/* The first member that keeps a new one from being added, described. */
+static void describe_unsettled(const EtcdViewSnapshot *s, char *buf, size_t n)
+{
+        char hex[17];
+        for (size_t i = 0; i < s->n_members; i++) {
+                const EtcdMemberState *m = &s->states[i];
+                const char *name = m->name ? m->name : etcd_id_to_hex(m->id, hex);
+                if (!m->started)
+                        (void) snprintf(buf, n, "member %s has not started", name);
+                else if (m->is_learner)
+                        (void) snprintf(buf, n, "member %s is a learner", name);
+                else if (!m->healthy)
+                        (void) snprintf(buf, n, "member %s is unhealthy (%s)", name,
+                                        etcd_strerror(m->error));
+                else
+                        continue;
+                return;
+        }
+        (void) snprintf(buf, n, "%s",
+                        s->split_brain ? "the members disagree on the cluster ID"
+                                       : "not every member is healthy");
 }
 
 static int sync_cluster_member(const SyncContext *ctx, Plan *p)
 {
         const EtcdViewSnapshot *s = op_etcd(ctx);
         _cleanup_free_ const KubeObject **nodes = NULL;
+        char why[256];
         size_t n = 0;
         int r;
 
         if (!s || s->error < 0 || !s->members) {
+                plan_waiting(p, "MemberAddWaiting",
+                             "no member is added or promoted: the etcd member list is unknown");
                 plan_requeue_after(p, 5 * USEC_PER_SEC);
                 return 0; /* nothing is decided without a view of etcd */
         }
@@ -46,24 +78,44 @@ static int sync_cluster_member(const SyncContext *ctx, Plan *p)
                         return 0;
                 }
                 /* A learner that has not started yet: wait for its pod. */
+                plan_waiting(p, "MemberAddWaiting", "learner %s not promoted: it has %s",
+                             m->name                               ? m->name
+                             : m->member && m->member->n_peer_urls ? m->member->peer_urls[0]
+                                                                   : "?",
+                             m->started ? "not answered /health yet" : "not started yet");
                 plan_requeue_after(p, 5 * USEC_PER_SEC);
                 return 0;
         }
-        if (etcd_view_count_pending(s) > 0 || !etcd_view_all_healthy(s)) {
-                plan_requeue_after(p, 5 * USEC_PER_SEC);
-                return 0;
-        }
-
         r = op_list(ctx, W_MASTER_NODES, &nodes, &n);
         if (r < 0)
                 return r;
+        bool all_members = true;
+        for (size_t k = 0; k < n; k++)
+                all_members &= member_of_node(s, nodes[k]) != NULL;
+        if (all_members)
+                return 0; /* nothing to add: no need to say why */
+
+        if (etcd_view_count_pending(s) > 0 || !etcd_view_all_healthy(s)) {
+                describe_unsettled(s, why, sizeof why);
+                plan_waiting(p, "MemberAddWaiting", "no member is added while %s", why);
+                plan_requeue_after(p, 5 * USEC_PER_SEC);
+                return 0;
+        }
         for (size_t k = 0; k < n; k++) {
+                const char *ip = node_internal_ip(nodes[k]), *not_waiting;
                 char peer_url[128];
-                if (member_of_node(s, nodes[k]) ||
-                    etcd_peer_url_for_ip(node_internal_ip(nodes[k]), peer_url, sizeof peer_url) < 0)
+                if (member_of_node(s, nodes[k]))
                         continue;
-                if (!etcd_container_waiting(etcd_pod_of_node(ctx, nodes[k]->name)))
+                if (etcd_peer_url_for_ip(ip, peer_url, sizeof peer_url) < 0) {
+                        plan_waiting(p, "MemberAddWaiting", "%s not added: %s", nodes[k]->name,
+                                     ip ? "its InternalIP is no IP address" : "it has no InternalIP");
                         continue;
+                }
+                not_waiting = etcd_container_not_waiting(etcd_pod_of_node(ctx, nodes[k]->name));
+                if (not_waiting) {
+                        plan_waiting(p, "MemberAddWaiting", "%s not added: %s", nodes[k]->name, not_waiting);
+                        continue;
+                }
                 plan_etcd_add_learner(p, nodes[k]->name, peer_url);
                 return 0;
         }
@@ -74,6 +126,8 @@ static const WatchSpec watches[] = {WATCH_MASTER_NODES, WATCH_ETCD_PODS, WATCH_E
 
 const ControllerSpec controller_cluster_member = {
         .name = "ClusterMemberController",
+        .degraded_condition = "ClusterMemberControllerDegraded",
+        .reads_etcd_view = true,
         .watches = watches,
         .n_watches = ELEMENTSOF(watches),
         .resync = 10 * USEC_PER_SEC,

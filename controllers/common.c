@@ -1,6 +1,7 @@
 /* Shared informer set and readers for controllers. */
 #include "common.h"
 #include "base/json.h"
+#include "base/log.h"
 
 const WatchSpec operator_watches[_W_MAX] = {
         [W_MASTER_NODES] = WATCH_MASTER_NODES,
@@ -31,6 +32,13 @@ const OperatorState *op_state(const SyncContext *ctx)
 const EtcdViewSnapshot *op_etcd(const SyncContext *ctx)
 {
         const OperatorState *s = op_state(ctx);
+        if (ctx->spec && !ctx->spec->reads_etcd_view) {
+                log_error("%s reads the etcd view without declaring it (reads_etcd_view)", ctx->spec->name);
+#ifndef NDEBUG
+                abort();
+#endif
+                return NULL;
+        }
         if (!s)
                 return NULL;
         if (s->snapshot)
@@ -38,10 +46,36 @@ const EtcdViewSnapshot *op_etcd(const SyncContext *ctx)
         return s->view ? etcd_view_get(s->view) : NULL;
 }
 
+/* Reads match declared watches: a sync that reads an informer its spec does
+ * not declare would never be woken by that informer's changes, and in
+ * production would see it only because another controller declared it.
+ * Debug builds stop right there; release builds read nothing. */
+static bool declared(const SyncContext *ctx, const WatchSpec *ws)
+{
+        if (!ctx->spec)
+                return true; /* a context made outside the runtime (tests of single helpers) */
+        for (size_t i = 0; i < ctx->spec->n_watches; i++) {
+                const WatchSpec *d = &ctx->spec->watches[i];
+                if (d->res == ws->res && streq_ptr(d->namespace, ws->namespace) &&
+                    streq_ptr(d->label_selector, ws->label_selector))
+                        return true;
+        }
+        return false;
+}
+
 Informer *op_informer(const SyncContext *ctx, OperatorWatch w)
 {
         const WatchSpec *ws = &operator_watches[w];
-        return informer_factory_get(ctx->informers, ws->res, ws->namespace, ws->label_selector);
+        if (!declared(ctx, ws)) {
+                log_error("%s reads %s%s%s without declaring that watch in its spec", ctx->spec->name,
+                          ws->res->plural, ws->namespace ? " in " : "", strempty(ws->namespace));
+#ifndef NDEBUG
+                abort();
+#endif
+                return NULL;
+        }
+        /* Find, never create: a sync starts no informer and does no I/O. */
+        return informer_factory_find(ctx->informers, ws->res, ws->namespace, ws->label_selector);
 }
 
 const KubeObject *op_get(const SyncContext *ctx, OperatorWatch w, const char *ns, const char *name)
@@ -51,10 +85,7 @@ const KubeObject *op_get(const SyncContext *ctx, OperatorWatch w, const char *ns
 
 int op_list(const SyncContext *ctx, OperatorWatch w, const KubeObject ***ret, size_t *ret_n)
 {
-        Informer *inf = op_informer(ctx, w);
-        if (!inf)
-                return -ENOMEM;
-        return informer_list(inf, ret, ret_n);
+        return informer_list(op_informer(ctx, w), ret, ret_n);
 }
 
 const KubeObject *op_etcd_cr(const SyncContext *ctx)

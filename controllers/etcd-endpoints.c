@@ -141,6 +141,8 @@ static const WatchSpec watches[] = {WATCH_ETCD_CONFIGMAPS, WATCH_KUBE_SYSTEM_CON
 
 const ControllerSpec controller_etcd_endpoints = {
         .name = "EtcdEndpoints",
+        .degraded_condition = "EtcdEndpointsDegraded",
+        .reads_etcd_view = true,
         .watches = watches,
         .n_watches = ELEMENTSOF(watches),
         .resync = 30 * USEC_PER_SEC,

@@ -79,6 +79,8 @@ static const WatchSpec watches[] = {WATCH_ETCD_CR};
 
 const ControllerSpec controller_etcd_members = {
         .name = "EtcdMembersController",
+        .degraded_condition = "EtcdMembersControllerDegraded",
+        .reads_etcd_view = true,
         .watches = watches,
         .n_watches = ELEMENTSOF(watches),
         .resync = 30 * USEC_PER_SEC,

@@ -142,6 +142,7 @@ static const WatchSpec watches[] = {WATCH_MASTER_NODES, WATCH_ETCD_ENDPOINTS, WA
 
 const ControllerSpec controller_host_endpoints = {
         .name = "HostEndpoints",
+        .degraded_condition = "HostEndpointsDegraded",
         .watches = watches,
         .n_watches = ELEMENTSOF(watches),
         .resync = 60 * USEC_PER_SEC,

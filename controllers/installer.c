@@ -444,6 +444,8 @@ static const WatchSpec watches[] = {
 
 const ControllerSpec controller_installer = {
         .name = "InstallerController",
+        .degraded_condition = "InstallerControllerDegraded",
+        .reads_etcd_view = true,
         .watches = watches,
         .n_watches = ELEMENTSOF(watches),
         .resync = 30 * USEC_PER_SEC,

@@ -252,7 +252,8 @@ static int sync_node_status(const SyncContext *ctx, Plan *p)
 static const WatchSpec watches[] = {WATCH_ETCD_CR, WATCH_MASTER_NODES, WATCH_ETCD_PODS};
 
 const ControllerSpec controller_node_status = {
-        .name = "NodeController", /* NodeControllerDegraded, as the contract lists */
+        .name = "NodeController",
+        .degraded_condition = "NodeControllerDegraded",
         .watches = watches,
         .n_watches = ELEMENTSOF(watches),
         .resync = 30 * USEC_PER_SEC,

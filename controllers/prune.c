@@ -144,6 +144,7 @@ static const WatchSpec watches[] = {WATCH_ETCD_CR, WATCH_ETCD_CONFIGMAPS, WATCH_
 
 const ControllerSpec controller_prune = {
         .name = "PruneController",
+        .degraded_condition = "PruneControllerDegraded",
         .watches = watches,
         .n_watches = ELEMENTSOF(watches),
         .resync = 10 * 60 * USEC_PER_SEC,

@@ -121,6 +121,7 @@ static const WatchSpec watches[] = {
 
 const ControllerSpec controller_resource_sync = {
         .name = "ResourceSyncController",
+        .degraded_condition = "ResourceSyncControllerDegraded",
         .watches = watches,
         .n_watches = ELEMENTSOF(watches),
         .resync = 60 * USEC_PER_SEC,

@@ -258,6 +258,8 @@ static const WatchSpec watches[] = {WATCH_ETCD_CR,
 
 const ControllerSpec controller_revision = {
         .name = "RevisionController",
+        .degraded_condition = "RevisionControllerDegraded",
+        .reads_etcd_view = true,
         .watches = watches,
         .n_watches = ELEMENTSOF(watches),
         .resync = 60 * USEC_PER_SEC,

@@ -78,7 +78,7 @@ static Informer *watched(const SyncContext *ctx, const KubeResource *res, const 
 {
         for (size_t i = 0; i < ELEMENTSOF(watches); i++)
                 if (watches[i].res == res && (!res->namespaced || streq_ptr(watches[i].namespace, ns)))
-                        return informer_factory_get(ctx->informers, res, watches[i].namespace, NULL);
+                        return informer_factory_find(ctx->informers, res, watches[i].namespace, NULL);
         return NULL;
 }
 
@@ -124,6 +124,7 @@ static int sync_static(const SyncContext *ctx, Plan *p)
 
 const ControllerSpec controller_static_resources = {
         .name = "StaticResourcesController",
+        .degraded_condition = "EtcdStaticResourcesDegraded",
         .watches = watches,
         .n_watches = ELEMENTSOF(watches),
         .resync = 300 * USEC_PER_SEC, /* drift is rare; the watches see deletions */

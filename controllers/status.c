@@ -359,6 +359,8 @@ static const WatchSpec watches[] = {WATCH_ETCD_CR, WATCH_CLUSTEROPERATORS};
 
 const ControllerSpec controller_status = {
         .name = "ClusterOperatorStatus",
+        .degraded_condition = "ClusterOperatorStatusDegraded",
+        .reads_etcd_view = true,
         .watches = watches,
         .n_watches = ELEMENTSOF(watches),
         .resync = 30 * USEC_PER_SEC,

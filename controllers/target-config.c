@@ -296,6 +296,7 @@ static const WatchSpec watches[] = {WATCH_MASTER_NODES, WATCH_ETCD_CR, WATCH_ETC
 
 const ControllerSpec controller_target_config = {
         .name = "TargetConfigController",
+        .degraded_condition = "TargetConfigControllerDegraded",
         .watches = watches,
         .n_watches = ELEMENTSOF(watches),
         .resync = 5 * 60 * USEC_PER_SEC,

@@ -74,6 +74,8 @@ typedef struct Operator {
         EtcdView *view;
         EtcdWiring *wiring;
         OperatorState state;
+        uint64_t view_digest; /* of the last etcd snapshot that woke the controllers */
+        bool view_seen;
         int exit_code;
         bool stopping;
 } Operator;
@@ -195,10 +197,14 @@ static void on_stopped_leading(LeaderElector *le, void *userdata)
 static void on_view(EtcdView *v, const EtcdViewSnapshot *snap, void *userdata)
 {
         Operator *o = userdata;
+        uint64_t d = etcd_view_digest(snap);
         (void) v;
-        (void) snap;
-        /* Controllers read the new picture of etcd at once. */
-        runtime_kick(o->runtime);
+        if (o->view_seen && d == o->view_digest)
+                return; /* the same picture: nothing any controller decides from has changed */
+        o->view_seen = true;
+        o->view_digest = d;
+        /* The controllers that read etcd see the new picture at once. */
+        runtime_kick_etcd_readers(o->runtime);
 }
 
 static void on_etcd_change(void *userdata)

@@ -181,6 +181,58 @@ bool etcd_view_restart_keeps_quorum(const EtcdViewSnapshot *s, uint64_t id, cons
         return up >= q;
 }
 
+/* FNV-1a, 64 bit: stable across runs and cheap; not a defence against anyone. */
+static uint64_t fnv(uint64_t h, const void *p, size_t n)
+{
+        const unsigned char *b = p;
+        for (size_t i = 0; i < n; i++) {
+                h ^= b[i];
+                h *= UINT64_C(0x100000001b3);
+        }
+        return h;
+}
+
+static uint64_t fnv_u64(uint64_t h, uint64_t v)
+{
+        return fnv(h, &v, sizeof v);
+}
+
+static uint64_t fnv_str(uint64_t h, const char *s)
+{
+        /* The terminator is hashed too, so "ab","c" and "a","bc" differ; NULL differs from "". */
+        return s ? fnv(h, s, strlen(s) + 1) : fnv_u64(h, UINT64_MAX);
+}
+
+uint64_t etcd_view_digest(const EtcdViewSnapshot *s)
+{
+        uint64_t h = UINT64_C(0xcbf29ce484222325);
+        if (!s)
+                return h;
+        h = fnv_u64(h, (uint64_t) (s->error < 0 ? s->error : 0));
+        h = fnv_u64(h, s->cluster_id);
+        h = fnv_u64(h, s->leader);
+        h = fnv_u64(h, s->split_brain);
+        h = fnv_u64(h, n_members(s));
+        for (size_t i = 0; i < n_members(s); i++) {
+                const EtcdMemberState *m = &s->states[i];
+                h = fnv_u64(h, m->id);
+                h = fnv_str(h, m->name);
+                h = fnv_u64(h, (uint64_t) m->started | (uint64_t) m->is_learner << 1 |
+                                       (uint64_t) m->healthy << 2 | (uint64_t) m->has_status << 3);
+                h = fnv_str(h, m->has_status ? m->status.version : NULL);
+                for (size_t k = 0; m->member && k < m->member->n_peer_urls; k++)
+                        h = fnv_str(h, m->member->peer_urls[k]);
+                for (size_t k = 0; m->member && k < m->member->n_client_urls; k++)
+                        h = fnv_str(h, m->member->client_urls[k]);
+        }
+        h = fnv_u64(h, s->n_alarms);
+        for (size_t i = 0; i < s->n_alarms; i++) {
+                h = fnv_u64(h, s->alarms[i].member_id);
+                h = fnv_str(h, s->alarms[i].alarm);
+        }
+        return fnv_u64(h, s->alarms_error < 0 && !s->n_alarms);
+}
+
 /* ---- polling ---- */
 
 static void round_start(EtcdView *v);

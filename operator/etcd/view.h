@@ -95,6 +95,13 @@ typedef struct EtcdQuorumHints {
 bool etcd_view_restart_keeps_quorum(const EtcdViewSnapshot *s, uint64_t id, const EtcdQuorumHints *hints,
                                     size_t *ret_up, size_t *ret_voters, size_t *ret_quorum);
 
+/* A digest of what controllers decide from: whether the list failed, the
+ * cluster ID, split brain, the leader, each member's ID, name, URLs, started,
+ * learner and healthy flags and version, and the alarms. Raft indexes, db
+ * sizes and timings are left out, so a quiet cluster digests the same round
+ * after round and wakes no controller. */
+uint64_t etcd_view_digest(const EtcdViewSnapshot *s);
+
 typedef void (*EtcdViewFunc)(EtcdView *v, const EtcdViewSnapshot *snap, void *userdata);
 
 /* Free the client before the view: that completes the view's requests

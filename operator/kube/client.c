@@ -175,6 +175,38 @@ int kube_status_to_errno(long code, const char *reason)
         }
 }
 
+const char *kube_strerror(int error)
+{
+        switch (error) {
+        case -EBADMSG:
+                return "bad request (400)";
+        case -EACCES:
+                return "unauthorized (401)";
+        case -EPERM:
+                return "forbidden (403)";
+        case -ENOENT:
+                return "not found (404)";
+        case -EEXIST:
+                return "already exists (409)";
+        case -ESTALE:
+                return "conflict: the object was modified (409)";
+        case KUBE_ERR_EXPIRED:
+                return "resource version expired (410)";
+        case -EINVAL:
+                return "invalid (422)";
+        case -EBUSY:
+                return "too many requests (429)";
+        case -EAGAIN:
+                return "service unavailable (503)";
+        case -ETIMEDOUT:
+                return "timed out";
+        case -EREMOTEIO:
+                return "server error (5xx)";
+        default:
+                return strerror(-error);
+        }
+}
+
 /* ---- calls ---- */
 
 static int call_send(KubeCall *call);

@@ -105,3 +105,7 @@ int kube_delete(KubeClient *c, const KubeResource *r, const char *ns, const char
 void kube_status_done(KubeStatus *s);
 int kube_status_parse(const cJSON *body, KubeStatus *ret);
 int kube_status_to_errno(long code, const char *reason);
+/* What a kube_status_to_errno() error means in the API's words ("conflict: the
+ * object was modified (409)"), for messages when the server sent no Status
+ * message; other errors as strerror. */
+const char *kube_strerror(int error);

@@ -558,7 +558,12 @@ static int collect(Informer *inf, Hashmap *set, const KubeObject ***ret, size_t 
 
 int informer_list(Informer *inf, const KubeObject ***ret, size_t *ret_n)
 {
-        assert_return(inf && ret && ret_n, -EINVAL);
+        assert_return(ret && ret_n, -EINVAL);
+        if (!inf) { /* no such informer: nothing cached */
+                *ret = calloc(1, sizeof **ret);
+                *ret_n = 0;
+                return *ret ? 0 : -ENOMEM;
+        }
         return collect(inf, NULL, ret, ret_n);
 }
 
@@ -630,16 +635,27 @@ InformerFactory *informer_factory_free(InformerFactory *f)
         return mfree(f);
 }
 
+Informer *informer_factory_find(InformerFactory *f, const KubeResource *r, const char *ns,
+                                const char *selector)
+{
+        char key[512];
+        if (!f || !r ||
+            snprintf(key, sizeof key, "%s.%s|%s|%s", r->plural, r->group, strempty(ns),
+                     strempty(selector)) >= (int) sizeof key)
+                return NULL;
+        return hashmap_get(f->informers, key);
+}
+
 Informer *informer_factory_get(InformerFactory *f, const KubeResource *r, const char *ns,
                                const char *selector)
 {
+        Informer *inf = informer_factory_find(f, r, ns, selector);
+        if (inf)
+                return inf;
         _cleanup_free_ char *key =
                 strdup_printf("%s.%s|%s|%s", r->plural, r->group, strempty(ns), strempty(selector));
         if (!key)
                 return NULL;
-        Informer *inf = hashmap_get(f->informers, key);
-        if (inf)
-                return inf;
         inf = informer_new(f->client, r, ns, selector);
         if (!inf)
                 return NULL;

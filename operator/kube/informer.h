@@ -68,5 +68,9 @@ DEFINE_TRIVIAL_CLEANUP_FUNC(InformerFactory *, informer_factory_free);
 /* Returns the shared informer for (resource, namespace, selector), creating it. Borrowed. */
 Informer *informer_factory_get(InformerFactory *f, const KubeResource *r, const char *ns,
                                const char *selector);
+/* The same informer if it exists, NULL otherwise: never creates or starts one
+ * (what a controller's sync uses, so a read can never start I/O). */
+Informer *informer_factory_find(InformerFactory *f, const KubeResource *r, const char *ns,
+                                const char *selector);
 int informer_factory_start(InformerFactory *f);
 bool informer_factory_has_synced(InformerFactory *f);

@@ -2,6 +2,7 @@
 #include "controller.h"
 #include "base/json.h"
 #include "base/log.h"
+#include "runtime/expectations.h"
 #include "runtime/workqueue.h"
 
 #define MAX_CONTROLLERS 32
@@ -9,6 +10,9 @@
 /* Every controller writes conditions on the same object: conflicts are expected. */
 #define MAX_STATUS_CONFLICTS 10
 #define CONTROLLER_KEY       "key"
+/* How long a sync waits for the informers to see its controller's last writes. */
+#define EXPECTATION_TIMEOUT (2 * USEC_PER_SEC)
+#define EXPECTATION_POLL    (25 * USEC_PER_MSEC)
 
 /* Scheduling. Syncs run from deferred sources below everything else on the
  * loop (sockets, timers, informer deliveries: priority 0), so a write one
@@ -37,6 +41,9 @@ struct Controller {
         unsigned conflicts;
         int first_error;
         char *first_error_what;
+        char *first_error_message; /* the API server's Status message or etcd's error, as they wrote it */
+        char *waiting;             /* what the last sync said it waits for (plan_waiting), NULL: nothing */
+        Expectations *expect;      /* writes of the last plans the informers have not shown yet */
         usec_t sync_started;
         usec_t cost; /* moving average of the sync function's own run time */
         ControllerStats stats;
@@ -77,6 +84,9 @@ static void controller_free(Controller *c)
         plan_done(&c->plan);
         free(c->key);
         free(c->first_error_what);
+        free(c->first_error_message);
+        free(c->waiting);
+        expectations_free(c->expect);
         free(c);
 }
 
@@ -175,17 +185,31 @@ static void on_informer_event(Informer *inf, InformerEvent ev, const KubeObject 
 static void run_next_intent(Controller *c);
 static void write_conditions(Controller *c, bool live);
 
-static void note_failure(Controller *c, int error, const Intent *i)
+static bool is_etcd_intent(const Intent *i)
+{
+        return i && (i->type == INTENT_ETCD_ADD_LEARNER || i->type == INTENT_ETCD_PROMOTE ||
+                     i->type == INTENT_ETCD_REMOVE);
+}
+
+/* `message`: what the server said (a Status message, etcd's error), or NULL;
+ * without one, the error in the words of the API it came from. */
+static void note_failure(Controller *c, int error, const Intent *i, const char *message)
 {
         _cleanup_free_ char *what = i ? intent_describe(i) : NULL;
 
+        if (!message || !*message)
+                message = is_etcd_intent(i) ? etcd_strerror(error)
+                          : i               ? kube_strerror(error)
+                                            : strerror(-error);
         c->stats.failures++;
-        log_warning_errno(error, "%s failed", what ? what : "sync");
+        log_warning("%s failed: %s", what ? what : "sync", message);
         if (c->first_error < 0)
                 return;
         c->first_error = error;
         free(c->first_error_what);
         c->first_error_what = what ? TAKE_PTR(what) : strdup("sync");
+        free(c->first_error_message);
+        c->first_error_message = strdup(message);
 }
 
 static void finish_key(Controller *c)
@@ -209,6 +233,7 @@ static void finish_key(Controller *c)
         plan_done(&c->plan);
         c->first_error = 0;
         c->first_error_what = mfree(c->first_error_what);
+        c->first_error_message = mfree(c->first_error_message);
         log_set_controller(NULL);
         arm_timer(c);
 
@@ -221,7 +246,7 @@ static void finish_key(Controller *c)
         }
 }
 
-static void intent_finished(Controller *c, int error)
+static void intent_finished(Controller *c, int error, const char *message)
 {
         const Intent *i = &c->plan.intents[c->next];
         /* A conflict or an object that already exists means our cache is behind the
@@ -233,7 +258,7 @@ static void intent_finished(Controller *c, int error)
                 error = 0;
         }
         if (error < 0)
-                note_failure(c, error, i);
+                note_failure(c, error, i, message);
         c->next++;
         c->conflicts = 0;
         run_next_intent(c);
@@ -293,16 +318,35 @@ static cJSON *merge_for_apply(const cJSON *current, const cJSON *desired)
         return TAKE_PTR(m);
 }
 
+/* The next sync of this controller waits until its informers show this write. */
+static void expect_write(Controller *c, const Intent *i, const KubeResponse *resp)
+{
+        const char *ns = i->namespace, *name = i->name;
+        uint64_t rv = 0;
+
+        if (i->type != INTENT_DELETE) {
+                if (!resp->body || json_get_uint64(resp->body, "metadata.resourceVersion", &rv) < 0 ||
+                    rv == 0)
+                        return;
+                ns = json_get_string(resp->body, "metadata.namespace");
+                name = json_get_string(resp->body, "metadata.name");
+        }
+        if (!name)
+                return;
+        (void) expectations_add(c->expect, c->spec->watches, c->spec->n_watches, i->res, ns, name, rv,
+                                now_usec(CLOCK_MONOTONIC) + EXPECTATION_TIMEOUT);
+}
+
 static void on_intent_done(KubeClient *kc, const KubeResponse *resp, void *userdata)
 {
         Controller *c = userdata;
-        log_set_controller(c->spec->name);
-        const Intent *i = &c->plan.intents[c->next];
         int e = resp->error;
 
         (void) kc;
         if (e == -ECANCELED)
-                return;
+                return; /* the runtime is being freed: `c` may be gone */
+        log_set_controller(c->spec->name);
+        const Intent *i = &c->plan.intents[c->next];
         if (i->type == INTENT_DELETE && e == -ENOENT)
                 e = 0;
         if (e == -ESTALE && i->type == INTENT_APPLY && ++c->conflicts < MAX_CONFLICTS) {
@@ -312,41 +356,42 @@ static void on_intent_done(KubeClient *kc, const KubeResponse *resp, void *userd
         if (e >= 0 && i->type != INTENT_EVENT && i->type != INTENT_CONDITION) {
                 _cleanup_free_ char *what = intent_describe(i);
                 log_debug("%s done", what);
+                expect_write(c, i, resp);
         }
-        intent_finished(c, e);
+        intent_finished(c, e, resp->status ? resp->status->message : NULL);
 }
 
 static void on_apply_get(KubeClient *kc, const KubeResponse *resp, void *userdata)
 {
         Controller *c = userdata;
-        log_set_controller(c->spec->name);
-        const Intent *i = &c->plan.intents[c->next];
         int r;
 
         if (resp->error == -ECANCELED)
-                return;
+                return; /* the runtime is being freed: `c` may be gone */
+        log_set_controller(c->spec->name);
+        const Intent *i = &c->plan.intents[c->next];
         if (resp->error == -ENOENT) {
                 r = kube_create(kc, i->res, i->namespace, i->object, on_intent_done, c);
                 if (r < 0)
-                        intent_finished(c, r);
+                        intent_finished(c, r, NULL);
                 return;
         }
         if (resp->error < 0) {
-                intent_finished(c, resp->error);
+                intent_finished(c, resp->error, resp->status ? resp->status->message : NULL);
                 return;
         }
         _cleanup_(cJSON_Deletep) cJSON *merged = merge_for_apply(resp->body, i->object);
         if (!merged) {
-                intent_finished(c, -ENOMEM);
+                intent_finished(c, -ENOMEM, NULL);
                 return;
         }
         if (cJSON_Compare(merged, resp->body, true)) {
-                intent_finished(c, 0); /* already as we want it */
+                intent_finished(c, 0, NULL); /* already as we want it */
                 return;
         }
         r = kube_update(kc, i->res, merged, on_intent_done, c);
         if (r < 0)
-                intent_finished(c, r);
+                intent_finished(c, r, NULL);
 }
 
 /* ---- etcd membership ---- */
@@ -354,14 +399,14 @@ static void on_apply_get(KubeClient *kc, const KubeResponse *resp, void *userdat
 static void on_etcd_done(EtcdClient *ec, const EtcdResponse *resp, void *userdata)
 {
         Controller *c = userdata;
-        log_set_controller(c->spec->name);
-        const Intent *i = &c->plan.intents[c->next];
-        _cleanup_free_ char *what = intent_describe(i);
         int e = resp->error;
 
         (void) ec;
         if (e == -ECANCELED)
-                return;
+                return; /* the client is being freed: `c` may be gone */
+        log_set_controller(c->spec->name);
+        const Intent *i = &c->plan.intents[c->next];
+        _cleanup_free_ char *what = intent_describe(i);
         /* The change may already have happened (a stale view, or a restart mid-way):
          * etcd's "already so" answers mean done. */
         if ((i->type == INTENT_ETCD_REMOVE && e == ETCD_ERR_MEMBER_NOT_FOUND) ||
@@ -371,20 +416,20 @@ static void on_etcd_done(EtcdClient *ec, const EtcdResponse *resp, void *userdat
                 c->rt->last_etcd_change = now_usec(CLOCK_MONOTONIC);
                 if (c->rt->cfg.on_etcd_change)
                         c->rt->cfg.on_etcd_change(c->rt->cfg.userdata);
-                intent_finished(c, 0);
+                intent_finished(c, 0, NULL);
                 return;
         }
         /* etcd's "not yet" answers are part of the protocol, not failures: ask again soon. */
         if (e == ETCD_ERR_LEARNER_NOT_READY || e == ETCD_ERR_UNHEALTHY || e == ETCD_ERR_NOT_ENOUGH_STARTED) {
                 log_info("%s: %s; retrying shortly", what, etcd_strerror(e));
                 plan_requeue_after(&c->plan, 2 * USEC_PER_SEC);
-                intent_finished(c, 0);
+                intent_finished(c, 0, NULL);
                 return;
         }
         if (e < 0) {
                 event_record(c->rt->recorder, true, "MemberChangeFailed", "%s failed: %s%s%s", what,
                              etcd_strerror(e), resp->message ? ": " : "", strempty(resp->message));
-                intent_finished(c, e);
+                intent_finished(c, e, resp->message);
                 return;
         }
         log_info("%s: done", what);
@@ -397,7 +442,7 @@ static void on_etcd_done(EtcdClient *ec, const EtcdResponse *resp, void *userdat
         c->rt->last_etcd_change = now_usec(CLOCK_MONOTONIC);
         if (c->rt->cfg.on_etcd_change)
                 c->rt->cfg.on_etcd_change(c->rt->cfg.userdata);
-        intent_finished(c, 0);
+        intent_finished(c, 0, NULL);
 }
 
 static int run_etcd_intent(Controller *c, const Intent *i)
@@ -479,7 +524,7 @@ static void run_next_intent(Controller *c)
         case INTENT_ETCD_REMOVE:
                 r = run_etcd_intent(c, i);
                 if (r > 0) {
-                        intent_finished(c, 0);
+                        intent_finished(c, 0, NULL);
                         return;
                 }
                 break;
@@ -487,14 +532,13 @@ static void run_next_intent(Controller *c)
                 r = -EINVAL;
         }
         if (r < 0)
-                intent_finished(c, r);
+                intent_finished(c, r, NULL);
 }
 
 /* ---- conditions on the operator's status object ---- */
 
 static int apply_conditions(Controller *c, cJSON *status_obj)
 {
-        char degraded[256];
         usec_t now = now_usec(CLOCK_REALTIME);
         bool changed = false;
         int r;
@@ -519,12 +563,11 @@ static int apply_conditions(Controller *c, cJSON *status_obj)
                         return r;
                 changed |= r > 0;
         }
-        (void) snprintf(degraded, sizeof degraded, "%sDegraded", c->spec->name);
-        _cleanup_free_ char *msg =
-                c->first_error < 0
-                        ? strdup_printf("%s: %s", strempty(c->first_error_what), strerror(-c->first_error))
-                        : NULL;
-        Condition d = {degraded, c->first_error < 0 ? "True" : "False",
+        _cleanup_free_ char *msg = c->first_error < 0
+                                           ? strdup_printf("%s: %s", strempty(c->first_error_what),
+                                                           strempty(c->first_error_message))
+                                           : NULL;
+        Condition d = {c->spec->degraded_condition, c->first_error < 0 ? "True" : "False",
                        c->first_error < 0 ? "SyncError" : "AsExpected", msg};
         r = conditions_set(conds, &d, now);
         if (r < 0)
@@ -535,11 +578,11 @@ static int apply_conditions(Controller *c, cJSON *status_obj)
 static void on_status_written(KubeClient *kc, const KubeResponse *resp, void *userdata)
 {
         Controller *c = userdata;
-        log_set_controller(c->spec->name);
 
         (void) kc;
         if (resp->error == -ECANCELED)
-                return;
+                return; /* the runtime is being freed: `c` may be gone */
+        log_set_controller(c->spec->name);
         if (resp->error == 0 && resp->body) {
                 uint64_t rv = 0;
                 if (json_get_uint64(resp->body, "metadata.resourceVersion", &rv) >= 0 &&
@@ -562,15 +605,17 @@ static void on_status_written(KubeClient *kc, const KubeResponse *resp, void *us
 static void on_status_get(KubeClient *kc, const KubeResponse *resp, void *userdata)
 {
         Controller *c = userdata;
-        log_set_controller(c->spec->name);
         int r;
 
         if (resp->error == -ECANCELED)
-                return;
+                return; /* the runtime is being freed: `c` may be gone */
+        log_set_controller(c->spec->name);
         if (resp->error < 0) {
                 /* Without the operator object there is nowhere to report; the key retries. */
                 if (c->first_error >= 0)
-                        note_failure(c, resp->error, NULL);
+                        note_failure(c, resp->error, NULL,
+                                     resp->status && resp->status->message ? resp->status->message
+                                                                           : kube_strerror(resp->error));
                 finish_key(c);
                 return;
         }
@@ -578,13 +623,13 @@ static void on_status_get(KubeClient *kc, const KubeResponse *resp, void *userda
         r = obj ? apply_conditions(c, obj) : -ENOMEM;
         if (r <= 0) {
                 if (r < 0)
-                        note_failure(c, r, NULL);
+                        note_failure(c, r, NULL, NULL);
                 finish_key(c);
                 return;
         }
         r = kube_update_status(kc, c->rt->cfg.status_res, obj, on_status_written, c);
         if (r < 0) {
-                note_failure(c, r, NULL);
+                note_failure(c, r, NULL, NULL);
                 finish_key(c);
         }
 }
@@ -622,14 +667,14 @@ static void write_conditions(Controller *c, bool live)
                 if (r > 0)
                         r = kube_update_status(rt->client, rt->cfg.status_res, obj, on_status_written, c);
                 if (r < 0) {
-                        note_failure(c, r, NULL);
+                        note_failure(c, r, NULL, NULL);
                         finish_key(c);
                 }
                 return;
         }
         int r = kube_get(rt->client, rt->cfg.status_res, NULL, rt->cfg.status_name, on_status_get, c);
         if (r < 0) {
-                note_failure(c, r, NULL);
+                note_failure(c, r, NULL, NULL);
                 finish_key(c);
         }
 }
@@ -650,6 +695,21 @@ static void note_cost(Controller *c, usec_t d)
         c->stats.sync_cost = c->cost;
         if (c->process)
                 (void) sd_event_source_set_priority(c->process, cost_priority(c->cost));
+}
+
+/* A controller that waits says so once per change of what it waits for. */
+static void note_waiting(Controller *c)
+{
+        const char *now = c->plan.waiting;
+        if (streq_ptr(now, c->waiting))
+                return;
+        if (now) {
+                log_info("waiting: %s", now);
+                event_record(c->rt->recorder, false, c->plan.waiting_reason, "%s", now);
+        } else
+                log_info("no longer waiting (was: %s)", c->waiting);
+        free(c->waiting);
+        c->waiting = now ? strdup(now) : NULL;
 }
 
 static int on_process(sd_event_source *s, void *userdata)
@@ -678,7 +738,19 @@ static int on_process(sd_event_source *s, void *userdata)
                 arm_timer(c);
                 return 0;
         }
-        SyncContext ctx = {.key = c->key,
+        /* Never plan from caches that have not seen this controller's own last writes. */
+        const char *awaited = NULL;
+        usec_t mono = now_usec(CLOCK_MONOTONIC);
+        if (!expectations_met(c->expect, rt->informers, mono, &awaited)) {
+                log_debug("%s: waiting for the informers to show %s", c->spec->name, awaited);
+                workqueue_done(c->queue, c->key);
+                (void) workqueue_add_after(c->queue, c->key, mono + EXPECTATION_POLL);
+                c->key = mfree(c->key);
+                arm_timer(c);
+                return 0;
+        }
+        SyncContext ctx = {.spec = c->spec,
+                           .key = c->key,
                            .now = now_usec(CLOCK_REALTIME),
                            .informers = rt->informers,
                            .userdata = rt->cfg.userdata};
@@ -694,10 +766,11 @@ static int on_process(sd_event_source *s, void *userdata)
         if (r >= 0 && c->plan.error < 0)
                 r = c->plan.error;
         if (r < 0) {
-                note_failure(c, r, NULL);
+                note_failure(c, r, NULL, NULL);
                 /* A sync that could not decide writes nothing but its conditions and events. */
                 plan_drop_writes(&c->plan);
-        }
+        } else
+                note_waiting(c);
         run_next_intent(c);
         return 0;
 }
@@ -746,7 +819,7 @@ int runtime_add(Runtime *rt, const ControllerSpec *spec)
 {
         int r;
 
-        assert_return(rt && spec && spec->name && spec->sync, -EINVAL);
+        assert_return(rt && spec && spec->name && spec->degraded_condition && spec->sync, -EINVAL);
         if (rt->n >= MAX_CONTROLLERS)
                 return -E2BIG;
         Controller *c = calloc(1, sizeof *c);
@@ -755,7 +828,8 @@ int runtime_add(Runtime *rt, const ControllerSpec *spec)
         c->rt = rt;
         c->spec = spec;
         c->queue = workqueue_new(NULL, now_usec(CLOCK_MONOTONIC));
-        if (!c->queue) {
+        c->expect = expectations_new();
+        if (!c->queue || !c->expect) {
                 controller_free(c);
                 return -ENOMEM;
         }
@@ -792,6 +866,13 @@ void runtime_kick(Runtime *rt)
 {
         for (size_t i = 0; i < rt->n; i++)
                 enqueue(rt->controllers[i]);
+}
+
+void runtime_kick_etcd_readers(Runtime *rt)
+{
+        for (size_t i = 0; i < rt->n; i++)
+                if (rt->controllers[i]->spec->reads_etcd_view)
+                        enqueue(rt->controllers[i]);
 }
 
 void runtime_shutdown(Runtime *rt, void (*done)(Runtime *rt, void *userdata), void *userdata)

@@ -1,7 +1,7 @@
 /* The controller runtime: each controller is a spec (name, informers it
  * watches, resync period, sync function); the runtime gives it a work
  * queue, calls sync with the caches, carries out the returned plan one
- * intent at a time, and records `<Name>Degraded` on the operator's status
+ * intent at a time, and records the spec's Degraded condition on the operator's status
  * object from the outcome. A key stays "processing" until its whole plan is
  * done; failures requeue it with per-key backoff. */
 #pragma once
@@ -11,7 +11,10 @@
 #include "plan.h"
 #include "runtime/events.h"
 
+struct ControllerSpec;
+
 typedef struct SyncContext {
+        const struct ControllerSpec *spec; /* whose sync this is: its watches bound what it may read */
         const char *key;
         usec_t now; /* CLOCK_REALTIME; tests inject it */
         InformerFactory *informers;
@@ -28,10 +31,17 @@ typedef struct WatchSpec {
 } WatchSpec;
 
 typedef struct ControllerSpec {
-        const char *name; /* "ClusterMemberController": conditions are <name>Degraded */
+        const char *name; /* "ClusterMemberController": logs, metrics, events */
+        /* The condition the runtime sets from each sync's outcome. Part of the
+         * contract other components read (ceo-contracts.md), so it is spelled
+         * out, never derived from the name: "BootstrapTeardownDegraded". */
+        const char *degraded_condition;
         const WatchSpec *watches;
         size_t n_watches;
         usec_t resync; /* 0 = only on events */
+        /* The sync reads the etcd view: it is woken when what the view says
+         * changes (runtime_kick_etcd_readers), and only then. */
+        bool reads_etcd_view;
         SyncFunc sync;
 } ControllerSpec;
 
@@ -58,8 +68,10 @@ DEFINE_TRIVIAL_CLEANUP_FUNC(Runtime *, runtime_free);
 /* Registers a controller and the informers it needs (before or after start). */
 int runtime_add(Runtime *rt, const ControllerSpec *spec);
 int runtime_start(Runtime *rt);
-/* Asks every controller to sync now (e.g. after a non-informer cache changed). */
+/* Asks every controller to sync now. */
 void runtime_kick(Runtime *rt);
+/* Asks the controllers that read the etcd view to sync (its digest changed). */
+void runtime_kick_etcd_readers(Runtime *rt);
 /* Asks one controller (by its spec name) to sync; -ENOENT if there is none. */
 int runtime_enqueue(Runtime *rt, const char *controller);
 /* Stops accepting work; `done` runs once no plan is in flight. */

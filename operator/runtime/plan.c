@@ -26,6 +26,8 @@ void plan_done(Plan *p)
                 intent_done(&p->intents[k]);
         p->intents = mfree(p->intents);
         p->n = p->cap = 0;
+        p->waiting_reason = mfree(p->waiting_reason);
+        p->waiting = mfree(p->waiting);
 }
 
 void plan_drop_writes(Plan *p)
@@ -181,6 +183,28 @@ void plan_event(Plan *p, bool warning, const char *reason, const char *fmt, ...)
         va_end(ap);
         if (!i->message || !dup_str(&i->reason, reason))
                 fail(p, i, -ENOMEM);
+}
+
+void plan_waiting(Plan *p, const char *reason, const char *fmt, ...)
+{
+        va_list ap;
+
+        if (!p || p->waiting)
+                return;
+        if (!reason || !fmt) {
+                if (p->error >= 0)
+                        p->error = -EINVAL;
+                return;
+        }
+        va_start(ap, fmt);
+        if (vasprintf(&p->waiting, fmt, ap) < 0)
+                p->waiting = NULL;
+        va_end(ap);
+        if (!p->waiting || !(p->waiting_reason = strdup(reason))) {
+                p->waiting = mfree(p->waiting);
+                if (p->error >= 0)
+                        p->error = -ENOMEM;
+        }
 }
 
 bool intent_is_etcd(const Intent *i)

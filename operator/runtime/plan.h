@@ -52,6 +52,8 @@ typedef struct Plan {
         size_t n, cap;
         usec_t requeue_after; /* 0 = none */
         int error;            /* first builder failure (-ENOMEM, -EINVAL) */
+        /* Why the controller holds back (plan_waiting), NULL when it does not. */
+        char *waiting_reason, *waiting;
 } Plan;
 
 void plan_done(Plan *p);
@@ -73,6 +75,13 @@ void plan_etcd_add_learner(Plan *p, const char *name, const char *peer_url);
 void plan_etcd_promote(Plan *p, const char *name, uint64_t id);
 void plan_etcd_remove(Plan *p, const char *name, uint64_t id);
 bool intent_is_etcd(const Intent *i);
+
+/* Says why the controller waits ("master-2 not added: its etcd container is
+ * not running"). The runtime logs it and records a Normal event with
+ * `reason` only when the text changes from the last sync's, so a controller
+ * that waits says so once per change, not once per sync. The first call
+ * of a plan wins. */
+void plan_waiting(Plan *p, const char *reason, const char *fmt, ...) _printf_(3, 4);
 
 /* Keeps the shortest requeue asked for. */
 void plan_requeue_after(Plan *p, usec_t delay);

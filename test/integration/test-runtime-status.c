@@ -61,11 +61,66 @@ static int sync_quiet(const SyncContext *ctx, Plan *p)
         return 0;
 }
 
-static const ControllerSpec quiet = {.name = "Quiet", .sync = sync_quiet};
+static const ControllerSpec quiet = {
+        .name = "Quiet", .degraded_condition = "QuietDegraded", .sync = sync_quiet};
+
+/* Writer updates a ConfigMap that does not exist: the API server refuses
+ * with 404 and its own words, which WriterDegraded must carry. */
+static bool writer_on;
+static int sync_writer(const SyncContext *ctx, Plan *p)
+{
+        (void) ctx;
+        if (!writer_on)
+                return 0;
+        cJSON *cm = NULL;
+        static const char body[] = "{\"apiVersion\":\"v1\",\"kind\":\"ConfigMap\",\"metadata\":{\"name\":"
+                                   "\"never-created\",\"namespace\":\"default\",\"resourceVersion\":\"1\"}}";
+        if (json_parse(body, strlen(body), &cm) < 0)
+                return -ENOMEM;
+        plan_update(p, &KUBE_CONFIGMAPS, cm);
+        cJSON_Delete(cm);
+        return 0;
+}
+
+static const ControllerSpec writer = {
+        .name = "Writer", .degraded_condition = "WriterDegraded", .sync = sync_writer};
+
+/* Creator creates a ConfigMap whenever its cache lacks it. Enqueued again
+ * and again right after its create, it must not create twice: its next
+ * sync waits until its informer shows its own write (expectations). */
+static unsigned n_creates;
+static bool creator_on;
+static const WatchSpec creator_watches[] = {{.res = &KUBE_CONFIGMAPS, .namespace = "default"}};
+static int sync_creator(const SyncContext *ctx, Plan *p)
+{
+        if (!creator_on)
+                return 0;
+        Informer *inf = informer_factory_find(ctx->informers, &KUBE_CONFIGMAPS, "default", NULL);
+        if (informer_get(inf, "default", "created-once"))
+                return 0;
+        cJSON *cm = NULL;
+        static const char body[] = "{\"apiVersion\":\"v1\",\"kind\":\"ConfigMap\",\"metadata\":{\"name\":"
+                                   "\"created-once\",\"namespace\":\"default\"},\"data\":{\"a\":\"b\"}}";
+        if (json_parse(body, strlen(body), &cm) < 0)
+                return -ENOMEM;
+        plan_create(p, &KUBE_CONFIGMAPS, cm);
+        cJSON_Delete(cm);
+        n_creates++;
+        return 0;
+}
+
+static const ControllerSpec creator = {.name = "Creator",
+                                       .degraded_condition = "CreatorDegraded",
+                                       .watches = creator_watches,
+                                       .n_watches = 1,
+                                       .sync = sync_creator};
 
 static const WatchSpec probe_watches[] = {{.res = &KUBE_ETCDS}};
-static const ControllerSpec probe = {
-        .name = "Probe", .watches = probe_watches, .n_watches = 1, .sync = sync_probe};
+static const ControllerSpec probe = {.name = "Probe",
+                                     .degraded_condition = "ProbeDegraded",
+                                     .watches = probe_watches,
+                                     .n_watches = 1,
+                                     .sync = sync_probe};
 
 /* A condition's status on the live object ("" when absent). */
 static char *live_condition(const char *type, uint64_t *ret_rv)
@@ -197,6 +252,71 @@ static void test_undoes_another_writer(void **state)
         cJSON_Delete(w.body);
 }
 
+static void test_degraded_message_from_server(void **state)
+{
+        (void) state;
+        writer_on = true;
+        for (int i = 0; i < 100; i++) {
+                assert_int_equal(runtime_enqueue(rt, "Writer"), 0);
+                run_for(100 * USEC_PER_MSEC);
+                Result r = {};
+                assert_int_equal(kube_get(client, &KUBE_ETCDS, NULL, "cluster", on_result, &r), 0);
+                wait_for(&r);
+                cJSON *c = conditions_find(json_get(r.body, "status.conditions"), "WriterDegraded");
+                const char *msg = c ? json_get_string(c, "message") : NULL;
+                bool degraded = c && streq_ptr(json_get_string(c, "status"), "True");
+                if (degraded) {
+                        /* The server's Status message, not strerror's "No such file or directory". */
+                        assert_non_null(msg);
+                        assert_non_null(strstr(msg, "\"never-created\" not found"));
+                        assert_null(strstr(msg, "No such file"));
+                        cJSON_Delete(r.body);
+                        writer_on = false;
+                        return;
+                }
+                cJSON_Delete(r.body);
+        }
+        fail_msg("WriterDegraded never became True");
+}
+
+static void test_no_second_create_from_a_stale_cache(void **state)
+{
+        (void) state;
+        /* First a sync that creates nothing, so CreatorDegraded=False is on the
+         * server and in the cache: the create's sync then ends with its
+         * answer, with no status write to give the watch time to catch up. */
+        assert_int_equal(runtime_enqueue(rt, "Creator"), 0);
+        run_for(500 * USEC_PER_MSEC);
+        /* Reset every watch: the informers count that as an error and are
+         * blind until they re-watch after their backoff (0.8 s and more),
+         * long enough for syncs from a stale cache to follow the create. */
+        Result d = {};
+        cJSON *body = cJSON_CreateObject();
+        cJSON_AddBoolToObject(body, "abort", true);
+        assert_int_equal(kube_call(client, "POST", "/sim/drop-watches", body, "application/json", on_result,
+                                   &d, NULL),
+                         0);
+        cJSON_Delete(body);
+        wait_for(&d);
+        assert_int_equal(d.error, 0);
+        cJSON_Delete(d.body);
+        creator_on = true;
+        n_creates = 0;
+        /* Ask again every millisecond for half a second: each sync that runs
+         * between the create's answer and its watch event would create again. */
+        usec_t end = now_usec(CLOCK_MONOTONIC) + 500 * USEC_PER_MSEC;
+        while (now_usec(CLOCK_MONOTONIC) < end) {
+                assert_int_equal(runtime_enqueue(rt, "Creator"), 0);
+                assert_true(sd_event_run(loop_get_event(loop), USEC_PER_MSEC) >= 0);
+        }
+        run_for(2500 * USEC_PER_MSEC); /* past the expectation's deadline: the informer has caught up */
+        creator_on = false;
+        assert_int_equal(n_creates, 1);
+        ControllerStats st = {};
+        assert_int_equal(runtime_get_stats(rt, "Creator", &st), 0);
+        assert_int_equal(st.failures, 0);
+}
+
 static int setup(void **state)
 {
         _cleanup_free_ char *err = NULL;
@@ -227,7 +347,8 @@ static int setup(void **state)
         informers = informer_factory_new(client);
         RuntimeConfig rc = {.status_res = &KUBE_ETCDS, .status_name = "cluster"};
         rt = runtime_new(client, informers, NULL, &rc);
-        if (!rt || runtime_add(rt, &probe) < 0 || runtime_add(rt, &quiet) < 0)
+        if (!rt || runtime_add(rt, &probe) < 0 || runtime_add(rt, &quiet) < 0 ||
+            runtime_add(rt, &writer) < 0 || runtime_add(rt, &creator) < 0)
                 return -1;
         if (informer_factory_start(informers) < 0 || runtime_start(rt) < 0)
                 return -1;
@@ -249,6 +370,8 @@ int main(void)
         const struct CMUnitTest tests[] = {
                 cmocka_unit_test(test_unchanged_conditions_send_nothing),
                 cmocka_unit_test(test_change_right_after_a_write),
+                cmocka_unit_test(test_degraded_message_from_server),
+                cmocka_unit_test(test_no_second_create_from_a_stale_cache),
                 cmocka_unit_test(test_undoes_another_writer),
         };
         return cmocka_run_group_tests(tests, setup, teardown);

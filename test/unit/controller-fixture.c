@@ -159,7 +159,8 @@ int fixture_sync(Fixture *f, const ControllerSpec *spec)
 {
         plan_done(&f->plan);
         f->plan = (Plan){};
-        SyncContext ctx = {.key = "key", .now = f->now, .informers = f->factory, .userdata = &f->state};
+        SyncContext ctx = {
+                .spec = spec, .key = "key", .now = f->now, .informers = f->factory, .userdata = &f->state};
         int r = spec->sync(&ctx, &f->plan);
         if (r >= 0 && f->plan.error < 0)
                 fail_msg("%s: plan builder error %d", spec->name, f->plan.error);

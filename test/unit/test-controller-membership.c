@@ -46,10 +46,14 @@ static void test_add_learner_gates(void **state)
 {
         Fixture *f = bootstrap_phase();
 
-        /* The masters' etcd containers are not running yet: nothing to add. */
+        /* The masters' etcd containers are not running yet: nothing to add, and it says why. */
+        assert_int_equal(fixture_sync(f, &controller_cluster_member), 0);
+        assert_string_equal(f->plan.waiting, "master-0 not added: its etcd pod does not exist yet");
         etcd_pod(f, "master-0", false, false);
         assert_int_equal(fixture_sync(f, &controller_cluster_member), 0);
         assert_int_equal(fixture_count(f, INTENT_ETCD_ADD_LEARNER), 0);
+        assert_string_equal(f->plan.waiting, "master-0 not added: its etcd container is not running");
+        assert_string_equal(f->plan.waiting_reason, "MemberAddWaiting");
 
         /* Running but not ready (waiting in discover): added as a learner, by peer URL. */
         etcd_pod(f, "master-0", true, false);
@@ -76,6 +80,8 @@ static void test_no_add_while_unhealthy(void **state)
         assert_int_equal(fixture_sync(f, &controller_cluster_member), 0);
         assert_int_equal(fixture_count(f, INTENT_ETCD_ADD_LEARNER), 0);
         assert_true(f->plan.requeue_after > 0);
+        assert_non_null(f->plan.waiting);
+        assert_non_null(strstr(f->plan.waiting, "no member is added while member master-1 is unhealthy"));
         fixture_free(f);
 }
 
@@ -89,6 +95,8 @@ static void test_one_learner_at_a_time(void **state)
         assert_int_equal(fixture_sync(f, &controller_cluster_member), 0);
         assert_int_equal(fixture_count(f, INTENT_ETCD_ADD_LEARNER), 0);
         assert_int_equal(fixture_count(f, INTENT_ETCD_PROMOTE), 0);
+        assert_string_equal(f->plan.waiting,
+                            "learner https://10.0.0.10:2380 not promoted: it has not started yet");
         fixture_free(f);
 }
 
@@ -122,6 +130,12 @@ static void test_next_master_after_promotion(void **state)
                 "\"status\":{}}");
         assert_int_equal(fixture_sync(f, &controller_cluster_member), 0);
         assert_int_equal(fixture_count(f, INTENT_ETCD_ADD_LEARNER), 0);
+        assert_string_equal(f->plan.waiting, "master-1 not added: it has no InternalIP");
+        /* Every master a member: nothing to add and nothing to say. */
+        fixture_member(f, 11, "master-1", "10.0.0.11", false, true, true);
+        fixture_member(f, 12, "master-2", "10.0.0.12", false, true, true);
+        assert_int_equal(fixture_sync(f, &controller_cluster_member), 0);
+        assert_null(f->plan.waiting);
         fixture_free(f);
 }
 

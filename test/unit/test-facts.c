@@ -282,6 +282,42 @@ static void test_restart_keeps_quorum(void **state)
         fixture_free(f);
 }
 
+/* The view wakes its readers only when the digest changes: what they decide
+ * from changes it, the figures that move every round do not. */
+static void test_view_digest(void **state)
+{
+        Fixture *f = fixture_new();
+        fixture_member(f, 1, "m1", "10.0.0.1", false, true, true);
+        fixture_member(f, 2, "m2", "10.0.0.2", true, true, true);
+        uint64_t d0 = etcd_view_digest(f->snap);
+        assert_int_equal(etcd_view_digest(f->snap), d0);
+        f->snap->states[0].status.raft_index += 100;
+        f->snap->states[0].status.db_size += 4096;
+        f->snap->taken_at += USEC_PER_SEC;
+        assert_int_equal(etcd_view_digest(f->snap), d0);
+        f->snap->states[1].healthy = false;
+        uint64_t d1 = etcd_view_digest(f->snap);
+        assert_true(d1 != d0);
+        f->snap->states[1].healthy = true;
+        assert_int_equal(etcd_view_digest(f->snap), d0);
+        f->snap->states[1].is_learner = false; /* promoted */
+        assert_true(etcd_view_digest(f->snap) != d0);
+        f->snap->states[1].is_learner = true;
+        f->snap->leader = 2;
+        assert_true(etcd_view_digest(f->snap) != d0);
+        f->snap->leader = 1;
+        assert_int_equal(etcd_view_digest(f->snap), d0);
+        EtcdAlarm a = {.member_id = 1, .alarm = "NOSPACE"};
+        f->snap->alarms = &a;
+        f->snap->n_alarms = 1;
+        assert_true(etcd_view_digest(f->snap) != d0);
+        f->snap->alarms = NULL;
+        f->snap->n_alarms = 0;
+        fixture_etcd_error(f, -ETIMEDOUT);
+        assert_true(etcd_view_digest(f->snap) != d0);
+        fixture_free(f);
+}
+
 int main(void)
 {
         const struct CMUnitTest tests[] = {
@@ -294,6 +330,7 @@ int main(void)
                 cmocka_unit_test(test_scaling_strategy),
                 cmocka_unit_test(test_quorum_arithmetic),
                 cmocka_unit_test(test_restart_keeps_quorum),
+                cmocka_unit_test(test_view_digest),
         };
         return cmocka_run_group_tests(tests, NULL, NULL);
 }

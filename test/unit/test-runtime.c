@@ -129,8 +129,10 @@ static void run_until_synced(Loop *l, size_t want)
 
 static void test_cheap_syncs_first(void **state)
 {
-        static const ControllerSpec slow = {.name = "Slow", .sync = sync_slow};
-        static const ControllerSpec fast = {.name = "Fast", .sync = sync_fast};
+        static const ControllerSpec slow = {
+                .name = "Slow", .degraded_condition = "SlowDegraded", .sync = sync_slow};
+        static const ControllerSpec fast = {
+                .name = "Fast", .degraded_condition = "FastDegraded", .sync = sync_fast};
         _cleanup_(loop_unrefp) Loop *l = loop_new();
         KubeConfig *cfg = calloc(1, sizeof *cfg);
         assert_non_null(l);

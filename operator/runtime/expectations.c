@@ -1,0 +1,113 @@
+/* Expectations (expectations.h). */
+#include "expectations.h"
+
+#define MAX_EXPECTATIONS 64 /* one plan's writes; beyond that, the oldest are forgotten */
+
+typedef struct Expectation {
+        const WatchSpec *watch; /* the declared watch that covers the object (borrowed from the spec) */
+        char *ns, *name, *what; /* what: "configmaps openshift-etcd/etcd-pod" for logs */
+        uint64_t rv;            /* 0: deleted */
+        usec_t deadline;
+} Expectation;
+
+struct Expectations {
+        Expectation items[MAX_EXPECTATIONS];
+        size_t n;
+};
+
+Expectations *expectations_new(void)
+{
+        return calloc(1, sizeof(Expectations));
+}
+
+static void item_done(Expectation *x)
+{
+        free(x->ns);
+        free(x->name);
+        free(x->what);
+        *x = (Expectation){};
+}
+
+static void remove_at(Expectations *e, size_t i)
+{
+        item_done(&e->items[i]);
+        memmove(&e->items[i], &e->items[i + 1], (e->n - i - 1) * sizeof *e->items);
+        e->n--;
+        e->items[e->n] = (Expectation){};
+}
+
+Expectations *expectations_free(Expectations *e)
+{
+        if (!e)
+                return NULL;
+        for (size_t i = 0; i < e->n; i++)
+                item_done(&e->items[i]);
+        return mfree(e);
+}
+
+static const WatchSpec *covering(const WatchSpec *watches, size_t n, const KubeResource *res, const char *ns)
+{
+        for (size_t i = 0; i < n; i++)
+                if (watches[i].res == res && !watches[i].label_selector &&
+                    (!watches[i].namespace || streq_ptr(watches[i].namespace, ns)))
+                        return &watches[i];
+        return NULL;
+}
+
+int expectations_add(Expectations *e, const WatchSpec *watches, size_t n_watches, const KubeResource *res,
+                     const char *ns, const char *name, uint64_t rv, usec_t deadline)
+{
+        assert_return(e && res && name, -EINVAL);
+        const WatchSpec *w = covering(watches, n_watches, res, ns);
+        if (!w)
+                return 0;
+        /* A later write of the same object replaces the earlier expectation. */
+        for (size_t i = 0; i < e->n; i++)
+                if (e->items[i].watch == w && streq_ptr(e->items[i].ns, ns) &&
+                    streq(e->items[i].name, name)) {
+                        remove_at(e, i);
+                        break;
+                }
+        if (e->n == MAX_EXPECTATIONS)
+                remove_at(e, 0);
+        Expectation *x = &e->items[e->n];
+        *x = (Expectation){.watch = w, .rv = rv, .deadline = deadline};
+        x->ns = ns ? strdup(ns) : NULL;
+        x->name = strdup(name);
+        x->what = strdup_printf("%s %s%s%s", res->plural, strempty(ns), ns ? "/" : "", name);
+        if ((ns && !x->ns) || !x->name || !x->what) {
+                item_done(x);
+                return -ENOMEM;
+        }
+        e->n++;
+        return 1;
+}
+
+static bool seen(const Expectation *x, InformerFactory *f)
+{
+        Informer *inf = informer_factory_find(f, x->watch->res, x->watch->namespace, NULL);
+        if (!inf)
+                return true; /* nothing watches it here: nothing to wait for */
+        const KubeObject *o = informer_get(inf, x->ns, x->name);
+        if (x->rv == 0)
+                return !o;
+        return (o && o->resource_version >= x->rv) || informer_get_resource_version(inf) >= x->rv;
+}
+
+bool expectations_met(Expectations *e, InformerFactory *f, usec_t now, const char **ret_waiting)
+{
+        for (size_t i = 0; i < e->n;) {
+                if (now >= e->items[i].deadline || seen(&e->items[i], f))
+                        remove_at(e, i);
+                else
+                        i++;
+        }
+        if (ret_waiting)
+                *ret_waiting = e->n ? e->items[0].what : NULL;
+        return e->n == 0;
+}
+
+size_t expectations_pending(const Expectations *e)
+{
+        return e ? e->n : 0;
+}

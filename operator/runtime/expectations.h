@@ -1,0 +1,30 @@
+/* Expectations, as client-go's ReplicaSet controller keeps them: after a
+ * sync has written objects, the controller's next sync waits until its own
+ * informers have seen those writes (the object at the written
+ * resourceVersion or newer, a deleted object gone), so it never plans again
+ * from a cache that predates its own last step (an installer pod created
+ * twice, an annotation removed twice). The wait is bounded: past the
+ * deadline the sync runs anyway, on whatever the caches hold. Writes to
+ * objects that no declared watch covers expect nothing. Pure bookkeeping:
+ * no I/O, no clock of its own. */
+#pragma once
+
+#include "runtime/controller.h"
+
+typedef struct Expectations Expectations;
+
+Expectations *expectations_new(void);
+Expectations *expectations_free(Expectations *e);
+DEFINE_TRIVIAL_CLEANUP_FUNC(Expectations *, expectations_free);
+
+/* After a write the server acknowledged: `rv` the resourceVersion it
+ * returned, 0 for a delete (then the object must leave the cache). The
+ * expectation is kept only if one of `watches` (without a label selector,
+ * whose informer could miss the object) covers the object. */
+int expectations_add(Expectations *e, const WatchSpec *watches, size_t n_watches, const KubeResource *res,
+                     const char *ns, const char *name, uint64_t rv, usec_t deadline);
+/* Drops what the informers have seen and what has expired; true when
+ * nothing is left to wait for. `ret_waiting` (optional) gets one object
+ * still awaited, borrowed until the next call. */
+bool expectations_met(Expectations *e, InformerFactory *f, usec_t now, const char **ret_waiting);
+size_t expectations_pending(const Expectations *e);

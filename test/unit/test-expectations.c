@@ -1,0 +1,102 @@
+/* Expectations (operator/runtime/expectations.h) on fixture informers: a
+ * write is awaited until the cache shows it, a delete until the object is
+ * gone, and never past the deadline or for objects no declared watch covers. */
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#include <cmocka.h>
+
+#include "controller-fixture.h"
+#include "runtime/expectations.h"
+
+static const WatchSpec watches[] = {WATCH_ETCD_CONFIGMAPS, WATCH_MASTER_NODES};
+
+static void cm(Fixture *f, const char *name, const char *rv)
+{
+        fixture_addf(f, W_ETCD_CONFIGMAPS,
+                     "{\"apiVersion\":\"v1\",\"kind\":\"ConfigMap\",\"metadata\":{\"name\":\"%s\","
+                     "\"namespace\":\"openshift-etcd\",\"resourceVersion\":\"%s\"}}",
+                     name, rv);
+}
+
+static void test_write_awaited_until_seen(void **state)
+{
+        Fixture *f = fixture_new();
+        _cleanup_(expectations_freep) Expectations *e = expectations_new();
+        const char *what = NULL;
+        cm(f, "etcd-pod", "10");
+        assert_int_equal(expectations_add(e, watches, ELEMENTSOF(watches), &KUBE_CONFIGMAPS, NS_ETCD,
+                                          "etcd-pod", 20, 1000),
+                         1);
+        assert_false(expectations_met(e, f->factory, 0, &what));
+        assert_string_equal(what, "configmaps openshift-etcd/etcd-pod");
+        cm(f, "etcd-pod", "20");
+        assert_true(expectations_met(e, f->factory, 0, &what));
+        assert_null(what);
+        assert_int_equal(expectations_pending(e), 0);
+        fixture_free(f);
+}
+
+static void test_create_and_delete(void **state)
+{
+        Fixture *f = fixture_new();
+        _cleanup_(expectations_freep) Expectations *e = expectations_new();
+        cm(f, "other", "5"); /* the informer exists, as every declared one does in the runtime */
+        /* A create: the object is not cached at all yet. */
+        assert_int_equal(expectations_add(e, watches, ELEMENTSOF(watches), &KUBE_CONFIGMAPS, NS_ETCD, "new",
+                                          30, 1000),
+                         1);
+        assert_false(expectations_met(e, f->factory, 0, NULL));
+        cm(f, "new", "31");
+        assert_true(expectations_met(e, f->factory, 0, NULL));
+        /* A delete (rv 0): awaited while the object is still cached. */
+        assert_int_equal(
+                expectations_add(e, watches, ELEMENTSOF(watches), &KUBE_CONFIGMAPS, NS_ETCD, "new", 0, 1000),
+                1);
+        assert_false(expectations_met(e, f->factory, 0, NULL));
+        fixture_delete(f, W_ETCD_CONFIGMAPS, NS_ETCD, "new");
+        assert_true(expectations_met(e, f->factory, 0, NULL));
+        fixture_free(f);
+}
+
+static void test_deadline_and_coverage(void **state)
+{
+        Fixture *f = fixture_new();
+        _cleanup_(expectations_freep) Expectations *e = expectations_new();
+        cm(f, "etcd-pod", "10");
+        /* Not covered: a namespace we do not watch, a resource watched only through a selector. */
+        assert_int_equal(
+                expectations_add(e, watches, ELEMENTSOF(watches), &KUBE_CONFIGMAPS, "default", "x", 5, 1000),
+                0);
+        assert_int_equal(
+                expectations_add(e, watches, ELEMENTSOF(watches), &KUBE_NODES, NULL, "master-0", 5, 1000),
+                0);
+        assert_int_equal(expectations_pending(e), 0);
+        /* Never seen, but the deadline passes: the sync runs anyway. */
+        assert_int_equal(expectations_add(e, watches, ELEMENTSOF(watches), &KUBE_CONFIGMAPS, NS_ETCD,
+                                          "etcd-pod", 99, 1000),
+                         1);
+        assert_false(expectations_met(e, f->factory, 999, NULL));
+        assert_true(expectations_met(e, f->factory, 1000, NULL));
+        /* A second write of the same object replaces the first expectation. */
+        assert_int_equal(expectations_add(e, watches, ELEMENTSOF(watches), &KUBE_CONFIGMAPS, NS_ETCD,
+                                          "etcd-pod", 99, 1000),
+                         1);
+        assert_int_equal(expectations_add(e, watches, ELEMENTSOF(watches), &KUBE_CONFIGMAPS, NS_ETCD,
+                                          "etcd-pod", 100, 1000),
+                         1);
+        assert_int_equal(expectations_pending(e), 1);
+        fixture_free(f);
+}
+
+int main(void)
+{
+        const struct CMUnitTest tests[] = {
+                cmocka_unit_test(test_write_awaited_until_seen),
+                cmocka_unit_test(test_create_and_delete),
+                cmocka_unit_test(test_deadline_and_coverage),
+        };
+        return cmocka_run_group_tests(tests, NULL, NULL);
+}
