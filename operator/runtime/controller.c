@@ -2,6 +2,7 @@
 #include "controller.h"
 #include "base/json.h"
 #include "base/log.h"
+#include "runtime/apply.h"
 #include "runtime/expectations.h"
 #include "runtime/workqueue.h"
 
@@ -264,60 +265,6 @@ static void intent_finished(Controller *c, int error, const char *message)
         run_next_intent(c);
 }
 
-/* APPLY: what we set wins for every top-level field we give, labels and
- * annotations are merged, everything else (status, server fields) is kept. */
-static cJSON *merge_for_apply(const cJSON *current, const cJSON *desired)
-{
-        _cleanup_(cJSON_Deletep) cJSON *m = cJSON_Duplicate(current, true);
-        cJSON *f;
-
-        if (!m)
-                return NULL;
-        JSON_ARRAY_FOREACH (f, desired) {
-                if (streq(f->string, "metadata") || streq(f->string, "status"))
-                        continue;
-                cJSON *copy = cJSON_Duplicate(f, true);
-                if (!copy)
-                        return NULL;
-                if (cJSON_GetObjectItemCaseSensitive(m, f->string))
-                        (void) cJSON_ReplaceItemInObjectCaseSensitive(m, f->string, copy);
-                else
-                        cJSON_AddItemToObject(m, f->string, copy);
-        }
-        static const char *const maps[] = {"labels", "annotations"};
-        for (size_t k = 0; k < ELEMENTSOF(maps); k++) {
-                cJSON *want = json_get_object(desired, "metadata")
-                                      ? cJSON_GetObjectItemCaseSensitive(
-                                                json_get_object(desired, "metadata"), maps[k])
-                                      : NULL;
-                if (!cJSON_IsObject(want))
-                        continue;
-                cJSON *md = json_ensure_object(m, "metadata");
-                cJSON *have = md ? json_ensure_object(md, maps[k]) : NULL;
-                if (!have)
-                        return NULL;
-                JSON_ARRAY_FOREACH (f, want) {
-                        cJSON *copy = cJSON_Duplicate(f, true);
-                        if (!copy)
-                                return NULL;
-                        if (cJSON_GetObjectItemCaseSensitive(have, f->string))
-                                (void) cJSON_ReplaceItemInObjectCaseSensitive(have, f->string, copy);
-                        else
-                                cJSON_AddItemToObject(have, f->string, copy);
-                }
-        }
-        cJSON *owners = json_get_array(desired, "metadata.ownerReferences");
-        if (owners) {
-                cJSON *md = json_ensure_object(m, "metadata");
-                cJSON *copy = cJSON_Duplicate(owners, true);
-                if (!md || !copy)
-                        return NULL;
-                cJSON_DeleteItemFromObjectCaseSensitive(md, "ownerReferences");
-                cJSON_AddItemToObject(md, "ownerReferences", copy);
-        }
-        return TAKE_PTR(m);
-}
-
 /* The next sync of this controller waits until its informers show this write. */
 static void expect_write(Controller *c, const Intent *i, const KubeResponse *resp)
 {
@@ -380,7 +327,7 @@ static void on_apply_get(KubeClient *kc, const KubeResponse *resp, void *userdat
                 intent_finished(c, resp->error, resp->status ? resp->status->message : NULL);
                 return;
         }
-        _cleanup_(cJSON_Deletep) cJSON *merged = merge_for_apply(resp->body, i->object);
+        _cleanup_(cJSON_Deletep) cJSON *merged = apply_merge(resp->body, i->object);
         if (!merged) {
                 intent_finished(c, -ENOMEM, NULL);
                 return;

@@ -8,6 +8,7 @@
 
 #include "base/json.h"
 #include "controller-fixture.h"
+#include "runtime/apply.h"
 
 Fixture *fixture_new(void)
 {
@@ -250,24 +251,6 @@ static void merge_patch(cJSON *target, const cJSON *patch)
         }
 }
 
-/* The runtime's APPLY: desired top-level fields win, labels and annotations merge. */
-static void merge_apply(cJSON *cur, const cJSON *desired)
-{
-        static const char *const maps[] = {"labels", "annotations"};
-        cJSON *d;
-        JSON_ARRAY_FOREACH (d, desired)
-                if (!streq(d->string, "metadata") && !streq(d->string, "status"))
-                        replace_item(cur, d->string, d);
-        for (size_t k = 0; k < ELEMENTSOF(maps); k++) {
-                cJSON *want = json_get_object(json_get_object(desired, "metadata"), maps[k]);
-                if (want)
-                        merge_patch(json_ensure_object(json_ensure_object(cur, "metadata"), maps[k]), want);
-        }
-        cJSON *owners = json_get_array(desired, "metadata.ownerReferences");
-        if (owners)
-                replace_item(json_ensure_object(cur, "metadata"), "ownerReferences", owners);
-}
-
 static cJSON *carry_out(const Intent *in, const KubeObject *cur)
 {
         cJSON *obj = NULL;
@@ -284,9 +267,7 @@ static cJSON *carry_out(const Intent *in, const KubeObject *cur)
                 obj = cJSON_Duplicate(in->object, true);
                 break;
         case INTENT_APPLY:
-                obj = cJSON_Duplicate(cur ? cur->json : in->object, true);
-                if (cur)
-                        merge_apply(obj, in->object);
+                obj = cur ? apply_merge(cur->json, in->object) : cJSON_Duplicate(in->object, true);
                 break;
         case INTENT_UPDATE:
                 obj = cJSON_Duplicate(in->object, true);
