@@ -26,12 +26,11 @@ const WatchSpec operator_watches[_W_MAX] = {
 
 const OperatorState *op_state(const SyncContext *ctx)
 {
-        return ctx->userdata;
+        return ctx->state;
 }
 
 const EtcdViewSnapshot *op_etcd(const SyncContext *ctx)
 {
-        const OperatorState *s = op_state(ctx);
         if (ctx->spec && !ctx->spec->reads_etcd_view) {
                 log_error("%s reads the etcd view without declaring it (reads_etcd_view)", ctx->spec->name);
 #ifndef NDEBUG
@@ -39,11 +38,7 @@ const EtcdViewSnapshot *op_etcd(const SyncContext *ctx)
 #endif
                 return NULL;
         }
-        if (!s)
-                return NULL;
-        if (s->snapshot)
-                return s->snapshot;
-        return s->view ? etcd_view_get(s->view) : NULL;
+        return ctx->etcd;
 }
 
 /* Reads match declared watches: a sync that reads an informer its spec does

@@ -65,10 +65,9 @@ typedef enum OperatorWatch {
 extern const WatchSpec operator_watches[_W_MAX];
 
 /* The operator's state beyond the Kubernetes API, handed to every sync as
- * ctx->userdata. In tests, `snapshot` stands in for a live view. */
+ * ctx->state (the etcd view's snapshot comes as ctx->etcd). */
 typedef struct OperatorState {
         EtcdView *view;
-        const EtcdViewSnapshot *snapshot;
         const char *etcd_image;
         const char *operator_image;
         bool listen_on_node_ip;   /* the harness default; etcds/cluster overrides can also set it */

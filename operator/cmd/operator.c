@@ -213,6 +213,12 @@ static void on_etcd_change(void *userdata)
         etcd_view_refresh(s->view);
 }
 
+static const EtcdViewSnapshot *etcd_snapshot(void *userdata)
+{
+        const OperatorState *s = userdata;
+        return s->view ? etcd_view_get(s->view) : NULL;
+}
+
 static bool etcd_view_fresh(void *userdata, usec_t since)
 {
         const OperatorState *s = userdata;
@@ -372,6 +378,8 @@ static int run(const Flags *f)
                 return log_error_errno(r, "cannot read the etcd client credentials"), EXIT_RUNTIME;
         RuntimeConfig rc = {.status_res = &KUBE_ETCDS,
                             .status_name = "cluster",
+                            .state = &o.state,
+                            .etcd_snapshot = etcd_snapshot,
                             .userdata = &o.state,
                             .etcd = o.etcd,
                             .on_etcd_change = on_etcd_change,

@@ -12,13 +12,18 @@
 #include "runtime/events.h"
 
 struct ControllerSpec;
+struct EtcdViewSnapshot;
+struct OperatorState;
 
 typedef struct SyncContext {
         const struct ControllerSpec *spec; /* whose sync this is: its watches bound what it may read */
         const char *key;
         usec_t now; /* CLOCK_REALTIME; tests inject it */
         InformerFactory *informers;
-        void *userdata; /* the runtime owner's extra caches (e.g. the etcd view) */
+        /* The etcd view's latest snapshot (NULL before the first round); read
+         * it through op_etcd(), which checks the spec declared it. */
+        const struct EtcdViewSnapshot *etcd;
+        const struct OperatorState *state; /* the operator's state beyond the API (controllers/common.h) */
 } SyncContext;
 
 /* Returns < 0 when it could not decide (the controller is Degraded and retried). */
@@ -48,9 +53,12 @@ typedef struct ControllerSpec {
 typedef struct Runtime Runtime;
 
 typedef struct RuntimeConfig {
-        const KubeResource *status_res; /* &KUBE_ETCDS */
-        const char *status_name;        /* "cluster" */
-        void *userdata;                 /* handed to every sync as ctx->userdata */
+        const KubeResource *status_res;    /* &KUBE_ETCDS */
+        const char *status_name;           /* "cluster" */
+        const struct OperatorState *state; /* handed to every sync as ctx->state */
+        /* The etcd snapshot handed to every sync as ctx->etcd (NULL: none). */
+        const struct EtcdViewSnapshot *(*etcd_snapshot)(void *userdata);
+        void *userdata; /* for the callbacks here */
         /* Membership intents go through this client (NULL: they fail with -ENOTCONN);
          * after each change the runtime calls on_etcd_change (refresh the view). */
         EtcdClient *etcd;

@@ -104,7 +104,6 @@ static EtcdViewSnapshot *snap_of(Fixture *f)
                 f->snap->members = calloc(1, sizeof *f->snap->members);
                 f->snap->members->members = calloc(16, sizeof(EtcdMember));
                 f->snap->states = calloc(16, sizeof(EtcdMemberState));
-                f->state.snapshot = f->snap;
         }
         return f->snap;
 }
@@ -148,7 +147,6 @@ void fixture_member(Fixture *f, uint64_t id, const char *name, const char *ip, b
 void fixture_no_etcd(Fixture *f)
 {
         etcd_view_snapshot_unref(TAKE_PTR(f->snap));
-        f->state.snapshot = NULL;
 }
 
 void fixture_etcd_error(Fixture *f, int error)
@@ -160,8 +158,12 @@ int fixture_sync(Fixture *f, const ControllerSpec *spec)
 {
         plan_done(&f->plan);
         f->plan = (Plan){};
-        SyncContext ctx = {
-                .spec = spec, .key = "key", .now = f->now, .informers = f->factory, .userdata = &f->state};
+        SyncContext ctx = {.spec = spec,
+                           .key = "key",
+                           .now = f->now,
+                           .informers = f->factory,
+                           .etcd = f->snap,
+                           .state = &f->state};
         int r = spec->sync(&ctx, &f->plan);
         if (r >= 0 && f->plan.error < 0)
                 fail_msg("%s: plan builder error %d", spec->name, f->plan.error);

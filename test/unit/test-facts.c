@@ -12,7 +12,8 @@
 
 static SyncContext ctx_of(Fixture *f)
 {
-        return (SyncContext){.key = "key", .now = f->now, .informers = f->factory, .userdata = &f->state};
+        return (SyncContext){
+                .key = "key", .now = f->now, .informers = f->factory, .etcd = f->snap, .state = &f->state};
 }
 
 static void endpoints_annotation(Fixture *f, const char *ip)

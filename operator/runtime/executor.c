@@ -1,0 +1,280 @@
+/* The plan executor: carries out a sync's intents one at a time (Kubernetes
+ * writes, APPLY as GET + merge + PUT with conflict retries, membership
+ * changes through the etcd client with their "already done" and "not yet"
+ * answers), records what the server said about failures, and the writes the
+ * next sync must wait to see (expectations). Ends in the status writer. */
+#include "base/json.h"
+#include "base/log.h"
+#include "runtime/apply.h"
+#include "runtime/runtime-internal.h"
+
+static void run_next_intent(Controller *c);
+
+static bool is_etcd_intent(const Intent *i)
+{
+        return i && (i->type == INTENT_ETCD_ADD_LEARNER || i->type == INTENT_ETCD_PROMOTE ||
+                     i->type == INTENT_ETCD_REMOVE);
+}
+
+/* `message`: what the server said (a Status message, etcd's error), or NULL;
+ * without one, the error in the words of the API it came from. */
+void runtime_note_failure(Controller *c, int error, const Intent *i, const char *message)
+{
+        _cleanup_free_ char *what = i ? intent_describe(i) : NULL;
+
+        if (!message || !*message)
+                message = is_etcd_intent(i) ? etcd_strerror(error)
+                          : i               ? kube_strerror(error)
+                                            : strerror(-error);
+        c->stats.failures++;
+        log_warning("%s failed: %s", what ? what : "sync", message);
+        if (c->first_error < 0)
+                return;
+        c->first_error = error;
+        free(c->first_error_what);
+        c->first_error_what = what ? TAKE_PTR(what) : strdup("sync");
+        free(c->first_error_message);
+        c->first_error_message = strdup(message);
+}
+
+static void intent_finished(Controller *c, int error, const char *message)
+{
+        const Intent *i = &c->plan.intents[c->next];
+        /* A conflict or an object that already exists means our cache is behind the
+         * server: sync again shortly from fresher caches instead of reporting Degraded. */
+        if ((error == -ESTALE || error == -EEXIST) && i->type != INTENT_ETCD_ADD_LEARNER) {
+                _cleanup_free_ char *what = intent_describe(i);
+                log_debug("%s: %s; syncing again", strempty(what), strerror(-error));
+                plan_requeue_after(&c->plan, 200 * USEC_PER_MSEC);
+                error = 0;
+        }
+        if (error < 0)
+                runtime_note_failure(c, error, i, message);
+        c->next++;
+        c->conflicts = 0;
+        run_next_intent(c);
+}
+
+/* The next sync of this controller waits until its informers show this write. */
+static void expect_write(Controller *c, const Intent *i, const KubeResponse *resp)
+{
+        const char *ns = i->namespace, *name = i->name;
+        uint64_t rv = 0;
+
+        if (i->type != INTENT_DELETE) {
+                if (!resp->body || json_get_uint64(resp->body, "metadata.resourceVersion", &rv) < 0 ||
+                    rv == 0)
+                        return;
+                ns = json_get_string(resp->body, "metadata.namespace");
+                name = json_get_string(resp->body, "metadata.name");
+        }
+        if (!name)
+                return;
+        (void) expectations_add(c->expect, c->spec->watches, c->spec->n_watches, i->res, ns, name, rv,
+                                now_usec(CLOCK_MONOTONIC) + EXPECTATION_TIMEOUT);
+}
+
+static void on_intent_done(KubeClient *kc, const KubeResponse *resp, void *userdata)
+{
+        Controller *c = userdata;
+        int e = resp->error;
+
+        (void) kc;
+        if (e == -ECANCELED)
+                return; /* the runtime is being freed: `c` may be gone */
+        log_set_controller(c->spec->name);
+        const Intent *i = &c->plan.intents[c->next];
+        if (i->type == INTENT_DELETE && e == -ENOENT)
+                e = 0;
+        if (e == -ESTALE && i->type == INTENT_APPLY && ++c->conflicts < MAX_CONFLICTS) {
+                run_next_intent(c); /* re-read and merge again */
+                return;
+        }
+        if (e >= 0 && i->type != INTENT_EVENT && i->type != INTENT_CONDITION) {
+                _cleanup_free_ char *what = intent_describe(i);
+                log_debug("%s done", what);
+                expect_write(c, i, resp);
+        }
+        intent_finished(c, e, resp->status ? resp->status->message : NULL);
+}
+
+static void on_apply_get(KubeClient *kc, const KubeResponse *resp, void *userdata)
+{
+        Controller *c = userdata;
+        int r;
+
+        if (resp->error == -ECANCELED)
+                return; /* the runtime is being freed: `c` may be gone */
+        log_set_controller(c->spec->name);
+        const Intent *i = &c->plan.intents[c->next];
+        if (resp->error == -ENOENT) {
+                r = kube_create(kc, i->res, i->namespace, i->object, on_intent_done, c);
+                if (r < 0)
+                        intent_finished(c, r, NULL);
+                return;
+        }
+        if (resp->error < 0) {
+                intent_finished(c, resp->error, resp->status ? resp->status->message : NULL);
+                return;
+        }
+        _cleanup_(cJSON_Deletep) cJSON *merged = apply_merge(resp->body, i->object);
+        if (!merged) {
+                intent_finished(c, -ENOMEM, NULL);
+                return;
+        }
+        if (cJSON_Compare(merged, resp->body, true)) {
+                intent_finished(c, 0, NULL); /* already as we want it */
+                return;
+        }
+        r = kube_update(kc, i->res, merged, on_intent_done, c);
+        if (r < 0)
+                intent_finished(c, r, NULL);
+}
+
+/* ---- etcd membership ---- */
+
+static void on_etcd_done(EtcdClient *ec, const EtcdResponse *resp, void *userdata)
+{
+        Controller *c = userdata;
+        int e = resp->error;
+
+        (void) ec;
+        if (e == -ECANCELED)
+                return; /* the client is being freed: `c` may be gone */
+        log_set_controller(c->spec->name);
+        const Intent *i = &c->plan.intents[c->next];
+        _cleanup_free_ char *what = intent_describe(i);
+        /* The change may already have happened (a stale view, or a restart mid-way):
+         * etcd's "already so" answers mean done. */
+        if ((i->type == INTENT_ETCD_REMOVE && e == ETCD_ERR_MEMBER_NOT_FOUND) ||
+            (i->type == INTENT_ETCD_PROMOTE && e == ETCD_ERR_NOT_LEARNER) ||
+            (i->type == INTENT_ETCD_ADD_LEARNER && e == ETCD_ERR_PEER_URL_EXISTS)) {
+                log_info("%s: already done (%s)", what, etcd_strerror(e));
+                c->rt->last_etcd_change = now_usec(CLOCK_MONOTONIC);
+                if (c->rt->cfg.on_etcd_change)
+                        c->rt->cfg.on_etcd_change(c->rt->cfg.userdata);
+                intent_finished(c, 0, NULL);
+                return;
+        }
+        /* etcd's "not yet" answers are part of the protocol, not failures: ask again soon. */
+        if (e == ETCD_ERR_LEARNER_NOT_READY || e == ETCD_ERR_UNHEALTHY || e == ETCD_ERR_NOT_ENOUGH_STARTED) {
+                log_info("%s: %s; retrying shortly", what, etcd_strerror(e));
+                plan_requeue_after(&c->plan, 2 * USEC_PER_SEC);
+                intent_finished(c, 0, NULL);
+                return;
+        }
+        if (e < 0) {
+                event_record(c->rt->recorder, true, "MemberChangeFailed", "%s failed: %s%s%s", what,
+                             etcd_strerror(e), resp->message ? ": " : "", strempty(resp->message));
+                intent_finished(c, e, resp->message);
+                return;
+        }
+        log_info("%s: done", what);
+        static const char *const reasons[] = {
+                [INTENT_ETCD_ADD_LEARNER] = "MemberAddAsLearner",
+                [INTENT_ETCD_PROMOTE] = "MemberPromote",
+                [INTENT_ETCD_REMOVE] = "MemberRemove",
+        };
+        event_record(c->rt->recorder, false, reasons[i->type], "%s", what);
+        c->rt->last_etcd_change = now_usec(CLOCK_MONOTONIC);
+        if (c->rt->cfg.on_etcd_change)
+                c->rt->cfg.on_etcd_change(c->rt->cfg.userdata);
+        intent_finished(c, 0, NULL);
+}
+
+static int run_etcd_intent(Controller *c, const Intent *i)
+{
+        EtcdClient *ec = c->rt->cfg.etcd;
+        _cleanup_free_ char *what = intent_describe(i);
+
+        if (!ec)
+                return -ENOTCONN;
+        /* The plan came from a member list older than our last change: decide again on a fresh one. */
+        if (c->rt->last_etcd_change && c->rt->cfg.etcd_view_fresh &&
+            !c->rt->cfg.etcd_view_fresh(c->rt->cfg.userdata, c->rt->last_etcd_change)) {
+                log_debug("%s: waiting for a member list newer than the last change", what);
+                plan_requeue_after(&c->plan, 300 * USEC_PER_MSEC);
+                return 1; /* skipped */
+        }
+        /* Every risky step is logged before and after. */
+        log_info("%s: starting", what);
+        switch (i->type) {
+        case INTENT_ETCD_ADD_LEARNER:
+                return etcd_member_add(ec, i->peer_url, true, on_etcd_done, c);
+        case INTENT_ETCD_PROMOTE:
+                return etcd_member_promote(ec, i->member_id, on_etcd_done, c);
+        case INTENT_ETCD_REMOVE:
+                return etcd_member_remove(ec, i->member_id, on_etcd_done, c);
+        default:
+                return -EINVAL;
+        }
+}
+
+static void run_next_intent(Controller *c)
+{
+        Runtime *rt = c->rt;
+        int r = 0;
+
+        /* Skip conditions (written together at the end) and record events inline. */
+        while (c->next < c->plan.n) {
+                const Intent *i = &c->plan.intents[c->next];
+                if (i->type == INTENT_CONDITION) {
+                        c->next++;
+                        continue;
+                }
+                if (i->type == INTENT_EVENT) {
+                        event_record(rt->recorder, i->warning, i->reason, "%s", i->message);
+                        c->next++;
+                        continue;
+                }
+                break;
+        }
+        if (c->next >= c->plan.n) {
+                runtime_write_conditions(c, false);
+                return;
+        }
+        const Intent *i = &c->plan.intents[c->next];
+        c->stats.intents++;
+        switch (i->type) {
+        case INTENT_APPLY:
+                r = kube_get(rt->client, i->res, i->namespace, i->name, on_apply_get, c);
+                break;
+        case INTENT_CREATE:
+                r = kube_create(rt->client, i->res, i->namespace, i->object, on_intent_done, c);
+                break;
+        case INTENT_UPDATE:
+                r = kube_update(rt->client, i->res, i->object, on_intent_done, c);
+                break;
+        case INTENT_UPDATE_STATUS:
+                r = kube_update_status(rt->client, i->res, i->object, on_intent_done, c);
+                break;
+        case INTENT_PATCH:
+                r = kube_patch(rt->client, i->res, i->namespace, i->name, NULL, i->patch_type, i->object,
+                               "cluster-etcd-operator", false, on_intent_done, c);
+                break;
+        case INTENT_DELETE:
+                r = kube_delete(rt->client, i->res, i->namespace, i->name, i->precondition_uid, NULL,
+                                on_intent_done, c);
+                break;
+        case INTENT_ETCD_ADD_LEARNER:
+        case INTENT_ETCD_PROMOTE:
+        case INTENT_ETCD_REMOVE:
+                r = run_etcd_intent(c, i);
+                if (r > 0) {
+                        intent_finished(c, 0, NULL);
+                        return;
+                }
+                break;
+        default:
+                r = -EINVAL;
+        }
+        if (r < 0)
+                intent_finished(c, r, NULL);
+}
+
+void runtime_execute(Controller *c)
+{
+        c->next = 0;
+        c->conflicts = 0;
+        run_next_intent(c);
+}

@@ -1,0 +1,78 @@
+/* What the runtime's three parts share (controller.c: queues, scheduling
+ * and the public API; executor.c: carrying out a plan, intent by intent;
+ * status-writer.c: the conditions on the operator's status object). Not for
+ * controllers: they see runtime/controller.h only. */
+#pragma once
+
+#include "controller.h"
+#include "runtime/expectations.h"
+#include "runtime/workqueue.h"
+
+#define MAX_CONTROLLERS 32
+#define MAX_CONFLICTS   3
+/* Every controller writes conditions on the same object: conflicts are expected. */
+#define MAX_STATUS_CONFLICTS 10
+#define CONTROLLER_KEY       "key"
+/* How long a sync waits for the informers to see its controller's last writes. */
+#define EXPECTATION_TIMEOUT (2 * USEC_PER_SEC)
+#define EXPECTATION_POLL    (25 * USEC_PER_MSEC)
+
+typedef struct Controller Controller;
+
+struct Controller {
+        Runtime *rt;
+        const ControllerSpec *spec;
+        WorkQueue *queue;
+        sd_event_source *timer;   /* next delayed key */
+        sd_event_source *process; /* deferred: run the next key */
+        sd_event_source *resync;
+        /* The plan in flight. */
+        char *key;
+        Plan plan;
+        size_t next;
+        unsigned conflicts;
+        int first_error;
+        char *first_error_what;
+        char *first_error_message; /* the API server's Status message or etcd's error, as they wrote it */
+        char *waiting;             /* what the last sync said it waits for (plan_waiting), NULL: nothing */
+        Expectations *expect;      /* writes of the last plans the informers have not shown yet */
+        usec_t sync_started;
+        usec_t cost; /* moving average of the sync function's own run time */
+        ControllerStats stats;
+};
+
+/* Whether an informer update changed only heartbeats (see heartbeat_only()). */
+typedef struct HeartbeatVerdict {
+        const KubeObject *old, *obj;
+        uint64_t old_rv, obj_rv;
+        bool heartbeat_only;
+} HeartbeatVerdict;
+
+struct Runtime {
+        KubeClient *client;
+        InformerFactory *informers;
+        EventRecorder *recorder;
+        RuntimeConfig cfg;
+        Controller *controllers[MAX_CONTROLLERS];
+        size_t n;
+        bool started;
+        bool shutting_down;
+        usec_t last_etcd_change;       /* CLOCK_MONOTONIC of the last membership change carried out */
+        Informer *status_informer;     /* of cfg.status_res, when it has one */
+        uint64_t status_rv_written;    /* resourceVersion of our newest conditions write */
+        HeartbeatVerdict last_verdict; /* of the informer event being handed out */
+        void (*on_drained)(Runtime *rt, void *userdata);
+        void *drained_userdata;
+};
+
+/* controller.c: the key's plan is done (or abandoned); requeue or forget it. */
+void runtime_finish_key(Controller *c);
+/* executor.c: carry out c->plan from its first intent; ends in runtime_write_conditions(). */
+void runtime_execute(Controller *c);
+/* executor.c: count a failure and keep the first one for the Degraded condition. `message`: what
+ * the server said, or NULL for the error in the words of the API it came from. */
+void runtime_note_failure(Controller *c, int error, const Intent *i, const char *message);
+/* status-writer.c: the plan's conditions and the Degraded condition, in one status write (none
+ * when the cached object already says so); ends in runtime_finish_key(). `live`: read the object
+ * from the server first (after a conflict). */
+void runtime_write_conditions(Controller *c, bool live);
