@@ -33,6 +33,7 @@ import math
 import os
 import queue
 import re
+import urllib.request
 import ssl
 import subprocess
 import sys
@@ -522,6 +523,42 @@ def breakdown(logdir):
     return res
 
 
+def metric_sum(url, name):
+    """Sum of a counter over all its label sets on the operator's /metrics; None if unreachable."""
+    try:
+        with urllib.request.urlopen(url, timeout=5) as r:
+            text = r.read().decode()
+    except OSError:
+        return None
+    total, per = 0.0, {}
+    for line in text.splitlines():
+        if line.startswith(name + "{") or line.startswith(name + " "):
+            lab = line[len(name):].rsplit(" ", 1)
+            per[lab[0]] = float(lab[1])
+            total += float(lab[1])
+    return total, per
+
+
+# An action the operator decides once: the same line twice is the same step planned twice.
+ACTIONS = re.compile(r"(installing revision \d+ on node \S+|node \S+ goes to revision \d+|"
+                     r"revision \d+ is complete, publishing it|removing the bootstrap annotation|"
+                     r"etcd (add learner|remove) \S+.*: starting|deleting finished installer pod \S+)")
+
+
+def duplicate_actions(logdir, t0, t1):
+    """How many action lines (ACTIONS) repeat one already seen in [t0, t1], and which."""
+    seen, dups = {}, {}
+    for t, msg in read_klog(os.path.join(logdir, "operator.log")):
+        m = ACTIONS.search(msg) if t0 <= t <= t1 else None
+        if not m:
+            continue
+        k = m.group(0)
+        seen[k] = seen.get(k, 0) + 1
+        if seen[k] > 1:
+            dups[k] = seen[k]
+    return sum(n - 1 for n in dups.values()), dups
+
+
 def count_lines(logdir, rx, t0, t1):
     return sum(1 for t, msg in read_klog(os.path.join(logdir, "operator.log"))
                if t0 <= t <= t1 and rx.search(msg))
@@ -619,17 +656,22 @@ def cmd_run(a):
     }
     say("settled %.1f s after the operator started: peak RSS %.2f MiB, %.2f CPU s" %
         (t_settled - t_start, mib(end[1]["VmHWM"]), end[2]))
+    n_dup, dups = duplicate_actions(a.logdir, t_start, t_settled)
+    res["bootstrap"]["duplicate_actions"], res["bootstrap"]["duplicated"] = n_dup, dups
+    metrics_url = "http://%s.2:8443/metrics" % a.net
 
     # 2. at rest
     say("at rest: waiting %d s, then measuring for %d s" % (a.rest_wait, a.rest_window))
     time.sleep(a.rest_wait)
     res["loadavg_rest"] = open("/proc/loadavg").read().split()[:3]
     perf = Perf(pid, os.path.join(a.perf, "perf-rest.data")) if a.perf else None
+    m0 = metric_sum(metrics_url, "openshift_etcd_operator_controller_syncs_total")
     r0 = read_proc(pid)
     w0 = time.time()
     time.sleep(a.rest_window)
     r1 = read_proc(pid)
     w1 = time.time()
+    m1 = metric_sum(metrics_url, "openshift_etcd_operator_controller_syncs_total")
     if perf:
         res["perf_rest"] = perf.stop()
     if r0 is None or r1 is None:
@@ -645,6 +687,9 @@ def cmd_run(a):
         "vmhwm_kb": r1[0]["VmHWM"], "cpu_s": r1[1] - r0[1],
         "cpu_s_per_min": (r1[1] - r0[1]) * 60.0 / (w1 - w0), "smaps_rollup_kb": smaps_rollup(pid),
         "operator_log_lines": count_lines(a.logdir, re.compile(""), w0, w1),
+        "syncs_per_min": (m1[0] - m0[0]) * 60.0 / (w1 - w0) if m0 and m1 else None,
+        "syncs_per_min_by_controller": {k: (v - m0[1].get(k, 0)) * 60.0 / (w1 - w0)
+                                        for k, v in m1[1].items()} if m0 and m1 else None,
     }
     say("at rest: RSS %.2f MiB (anon %.2f, file %.2f), %.3f CPU s/min" %
         (mib(r1[0]["VmRSS"]), mib(r1[0]["RssAnon"]), mib(r1[0]["RssFile"]),
@@ -706,6 +751,8 @@ def report(res):
     print("%-58s %s" % ("  peak RSS (VmHWM)", fmt(mib(b["peak_vmhwm_kb"]), " MiB", 2)))
     print("%-58s %s" % ("  peak RSS (sampled VmRSS, 200 ms)", fmt(mib(b["peak_sampled_vmrss_kb"]), " MiB", 2)))
     print("%-58s %s" % ("  CPU (utime+stime)", "%.2f s (%.1f%% of one core)" % (b["cpu_s"], 100 * b["cpu_share"])))
+    print("%-58s %s" % ("  duplicate actions (the same step logged twice)", "%d %s" % (
+        b["duplicate_actions"], ", ".join("%s x%d" % kv for kv in sorted(b["duplicated"].items())))))
     print("%-58s %s" % ("at rest (%.0f s window)" % r["window_s"], ""))
     print("%-58s %s" % ("  RSS min / median / max", "%s / %s / %s" % (
         fmt(mib(r["vmrss_min_kb"]), " MiB", 2), fmt(mib(r["vmrss_median_kb"]), " MiB", 2),
@@ -718,6 +765,11 @@ def report(res):
         print("%-58s %s" % ("  PSS (smaps_rollup)", fmt(mib(sm["Pss"]), " MiB", 2)))
     print("%-58s %s" % ("  CPU per minute", "%.3f s/min (%.2f%% of one core)" % (
         r["cpu_s_per_min"], r["cpu_s_per_min"] / 60 * 100)))
+    if r.get("syncs_per_min") is not None:
+        print("%-58s %s" % ("  syncs per minute (all controllers, from /metrics)", fmt(r["syncs_per_min"], "", 1)))
+        for k, v in sorted(r["syncs_per_min_by_controller"].items(), key=lambda kv: -kv[1]):
+            if v > 0:
+                print("%-58s %s" % ("    " + k, fmt(v, "", 1)))
     print()
     print("latency, ms (N=%d; p99 is nearest-rank, so with 50 samples the largest)" % res["n"])
     print("%-58s %8s %8s %8s %6s" % ("", "p50", "p99", "max", "n"))

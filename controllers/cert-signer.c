@@ -12,7 +12,6 @@
  * scale-up or a rotation becomes one change and one rollout. Every write is
  * a create or an update under the cached resourceVersion: a stale cache
  * fails with a conflict instead of overwriting what we have not seen. */
-#include <arpa/inet.h>
 
 #include "base/base64.h"
 #include "base/json.h"
@@ -21,6 +20,7 @@
 #include "facts.h"
 #include "pki/keypool.h"
 #include "pki/pki.h"
+#include "render/certs.h"
 
 #define CERTS_PER_SYNC  3U
 #define PENDING_REQUEUE (500 * USEC_PER_MSEC)
@@ -30,31 +30,12 @@ typedef struct SignerSpec {
         const char *secret, *bundle, *all_bundles_key;
 } SignerSpec;
 
-static const SignerSpec signer_specs[] = {
-        {"etcd-signer", "etcd-ca-bundle", "server-ca-bundle.crt"},
-        {"etcd-metric-signer", "etcd-metrics-ca-bundle", "metrics-ca-bundle.crt"},
+static const SignerSpec signer_specs[_CERT_SIGNER_MAX] = {
+        [CERT_SIGNER_ETCD] = {"etcd-signer", "etcd-ca-bundle", "server-ca-bundle.crt"},
+        [CERT_SIGNER_METRIC] = {"etcd-metric-signer", "etcd-metrics-ca-bundle", "metrics-ca-bundle.crt"},
 };
 
 const char *const cert_signer_names[] = {"etcd-signer", "etcd-metric-signer", NULL};
-
-/* Names and subjects as render issues them; for node certificates the node
- * name follows each prefix. */
-typedef struct LeafSpec {
-        const char *name, *cn, *org;
-        unsigned signer;
-        PkiProfile profile;
-} LeafSpec;
-
-static const LeafSpec client_leaves[] = {
-        {"etcd-client", "etcd-client", "system:etcd", 0, PKI_PROFILE_CLIENT},
-        {"etcd-metric-client", "etcd-metric", "system:etcd", 1, PKI_PROFILE_CLIENT},
-};
-static const LeafSpec node_leaves[] = {
-        {"etcd-peer-", "system:etcd-peer:", "system:etcd-peers", 0, PKI_PROFILE_SERVER_CLIENT},
-        {"etcd-serving-", "system:etcd-server:", "system:etcd-servers", 0, PKI_PROFILE_SERVER_CLIENT},
-        {"etcd-serving-metrics-", "system:etcd-metric:", "system:etcd-metrics", 1,
-         PKI_PROFILE_SERVER_CLIENT},
-};
 
 typedef struct Signer {
         const SignerSpec *spec;
@@ -335,44 +316,33 @@ static int sync_signer(Sync *s, Signer *sg)
 /* ---- leaves ---- */
 
 typedef struct Leaf {
-        const LeafSpec *spec;
+        const CertProfile *spec;
         const char *node; /* NULL for client certificates */
         char name[256], cn[256];
-        const char *dns[8], *alt_dns[8]; /* expected; alt: render's, which adds the node name */
+        const char *dns[CERT_NODE_DNS_NAMES + 1]; /* expected SANs (render/certs.h) */
         const char *ips[MAX_NODE_IPS + 3];
 } Leaf;
 
-static void leaf_init(Leaf *l, const LeafSpec *spec, const KubeObject *node, size_t *ret_n_ips)
+static void leaf_init(Leaf *l, const CertProfile *spec, const KubeObject *node, size_t *ret_n_ips)
 {
-        static const char *const names[] = {"localhost", "etcd.kube-system.svc",
-                                            "etcd.kube-system.svc.cluster.local", "etcd.openshift-etcd.svc",
-                                            "etcd.openshift-etcd.svc.cluster.local"};
-        size_t n = 0, k;
+        const char *node_ips[MAX_NODE_IPS];
+        size_t n = 0;
         cJSON *a;
 
         *l = (Leaf){.spec = spec, .node = node ? node->name : NULL};
-        (void) snprintf(l->name, sizeof l->name, "%s%s", spec->name, strempty(l->node));
-        (void) snprintf(l->cn, sizeof l->cn, "%s%s", spec->cn, strempty(l->node));
+        if (cert_profile_names(spec, l->node, l->name, sizeof l->name, l->cn, sizeof l->cn) < 0)
+                l->name[0] = l->cn[0] = 0; /* a node name too long for a Secret: nothing matches */
         if (!node)
                 return; /* client certificates carry no SANs (l->dns/ips stay empty lists) */
-        for (k = 0; k < ELEMENTSOF(names); k++)
-                l->dns[k] = l->alt_dns[k] = names[k];
-        l->alt_dns[k] = node->name;
-        l->ips[n++] = "127.0.0.1";
-        l->ips[n++] = "::1";
         JSON_ARRAY_FOREACH (a, json_get_array(node->json, "status.addresses")) {
                 const char *ip = json_get_string(a, "address");
-                unsigned char buf[16];
-                bool dup = false;
-                if (!streq_ptr(json_get_string(a, "type"), "InternalIP") || !ip || n >= MAX_NODE_IPS + 2 ||
-                    (inet_pton(AF_INET, ip, buf) != 1 && inet_pton(AF_INET6, ip, buf) != 1))
-                        continue;
-                for (k = 0; k < n; k++)
-                        dup |= streq(l->ips[k], ip);
-                if (!dup)
-                        l->ips[n++] = ip;
+                IpAddr parsed;
+                if (streq_ptr(json_get_string(a, "type"), "InternalIP") && ip && n < MAX_NODE_IPS &&
+                    ip_parse(ip, &parsed) >= 0)
+                        node_ips[n++] = ip;
         }
-        *ret_n_ips = n - 2;
+        cert_node_sans(node_ips, n, l->dns, l->ips);
+        *ret_n_ips = n;
 }
 
 /* Subject and usages as issued; *ret_current: issued by the current signer
@@ -384,7 +354,7 @@ static int check_subject(const char *crt, const Leaf *l, const Signer *sg, bool 
         _cleanup_(X509_freep) X509 *x = NULL;
         _cleanup_(pki_cert_info_freep) PkiCertInfo *i = NULL;
         uint32_t eku =
-                l->spec->profile == PKI_PROFILE_CLIENT ? XKU_SSL_CLIENT : XKU_SSL_SERVER | XKU_SSL_CLIENT;
+                l->spec->usage == PKI_PROFILE_CLIENT ? XKU_SSL_CLIENT : XKU_SSL_SERVER | XKU_SSL_CLIENT;
         int r;
 
         if ((r = pki_cert_from_pem(crt, &x)) < 0 || (r = pki_cert_get_info(x, &i)) < 0)
@@ -417,18 +387,6 @@ static int judge_leaf(Sync *s, Signer *sg, const Leaf *l, const KubeObject *sec,
                 .ca_pem = sg->bundle, .dns = l->dns, .ips = l->ips, .refresh = PKI_LEAF_REFRESH_WINDOW};
         if ((r = pki_cert_check_memo(s->memo, crt, key, &c, s->ctx->now, &reason)) < 0)
                 return r;
-        if (r == PKI_WRONG_SANS && l->node) {
-                _cleanup_free_ char *alt_reason = NULL;
-                c.dns = l->alt_dns;
-                int alt = pki_cert_check_memo(s->memo, crt, key, &c, s->ctx->now, &alt_reason);
-                if (alt < 0)
-                        return alt;
-                if (alt != PKI_WRONG_SANS) {
-                        r = alt;
-                        free(reason);
-                        reason = TAKE_PTR(alt_reason);
-                }
-        }
         if (r != PKI_VALID) {
                 *ret_reason = strdup_printf("%s: %s", pki_status_to_string(r), strempty(reason));
                 return !*ret_reason ? -ENOMEM : r == PKI_EXPIRING && !rolled_out(s, sg) ? 2 : 1;
@@ -452,7 +410,7 @@ static int issue_leaf(Sync *s, Signer *sg, const Leaf *l, const KubeObject *old,
 
         if ((r = get_key(s, l->name, &k)) < 0 || !k)
                 return r;
-        PkiCertRequest req = {.profile = l->spec->profile,
+        PkiCertRequest req = {.profile = l->spec->usage,
                               .cn = l->cn,
                               .org = l->spec->org,
                               .dns = l->node ? l->dns : NULL,
@@ -484,7 +442,7 @@ static int add_to_aggregate(Sync *s, const Leaf *l, const KubeObject *sec)
         return 0;
 }
 
-static int sync_leaf(Sync *s, const LeafSpec *spec, const KubeObject *node)
+static int sync_leaf(Sync *s, const CertProfile *spec, const KubeObject *node)
 {
         Signer *sg = &s->signers[spec->signer];
         const KubeObject *sec;
@@ -576,12 +534,12 @@ static int sync_cert_signer(const SyncContext *ctx, Plan *p)
                 if ((r = sync_signer(&s, &s.signers[i])) < 0)
                         return r;
         }
-        for (size_t i = 0; i < ELEMENTSOF(client_leaves); i++)
-                if ((r = sync_leaf(&s, &client_leaves[i], NULL)) < 0)
+        for (size_t i = 0; i < ELEMENTSOF(cert_client_profiles); i++)
+                if ((r = sync_leaf(&s, &cert_client_profiles[i], NULL)) < 0)
                         return r;
         for (size_t n = 0; n < s.n_nodes; n++)
-                for (size_t i = 0; i < ELEMENTSOF(node_leaves); i++)
-                        if ((r = sync_leaf(&s, &node_leaves[i], s.nodes[n])) < 0)
+                for (size_t i = 0; i < ELEMENTSOF(cert_node_profiles); i++)
+                        if ((r = sync_leaf(&s, &cert_node_profiles[i], s.nodes[n])) < 0)
                                 return r;
         return sync_aggregates(&s, s.n_nodes);
 }

@@ -14,6 +14,7 @@
 #include "base/yaml-emit.h"
 #include "base/yaml.h"
 #include "bootstrap.h"
+#include "certs.h"
 #include "template.h"
 
 #define CERTS_SUBDIR "etc-kubernetes/static-pod-resources/etcd-member"
@@ -73,40 +74,44 @@ static int load_signer(const RenderOptions *o, const char *name, PkiPair **ret, 
         return 1;
 }
 
-static int issue(const RenderOptions *o, const PkiPair *ca, PkiProfile profile, const char *cn,
-                 const char *org, bool node_sans, PkiPair **ret)
+/* The i-th leaf of CertSet, in the order of certs.h: the client certificates,
+ * then the bootstrap host's node certificates. */
+static const CertProfile *leaf_profile(size_t i)
 {
-        char ip[INET6_ADDRSTRLEN];
-        const char *dns[] = {"localhost",
-                             "etcd.kube-system.svc",
-                             "etcd.kube-system.svc.cluster.local",
-                             "etcd.openshift-etcd.svc",
-                             "etcd.openshift-etcd.svc.cluster.local",
-                             o->hostname,
-                             NULL};
-        const char *ips[] = {"127.0.0.1", "::1", ip_to_string(&o->bootstrap_ip, ip, sizeof ip), NULL};
-        PkiCertRequest req = {.profile = profile,
+        return i < ELEMENTSOF(cert_client_profiles)
+                       ? &cert_client_profiles[i]
+                       : &cert_node_profiles[i - ELEMENTSOF(cert_client_profiles)];
+}
+
+static int issue(const RenderOptions *o, const CertSet *s, const CertProfile *p, PkiPair **ret)
+{
+        char ip[INET6_ADDRSTRLEN], name[256], cn[256];
+        const char *node_ips[] = {ip_to_string(&o->bootstrap_ip, ip, sizeof ip)};
+        const char *dns[CERT_NODE_DNS_NAMES + 1], *ips[ELEMENTSOF(node_ips) + 3];
+        int r;
+
+        r = cert_profile_names(p, p->per_node ? o->hostname : NULL, name, sizeof name, cn, sizeof cn);
+        if (r < 0)
+                return r;
+        cert_node_sans(node_ips, ELEMENTSOF(node_ips), dns, ips);
+        PkiCertRequest req = {.profile = p->usage,
                               .cn = cn,
-                              .org = org,
-                              .dns = node_sans ? dns : NULL,
-                              .ips = node_sans ? ips : NULL,
+                              .org = p->org,
+                              .dns = p->per_node ? dns : NULL,
+                              .ips = p->per_node ? ips : NULL,
                               .validity = PKI_LEAF_VALIDITY,
                               .key_type = o->key_type};
-        return pki_cert_issue(ca, &req, o->now, ret);
+        return pki_cert_issue(p->signer == CERT_SIGNER_METRIC ? s->metric_signer : s->signer, &req, o->now,
+                              ret);
 }
 
 static int make_certs(const RenderOptions *o, CertSet *s, char **ret_error)
 {
-        _cleanup_free_ char *peer_cn = strdup_printf("system:etcd-peer:%s", o->hostname);
-        _cleanup_free_ char *serving_cn = strdup_printf("system:etcd-server:%s", o->hostname);
-        _cleanup_free_ char *metrics_cn = strdup_printf("system:etcd-metric:%s", o->hostname);
         char cn[128];
         int r, a, b;
 
-        if (!peer_cn || !serving_cn || !metrics_cn)
-                return -ENOMEM;
-        if ((a = load_signer(o, "etcd-signer", &s->signer, ret_error)) < 0 ||
-            (b = load_signer(o, "etcd-metric-signer", &s->metric_signer, ret_error)) < 0)
+        if ((a = load_signer(o, cert_signer_secrets[CERT_SIGNER_ETCD], &s->signer, ret_error)) < 0 ||
+            (b = load_signer(o, cert_signer_secrets[CERT_SIGNER_METRIC], &s->metric_signer, ret_error)) < 0)
                 return a < 0 ? a : b;
         s->reused = a > 0 || b > 0;
         /* Signer names carry the creation time, as upstream's do. */
@@ -122,17 +127,10 @@ static int make_certs(const RenderOptions *o, CertSet *s, char **ret_error)
                 if ((r = pki_ca_new(cn, PKI_SIGNER_VALIDITY, o->key_type, o->now, &s->metric_signer)) < 0)
                         return r;
         }
-        if ((r = issue(o, s->signer, PKI_PROFILE_CLIENT, "etcd-client", "system:etcd", false, &s->client)) <
-                    0 ||
-            (r = issue(o, s->metric_signer, PKI_PROFILE_CLIENT, "etcd-metric", "system:etcd", false,
-                       &s->metric_client)) < 0 ||
-            (r = issue(o, s->signer, PKI_PROFILE_SERVER_CLIENT, peer_cn, "system:etcd-peers", true,
-                       &s->peer)) < 0 ||
-            (r = issue(o, s->signer, PKI_PROFILE_SERVER_CLIENT, serving_cn, "system:etcd-servers", true,
-                       &s->serving)) < 0 ||
-            (r = issue(o, s->metric_signer, PKI_PROFILE_SERVER_CLIENT, metrics_cn, "system:etcd-metrics",
-                       true, &s->serving_metrics)) < 0)
-                return r;
+        PkiPair **leaves[] = {&s->client, &s->metric_client, &s->peer, &s->serving, &s->serving_metrics};
+        for (size_t i = 0; i < ELEMENTSOF(leaves); i++)
+                if ((r = issue(o, s, leaf_profile(i), leaves[i])) < 0)
+                        return r;
         return 0;
 }
 
@@ -277,22 +275,25 @@ static int write_pod(const RenderOptions *o, const char *root, char **ret_error)
 
 static int write_tree(const RenderOptions *o, const CertSet *s, const char *root, char **ret_error)
 {
-        _cleanup_free_ char *peer_name = strdup_printf("etcd-peer-%s", o->hostname);
-        _cleanup_free_ char *serving_name = strdup_printf("etcd-serving-%s", o->hostname);
-        _cleanup_free_ char *metrics_name = strdup_printf("etcd-serving-metrics-%s", o->hostname);
-        char ip[INET6_ADDRSTRLEN];
+        char names[5][256], cn[256], ip[INET6_ADDRSTRLEN];
+        int r = 0;
+
+        for (size_t i = 0; r >= 0 && i < ELEMENTSOF(names); i++)
+                r = cert_profile_names(leaf_profile(i), leaf_profile(i)->per_node ? o->hostname : NULL,
+                                       names[i], sizeof names[i], cn, sizeof cn);
+        if (r < 0)
+                return r;
         Pems p[] = {
-                {.name = "etcd-signer"}, {.name = "etcd-metric-signer"},
-                {.name = "etcd-client"}, {.name = "etcd-metric-client"},
-                {.name = peer_name},     {.name = serving_name},
-                {.name = metrics_name},
+                {.name = cert_signer_secrets[CERT_SIGNER_ETCD]},
+                {.name = cert_signer_secrets[CERT_SIGNER_METRIC]},
+                {.name = names[0]},
+                {.name = names[1]},
+                {.name = names[2]},
+                {.name = names[3]},
+                {.name = names[4]},
         };
         const PkiPair *pairs[] = {s->signer, s->metric_signer, s->client,         s->metric_client,
                                   s->peer,   s->serving,       s->serving_metrics};
-        int r = 0;
-
-        if (!peer_name || !serving_name || !metrics_name)
-                return -ENOMEM;
         for (size_t i = 0; r >= 0 && i < ELEMENTSOF(p); i++)
                 r = pki_pair_to_pem(pairs[i], &p[i].crt, &p[i].key);
         for (size_t i = 0; r >= 0 && i < ELEMENTSOF(p); i++) {

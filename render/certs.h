@@ -1,0 +1,43 @@
+/* What every etcd certificate is, defined once for `render` (the bootstrap
+ * host's set) and the cert signer (every master's set, and rotation): the
+ * secret's name, subject, signer, usages and SANs. The SANs of a node
+ * certificate are upstream's (tlshelpers getServerHostNames): localhost and
+ * the etcd service names as DNS, the loopback addresses and the node's
+ * InternalIPs as IPs. Pure data and a helper; no I/O. */
+#pragma once
+
+#include "pki/pki.h"
+
+typedef enum CertSigner {
+        CERT_SIGNER_ETCD,   /* secret etcd-signer, bundle etcd-ca-bundle */
+        CERT_SIGNER_METRIC, /* secret etcd-metric-signer, bundle etcd-metrics-ca-bundle */
+        _CERT_SIGNER_MAX,
+        _CERT_SIGNER_INVALID = -EINVAL,
+} CertSigner;
+
+typedef struct CertProfile {
+        const char *secret; /* the secret's name; for a node certificate the prefix before the node name */
+        const char *cn;     /* the subject CN; likewise a prefix for a node certificate */
+        const char *org;
+        CertSigner signer;
+        PkiProfile usage;
+        bool per_node;
+} CertProfile;
+
+/* The secrets of the two signers, indexed by CertSigner. */
+extern const char *const cert_signer_secrets[_CERT_SIGNER_MAX];
+
+/* The client certificates (one each), then the node certificates (one each per master). */
+extern const CertProfile cert_client_profiles[2];
+extern const CertProfile cert_node_profiles[3];
+
+/* The secret name and CN of a profile for `node` (NULL for a client certificate). */
+int cert_profile_names(const CertProfile *p, const char *node, char *ret_secret, size_t secret_size,
+                       char *ret_cn, size_t cn_size);
+
+/* How many DNS names a node certificate carries. */
+#define CERT_NODE_DNS_NAMES 5
+/* The node certificate SANs: fills `dns` (CERT_NODE_DNS_NAMES + 1 entries)
+ * and `ips` (n_node_ips + 3 entries), each NULL-terminated, with borrowed
+ * strings: the loopback addresses first, then `node_ips` without repeats. */
+void cert_node_sans(const char *const *node_ips, size_t n_node_ips, const char **dns, const char **ips);
