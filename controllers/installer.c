@@ -22,9 +22,8 @@
 #include "base/log.h"
 #include "controllers.h"
 #include "facts.h"
+#include "render/installerpod.h"
 
-#define RESOURCE_DIR "/etc/kubernetes/static-pod-resources"
-#define MANIFEST_DIR "/etc/kubernetes/manifests"
 #define BACKOFF_BASE (10 * USEC_PER_SEC)
 #define BACKOFF_MAX  (5 * 60 * USEC_PER_SEC)
 
@@ -231,63 +230,6 @@ static int plan_failure(const State *st, Plan *p, const NodeInfo *ni, const Kube
         return 0;
 }
 
-static int add_strings(cJSON *obj, const char *key, const char *const *v, size_t n)
-{
-        cJSON *a = cJSON_AddArrayToObject(obj, key);
-        for (size_t i = 0; a && i < n; i++) {
-                cJSON *e = cJSON_CreateString(v[i]);
-                if (!e)
-                        return -ENOMEM;
-                cJSON_AddItemToArray(a, e);
-        }
-        return a ? 0 : -ENOMEM;
-}
-
-static cJSON *installer_pod(const State *st, const char *name, const char *node, int64_t rev)
-{
-        _cleanup_free_ char *a_rev = strdup_printf("--revision=%lld", (long long) rev);
-        _cleanup_free_ char *a_node = strdup_printf("--node-name=%s", node);
-        const char *const cmd[] = {
-                "cluster-etcd-operator",
-                "installer",
-                a_rev,
-                "--namespace=" NS_ETCD,
-                "--pod=etcd-pod",
-                "--resource-dir=" RESOURCE_DIR,
-                "--pod-manifest-dir=" MANIFEST_DIR,
-                "--cert-dir=" RESOURCE_DIR "/etcd-certs",
-                "--configmaps=etcd-pod,etcd-endpoints,etcd-all-bundles",
-                "--secrets=etcd-all-certs",
-                "--cert-configmaps=restore-etcd-pod,etcd-all-bundles",
-                "--cert-secrets=etcd-all-certs",
-                a_node,
-        };
-        static const char skeleton[] =
-                "{\"apiVersion\":\"v1\",\"kind\":\"Pod\",\"metadata\":{\"namespace\":\"" NS_ETCD "\","
-                "\"labels\":{\"app\":\"installer\"}},\"spec\":{\"restartPolicy\":\"Never\","
-                "\"serviceAccountName\":\"installer-sa\",\"priorityClassName\":\"system-node-critical\","
-                "\"tolerations\":[{\"operator\":\"Exists\"}],\"containers\":[{\"name\":\"installer\","
-                "\"imagePullPolicy\":\"IfNotPresent\",\"terminationMessagePolicy\":"
-                "\"FallbackToLogsOnError\","
-                "\"securityContext\":{\"privileged\":true,\"runAsUser\":0},\"volumeMounts\":["
-                "{\"name\":\"resource-dir\",\"mountPath\":\"" RESOURCE_DIR "\"},"
-                "{\"name\":\"manifests\",\"mountPath\":\"" MANIFEST_DIR "\"}]}],\"volumes\":["
-                "{\"name\":\"resource-dir\",\"hostPath\":{\"path\":\"" RESOURCE_DIR "\",\"type\":"
-                "\"DirectoryOrCreate\"}},{\"name\":\"manifests\",\"hostPath\":{\"path\":\"" MANIFEST_DIR
-                "\","
-                "\"type\":\"DirectoryOrCreate\"}}]}}";
-        _cleanup_(cJSON_Deletep) cJSON *pod = NULL;
-        if (!a_rev || !a_node || json_parse(skeleton, strlen(skeleton), &pod) < 0)
-                return NULL;
-        cJSON *c = cJSON_GetArrayItem(json_get_array(pod, "spec.containers"), 0);
-        if (json_set_string(json_get_object(pod, "metadata"), "name", name) < 0 ||
-            json_set_string(json_get_object(pod, "spec"), "nodeName", node) < 0 ||
-            json_set_string(c, "image", op_state(st->ctx)->operator_image) < 0 ||
-            add_strings(c, "command", cmd, ELEMENTSOF(cmd)) < 0)
-                return NULL;
-        return TAKE_PTR(pod);
-}
-
 static void pod_name(char *buf, size_t n, int64_t rev, int64_t attempt, const char *node)
 {
         if (attempt > 0)
@@ -318,9 +260,10 @@ static int start_installer(const State *st, Plan *p, const NodeInfo *ni)
                 }
         }
         pod_name(name, sizeof name, st->latest, attempt, node);
-        _cleanup_(cJSON_Deletep) cJSON *obj = installer_pod(st, name, node, st->latest);
-        if (!obj)
-                return -ENOMEM;
+        _cleanup_(cJSON_Deletep) cJSON *obj = NULL;
+        int r = installer_pod_render(name, node, st->latest, op_state(st->ctx)->operator_image, &obj);
+        if (r < 0)
+                return log_error_errno(r, "cannot render installer pod %s for node %s", name, node);
         log_info("installing revision %lld on node %s (%s)", (long long) st->latest, node, name);
         plan_event(p, false, "InstallerPodCreated", "installing revision %lld on node %s",
                    (long long) st->latest, node);

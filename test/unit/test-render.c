@@ -17,6 +17,7 @@
 #include "base/json.h"
 #include "base/yaml.h"
 #include "render/bootstrap.h"
+#include "render/installerpod.h"
 #include "render/staticpod.h"
 #include "render/template.h"
 
@@ -453,12 +454,36 @@ static int teardown(void **state)
         return system(cmd) == 0 ? 0 : -1;
 }
 
+/* The installer pod comes from its manifest; values a Pod cannot carry are refused, not rendered. */
+static void test_installer_pod(void **state)
+{
+        static const char image[] = "quay.io/openshift/cluster-etcd-operator@sha256:0123";
+        cJSON *pod = NULL;
+        assert_int_equal(installer_pod_render("installer-3-master-0", "master-0", 3, image, &pod), 0);
+        assert_string_equal(json_get_string(pod, "metadata.name"), "installer-3-master-0");
+        assert_string_equal(json_get_string(pod, "spec.nodeName"), "master-0");
+        cJSON *c = cJSON_GetArrayItem(json_get_array(pod, "spec.containers"), 0);
+        assert_string_equal(json_get_string(c, "image"), image);
+        cJSON *cmd = json_get_array(c, "command");
+        assert_string_equal(cJSON_GetArrayItem(cmd, 2)->valuestring, "--revision=3");
+        assert_string_equal(cJSON_GetArrayItem(cmd, cJSON_GetArraySize(cmd) - 1)->valuestring,
+                            "--node-name=master-0");
+        cJSON_Delete(pod);
+        pod = NULL;
+        assert_int_equal(installer_pod_render("installer-3-x", "Master_0", 3, image, &pod), -EINVAL);
+        assert_int_equal(installer_pod_render("installer-3-x", "master-0", 0, image, &pod), -EINVAL);
+        assert_int_equal(installer_pod_render("installer-3-x", "master-0", 3, "not an image", &pod),
+                         -EINVAL);
+        assert_null(pod);
+}
+
 int main(void)
 {
         const struct CMUnitTest tests[] = {
-                cmocka_unit_test(test_inputs),       cmocka_unit_test(test_input_errors),
-                cmocka_unit_test(test_bootstrap_ip), cmocka_unit_test(test_template),
-                cmocka_unit_test(test_staticpod),    cmocka_unit_test(test_render_tree),
+                cmocka_unit_test(test_inputs),        cmocka_unit_test(test_input_errors),
+                cmocka_unit_test(test_bootstrap_ip),  cmocka_unit_test(test_template),
+                cmocka_unit_test(test_staticpod),     cmocka_unit_test(test_render_tree),
+                cmocka_unit_test(test_installer_pod),
         };
         return cmocka_run_group_tests(tests, setup, teardown);
 }
