@@ -540,9 +540,11 @@ def metric_sum(url, name):
 
 
 # An action the operator decides once: the same line twice is the same step planned twice.
+# (A membership change retried after etcd's "not yet" logs "starting" again; only a second
+# "done" is a duplicate.)
 ACTIONS = re.compile(r"(installing revision \d+ on node \S+|node \S+ goes to revision \d+|"
                      r"revision \d+ is complete, publishing it|removing the bootstrap annotation|"
-                     r"etcd (add learner|remove) \S+.*: starting|deleting finished installer pod \S+)")
+                     r"etcd (add learner|promote|remove) \S+.*: done|deleting finished installer pod \S+)")
 
 
 def duplicate_actions(logdir, t0, t1):

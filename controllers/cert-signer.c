@@ -129,21 +129,13 @@ static void write_object(Sync *s, const KubeResource *res, const KubeObject *old
                          const char *type, cJSON *data)
 {
         _cleanup_(cJSON_Deletep) cJSON *d = data, *o = NULL;
-        cJSON *md;
 
         if (old && type && !streq_ptr(json_get_string(old->json, "type"), type)) {
                 plan_delete(s->p, res, NS_ETCD, name, kube_object_uid(old));
                 old = NULL;
         }
-        o = old ? cJSON_Duplicate(old->json, true) : cJSON_CreateObject();
+        o = old ? cJSON_Duplicate(old->json, true) : kube_object_skeleton(res, NS_ETCD, name);
         if (!o || !d) {
-                s->p->error = -ENOMEM;
-                return;
-        }
-        if (!old &&
-            (!cJSON_AddStringToObject(o, "apiVersion", "v1") ||
-             !cJSON_AddStringToObject(o, "kind", res->kind) || !(md = json_ensure_object(o, "metadata")) ||
-             json_set_string(md, "name", name) < 0 || json_set_string(md, "namespace", NS_ETCD) < 0)) {
                 s->p->error = -ENOMEM;
                 return;
         }

@@ -117,13 +117,9 @@ static int sync_etcd_endpoints(const SyncContext *ctx, Plan *p)
 
         bool same = existing && (have ? cJSON_Compare(have, data, true) : !data->child);
         if (!same && (existing || data->child)) {
-                _cleanup_(cJSON_Deletep) cJSON *cm = cJSON_CreateObject();
-                cJSON *md = cJSON_AddObjectToObject(cm, "metadata");
-                if (!md || !cJSON_AddStringToObject(cm, "apiVersion", "v1") ||
-                    !cJSON_AddStringToObject(cm, "kind", "ConfigMap") ||
-                    !cJSON_AddStringToObject(md, "name", ENDPOINTS_CM) ||
-                    !cJSON_AddStringToObject(md, "namespace", NS_ETCD) ||
-                    !cJSON_AddItemToObject(cm, "data", data))
+                _cleanup_(cJSON_Deletep) cJSON *cm =
+                        kube_object_skeleton(&KUBE_CONFIGMAPS, NS_ETCD, ENDPOINTS_CM);
+                if (!cm || !cJSON_AddItemToObject(cm, "data", data))
                         return -ENOMEM;
                 data = NULL; /* owned by cm now */
                 _cleanup_free_ char *txt = json_print(cJSON_GetObjectItemCaseSensitive(cm, "data"));

@@ -69,13 +69,11 @@ static cJSON *build_subset(const SyncContext *ctx, size_t *ret_n)
 
 static cJSON *build_endpoints(cJSON *subset, const char *bootstrap_ip)
 {
-        _cleanup_(cJSON_Deletep) cJSON *ep = cJSON_CreateObject();
-        cJSON *md = cJSON_AddObjectToObject(ep, "metadata");
-        cJSON *subsets = cJSON_AddArrayToObject(ep, "subsets");
-        if (!md || !subsets || !cJSON_AddStringToObject(ep, "apiVersion", "v1") ||
-            !cJSON_AddStringToObject(ep, "kind", "Endpoints") ||
-            !cJSON_AddStringToObject(md, "name", HOST_ENDPOINTS_NAME) ||
-            !cJSON_AddStringToObject(md, "namespace", NS_ETCD))
+        _cleanup_(cJSON_Deletep) cJSON *ep =
+                kube_object_skeleton(&KUBE_ENDPOINTS, NS_ETCD, HOST_ENDPOINTS_NAME);
+        cJSON *md = ep ? json_get_object(ep, "metadata") : NULL;
+        cJSON *subsets = ep ? cJSON_AddArrayToObject(ep, "subsets") : NULL;
+        if (!md || !subsets)
                 return NULL;
         if (bootstrap_ip) {
                 cJSON *ann = cJSON_AddObjectToObject(md, "annotations");

@@ -59,7 +59,6 @@ static int sync_copy(const SyncContext *ctx, Plan *p, const Copy *c)
         const KubeResource *res = c->secret ? &KUBE_SECRETS : &KUBE_CONFIGMAPS;
         size_t n_fields = c->secret ? ELEMENTSOF(carried) : ELEMENTSOF(carried) - 1;
         bool same = dst != NULL;
-        cJSON *md;
 
         if (!src)
                 return 0;
@@ -77,13 +76,9 @@ static int sync_copy(const SyncContext *ctx, Plan *p, const Copy *c)
                 plan_delete(p, res, c->to_ns, c->to, kube_object_uid(dst));
                 dst = NULL;
         }
-        _cleanup_(cJSON_Deletep) cJSON *o = dst ? cJSON_Duplicate(dst->json, true) : cJSON_CreateObject();
+        _cleanup_(cJSON_Deletep) cJSON *o =
+                dst ? cJSON_Duplicate(dst->json, true) : kube_object_skeleton(res, c->to_ns, c->to);
         if (!o)
-                return -ENOMEM;
-        if (!dst &&
-            (!cJSON_AddStringToObject(o, "apiVersion", "v1") ||
-             !cJSON_AddStringToObject(o, "kind", res->kind) || !(md = json_ensure_object(o, "metadata")) ||
-             json_set_string(md, "name", c->to) < 0 || json_set_string(md, "namespace", c->to_ns) < 0))
                 return -ENOMEM;
         for (size_t k = 0; k < n_fields; k++) {
                 const cJSON *v = cJSON_GetObjectItemCaseSensitive(src->json, carried[k]);

@@ -122,19 +122,6 @@ static char *what_changed(const SyncContext *ctx, const KubeObject *cr, int64_t 
         return buf[0] ? strdup(buf) : NULL;
 }
 
-static cJSON *object_new(const char *kind, const char *name)
-{
-        cJSON *o = cJSON_CreateObject(), *md;
-        if (!o || !cJSON_AddStringToObject(o, "apiVersion", "v1") ||
-            !cJSON_AddStringToObject(o, "kind", kind) || !(md = cJSON_AddObjectToObject(o, "metadata")) ||
-            !cJSON_AddStringToObject(md, "name", name) ||
-            !cJSON_AddStringToObject(md, "namespace", NS_ETCD)) {
-                cJSON_Delete(o);
-                return NULL;
-        }
-        return o;
-}
-
 static int add_copy_of(cJSON *to, const cJSON *from, const char *key)
 {
         cJSON *v = json_get_object(from, key);
@@ -154,7 +141,7 @@ static int plan_copies(const SyncContext *ctx, Plan *p, const KubeObject *cr, in
         char name[128], rev[24];
         (void) snprintf(rev, sizeof rev, "%lld", (long long) next);
         (void) snprintf(name, sizeof name, "revision-status-%lld", (long long) next);
-        _cleanup_(cJSON_Deletep) cJSON *st = object_new("ConfigMap", name);
+        _cleanup_(cJSON_Deletep) cJSON *st = kube_object_skeleton(&KUBE_CONFIGMAPS, NS_ETCD, name);
         cJSON *data = st ? cJSON_AddObjectToObject(st, "data") : NULL;
         if (!data || !cJSON_AddStringToObject(data, "status", "InProgress") ||
             !cJSON_AddStringToObject(data, "reason", reason) ||
@@ -167,7 +154,8 @@ static int plan_copies(const SyncContext *ctx, Plan *p, const KubeObject *cr, in
                 const KubeObject *cur = get_rev(ctx, i, 0);
                 bool secret = revisioned[i].res == &KUBE_SECRETS;
                 (void) snprintf(name, sizeof name, "%s-%lld", revisioned[i].name, (long long) next);
-                _cleanup_(cJSON_Deletep) cJSON *copy = object_new(secret ? "Secret" : "ConfigMap", name);
+                _cleanup_(cJSON_Deletep) cJSON *copy =
+                        kube_object_skeleton(secret ? &KUBE_SECRETS : &KUBE_CONFIGMAPS, NS_ETCD, name);
                 const char *type = json_get_string(cur->json, "type");
                 if (!copy || (secret && type && !cJSON_AddStringToObject(copy, "type", type)) ||
                     add_copy_of(copy, cur->json, "data") < 0 ||

@@ -300,11 +300,8 @@ static int replace(cJSON *obj, const char *key, cJSON *item)
 
 static int plan_create_co(Plan *p)
 {
-        _cleanup_(cJSON_Deletep) cJSON *co = cJSON_CreateObject();
-        cJSON *md = cJSON_AddObjectToObject(co, "metadata");
-        if (!md || !cJSON_AddStringToObject(co, "apiVersion", "config.openshift.io/v1") ||
-            !cJSON_AddStringToObject(co, "kind", "ClusterOperator") ||
-            !cJSON_AddStringToObject(md, "name", CO_NAME) || !cJSON_AddObjectToObject(co, "spec"))
+        _cleanup_(cJSON_Deletep) cJSON *co = kube_object_skeleton(&KUBE_CLUSTEROPERATORS, NULL, CO_NAME);
+        if (!co || !cJSON_AddObjectToObject(co, "spec"))
                 return -ENOMEM;
         log_info("creating clusteroperators/%s", CO_NAME);
         plan_create(p, &KUBE_CLUSTEROPERATORS, co);

@@ -206,13 +206,9 @@ static int cluster_env(const SyncContext *ctx, const KubeObject *endpoints, size
 static int want_configmap(const SyncContext *ctx, Plan *p, const char *name, const char *pod_yaml)
 {
         const KubeObject *have = op_get(ctx, W_ETCD_CONFIGMAPS, NS_ETCD, name);
-        _cleanup_(cJSON_Deletep) cJSON *cm = cJSON_CreateObject();
-        cJSON *md, *data;
-        if (!cm || !cJSON_AddStringToObject(cm, "apiVersion", "v1") ||
-            !cJSON_AddStringToObject(cm, "kind", "ConfigMap") ||
-            !(md = cJSON_AddObjectToObject(cm, "metadata")) || !cJSON_AddStringToObject(md, "name", name) ||
-            !cJSON_AddStringToObject(md, "namespace", NS_ETCD) ||
-            !(data = cJSON_AddObjectToObject(cm, "data")) ||
+        _cleanup_(cJSON_Deletep) cJSON *cm = kube_object_skeleton(&KUBE_CONFIGMAPS, NS_ETCD, name);
+        cJSON *data;
+        if (!cm || !(data = cJSON_AddObjectToObject(cm, "data")) ||
             !cJSON_AddStringToObject(data, "pod.yaml", pod_yaml))
                 return -ENOMEM;
         if (have && cJSON_Compare(json_get_object(have->json, "data"), data, true))

@@ -15,6 +15,7 @@
 #include "base/yaml.h"
 #include "bootstrap.h"
 #include "certs.h"
+#include "kube/object.h"
 #include "template.h"
 
 #define CERTS_SUBDIR "etc-kubernetes/static-pod-resources/etcd-member"
@@ -169,18 +170,6 @@ static int write_yaml(const char *root, const char *rel, const cJSON *obj)
         return y ? write_out(root, rel, y, 0644) : -ENOMEM;
 }
 
-static cJSON *object_new(const char *api_version, const char *kind, const char *name)
-{
-        cJSON *o = cJSON_CreateObject(), *md;
-        if (!o || !cJSON_AddStringToObject(o, "apiVersion", api_version) ||
-            !cJSON_AddStringToObject(o, "kind", kind) || !(md = cJSON_AddObjectToObject(o, "metadata")) ||
-            !cJSON_AddStringToObject(md, "name", name) || !cJSON_AddStringToObject(md, "namespace", NS)) {
-                cJSON_Delete(o);
-                return NULL;
-        }
-        return o;
-}
-
 static int add_b64(cJSON *data, const char *key, const char *value)
 {
         _cleanup_free_ char *b = base64_encode(value, strlen(value));
@@ -194,7 +183,7 @@ typedef struct Pems {
 
 static int write_secret(const char *root, const Pems *p)
 {
-        _cleanup_(cJSON_Deletep) cJSON *s = object_new("v1", "Secret", p->name);
+        _cleanup_(cJSON_Deletep) cJSON *s = kube_object_skeleton(&KUBE_SECRETS, NS, p->name);
         _cleanup_free_ char *rel = strdup_printf("manifests/openshift-etcd-%s.yaml", p->name);
         cJSON *data;
         if (!s || !rel || !cJSON_AddStringToObject(s, "type", "kubernetes.io/tls") ||
@@ -206,7 +195,7 @@ static int write_secret(const char *root, const Pems *p)
 
 static int write_configmap(const char *root, const char *name, const char *const *kv)
 {
-        _cleanup_(cJSON_Deletep) cJSON *c = object_new("v1", "ConfigMap", name);
+        _cleanup_(cJSON_Deletep) cJSON *c = kube_object_skeleton(&KUBE_CONFIGMAPS, NS, name);
         _cleanup_free_ char *rel = strdup_printf("manifests/openshift-etcd-%s.yaml", name);
         cJSON *data;
         if (!c || !rel || !(data = cJSON_AddObjectToObject(c, "data")))
@@ -219,7 +208,7 @@ static int write_configmap(const char *root, const char *name, const char *const
 
 static int write_endpoints_cm(const char *root, const char *bootstrap_ip)
 {
-        _cleanup_(cJSON_Deletep) cJSON *c = object_new("v1", "ConfigMap", "etcd-endpoints");
+        _cleanup_(cJSON_Deletep) cJSON *c = kube_object_skeleton(&KUBE_CONFIGMAPS, NS, "etcd-endpoints");
         cJSON *ann = c ? cJSON_AddObjectToObject(json_get_object(c, "metadata"), "annotations") : NULL;
         if (!ann ||
             !cJSON_AddStringToObject(ann, "alpha.installer.openshift.io/etcd-bootstrap", bootstrap_ip) ||
@@ -317,7 +306,8 @@ static int write_tree(const RenderOptions *o, const CertSet *s, const char *root
                 r = write_out(root, "tls/etcd-client.key", p[2].key, 0600);
         /* The aggregates: one change, one rollout (node certificates only). */
         if (r >= 0) {
-                _cleanup_(cJSON_Deletep) cJSON *all = object_new("v1", "Secret", "etcd-all-certs");
+                _cleanup_(cJSON_Deletep) cJSON *all =
+                        kube_object_skeleton(&KUBE_SECRETS, NS, "etcd-all-certs");
                 cJSON *data = all ? cJSON_AddObjectToObject(all, "data") : NULL;
                 r = data && cJSON_AddStringToObject(all, "type", "Opaque") ? 0 : -ENOMEM;
                 for (size_t i = 4; r >= 0 && i < ELEMENTSOF(p); i++) {

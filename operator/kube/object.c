@@ -92,3 +92,19 @@ const char *kube_object_rv_string(const KubeObject *o)
 {
         return json_get_string(o->json, "metadata.resourceVersion");
 }
+
+cJSON *kube_object_skeleton(const KubeResource *res, const char *ns, const char *name)
+{
+        _cleanup_(cJSON_Deletep) cJSON *o = cJSON_CreateObject();
+        char buf[128];
+        cJSON *md;
+
+        assert_return(res && name, NULL);
+        if (!o ||
+            !cJSON_AddStringToObject(o, "apiVersion", kube_resource_api_version(res, buf, sizeof buf)) ||
+            !cJSON_AddStringToObject(o, "kind", res->kind) ||
+            !(md = cJSON_AddObjectToObject(o, "metadata")) || !cJSON_AddStringToObject(md, "name", name) ||
+            (ns && !cJSON_AddStringToObject(md, "namespace", ns)))
+                return NULL;
+        return TAKE_PTR(o);
+}

@@ -8,6 +8,12 @@
 #include <cjson/cJSON.h>
 
 #include "base/macro.h"
+#include "kube/resource.h"
+
+/* A new object to write: {"apiVersion", "kind", "metadata": {"name",
+ * "namespace"}} for `res` (ns NULL for a cluster-scoped one). Owned; NULL on
+ * allocation failure. The one way controllers and render start an object. */
+cJSON *kube_object_skeleton(const KubeResource *res, const char *ns, const char *name);
 
 typedef struct KubeObject {
         unsigned n_ref;
