@@ -13,18 +13,12 @@
 #include "base/log.h"
 #include "controllers.h"
 #include "facts.h"
+#include "render/etcdenv.h"
 #include "render/netutil.h"
 #include "render/staticpod.h"
 
 #define CERTS "/etc/kubernetes/static-pod-certs"
 #define GIB   (1024ULL * 1024ULL * 1024ULL)
-
-/* TLS 1.2 suites only: etcd 3.4 rejects the TLS 1.3 names, and 1.3 suites
- * are not configurable in Go anyway. */
-#define CIPHER_SUITES                                                                    \
-        "TLS_ECDHE_ECDSA_WITH_AES_128_GCM_SHA256,TLS_ECDHE_RSA_WITH_AES_128_GCM_SHA256," \
-        "TLS_ECDHE_ECDSA_WITH_AES_256_GCM_SHA384,TLS_ECDHE_RSA_WITH_AES_256_GCM_SHA384," \
-        "TLS_ECDHE_ECDSA_WITH_CHACHA20_POLY1305_SHA256,TLS_ECDHE_RSA_WITH_CHACHA20_POLY1305_SHA256"
 
 static int str_cmp(const void *a, const void *b)
 {
@@ -117,7 +111,7 @@ static uint64_t quota_bytes(const KubeObject *cr)
 {
         int64_t gib = 0;
         if (!cr || json_get_int64(cr->json, "spec.backendQuotaGiB", &gib) < 0 || gib < 1 || gib > 1024)
-                gib = 8;
+                gib = ETCD_DEFAULT_QUOTA_GIB;
         return (uint64_t) gib * GIB;
 }
 
@@ -180,11 +174,11 @@ static int cluster_env(const SyncContext *ctx, const KubeObject *endpoints, size
                 {"ETCDCTL_KEY", CERTS "/secrets/etcd-all-certs/etcd-peer-NODE_NAME.key"},
                 {"ETCD_DATA_DIR", "/var/lib/etcd"},
                 {"ETCD_INITIAL_CLUSTER_STATE", "existing"},
-                {"ETCD_CIPHER_SUITES", CIPHER_SUITES},
-                {"ETCD_TLS_MIN_VERSION", "TLS1.2"},
+                {"ETCD_CIPHER_SUITES", ETCD_CIPHER_SUITES},
+                {"ETCD_TLS_MIN_VERSION", ETCD_TLS_MIN_VERSION},
                 {"ETCD_EXPERIMENTAL_WATCH_PROGRESS_NOTIFY_INTERVAL", "5s"},
-                {"ETCD_HEARTBEAT_INTERVAL", slower ? "500" : "100"},
-                {"ETCD_ELECTION_TIMEOUT", slower ? "2500" : "1000"},
+                {"ETCD_HEARTBEAT_INTERVAL", etcd_heartbeat_ms(slower)},
+                {"ETCD_ELECTION_TIMEOUT", etcd_election_timeout_ms(slower)},
                 {"ETCD_IMAGE", op_state(ctx)->etcd_image},
                 {"ALL_ETCD_ENDPOINTS", all},
                 {"ETCDCTL_ENDPOINTS", etcdctl},

@@ -15,6 +15,7 @@
 #include "base/yaml.h"
 #include "bootstrap.h"
 #include "certs.h"
+#include "etcdenv.h"
 #include "kube/object.h"
 #include "template.h"
 
@@ -243,8 +244,11 @@ static int write_pod(const RenderOptions *o, const char *root, char **ret_error)
                                        : v6                 ? "[::1]"
                                                             : "127.0.0.1"},
                 {"CLUSTER_TOKEN", token},
-                {"HEARTBEAT_INTERVAL", o->slower_hardware ? "500" : "100"},
-                {"ELECTION_TIMEOUT", o->slower_hardware ? "2500" : "1000"},
+                {"HEARTBEAT_INTERVAL", etcd_heartbeat_ms(o->slower_hardware)},
+                {"ELECTION_TIMEOUT", etcd_election_timeout_ms(o->slower_hardware)},
+                {"CIPHER_SUITES", ETCD_CIPHER_SUITES},
+                {"TLS_MIN_VERSION", ETCD_TLS_MIN_VERSION},
+                {"QUOTA_BACKEND_BYTES", ETCD_DEFAULT_QUOTA_BYTES},
                 {"MAX_LEARNERS", max_learners},
         };
         r = template_render(a->data, vars, ELEMENTSOF(vars), &pod, &missing);

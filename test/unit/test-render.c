@@ -17,6 +17,7 @@
 #include "base/json.h"
 #include "base/yaml.h"
 #include "render/bootstrap.h"
+#include "render/etcdenv.h"
 #include "render/installerpod.h"
 #include "render/staticpod.h"
 #include "render/template.h"
@@ -454,6 +455,15 @@ static int teardown(void **state)
         return system(cmd) == 0 ? 0 : -1;
 }
 
+/* The two spellings of the default quota agree. */
+static void test_etcd_defaults(void **state)
+{
+        assert_int_equal(strtoull(ETCD_DEFAULT_QUOTA_BYTES, NULL, 10),
+                         (unsigned long long) ETCD_DEFAULT_QUOTA_GIB << 30);
+        assert_string_equal(etcd_heartbeat_ms(true), "500");
+        assert_string_equal(etcd_election_timeout_ms(false), "1000");
+}
+
 /* The installer pod comes from its manifest; values a Pod cannot carry are refused, not rendered. */
 static void test_installer_pod(void **state)
 {
@@ -483,7 +493,7 @@ int main(void)
                 cmocka_unit_test(test_inputs),        cmocka_unit_test(test_input_errors),
                 cmocka_unit_test(test_bootstrap_ip),  cmocka_unit_test(test_template),
                 cmocka_unit_test(test_staticpod),     cmocka_unit_test(test_render_tree),
-                cmocka_unit_test(test_installer_pod),
+                cmocka_unit_test(test_installer_pod), cmocka_unit_test(test_etcd_defaults),
         };
         return cmocka_run_group_tests(tests, setup, teardown);
 }
