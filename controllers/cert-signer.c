@@ -360,11 +360,18 @@ static int check_subject(const char *crt, const Leaf *l, const Signer *sg, bool 
         return *ret_reason ? 1 : -ENOMEM;
 }
 
-/* 0 keep, 1 (re)issue, 2 keep for now (both with *ret_reason): still good,
- * but due (expiring, or signed by the previous signer) while the current
- * signer has not rolled out to every node. A leaf issued by it now would
- * not be trusted by the nodes still running the old bundle; leaves made
- * with the signer expire with it, so this is the common case of rotation. */
+/* What to do with a leaf. LEAF_KEEP_FOR_NOW: still good, but due (expiring,
+ * or signed by the previous signer) while the current signer has not rolled
+ * out to every node. A leaf issued by it now would not be trusted by the
+ * nodes still running the old bundle; leaves made with the signer expire
+ * with it, so this is the common case of rotation. */
+typedef enum LeafVerdict {
+        LEAF_KEEP = 0,
+        LEAF_ISSUE = 1,        /* (re)issue, with *ret_reason */
+        LEAF_KEEP_FOR_NOW = 2, /* with *ret_reason */
+} LeafVerdict;
+
+/* A LeafVerdict, or < 0. */
 static int judge_leaf(Sync *s, Signer *sg, const Leaf *l, const KubeObject *sec, char **ret_reason)
 {
         _cleanup_free_ char *crt = NULL, *reason = NULL;
@@ -372,24 +379,27 @@ static int judge_leaf(Sync *s, Signer *sg, const Leaf *l, const KubeObject *sec,
         int r;
 
         if (!sec)
-                return (*ret_reason = strdup("missing")) ? 1 : -ENOMEM;
+                return (*ret_reason = strdup("missing")) ? LEAF_ISSUE : -ENOMEM;
         if (secret_pems(sec, &crt, &key) < 0)
-                return (*ret_reason = strdup("tls.crt or tls.key is missing or not base64")) ? 1 : -ENOMEM;
+                return (*ret_reason = strdup("tls.crt or tls.key is missing or not base64")) ? LEAF_ISSUE
+                                                                                             : -ENOMEM;
         PkiCheck c = {
                 .ca_pem = sg->bundle, .dns = l->dns, .ips = l->ips, .refresh = PKI_LEAF_REFRESH_WINDOW};
         if ((r = pki_cert_check_memo(s->memo, crt, key, &c, s->ctx->now, &reason)) < 0)
                 return r;
         if (r != PKI_VALID) {
                 *ret_reason = strdup_printf("%s: %s", pki_status_to_string(r), strempty(reason));
-                return !*ret_reason ? -ENOMEM : r == PKI_EXPIRING && !rolled_out(s, sg) ? 2 : 1;
+                return !*ret_reason                              ? -ENOMEM
+                       : r == PKI_EXPIRING && !rolled_out(s, sg) ? LEAF_KEEP_FOR_NOW
+                                                                 : LEAF_ISSUE;
         }
         bool current = false;
         if ((r = check_subject(crt, l, sg, &current, ret_reason)) != 0 || current)
-                return r;
+                return r; /* check_subject: 1 is LEAF_ISSUE */
         bool done = rolled_out(s, sg);
         *ret_reason = strdup_printf("signed by a previous signer; %s %s rolled out to every node",
                                     sg->spec->secret, done ? "has" : "has not yet");
-        return !*ret_reason ? -ENOMEM : done ? 1 : 2;
+        return !*ret_reason ? -ENOMEM : done ? LEAF_ISSUE : LEAF_KEEP_FOR_NOW;
 }
 
 static int issue_leaf(Sync *s, Signer *sg, const Leaf *l, const KubeObject *old, const char *why)
@@ -458,9 +468,9 @@ static int sync_leaf(Sync *s, const CertProfile *spec, const KubeObject *node)
         r = judge_leaf(s, sg, &l, sec, &why);
         if (r < 0)
                 return r;
-        if (r == 2)
+        if (r == LEAF_KEEP_FOR_NOW)
                 log_debug("%s: %s; kept until %s has rolled out", l.name, why, sg->spec->secret);
-        if (r != 1)
+        if (r != LEAF_ISSUE)
                 return node ? add_to_aggregate(s, &l, sec) : 0;
         if (!take_budget(s)) {
                 log_debug("%s: %s; waiting for the next sync", l.name, why);
