@@ -543,7 +543,7 @@ def metric_sum(url, name):
 # (A membership change retried after etcd's "not yet" logs "starting" again; only a second
 # "done" is a duplicate.)
 ACTIONS = re.compile(r"(installing revision \d+ on node \S+|node \S+ goes to revision \d+|"
-                     r"revision \d+ is complete, publishing it|removing the bootstrap annotation|"
+                     r"revision \d+ is complete, publishing it|removing the bootstrap annotation.*|"
                      r"etcd (add learner|promote|remove) \S+.*: done|deleting finished installer pod \S+)")
 
 

@@ -136,10 +136,10 @@ static int sync_teardown(const SyncContext *ctx, Plan *p)
         return 0;
 }
 
-static const WatchSpec watches[] = {
-        WATCH_ETCD_CONFIGMAPS, WATCH_KUBE_SYSTEM_CONFIGMAPS, WATCH_KUBE_SYSTEM_EVENTS,
-        WATCH_KUBEAPISERVERS,  WATCH_KAS_CONFIGMAPS,         WATCH_ETCD_CR,
-        WATCH_MASTER_NODES,    WATCH_INFRASTRUCTURES,        WATCH_NAMESPACES};
+static const WatchSpec *const watches[] = {
+        OP_WATCH(W_ETCD_CONFIGMAPS), OP_WATCH(W_KUBE_SYSTEM_CONFIGMAPS), OP_WATCH(W_KUBE_SYSTEM_EVENTS),
+        OP_WATCH(W_KUBEAPISERVERS),  OP_WATCH(W_KAS_CONFIGMAPS),         OP_WATCH(W_ETCD_CR),
+        OP_WATCH(W_MASTER_NODES),    OP_WATCH(W_INFRASTRUCTURES),        OP_WATCH(W_NAMESPACES)};
 
 const ControllerSpec controller_bootstrap_teardown = {
         .name = "BootstrapTeardownController",

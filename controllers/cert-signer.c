@@ -563,8 +563,8 @@ int cert_signer_expiration_days(InformerFactory *f, const char *name, usec_t now
         return pki_cert_expiration_days(crt, now, ret);
 }
 
-static const WatchSpec watches[] = {WATCH_MASTER_NODES, WATCH_ETCD_SECRETS, WATCH_ETCD_CONFIGMAPS,
-                                    WATCH_ETCD_CR};
+static const WatchSpec *const watches[] = {OP_WATCH(W_MASTER_NODES), OP_WATCH(W_ETCD_SECRETS),
+                                           OP_WATCH(W_ETCD_CONFIGMAPS), OP_WATCH(W_ETCD_CR)};
 
 const ControllerSpec controller_cert_signer = {
         .name = "EtcdCertSignerController",

@@ -122,7 +122,8 @@ static int sync_cluster_member(const SyncContext *ctx, Plan *p)
         return 0;
 }
 
-static const WatchSpec watches[] = {WATCH_MASTER_NODES, WATCH_ETCD_PODS, WATCH_ETCD_CR};
+static const WatchSpec *const watches[] = {OP_WATCH(W_MASTER_NODES), OP_WATCH(W_ETCD_PODS),
+                                           OP_WATCH(W_ETCD_CR)};
 
 const ControllerSpec controller_cluster_member = {
         .name = "ClusterMemberController",

@@ -4,24 +4,9 @@
 #include "base/log.h"
 
 const WatchSpec operator_watches[_W_MAX] = {
-        [W_MASTER_NODES] = WATCH_MASTER_NODES,
-        [W_ETCD_CR] = WATCH_ETCD_CR,
-        [W_ETCD_CONFIGMAPS] = WATCH_ETCD_CONFIGMAPS,
-        [W_ETCD_SECRETS] = WATCH_ETCD_SECRETS,
-        [W_ETCD_PODS] = WATCH_ETCD_PODS,
-        [W_ETCD_ENDPOINTS] = WATCH_ETCD_ENDPOINTS,
-        [W_KUBE_SYSTEM_CONFIGMAPS] = WATCH_KUBE_SYSTEM_CONFIGMAPS,
-        [W_KUBE_SYSTEM_EVENTS] = WATCH_KUBE_SYSTEM_EVENTS,
-        [W_CONFIG_CONFIGMAPS] = WATCH_CONFIG_CONFIGMAPS,
-        [W_CONFIG_SECRETS] = WATCH_CONFIG_SECRETS,
-        [W_OPERATOR_CONFIGMAPS] = WATCH_OPERATOR_CONFIGMAPS,
-        [W_OPERATOR_SECRETS] = WATCH_OPERATOR_SECRETS,
-        [W_INFRASTRUCTURES] = WATCH_INFRASTRUCTURES,
-        [W_NETWORKS] = WATCH_NETWORKS,
-        [W_KUBEAPISERVERS] = WATCH_KUBEAPISERVERS,
-        [W_CLUSTEROPERATORS] = WATCH_CLUSTEROPERATORS,
-        [W_KAS_CONFIGMAPS] = WATCH_KAS_CONFIGMAPS,
-        [W_NAMESPACES] = WATCH_NAMESPACES,
+#define OP_WATCH_SPEC(w, r, ns, sel) [w] = {&r, ns, sel},
+        OPERATOR_WATCHES(OP_WATCH_SPEC)
+#undef OP_WATCH_SPEC
 };
 
 const OperatorState *op_state(const SyncContext *ctx)
@@ -50,7 +35,7 @@ static bool declared(const SyncContext *ctx, const WatchSpec *ws)
         if (!ctx->spec)
                 return true; /* a context made outside the runtime (tests of single helpers) */
         for (size_t i = 0; i < ctx->spec->n_watches; i++) {
-                const WatchSpec *d = &ctx->spec->watches[i];
+                const WatchSpec *d = ctx->spec->watches[i];
                 if (d->res == ws->res && streq_ptr(d->namespace, ws->namespace) &&
                     streq_ptr(d->label_selector, ws->label_selector))
                         return true;

@@ -18,49 +18,42 @@
 #define NS_KUBE_SYSTEM    "kube-system"
 #define NS_KAS            "openshift-kube-apiserver"
 
+/* The one table of the watches controllers share (index, resource,
+ * namespace or NULL for all, label selector or NULL): the enum and
+ * operator_watches[] are both made from it. */
+/* clang-format off */
+#define OPERATOR_WATCHES(X)                                                                        \
+        X(W_MASTER_NODES,           KUBE_NODES,            NULL,           "node-role.kubernetes.io/master") \
+        X(W_ETCD_CR,                KUBE_ETCDS,            NULL,           NULL) /* the singleton "cluster" */ \
+        X(W_ETCD_CONFIGMAPS,        KUBE_CONFIGMAPS,       NS_ETCD,        NULL)                   \
+        X(W_ETCD_SECRETS,           KUBE_SECRETS,          NS_ETCD,        NULL)                   \
+        X(W_ETCD_PODS,              KUBE_PODS,             NS_ETCD,        NULL)                   \
+        X(W_ETCD_ENDPOINTS,         KUBE_ENDPOINTS,        NS_ETCD,        NULL) /* host-etcd-2 */ \
+        X(W_KUBE_SYSTEM_CONFIGMAPS, KUBE_CONFIGMAPS,       NS_KUBE_SYSTEM, NULL)                   \
+        X(W_KUBE_SYSTEM_EVENTS,     KUBE_EVENTS,           NS_KUBE_SYSTEM, NULL)                   \
+        X(W_CONFIG_CONFIGMAPS,      KUBE_CONFIGMAPS,       NS_CONFIG,      NULL)                   \
+        X(W_CONFIG_SECRETS,         KUBE_SECRETS,          NS_CONFIG,      NULL)                   \
+        X(W_OPERATOR_CONFIGMAPS,    KUBE_CONFIGMAPS,       NS_OPERATOR,    NULL)                   \
+        X(W_OPERATOR_SECRETS,       KUBE_SECRETS,          NS_OPERATOR,    NULL)                   \
+        X(W_INFRASTRUCTURES,        KUBE_INFRASTRUCTURES,  NULL,           NULL)                   \
+        X(W_NETWORKS,               KUBE_NETWORKS,         NULL,           NULL)                   \
+        X(W_KUBEAPISERVERS,         KUBE_KUBEAPISERVERS,   NULL,           NULL)                   \
+        X(W_CLUSTEROPERATORS,       KUBE_CLUSTEROPERATORS, NULL,           NULL)                   \
+        X(W_KAS_CONFIGMAPS,         KUBE_CONFIGMAPS,       NS_KAS,         NULL) /* config-<N> */  \
+        X(W_NAMESPACES,             KUBE_NAMESPACES,       NULL,           NULL) /* delayed-HA annotation */
+/* clang-format on */
+
+/* clang-format off */
 typedef enum OperatorWatch {
-        W_MASTER_NODES,    /* nodes with node-role.kubernetes.io/master */
-        W_ETCD_CR,         /* etcds.operator.openshift.io (the singleton "cluster") */
-        W_ETCD_CONFIGMAPS, /* configmaps in openshift-etcd */
-        W_ETCD_SECRETS,
-        W_ETCD_PODS,
-        W_ETCD_ENDPOINTS, /* endpoints in openshift-etcd (host-etcd-2) */
-        W_KUBE_SYSTEM_CONFIGMAPS,
-        W_KUBE_SYSTEM_EVENTS,
-        W_CONFIG_CONFIGMAPS, /* openshift-config */
-        W_CONFIG_SECRETS,
-        W_OPERATOR_CONFIGMAPS, /* openshift-etcd-operator */
-        W_OPERATOR_SECRETS,
-        W_INFRASTRUCTURES,
-        W_NETWORKS,
-        W_KUBEAPISERVERS,
-        W_CLUSTEROPERATORS,
-        W_KAS_CONFIGMAPS, /* configmaps in openshift-kube-apiserver (config-<N>) */
-        W_NAMESPACES,     /* the openshift-etcd namespace's annotations (delayed-HA bootstrap) */
+#define OP_WATCH_ENUM(w, res, ns, sel) w,
+        OPERATOR_WATCHES(OP_WATCH_ENUM)
+#undef OP_WATCH_ENUM
         _W_MAX,
 } OperatorWatch;
-
-/* Initializers for a controller's `static const WatchSpec watches[]`. */
-/* clang-format off */
-#define WATCH_MASTER_NODES           {&KUBE_NODES, NULL, "node-role.kubernetes.io/master"}
-#define WATCH_ETCD_CR                {&KUBE_ETCDS, NULL, NULL}
-#define WATCH_ETCD_CONFIGMAPS        {&KUBE_CONFIGMAPS, NS_ETCD, NULL}
-#define WATCH_ETCD_SECRETS           {&KUBE_SECRETS, NS_ETCD, NULL}
-#define WATCH_ETCD_PODS              {&KUBE_PODS, NS_ETCD, NULL}
-#define WATCH_ETCD_ENDPOINTS         {&KUBE_ENDPOINTS, NS_ETCD, NULL}
-#define WATCH_KUBE_SYSTEM_CONFIGMAPS {&KUBE_CONFIGMAPS, NS_KUBE_SYSTEM, NULL}
-#define WATCH_KUBE_SYSTEM_EVENTS     {&KUBE_EVENTS, NS_KUBE_SYSTEM, NULL}
-#define WATCH_CONFIG_CONFIGMAPS      {&KUBE_CONFIGMAPS, NS_CONFIG, NULL}
-#define WATCH_CONFIG_SECRETS         {&KUBE_SECRETS, NS_CONFIG, NULL}
-#define WATCH_OPERATOR_CONFIGMAPS    {&KUBE_CONFIGMAPS, NS_OPERATOR, NULL}
-#define WATCH_OPERATOR_SECRETS       {&KUBE_SECRETS, NS_OPERATOR, NULL}
-#define WATCH_INFRASTRUCTURES        {&KUBE_INFRASTRUCTURES, NULL, NULL}
-#define WATCH_NETWORKS               {&KUBE_NETWORKS, NULL, NULL}
-#define WATCH_KUBEAPISERVERS         {&KUBE_KUBEAPISERVERS, NULL, NULL}
-#define WATCH_CLUSTEROPERATORS       {&KUBE_CLUSTEROPERATORS, NULL, NULL}
-#define WATCH_KAS_CONFIGMAPS         {&KUBE_CONFIGMAPS, NS_KAS, NULL}
-#define WATCH_NAMESPACES             {&KUBE_NAMESPACES, NULL, NULL}
 /* clang-format on */
+
+/* An entry of a controller's `static const WatchSpec *const watches[]`. */
+#define OP_WATCH(w) (&operator_watches[w])
 
 extern const WatchSpec operator_watches[_W_MAX];
 
@@ -87,6 +80,3 @@ int op_list(const SyncContext *ctx, OperatorWatch w, const KubeObject ***ret, si
 const KubeObject *op_etcd_cr(const SyncContext *ctx);
 /* unsupportedConfigOverrides.listenOnNodeIP or the harness default. */
 bool op_listen_on_node_ip(const SyncContext *ctx);
-
-/* Builds the WatchSpec array a ControllerSpec needs from a list of indexes. */
-#define OP_WATCHES(...) ((const OperatorWatch[]){__VA_ARGS__})

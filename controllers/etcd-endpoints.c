@@ -132,8 +132,9 @@ static int sync_etcd_endpoints(const SyncContext *ctx, Plan *p)
         return remove_annotation ? plan_remove_annotation(p, bip) : 0;
 }
 
-static const WatchSpec watches[] = {WATCH_ETCD_CONFIGMAPS, WATCH_KUBE_SYSTEM_CONFIGMAPS,
-                                    WATCH_KUBE_SYSTEM_EVENTS, WATCH_MASTER_NODES, WATCH_ETCD_CR};
+static const WatchSpec *const watches[] = {OP_WATCH(W_ETCD_CONFIGMAPS), OP_WATCH(W_KUBE_SYSTEM_CONFIGMAPS),
+                                           OP_WATCH(W_KUBE_SYSTEM_EVENTS), OP_WATCH(W_MASTER_NODES),
+                                           OP_WATCH(W_ETCD_CR)};
 
 const ControllerSpec controller_etcd_endpoints = {
         .name = "EtcdEndpoints",

@@ -75,7 +75,7 @@ static int sync_members(const SyncContext *ctx, Plan *p)
         return 0;
 }
 
-static const WatchSpec watches[] = {WATCH_ETCD_CR};
+static const WatchSpec *const watches[] = {OP_WATCH(W_ETCD_CR)};
 
 const ControllerSpec controller_etcd_members = {
         .name = "EtcdMembersController",

@@ -136,7 +136,8 @@ static int sync_host_endpoints(const SyncContext *ctx, Plan *p)
         return 0;
 }
 
-static const WatchSpec watches[] = {WATCH_MASTER_NODES, WATCH_ETCD_ENDPOINTS, WATCH_ETCD_CONFIGMAPS};
+static const WatchSpec *const watches[] = {OP_WATCH(W_MASTER_NODES), OP_WATCH(W_ETCD_ENDPOINTS),
+                                           OP_WATCH(W_ETCD_CONFIGMAPS)};
 
 const ControllerSpec controller_host_endpoints = {
         .name = "HostEndpoints",

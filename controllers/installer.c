@@ -381,9 +381,9 @@ static int sync_installer(const SyncContext *ctx, Plan *p)
         return r;
 }
 
-static const WatchSpec watches[] = {
-        WATCH_ETCD_CR,         WATCH_MASTER_NODES,           WATCH_ETCD_PODS,
-        WATCH_ETCD_CONFIGMAPS, WATCH_KUBE_SYSTEM_CONFIGMAPS, WATCH_KUBE_SYSTEM_EVENTS};
+static const WatchSpec *const watches[] = {
+        OP_WATCH(W_ETCD_CR),         OP_WATCH(W_MASTER_NODES),           OP_WATCH(W_ETCD_PODS),
+        OP_WATCH(W_ETCD_CONFIGMAPS), OP_WATCH(W_KUBE_SYSTEM_CONFIGMAPS), OP_WATCH(W_KUBE_SYSTEM_EVENTS)};
 
 const ControllerSpec controller_installer = {
         .name = "InstallerController",

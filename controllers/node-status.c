@@ -249,7 +249,8 @@ static int sync_node_status(const SyncContext *ctx, Plan *p)
         return 0;
 }
 
-static const WatchSpec watches[] = {WATCH_ETCD_CR, WATCH_MASTER_NODES, WATCH_ETCD_PODS};
+static const WatchSpec *const watches[] = {OP_WATCH(W_ETCD_CR), OP_WATCH(W_MASTER_NODES),
+                                           OP_WATCH(W_ETCD_PODS)};
 
 const ControllerSpec controller_node_status = {
         .name = "NodeController",

@@ -139,8 +139,8 @@ static int sync_prune(const SyncContext *ctx, Plan *p)
         return 0;
 }
 
-static const WatchSpec watches[] = {WATCH_ETCD_CR, WATCH_ETCD_CONFIGMAPS, WATCH_ETCD_SECRETS,
-                                    WATCH_ETCD_PODS};
+static const WatchSpec *const watches[] = {OP_WATCH(W_ETCD_CR), OP_WATCH(W_ETCD_CONFIGMAPS),
+                                           OP_WATCH(W_ETCD_SECRETS), OP_WATCH(W_ETCD_PODS)};
 
 const ControllerSpec controller_prune = {
         .name = "PruneController",

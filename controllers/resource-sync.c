@@ -108,10 +108,10 @@ static int sync_resources(const SyncContext *ctx, Plan *p)
         return 0;
 }
 
-static const WatchSpec watches[] = {
-        WATCH_ETCD_CONFIGMAPS,        WATCH_ETCD_SECRETS,     WATCH_CONFIG_CONFIGMAPS,
-        WATCH_CONFIG_SECRETS,         WATCH_OPERATOR_SECRETS, WATCH_OPERATOR_CONFIGMAPS,
-        WATCH_KUBE_SYSTEM_CONFIGMAPS,
+static const WatchSpec *const watches[] = {
+        OP_WATCH(W_ETCD_CONFIGMAPS),        OP_WATCH(W_ETCD_SECRETS),     OP_WATCH(W_CONFIG_CONFIGMAPS),
+        OP_WATCH(W_CONFIG_SECRETS),         OP_WATCH(W_OPERATOR_SECRETS), OP_WATCH(W_OPERATOR_CONFIGMAPS),
+        OP_WATCH(W_KUBE_SYSTEM_CONFIGMAPS),
 };
 
 const ControllerSpec controller_resource_sync = {

@@ -235,14 +235,14 @@ static int sync_revision(const SyncContext *ctx, Plan *p)
         return plan_copies(ctx, p, cr, latest + 1, reason);
 }
 
-static const WatchSpec watches[] = {WATCH_ETCD_CR,
-                                    WATCH_ETCD_CONFIGMAPS,
-                                    WATCH_ETCD_SECRETS,
-                                    WATCH_KUBE_SYSTEM_CONFIGMAPS,
-                                    WATCH_KUBE_SYSTEM_EVENTS,
-                                    WATCH_INFRASTRUCTURES,
-                                    WATCH_MASTER_NODES,
-                                    WATCH_NAMESPACES};
+static const WatchSpec *const watches[] = {OP_WATCH(W_ETCD_CR),
+                                           OP_WATCH(W_ETCD_CONFIGMAPS),
+                                           OP_WATCH(W_ETCD_SECRETS),
+                                           OP_WATCH(W_KUBE_SYSTEM_CONFIGMAPS),
+                                           OP_WATCH(W_KUBE_SYSTEM_EVENTS),
+                                           OP_WATCH(W_INFRASTRUCTURES),
+                                           OP_WATCH(W_MASTER_NODES),
+                                           OP_WATCH(W_NAMESPACES)};
 
 const ControllerSpec controller_revision = {
         .name = "RevisionController",

@@ -15,11 +15,14 @@
 
 #define STATIC_PREFIX "static/"
 
-static const WatchSpec watches[] = {
-        {&KUBE_NAMESPACES, NULL, NULL},         {&KUBE_SERVICES, NS_ETCD, NULL},
-        {&KUBE_SERVICEACCOUNTS, NS_ETCD, NULL}, {&KUBE_ROLES, NS_ETCD, NULL},
+/* What it applies, beyond the shared watches. */
+static const WatchSpec own[] = {
+        {&KUBE_SERVICES, NS_ETCD, NULL},
+        {&KUBE_SERVICEACCOUNTS, NS_ETCD, NULL},
+        {&KUBE_ROLES, NS_ETCD, NULL},
         {&KUBE_ROLEBINDINGS, NS_ETCD, NULL},
 };
+static const WatchSpec *const watches[] = {OP_WATCH(W_NAMESPACES), &own[0], &own[1], &own[2], &own[3]};
 
 /* Every member of `want` is in `have` with the same value; arrays match
  * element by element and in length. */
@@ -77,8 +80,8 @@ static bool up_to_date(const cJSON *want, const KubeObject *have)
 static Informer *watched(const SyncContext *ctx, const KubeResource *res, const char *ns)
 {
         for (size_t i = 0; i < ELEMENTSOF(watches); i++)
-                if (watches[i].res == res && (!res->namespaced || streq_ptr(watches[i].namespace, ns)))
-                        return informer_factory_find(ctx->informers, res, watches[i].namespace, NULL);
+                if (watches[i]->res == res && (!res->namespaced || streq_ptr(watches[i]->namespace, ns)))
+                        return informer_factory_find(ctx->informers, res, watches[i]->namespace, NULL);
         return NULL;
 }
 

@@ -352,7 +352,7 @@ static int sync_status(const SyncContext *ctx, Plan *p)
         return 0;
 }
 
-static const WatchSpec watches[] = {WATCH_ETCD_CR, WATCH_CLUSTEROPERATORS};
+static const WatchSpec *const watches[] = {OP_WATCH(W_ETCD_CR), OP_WATCH(W_CLUSTEROPERATORS)};
 
 const ControllerSpec controller_status = {
         .name = "ClusterOperatorStatus",

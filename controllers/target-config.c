@@ -281,8 +281,8 @@ static int sync_target_config(const SyncContext *ctx, Plan *p)
         return 0;
 }
 
-static const WatchSpec watches[] = {WATCH_MASTER_NODES, WATCH_ETCD_CR, WATCH_ETCD_CONFIGMAPS,
-                                    WATCH_NETWORKS};
+static const WatchSpec *const watches[] = {OP_WATCH(W_MASTER_NODES), OP_WATCH(W_ETCD_CR),
+                                           OP_WATCH(W_ETCD_CONFIGMAPS), OP_WATCH(W_NETWORKS)};
 
 const ControllerSpec controller_target_config = {
         .name = "TargetConfigController",

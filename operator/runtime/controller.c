@@ -311,7 +311,7 @@ int runtime_add(Runtime *rt, const ControllerSpec *spec)
                 return -ENOMEM;
         }
         for (size_t k = 0; k < spec->n_watches; k++) {
-                const WatchSpec *w = &spec->watches[k];
+                const WatchSpec *w = spec->watches[k];
                 Informer *inf = informer_factory_get(rt->informers, w->res, w->namespace, w->label_selector);
                 r = inf ? informer_add_handler(inf, on_informer_event, c) : -ENOMEM;
                 if (r < 0) {

@@ -41,7 +41,7 @@ typedef struct ControllerSpec {
          * contract other components read (ceo-contracts.md), so it is spelled
          * out, never derived from the name: "BootstrapTeardownDegraded". */
         const char *degraded_condition;
-        const WatchSpec *watches;
+        const WatchSpec *const *watches; /* each entry shared with other controllers' specs */
         size_t n_watches;
         usec_t resync; /* 0 = only on events */
         /* The sync reads the etcd view: it is woken when what the view says

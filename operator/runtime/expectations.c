@@ -45,17 +45,18 @@ Expectations *expectations_free(Expectations *e)
         return mfree(e);
 }
 
-static const WatchSpec *covering(const WatchSpec *watches, size_t n, const KubeResource *res, const char *ns)
+static const WatchSpec *covering(const WatchSpec *const *watches, size_t n, const KubeResource *res,
+                                 const char *ns)
 {
         for (size_t i = 0; i < n; i++)
-                if (watches[i].res == res && !watches[i].label_selector &&
-                    (!watches[i].namespace || streq_ptr(watches[i].namespace, ns)))
-                        return &watches[i];
+                if (watches[i]->res == res && !watches[i]->label_selector &&
+                    (!watches[i]->namespace || streq_ptr(watches[i]->namespace, ns)))
+                        return watches[i];
         return NULL;
 }
 
-int expectations_add(Expectations *e, const WatchSpec *watches, size_t n_watches, const KubeResource *res,
-                     const char *ns, const char *name, uint64_t rv, usec_t deadline)
+int expectations_add(Expectations *e, const WatchSpec *const *watches, size_t n_watches,
+                     const KubeResource *res, const char *ns, const char *name, uint64_t rv, usec_t deadline)
 {
         assert_return(e && res && name, -EINVAL);
         const WatchSpec *w = covering(watches, n_watches, res, ns);

@@ -21,8 +21,9 @@ DEFINE_TRIVIAL_CLEANUP_FUNC(Expectations *, expectations_free);
  * returned, 0 for a delete (then the object must leave the cache). The
  * expectation is kept only if one of `watches` (without a label selector,
  * whose informer could miss the object) covers the object. */
-int expectations_add(Expectations *e, const WatchSpec *watches, size_t n_watches, const KubeResource *res,
-                     const char *ns, const char *name, uint64_t rv, usec_t deadline);
+int expectations_add(Expectations *e, const WatchSpec *const *watches, size_t n_watches,
+                     const KubeResource *res, const char *ns, const char *name, uint64_t rv,
+                     usec_t deadline);
 /* Drops what the informers have seen and what has expired; true when
  * nothing is left to wait for. `ret_waiting` (optional) gets one object
  * still awaited, borrowed until the next call. */

@@ -90,7 +90,8 @@ static const ControllerSpec writer = {
  * sync waits until its informer shows its own write (expectations). */
 static unsigned n_creates;
 static bool creator_on;
-static const WatchSpec creator_watches[] = {{.res = &KUBE_CONFIGMAPS, .namespace = "default"}};
+static const WatchSpec creator_watch = {.res = &KUBE_CONFIGMAPS, .namespace = "default"};
+static const WatchSpec *const creator_watches[] = {&creator_watch};
 static int sync_creator(const SyncContext *ctx, Plan *p)
 {
         if (!creator_on)
@@ -115,7 +116,8 @@ static const ControllerSpec creator = {.name = "Creator",
                                        .n_watches = 1,
                                        .sync = sync_creator};
 
-static const WatchSpec probe_watches[] = {{.res = &KUBE_ETCDS}};
+static const WatchSpec probe_watch = {.res = &KUBE_ETCDS};
+static const WatchSpec *const probe_watches[] = {&probe_watch};
 static const ControllerSpec probe = {.name = "Probe",
                                      .degraded_condition = "ProbeDegraded",
                                      .watches = probe_watches,

@@ -11,7 +11,7 @@
 #include "controller-fixture.h"
 #include "runtime/expectations.h"
 
-static const WatchSpec watches[] = {WATCH_ETCD_CONFIGMAPS, WATCH_MASTER_NODES};
+static const WatchSpec *const watches[] = {OP_WATCH(W_ETCD_CONFIGMAPS), OP_WATCH(W_MASTER_NODES)};
 
 static void cm(Fixture *f, const char *name, const char *rv)
 {
