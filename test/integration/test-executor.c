@@ -1,0 +1,337 @@
+/* The runtime's plan executor on its own (operator/runtime/executor.c),
+ * against the API simulator (run by with-sim.sh) and a real etcd from the
+ * harness: membership intents that are already done or not yet possible,
+ * the requeue that follows "not yet", the gate that holds a second
+ * membership change until the view is newer than the first, and APPLY
+ * through a burst of 409 Conflicts. One test controller plans whatever the
+ * test sets up; the outcome is read from etcd, the simulator and the
+ * controller's Degraded condition. */
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#include <cmocka.h>
+
+#include "base/json.h"
+#include "base/log.h"
+#include "etcd-harness.h"
+#include "kube/client.h"
+#include "runtime/conditions.h"
+#include "runtime/controller.h"
+
+static Loop *loop;
+static KubeClient *client;
+static InformerFactory *informers;
+static Runtime *rt;
+static EtcdClient *etcd;
+static EtcdTestCluster cluster;
+
+typedef enum Action { NOTHING, REMOVE_MISSING, PROMOTE, ADD, APPLY } Action;
+static Action action;
+static uint64_t member_id;      /* PROMOTE */
+static const char *peer_url;    /* ADD */
+static const char *apply_value; /* APPLY */
+static unsigned n_syncs, n_etcd_changes;
+static bool view_fresh = true;
+
+static int sync_member(const SyncContext *ctx, Plan *p)
+{
+        (void) ctx;
+        n_syncs++;
+        switch (action) {
+        case REMOVE_MISSING:
+                plan_etcd_remove(p, "ghost", 0x1234567890abcdefULL);
+                break;
+        case PROMOTE:
+                plan_etcd_promote(p, "m2", member_id);
+                break;
+        case ADD:
+                plan_etcd_add_learner(p, "m3", peer_url);
+                break;
+        case APPLY: {
+                _cleanup_(cJSON_Deletep) cJSON *cm = NULL;
+                _cleanup_free_ char *body = strdup_printf(
+                        "{\"apiVersion\":\"v1\",\"kind\":\"ConfigMap\",\"metadata\":{\"name\":\"applied\","
+                        "\"namespace\":\"default\"},\"data\":{\"v\":\"%s\"}}",
+                        apply_value);
+                if (!body || json_parse(body, strlen(body), &cm) < 0)
+                        return -ENOMEM;
+                plan_apply(p, &KUBE_CONFIGMAPS, cm);
+                break;
+        }
+        case NOTHING:
+                break;
+        }
+        return 0;
+}
+
+static const ControllerSpec member = {
+        .name = "Member", .degraded_condition = "MemberDegraded", .sync = sync_member};
+
+static void on_etcd_change(void *userdata)
+{
+        (void) userdata;
+        n_etcd_changes++;
+}
+
+static bool etcd_view_fresh(void *userdata, usec_t since)
+{
+        (void) userdata;
+        (void) since;
+        return view_fresh;
+}
+
+/* ---- helpers ---- */
+
+typedef struct Result {
+        bool done;
+        int error;
+        cJSON *body;
+} Result;
+
+static void on_result(KubeClient *c, const KubeResponse *resp, void *userdata)
+{
+        Result *r = userdata;
+        (void) c;
+        r->done = true;
+        r->error = resp->error;
+        r->body = resp->body ? cJSON_Duplicate(resp->body, true) : NULL;
+}
+
+static void wait_for(Result *r)
+{
+        assert_int_equal(loop_run_until(loop, &r->done, 30 * USEC_PER_SEC), 0);
+}
+
+static void run_for(usec_t d)
+{
+        usec_t end = now_usec(CLOCK_MONOTONIC) + d;
+        while (now_usec(CLOCK_MONOTONIC) < end)
+                assert_true(sd_event_run(loop_get_event(loop), 10 * USEC_PER_MSEC) >= 0);
+}
+
+/* Runs the controller once and the loop until its sync count moved and `d` passed. */
+static void sync_and_run(usec_t d)
+{
+        unsigned before = n_syncs;
+        assert_int_equal(runtime_enqueue(rt, "Member"), 0);
+        run_for(d);
+        assert_true(n_syncs > before);
+}
+
+static ControllerStats stats(void)
+{
+        ControllerStats st = {};
+        assert_int_equal(runtime_get_stats(rt, "Member", &st), 0);
+        return st;
+}
+
+/* MemberDegraded's status on the server ("" when absent); its message into *ret_message. */
+static char *degraded(char **ret_message)
+{
+        Result r = {};
+        assert_int_equal(kube_get(client, &KUBE_ETCDS, NULL, "cluster", on_result, &r), 0);
+        wait_for(&r);
+        assert_int_equal(r.error, 0);
+        cJSON *c = conditions_find(json_get(r.body, "status.conditions"), "MemberDegraded");
+        char *s = strdup(c ? strempty(json_get_string(c, "status")) : "");
+        if (ret_message)
+                *ret_message =
+                        c && json_get_string(c, "message") ? strdup(json_get_string(c, "message")) : NULL;
+        cJSON_Delete(r.body);
+        return s;
+}
+
+static size_t etcd_members(bool *ret_learner_present)
+{
+        EtcdTestResult r = {};
+        _cleanup_(etcd_member_list_freep) EtcdMemberList *l = NULL;
+        assert_int_equal(etcd_member_list(etcd, etcd_test_result_cb, &r), 0);
+        assert_int_equal(etcd_test_wait(loop, &r, 10 * USEC_PER_SEC), 0);
+        assert_int_equal(etcd_parse_member_list(r.body, &l), 0);
+        etcd_test_result_done(&r);
+        if (ret_learner_present) {
+                *ret_learner_present = false;
+                for (size_t i = 0; i < l->n_members; i++)
+                        *ret_learner_present |= l->members[i].is_learner;
+        }
+        return l->n_members;
+}
+
+static void sim_fault(const char *json)
+{
+        _cleanup_(cJSON_Deletep) cJSON *b = NULL;
+        Result r = {};
+        assert_int_equal(json_parse(json, strlen(json), &b), 0);
+        assert_int_equal(
+                kube_call(client, "POST", "/sim/faults", b, "application/json", on_result, &r, NULL), 0);
+        wait_for(&r);
+        assert_int_equal(r.error, 0);
+        cJSON_Delete(r.body);
+}
+
+/* ---- tests ---- */
+
+/* etcd says the member is not there: the removal is already done. */
+static void test_already_done(void **state)
+{
+        (void) state;
+        unsigned changes = n_etcd_changes;
+        uint64_t failures = stats().failures;
+        action = REMOVE_MISSING;
+        sync_and_run(500 * USEC_PER_MSEC);
+        action = NOTHING;
+        assert_int_equal(stats().failures, failures);
+        assert_int_equal(n_etcd_changes, changes + 1); /* the view is refreshed as after a change */
+        _cleanup_free_ char *d = degraded(NULL);
+        assert_string_equal(d, "False");
+        assert_int_equal(etcd_members(NULL), 1);
+}
+
+/* A learner that has not started cannot be promoted yet: no failure, a
+ * short requeue that runs the sync again by itself. */
+static void test_not_yet_and_requeue(void **state)
+{
+        (void) state;
+        EtcdTestResult r = {};
+        assert_int_equal(etcd_member_add(etcd, cluster.members[1].peer_url, true, etcd_test_result_cb, &r),
+                         0);
+        assert_int_equal(etcd_test_wait(loop, &r, 10 * USEC_PER_SEC), 0);
+        assert_int_equal(r.error, 0);
+        assert_int_equal(etcd_parse_added_member(r.body, &member_id), 0);
+        etcd_test_result_done(&r);
+
+        uint64_t failures = stats().failures;
+        action = PROMOTE;
+        sync_and_run(300 * USEC_PER_MSEC);
+        unsigned after_first = n_syncs;
+        run_for(3 * USEC_PER_SEC); /* the requeue after etcd's "not yet" (2 s) */
+        action = NOTHING;
+        assert_true(n_syncs > after_first);
+        assert_int_equal(stats().failures, failures);
+        _cleanup_free_ char *d = degraded(NULL);
+        assert_string_equal(d, "False");
+        bool learner = false;
+        assert_int_equal(etcd_members(&learner), 2);
+        assert_true(learner); /* still a learner: nothing was forced */
+}
+
+/* After a membership change, the next one waits for a view newer than it. */
+static void test_freshness_gate(void **state)
+{
+        (void) state;
+        /* Remove the learner of the previous test: a change carried out. */
+        EtcdTestResult r = {};
+        assert_int_equal(etcd_member_remove(etcd, member_id, etcd_test_result_cb, &r), 0);
+        assert_int_equal(etcd_test_wait(loop, &r, 10 * USEC_PER_SEC), 0);
+        etcd_test_result_done(&r);
+        action = REMOVE_MISSING; /* "already done" still counts as a change the view must see */
+        sync_and_run(500 * USEC_PER_MSEC);
+
+        view_fresh = false;
+        peer_url = cluster.members[2].peer_url;
+        action = ADD;
+        sync_and_run(1500 * USEC_PER_MSEC);
+        assert_int_equal(etcd_members(NULL), 1); /* held back: the view predates the last change */
+        view_fresh = true;
+        run_for(1500 * USEC_PER_MSEC); /* the gate's own short requeue brings it back */
+        action = NOTHING;
+        bool learner = false;
+        assert_int_equal(etcd_members(&learner), 2);
+        assert_true(learner);
+        _cleanup_free_ char *d = degraded(NULL);
+        assert_string_equal(d, "False");
+}
+
+/* APPLY through 409s: re-read and merge again, then sync again; it lands. */
+static void test_apply_through_conflicts(void **state)
+{
+        (void) state;
+        action = APPLY;
+        apply_value = "one";
+        sync_and_run(500 * USEC_PER_MSEC);
+        sim_fault("{\"method\":\"PUT\",\"path_regex\":\"/namespaces/default/configmaps/applied$\","
+                  "\"code\":409,\"count\":5}");
+        apply_value = "two";
+        sync_and_run(3 * USEC_PER_SEC);
+        action = NOTHING;
+        Result r = {};
+        assert_int_equal(kube_get(client, &KUBE_CONFIGMAPS, "default", "applied", on_result, &r), 0);
+        wait_for(&r);
+        assert_int_equal(r.error, 0);
+        assert_string_equal(json_get_string(r.body, "data.v"), "two");
+        cJSON_Delete(r.body);
+        _cleanup_free_ char *msg = NULL;
+        _cleanup_free_ char *d = degraded(&msg);
+        assert_string_equal(d, "False"); /* a conflict is a stale cache, not a failure */
+}
+
+static int setup(void **state)
+{
+        _cleanup_free_ char *err = NULL;
+        KubeConfig *cfg = NULL;
+        Result r = {};
+
+        (void) state;
+        if (getenv("TEST_VERBOSE"))
+                log_set_verbosity(4);
+        if (kube_config_load(NULL, NULL, &cfg, &err) < 0) {
+                fprintf(stderr, "KUBECONFIG: %s (run through test/integration/with-sim.sh)\n", err);
+                return -1;
+        }
+        if (etcd_test_cluster_init(&cluster, 3, NULL) < 0 || etcd_test_cluster_bootstrap(&cluster, 1) < 0)
+                return -1;
+        loop = loop_new();
+        client = kube_client_new(loop, cfg);
+        etcd = etcd_test_client(&cluster, loop, 0x1);
+        if (!loop || !client || !etcd)
+                return -1;
+        cJSON *obj = NULL;
+        static const char body[] =
+                "{\"apiVersion\":\"operator.openshift.io/v1\",\"kind\":\"Etcd\","
+                "\"metadata\":{\"name\":\"cluster\"},\"spec\":{\"managementState\":\"Managed\"}}";
+        assert_int_equal(json_parse(body, strlen(body), &obj), 0);
+        assert_int_equal(kube_create(client, &KUBE_ETCDS, NULL, obj, on_result, &r), 0);
+        cJSON_Delete(obj);
+        wait_for(&r);
+        cJSON_Delete(r.body);
+        if (r.error < 0 && r.error != -EEXIST)
+                return -1;
+
+        informers = informer_factory_new(client);
+        RuntimeConfig rc = {.status_res = &KUBE_ETCDS,
+                            .status_name = "cluster",
+                            .etcd = etcd,
+                            .on_etcd_change = on_etcd_change,
+                            .etcd_view_fresh = etcd_view_fresh};
+        rt = runtime_new(client, informers, NULL, &rc);
+        if (!rt || runtime_add(rt, &member) < 0 || informer_factory_start(informers) < 0 ||
+            runtime_start(rt) < 0)
+                return -1;
+        run_for(500 * USEC_PER_MSEC); /* informers synced */
+        return 0;
+}
+
+static int teardown(void **state)
+{
+        (void) state;
+        rt = runtime_free(rt);
+        informers = informer_factory_free(informers);
+        etcd = etcd_client_free(etcd);
+        client = kube_client_free(client);
+        loop = loop_unref(loop);
+        etcd_test_cluster_destroy(&cluster);
+        return 0;
+}
+
+int main(void)
+{
+        const struct CMUnitTest tests[] = {
+                cmocka_unit_test(test_already_done),
+                cmocka_unit_test(test_not_yet_and_requeue),
+                cmocka_unit_test(test_freshness_gate),
+                cmocka_unit_test(test_apply_through_conflicts),
+        };
+        return cmocka_run_group_tests(tests, setup, teardown);
+}
