@@ -117,12 +117,20 @@ static bool restart_is_safe(const State *st, const NodeInfo *ni, char *why, size
         return false;
 }
 
-/* 0: not a voting member; 1: unready; 2: the rest. */
-static int node_group(const State *st, const NodeInfo *ni)
+/* The order in which nodes get a new revision: restarting a node that is no
+ * voting member costs quorum nothing, an unready one little. */
+typedef enum NodeGroup {
+        NODE_NOT_VOTING,
+        NODE_UNREADY,
+        NODE_READY_VOTER,
+        _NODE_GROUP_MAX,
+} NodeGroup;
+
+static NodeGroup node_group(const NodeInfo *ni)
 {
         if (!ni->member || ni->member->is_learner)
-                return 0;
-        return ni->ready ? 2 : 1;
+                return NODE_NOT_VOTING;
+        return ni->ready ? NODE_READY_VOTER : NODE_UNREADY;
 }
 
 static bool exhausted(const State *st, const NodeInfo *ni, int64_t rev)
@@ -339,10 +347,10 @@ static int rollout_step(const State *st, Plan *p, const char **ret_note, char *w
                 return 0;
         }
         /* Choose: nodes that are no voting member, then unready ones, then the rest. */
-        for (int g = 0; g < 3; g++)
+        for (NodeGroup g = 0; g < _NODE_GROUP_MAX; g++)
                 for (size_t i = 0; i < st->n; i++) {
                         const NodeInfo *ni = &st->nodes[i];
-                        if (!ni->entry || ni->current == st->latest || node_group(st, ni) != g)
+                        if (!ni->entry || ni->current == st->latest || node_group(ni) != g)
                                 continue;
                         if (!restart_is_safe(st, ni, why, n)) {
                                 *ret_note = why;
