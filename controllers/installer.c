@@ -361,7 +361,8 @@ static int rollout_step(const State *st, Plan *p, const char **ret_note, char *w
                         return plan_target(st, p, ni);
                 }
         if (*ret_note) {
-                log_debug("waiting before installing revision %lld: %s", (long long) st->latest, *ret_note);
+                plan_waiting(p, "InstallerWaiting", "not installing revision %lld yet: %s",
+                             (long long) st->latest, *ret_note);
                 plan_requeue_after(p, 10 * USEC_PER_SEC);
         }
         return 0;

@@ -212,7 +212,8 @@ static int sync_revision(const SyncContext *ctx, Plan *p)
         (void) json_get_int64(cr->json, "status.latestAvailableRevision", &latest);
         for (size_t i = 0; i < ELEMENTSOF(revisioned); i++)
                 if (!get_rev(ctx, i, 0)) {
-                        log_info("waiting for %s %s/%s", revisioned[i].kind, NS_ETCD, revisioned[i].name);
+                        plan_waiting(p, "RevisionWaiting", "no revision yet: %s %s/%s does not exist",
+                                     revisioned[i].kind, NS_ETCD, revisioned[i].name);
                         plan_requeue_after(p, 10 * USEC_PER_SEC);
                         return 0;
                 }
@@ -220,7 +221,8 @@ static int sync_revision(const SyncContext *ctx, Plan *p)
         if (!reason)
                 return 0; /* revision N is current */
         if (!revision_allowed(ctx, why, sizeof why)) {
-                log_info("not starting revision %lld (%s): %s", (long long) latest + 1, reason, why);
+                plan_waiting(p, "RevisionWaiting", "not starting revision %lld (%s): %s",
+                             (long long) latest + 1, reason, why);
                 plan_requeue_after(p, 15 * USEC_PER_SEC);
                 return 0;
         }

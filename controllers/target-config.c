@@ -225,7 +225,8 @@ static int sync_target_config(const SyncContext *ctx, Plan *p)
                                                 "valid image reference");
         const KubeObject *endpoints = op_get(ctx, W_ETCD_CONFIGMAPS, NS_ETCD, "etcd-endpoints");
         if (!endpoints) {
-                log_info("waiting for %s/etcd-endpoints", NS_ETCD);
+                plan_waiting(p, "TargetConfigWaiting",
+                             "etcd-pod not rendered: %s/etcd-endpoints does not exist", NS_ETCD);
                 plan_requeue_after(p, 10 * USEC_PER_SEC);
                 return 0;
         }
@@ -235,7 +236,8 @@ static int sync_target_config(const SyncContext *ctx, Plan *p)
                 r = cluster_env(ctx, endpoints, masters, &env);
         if (r == -ENODATA) {
                 buf_free(&missing);
-                log_info("%s/etcd-endpoints lists no endpoint yet", NS_ETCD);
+                plan_waiting(p, "TargetConfigWaiting",
+                             "etcd-pod not rendered: %s/etcd-endpoints lists no endpoint yet", NS_ETCD);
                 plan_requeue_after(p, 10 * USEC_PER_SEC);
                 return 0;
         }

@@ -201,6 +201,8 @@ static void test_waits_for_required_objects(void **state)
         assert_int_equal(fixture_sync(f, &controller_revision), 0);
         assert_int_equal(f->plan.n, 0);
         assert_true(f->plan.requeue_after > 0);
+        assert_string_equal(f->plan.waiting,
+                            "no revision yet: configmap openshift-etcd/etcd-all-bundles does not exist");
         fixture_free(f);
 }
 
@@ -223,6 +225,8 @@ static void test_quorum_gate(void **state)
         assert_int_equal(fixture_sync(f, &controller_revision), 0);
         assert_int_equal(f->plan.n, 0);
         assert_true(f->plan.requeue_after > 0);
+        assert_non_null(f->plan.waiting);
+        assert_non_null(strstr(f->plan.waiting, "2 of 3 voting members are healthy"));
         fixture_free(f);
 
         /* The bootstrap ConfigMap says complete, but the bootstrap member is still there. */
