@@ -18,6 +18,7 @@ static const Command *const commands[] = {
         &cmd_readyz,
         &cmd_rev,
         &cmd_ensure_env,
+        &cmd_cluster_backup,
 };
 /* clang-format on */
 

@@ -24,6 +24,8 @@ extern const Command cmd_discover_etcd_initial_cluster;
 extern const Command cmd_readyz;
 extern const Command cmd_rev;
 extern const Command cmd_ensure_env;
+/* Disaster recovery. */
+extern const Command cmd_cluster_backup;
 
 /* Parses "-v=N"/"--v=N"/"-vN" style verbosity; returns true if `arg` was one. */
 bool cmd_parse_verbosity(const char *arg);

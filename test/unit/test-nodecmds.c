@@ -12,6 +12,7 @@
 
 #include "base/fileio.h"
 #include "base/json.h"
+#include "cmd/backup.h"
 #include "cmd/node-etcd.h"
 #include "cmd/node-util.h"
 
@@ -455,20 +456,44 @@ static void test_data_dir(void **state)
         assert_int_equal(system(cmd), 0);
 }
 
+/* cluster-backup's names: the revision a manifest names, and upstream's file names. */
+static void test_backup_names(void **state)
+{
+        static const char manifest[] =
+                "volumes:\n- hostPath:\n    path: /etc/kubernetes/static-pod-resources/etcd-pod-\n"
+                "- hostPath:\n    path: /etc/kubernetes/static-pod-resources/etcd-pod-7x\n"
+                "- hostPath:\n    path: /etc/kubernetes/static-pod-resources/etcd-pod-12\n"
+                "- hostPath:\n    path: /etc/kubernetes/static-pod-resources/etcd-pod-13/secrets\n";
+        _cleanup_free_ char *dir = NULL, *tar = NULL, *snap = NULL;
+        assert_int_equal(backup_revision_dir(manifest, "etcd", &dir), 0);
+        assert_string_equal(dir, "static-pod-resources/etcd-pod-12");
+        assert_int_equal(backup_revision_dir(manifest, "kube-apiserver", &dir), -ENOENT);
+        assert_int_equal(backup_revision_dir("\"/etc/kubernetes/static-pod-resources/kube-apiserver-pod-3\"",
+                                             "kube-apiserver", &tar),
+                         0);
+        assert_string_equal(tar, "static-pod-resources/kube-apiserver-pod-3");
+        tar = mfree(tar);
+        (void) setenv("TZ", "UTC", 1);
+        tzset();
+        usec_t t = (usec_t) 1764076711 * USEC_PER_SEC; /* 2025-11-25 13:18:31 UTC */
+        assert_int_equal(backup_names(t, false, &tar, &snap), 0);
+        assert_string_equal(tar, "static_kuberesources_2025-11-25_131831.tar.gz");
+        assert_string_equal(snap, "snapshot_2025-11-25_131831.db");
+        tar = mfree(tar);
+        snap = mfree(snap);
+        assert_int_equal(backup_names(t, true, &tar, &snap), 0);
+        assert_string_equal(snap, "snapshot_2025-11-25_131831__POSSIBLY_DIRTY__.db");
+}
+
 int main(void)
 {
         const struct CMUnitTest tests[] = {
-                cmocka_unit_test(test_names),
-                cmocka_unit_test(test_revision),
-                cmocka_unit_test(test_envvar_name),
-                cmocka_unit_test(test_substitute),
-                cmocka_unit_test(test_strv),
-                cmocka_unit_test(test_peer_url),
-                cmocka_unit_test(test_initial_cluster),
-                cmocka_unit_test(test_decide),
-                cmocka_unit_test(test_revision_json),
-                cmocka_unit_test(test_ensure_env),
-                cmocka_unit_test(test_data_dir),
+                cmocka_unit_test(test_backup_names), cmocka_unit_test(test_names),
+                cmocka_unit_test(test_revision),     cmocka_unit_test(test_envvar_name),
+                cmocka_unit_test(test_substitute),   cmocka_unit_test(test_strv),
+                cmocka_unit_test(test_peer_url),     cmocka_unit_test(test_initial_cluster),
+                cmocka_unit_test(test_decide),       cmocka_unit_test(test_revision_json),
+                cmocka_unit_test(test_ensure_env),   cmocka_unit_test(test_data_dir),
         };
         return cmocka_run_group_tests(tests, NULL, NULL);
 }

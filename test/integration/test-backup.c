@@ -1,0 +1,246 @@
+/* `cluster-etcd-operator cluster-backup` as the real binary (CEO_BIN)
+ * against a real TLS etcd from the harness and a host config directory laid
+ * out as a master's /etc/kubernetes: the two files upstream writes, a
+ * snapshot that verifies (by us and by etcdctl), a tarball holding the
+ * current revision directories relative to the config dir with mode 0600,
+ * --force's name, and failures that leave nothing behind: a manifest that
+ * names no revision, an etcd that does not answer (the tarball already
+ * written is removed), a backup "directory" that is a file. */
+#include <dirent.h>
+#include <libgen.h>
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <sys/prctl.h>
+#include <sys/stat.h>
+#include <sys/wait.h>
+
+#include <cmocka.h>
+
+#include "base/fileio.h"
+#include "base/log.h"
+#include "cmd/node-util.h"
+#include "etcd-harness.h"
+#include "etcd/snapshot.h"
+
+static EtcdTestCluster cluster;
+static Loop *loop;
+static EtcdClient *client;
+static char bin[4096], cfg[600];
+
+static const char *const pods[] = {"kube-apiserver", "kube-controller-manager", "kube-scheduler", "etcd"};
+
+static int run(char *const argv[])
+{
+        int status = 0;
+        pid_t pid = fork();
+        assert_true(pid >= 0);
+        if (pid == 0) {
+                (void) prctl(PR_SET_PDEATHSIG, SIGKILL);
+                execv(argv[0], argv);
+                _exit(127);
+        }
+        assert_int_equal(waitpid(pid, &status, 0), pid);
+        assert_true(WIFEXITED(status));
+        return WEXITSTATUS(status);
+}
+
+/* cluster-backup with the harness's client certificate and the config dir, then `extra` args. */
+static int backup(const char *endpoint, const char *extra1, const char *extra2)
+{
+        char a_ep[256], a_ca[600], a_cert[600], a_key[600], a_cfg[700];
+        (void) snprintf(a_ep, sizeof a_ep, "--endpoints=%s", endpoint);
+        (void) snprintf(a_ca, sizeof a_ca, "--cacert=%s", cluster.ca_file);
+        (void) snprintf(a_cert, sizeof a_cert, "--cert=%s/peer.crt", cluster.members[0].dir);
+        (void) snprintf(a_key, sizeof a_key, "--key=%s/peer.key", cluster.members[0].dir);
+        (void) snprintf(a_cfg, sizeof a_cfg, "--config-dir=%s", cfg);
+        char *argv[] = {
+                bin, "cluster-backup", a_ep, a_ca, a_cert, a_key, a_cfg, (char *) extra1, (char *) extra2,
+                NULL};
+        return run(argv);
+}
+
+/* The entries of `dir` (not . and ..), hidden ones included; 0 when empty or missing. */
+static size_t list(const char *dir, char names[][256], size_t max)
+{
+        DIR *d = opendir(dir);
+        struct dirent *de;
+        size_t n = 0;
+        while (d && (de = readdir(d)))
+                if (!streq(de->d_name, ".") && !streq(de->d_name, "..") && n < max)
+                        (void) snprintf(names[n++], 256, "%s", de->d_name);
+        if (d)
+                (void) closedir(d);
+        return n;
+}
+
+static bool ends_with(const char *s, const char *suffix)
+{
+        size_t a = strlen(s), b = strlen(suffix);
+        return a >= b && streq(s + a - b, suffix);
+}
+
+static const char *find(char names[][256], size_t n, const char *prefix)
+{
+        for (size_t i = 0; i < n; i++)
+                if (startswith(names[i], prefix))
+                        return names[i];
+        return NULL;
+}
+
+static void write_manifest(const char *pod, const char *text)
+{
+        _cleanup_free_ char *p = strdup_printf("%s/manifests/%s-pod.yaml", cfg, pod);
+        assert_int_equal(write_file_atomic(p, text, strlen(text), 0644), 0);
+}
+
+static void test_backup(void **state)
+{
+        _cleanup_free_ char *dir = strdup_printf("%s/backup", cluster.dir);
+        char names[8][256];
+
+        (void) state;
+        assert_int_equal(etcd_test_load(loop, client, 200, 512), 0);
+        assert_int_equal(backup(cluster.members[0].client_url, dir, NULL), 0);
+        size_t n = list(dir, names, 8);
+        assert_int_equal(n, 2);
+        const char *snap = find(names, n, "snapshot_"), *tar = find(names, n, "static_kuberesources_");
+        assert_non_null(snap);
+        assert_non_null(tar);
+        assert_true(ends_with(snap, ".db") && ends_with(tar, ".tar.gz"));
+        assert_null(strstr(snap, "POSSIBLY_DIRTY"));
+
+        /* The snapshot verifies, by us and by etcd's own tool, and holds the keys we wrote. */
+        _cleanup_free_ char *snap_path = strdup_printf("%s/%s", dir, snap);
+        uint64_t size = 0;
+        assert_int_equal(etcd_snapshot_verify_file(snap_path, &size), 0);
+        assert_true(size > 200 * 512);
+        _cleanup_free_ char *status =
+                strdup_printf("ETCDCTL_API=3 etcdctl snapshot status %s -w json >/dev/null", snap_path);
+        assert_int_equal(system(status), 0);
+
+        /* The tarball: 0600, the four revision directories as upstream names them. */
+        _cleanup_free_ char *tar_path = strdup_printf("%s/%s", dir, tar);
+        struct stat st;
+        assert_int_equal(stat(tar_path, &st), 0);
+        assert_int_equal(st.st_mode & 0777, 0600);
+        _cleanup_free_ char *listing = strdup_printf("%s/listing", cluster.dir);
+        _cleanup_free_ char *cmd = strdup_printf("tar -tzf %s > %s", tar_path, listing);
+        assert_int_equal(system(cmd), 0);
+        _cleanup_free_ char *text = NULL;
+        assert_int_equal(read_full_file(listing, 1 << 20, &text, NULL), 0);
+        assert_non_null(strstr(text, "static-pod-resources/etcd-pod-7/secrets/etcd-all-certs/x.crt"));
+        assert_non_null(strstr(text, "static-pod-resources/kube-apiserver-pod-12/"));
+        assert_non_null(strstr(text, "static-pod-resources/kube-scheduler-pod-3/"));
+        assert_null(strstr(text, "etcd-pod-6")); /* an older revision stays out */
+
+        /* --force marks both files. */
+        _cleanup_free_ char *dir2 = strdup_printf("%s/backup-forced", cluster.dir);
+        assert_int_equal(backup(cluster.members[0].client_url, "--force", dir2), 0);
+        n = list(dir2, names, 8);
+        assert_int_equal(n, 2);
+        assert_non_null(strstr(names[0], "__POSSIBLY_DIRTY__"));
+        assert_non_null(strstr(names[1], "__POSSIBLY_DIRTY__"));
+}
+
+static void test_failures_leave_nothing(void **state)
+{
+        char names[8][256];
+        (void) state;
+
+        /* etcd does not answer: the tarball, written first, is removed again. */
+        _cleanup_free_ char *dir = strdup_printf("%s/backup-no-etcd", cluster.dir);
+        _cleanup_free_ char *dead = strdup_printf("https://%s:1", cluster.members[0].ip);
+        assert_int_equal(backup(dead, dir, "--timeout=5s"), 1);
+        assert_int_equal(list(dir, names, 8), 0);
+
+        /* A manifest that names no revision directory: nothing is written. */
+        _cleanup_free_ char *dir2 = strdup_printf("%s/backup-bad-manifest", cluster.dir);
+        write_manifest("kube-scheduler", "apiVersion: v1\nkind: Pod\n");
+        assert_int_equal(backup(cluster.members[0].client_url, dir2, NULL), 1);
+        assert_int_equal(list(dir2, names, 8), 0);
+        write_manifest("kube-scheduler",
+                       "path: /etc/kubernetes/static-pod-resources/kube-scheduler-pod-3\n");
+
+        /* The backup "directory" is a file: a usage error, the file untouched. */
+        _cleanup_free_ char *file = strdup_printf("%s/a-file", cluster.dir);
+        assert_int_equal(write_file_atomic(file, "keep", 4, 0644), 0);
+        assert_int_equal(backup(cluster.members[0].client_url, file, NULL), 2);
+        _cleanup_free_ char *text = NULL;
+        assert_int_equal(read_full_file(file, 64, &text, NULL), 0);
+        assert_string_equal(text, "keep");
+
+        /* No directory at all. */
+        assert_int_equal(backup(cluster.members[0].client_url, NULL, NULL), 2);
+}
+
+static void make_host(void)
+{
+        static const unsigned revs[] = {12, 9, 3, 7};
+        (void) snprintf(cfg, sizeof cfg, "%s/etc-kubernetes", cluster.dir);
+        _cleanup_free_ char *manifests = strdup_printf("%s/manifests", cfg);
+        assert_int_equal(nodecmd_mkdir_p(manifests, 0755), 0);
+        for (size_t i = 0; i < ELEMENTSOF(pods); i++) {
+                _cleanup_free_ char *d = strdup_printf(
+                        "%s/static-pod-resources/%s-pod-%u/secrets/etcd-all-certs", cfg, pods[i], revs[i]);
+                _cleanup_free_ char *f = strdup_printf("%s/x.crt", d);
+                _cleanup_free_ char *m = strdup_printf(
+                        "apiVersion: v1\nkind: Pod\nspec:\n  volumes:\n  - hostPath:\n      path: "
+                        "/etc/kubernetes/static-pod-resources/%s-pod-%u\n",
+                        pods[i], revs[i]);
+                assert_int_equal(nodecmd_mkdir_p(d, 0755), 0);
+                assert_int_equal(write_file_atomic(f, "pem", 3, 0600), 0);
+                write_manifest(pods[i], m);
+        }
+        _cleanup_free_ char *old = strdup_printf("%s/static-pod-resources/etcd-pod-6", cfg);
+        assert_int_equal(nodecmd_mkdir_p(old, 0755), 0);
+}
+
+static int setup(void **state)
+{
+        const char *env = getenv("CEO_BIN");
+        (void) state;
+        if (getenv("TEST_VERBOSE"))
+                log_set_verbosity(4);
+        if (env)
+                (void) snprintf(bin, sizeof bin, "%s", env);
+        else {
+                char self[4096];
+                ssize_t n = readlink("/proc/self/exe", self, sizeof self - 1);
+                assert_true(n > 0);
+                self[n] = 0;
+                (void) snprintf(bin, sizeof bin, "%s/../../cluster-etcd-operator", dirname(self));
+        }
+        if (access(bin, X_OK) < 0) {
+                fprintf(stderr, "%s: %s (build the cluster-etcd-operator target, or set CEO_BIN)\n", bin,
+                        strerror(errno));
+                return -1;
+        }
+        if (etcd_test_cluster_init(&cluster, 1, NULL) < 0 || etcd_test_cluster_bootstrap(&cluster, 1) < 0)
+                return -1;
+        loop = loop_new();
+        client = etcd_test_client(&cluster, loop, 0x1);
+        if (!client)
+                return -1;
+        make_host();
+        return 0;
+}
+
+static int teardown(void **state)
+{
+        (void) state;
+        client = etcd_client_free(client);
+        loop = loop_unref(loop);
+        etcd_test_cluster_destroy(&cluster);
+        return 0;
+}
+
+int main(void)
+{
+        const struct CMUnitTest tests[] = {
+                cmocka_unit_test(test_backup),
+                cmocka_unit_test(test_failures_leave_nothing),
+        };
+        return cmocka_run_group_tests(tests, setup, teardown);
+}
