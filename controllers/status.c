@@ -1,9 +1,10 @@
 /* StatusController: publishes clusteroperators.config.openshift.io/etcd, the
  * union of the conditions every controller writes on etcds/cluster, as
  * library-go's StatusSyncer does: Degraded if any *Degraded is True for
- * longer than its inertia (2 min, 5 min for the conditions that flap on
- * a normal node reboot, as upstream; unsupportedConfigOverrides
- * `degradedInertia: <duration>` overrides both), Progressing if any
+ * longer than its inertia (10 minutes for every `.*Degraded$` condition,
+ * as upstream sets it, so a node reboot during an upgrade does not flap the
+ * ClusterOperator; unsupportedConfigOverrides `degradedInertia: <duration>`
+ * overrides it), Progressing if any
  * *Progressing is True, Available only if every *Available is True,
  * Upgradeable unless some *Upgradeable is False. A union with no source
  * condition is Unknown/NoData (Upgradeable: True). Bad unions take the
@@ -21,8 +22,8 @@
 #include "facts.h"
 
 #define CO_NAME           "etcd"
-#define INERTIA_DEFAULT   (2 * 60 * USEC_PER_SEC)
-#define INERTIA_SLOW      (5 * 60 * USEC_PER_SEC)
+#define INERTIA_DEFAULT   (2 * 60 * USEC_PER_SEC)  /* a source that is not `.*Degraded$` */
+#define INERTIA_DEGRADED  (10 * 60 * USEC_PER_SEC) /* upstream: every `.*Degraded$` */
 #define UNION_MESSAGE_MAX (16 * 1024)
 
 typedef struct Source {
@@ -37,14 +38,10 @@ typedef struct Inertia {
 
 static usec_t inertia_of(const Inertia *in, const char *type)
 {
-        static const char *const slow[] = {"NodeControllerDegraded", "EtcdMembersDegraded",
-                                           "DefragControllerDegraded"};
+        size_t n = strlen(type), k = strlen("Degraded");
         if (in->overridden)
                 return in->value;
-        for (size_t i = 0; i < ELEMENTSOF(slow); i++)
-                if (streq(type, slow[i]))
-                        return INERTIA_SLOW;
-        return INERTIA_DEFAULT;
+        return n >= k && streq(type + n - k, "Degraded") ? INERTIA_DEGRADED : INERTIA_DEFAULT;
 }
 
 static int source_cmp(const void *a, const void *b)

@@ -107,6 +107,14 @@ static int endpoints_join(const KubeObject *cm, bool with_bootstrap, char **ret)
 }
 
 /* spec.backendQuotaGiB (default 8) in bytes; values outside the CRD's range are ignored. */
+/* etcd's --log-level from spec.logLevel, as upstream maps it: Debug, Trace and
+ * TraceAll are "debug", everything else (Normal, unset) "info". */
+static const char *etcd_log_level(const KubeObject *cr)
+{
+        const char *l = cr ? json_get_string(cr->json, "spec.logLevel") : NULL;
+        return streq_ptr(l, "Debug") || streq_ptr(l, "Trace") || streq_ptr(l, "TraceAll") ? "debug" : "info";
+}
+
 static uint64_t quota_bytes(const KubeObject *cr)
 {
         int64_t gib = 0;
@@ -266,7 +274,7 @@ static int sync_target_config(const SyncContext *ctx, Plan *p)
         const TemplateVar vars[] = {
                 {"ETCD_IMAGE", st->etcd_image}, {"OPERATOR_IMAGE", st->operator_image},
                 {"LISTEN_HOST", listen_host},   {"LOCAL_HOST", local_host},
-                {"LISTEN_IP", listen_ip},
+                {"LISTEN_IP", listen_ip},       {"ETCD_LOG_LEVEL", etcd_log_level(op_etcd_cr(ctx))},
         };
         static const char *const pods[][2] = {
                 {"etcd-pod", "etcd-pod/pod.yaml"},

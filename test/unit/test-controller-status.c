@@ -123,9 +123,9 @@ static void test_degraded_after_inertia(void **state)
         Src src[] = {
                 {"EtcdMembersAvailable", "True", "EtcdQuorate", "3 members are available", 0},
                 {"TargetConfigControllerDegraded", "True", "SyncError",
-                 "apply configmaps: boom\nsecond line", MIN_AGO(f, 3)},
+                 "apply configmaps: boom\nsecond line", MIN_AGO(f, 11)},
                 {"EtcdMembersDegraded", "True", "UnhealthyMembers", "2 of 3 members are available",
-                 MIN_AGO(f, 6)},
+                 MIN_AGO(f, 12)},
                 {"BootstrapTeardownDegraded", "False", "AsExpected", NULL, 0},
         };
         etcd_cr(f, NULL, src, ELEMENTSOF(src));
@@ -146,12 +146,12 @@ static void test_degraded_inertia_does_not_flap(void **state)
         Src src[] = {
                 {"EtcdMembersAvailable", "True", "EtcdQuorate", "3 members are available", 0},
                 {"EtcdMembersDegraded", "True", "UnhealthyMembers", "master-1 is unhealthy", MIN_AGO(f, 1)},
-                {"InstallerControllerDegraded", "True", "SyncError", "x", f->now - 30 * USEC_PER_SEC},
+                {"InstallerControllerDegraded", "True", "SyncError", "x", f->now - 570 * USEC_PER_SEC},
         };
         etcd_cr(f, NULL, src, ELEMENTSOF(src));
         assert_int_equal(fixture_sync(f, &controller_status), 0);
-        /* Both within their inertia (5 min and 2 min): not Degraded, look again when the first ages. */
-        assert_int_equal(f->plan.requeue_after, 90 * USEC_PER_SEC);
+        /* Both within their 10 minutes: not Degraded, look again when the first ages. */
+        assert_int_equal(f->plan.requeue_after, 30 * USEC_PER_SEC);
         assert_int_equal(fixture_feed(f, W_CLUSTEROPERATORS), 1);
         const cJSON *st = json_get_object(fixture_get(f, W_CLUSTEROPERATORS, NULL, "etcd")->json, "status");
         expect(st, "Degraded", "False", "AsExpected", NULL);
@@ -160,7 +160,7 @@ static void test_degraded_inertia_does_not_flap(void **state)
         f->now += 100 * USEC_PER_SEC;
         st = sync_status(f);
         expect(st, "Degraded", "True", "InstallerControllerDegraded", "InstallerControllerDegraded: x");
-        assert_int_equal(f->plan.requeue_after, 140 * USEC_PER_SEC);
+        assert_int_equal(f->plan.requeue_after, 440 * USEC_PER_SEC);
         char ts[40];
         assert_string_equal(json_get_string(co_cond(st, "Degraded"), "lastTransitionTime"),
                             format_rfc3339(ts, sizeof ts, f->now));

@@ -226,6 +226,23 @@ static void test_slower_and_quota(void **state)
         fixture_free(f);
 }
 
+/* etcd's log level follows spec.logLevel as upstream maps it; Normal (and unset) is info. */
+static void test_log_level(void **state)
+{
+        static const char *const cases[][2] = {
+                {"Normal", "info"}, {"Debug", "debug"}, {"Trace", "debug"}, {"TraceAll", "debug"}};
+        for (size_t i = 0; i < ELEMENTSOF(cases); i++) {
+                Fixture *f = three_masters();
+                _cleanup_free_ char *spec = strdup_printf("\"logLevel\":\"%s\"", cases[i][0]);
+                _cleanup_free_ char *want = strdup_printf("--log-level=%s ", cases[i][1]);
+                fixture_etcd_cr(f, spec, NULL);
+                assert_int_equal(fixture_sync(f, &controller_target_config), 0);
+                assert_non_null(strstr(pod_yaml(f, "etcd-pod"), want));
+                assert_non_null(strstr(pod_yaml(f, "restore-etcd-pod"), want));
+                fixture_free(f);
+        }
+}
+
 static void test_node_without_ip(void **state)
 {
         Fixture *f = three_masters();
@@ -371,6 +388,7 @@ int main(void)
                 cmocka_unit_test(test_env_ipv4),
                 cmocka_unit_test(test_env_ipv6_and_dual_stack),
                 cmocka_unit_test(test_slower_and_quota),
+                cmocka_unit_test(test_log_level),
                 cmocka_unit_test(test_node_without_ip),
                 cmocka_unit_test(test_listen_on_node_ip),
                 cmocka_unit_test(test_installer_substitution),
