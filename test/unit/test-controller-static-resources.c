@@ -96,6 +96,8 @@ static void test_server_defaults_kept(void **state)
                 f, &KUBE_NAMESPACES, NULL,
                 "{\"apiVersion\":\"v1\",\"kind\":\"Namespace\",\"metadata\":{\"name\":\"openshift-etcd\","
                 "\"labels\":{\"openshift.io/run-level\":\"0\",\"openshift.io/cluster-monitoring\":\"true\","
+                "\"pod-security.kubernetes.io/enforce\":\"privileged\",\"pod-security.kubernetes.io/audit\":"
+                "\"privileged\",\"pod-security.kubernetes.io/warn\":\"privileged\","
                 "\"kubernetes.io/metadata.name\":\"openshift-etcd\"},\"annotations\":{"
                 "\"openshift.io/node-selector\":\"\",\"workload.openshift.io/allowed\":\"management\","
                 "\"openshift.io/sa.scc.uid-range\":\"1000/1000\"}},\"spec\":{\"finalizers\":"

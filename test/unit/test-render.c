@@ -184,6 +184,7 @@ static void test_staticpod(void **state)
                 {"LISTEN_HOST", "0.0.0.0"},
                 {"LOCAL_HOST", "127.0.0.1"},
                 {"LISTEN_IP", "0.0.0.0"},
+                {"ETCD_LOG_LEVEL", "info"},
         };
         _cleanup_(env_list_done) EnvList env = {};
         _cleanup_free_ char *yaml = NULL, *err = NULL, *bad = NULL;
