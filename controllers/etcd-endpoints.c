@@ -1,6 +1,6 @@
 /* EtcdEndpointsController: keeps ConfigMap openshift-etcd/etcd-endpoints,
  * the list of etcd servers the kube-apiserver uses: data is
- * hex(memberID) -> IP for every started voting member but the bootstrap
+ * hex(memberID) (%x, as upstream) -> IP for every started voting member but the bootstrap
  * one (learners reject the kube-apiserver's requests, unstarted members
  * answer nothing). The bootstrap member is the one named etcd-bootstrap or
  * on the IP of the installer's annotation. That annotation stays until the
@@ -16,6 +16,8 @@
  * with nothing at all to offer do we publish the masters' InternalIPs,
  * keyed by node name, as upstream falls back to node IPs. A member list
  * that yields no server never empties a populated map either. */
+#include <inttypes.h>
+
 #include "base/json.h"
 #include "base/log.h"
 #include "controllers.h"
@@ -35,8 +37,9 @@ static int members_data(const SyncContext *ctx, const EtcdViewSnapshot *s, const
                 if (is_bootstrap_member(ctx, m, bip) || m->is_learner || !m->started ||
                     m->member->n_peer_urls == 0 || url_host_ip(m->member->peer_urls[0], &a) < 0)
                         continue;
-                if (!cJSON_AddStringToObject(data, etcd_id_to_hex(m->id, hex),
-                                             ip_to_string(&a, host, sizeof host)))
+                /* Keys as upstream writes them: %x, no zero padding. */
+                (void) snprintf(hex, sizeof hex, "%" PRIx64, m->id);
+                if (!cJSON_AddStringToObject(data, hex, ip_to_string(&a, host, sizeof host)))
                         return -ENOMEM;
         }
         return 0;

@@ -317,7 +317,7 @@ class Cluster:
         cm = env.get_json("configmap", "-n", "openshift-etcd", "etcd-endpoints")
         assert sorted(cm["data"].values()) == sorted(self.master_ips.values()), cm["data"]
         for name, ip in self.master_ips.items():
-            assert cm["data"].get("%016x" % int(members[name]["ID"])) == ip, (name, cm["data"])
+            assert cm["data"].get("%x" % int(members[name]["ID"])) == ip, (name, cm["data"])
         ep = env.get_json("endpoints", "-n", "openshift-etcd", "host-etcd-2")
         got = sorted((a["ip"], a.get("nodeName")) for a in ep["subsets"][0]["addresses"])
         assert got == sorted((ip, m) for m, ip in self.master_ips.items()), got

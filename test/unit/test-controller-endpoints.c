@@ -112,7 +112,7 @@ static void test_bootstrap_by_ip(void **state)
         fixture_member(f, 9, "bootstrap-host", "10.0.0.9", false, true, true);
         fixture_member(f, 1, "master-0", "10.0.0.1", false, true, true);
         assert_int_equal(fixture_sync(f, &controller_etcd_endpoints), 0);
-        expect_cm_write(f, "{\"0000000000000001\":\"10.0.0.1\"}");
+        expect_cm_write(f, "{\"1\":\"10.0.0.1\"}");
         assert_string_equal(annotation_of(cached_cm(f)), "10.0.0.9");
         fixture_free(f);
 }
@@ -129,7 +129,7 @@ static void test_masters_joining(void **state)
         assert_int_equal(fixture_sync(f, &controller_etcd_endpoints), 0);
         assert_int_equal(fixture_count(f, INTENT_PATCH), 0);
         assert_non_null(fixture_find(f, INTENT_EVENT, NULL, NULL));
-        expect_cm_write(f, "{\"00000000000000a1\":\"10.0.0.1\"}");
+        expect_cm_write(f, "{\"a1\":\"10.0.0.1\"}");
         assert_string_equal(annotation_of(cached_cm(f)), "10.0.0.9");
         expect_no_writes(f, &controller_etcd_endpoints);
 
@@ -140,8 +140,8 @@ static void test_masters_joining(void **state)
         fixture_member(f, 0xa2, "master-1", "10.0.0.2", false, true, true);
         fixture_member(f, 0xa3, "master-2", "10.0.0.3", false, true, false); /* unhealthy voters stay */
         assert_int_equal(fixture_sync(f, &controller_etcd_endpoints), 0);
-        expect_cm_write(f, "{\"00000000000000a1\":\"10.0.0.1\",\"00000000000000a2\":\"10.0.0.2\","
-                           "\"00000000000000a3\":\"10.0.0.3\"}");
+        expect_cm_write(f, "{\"a1\":\"10.0.0.1\",\"a2\":\"10.0.0.2\","
+                           "\"a3\":\"10.0.0.3\"}");
         expect_no_writes(f, &controller_etcd_endpoints);
         fixture_free(f);
 }
@@ -156,8 +156,8 @@ static void members_after_join(Fixture *f, bool with_bootstrap)
         fixture_member(f, 3, "master-2", "10.0.0.3", false, true, true);
 }
 
-#define THREE_DATA                                                                                          \
-        "{\"0000000000000001\":\"10.0.0.1\",\"0000000000000002\":\"10.0.0.2\",\"0000000000000003\":\"10.0." \
+#define THREE_DATA                                             \
+        "{\"1\":\"10.0.0.1\",\"2\":\"10.0.0.2\",\"3\":\"10.0." \
         "0.3\"}"
 
 static void test_bootstrap_teardown_order(void **state)
@@ -210,7 +210,7 @@ static void test_removal_needs_member_list(void **state)
 static void test_removal_with_data_change(void **state)
 {
         Fixture *f = fixture_new();
-        endpoints_cm(f, "10.0.0.9", "{\"0000000000000001\":\"10.0.0.1\"}");
+        endpoints_cm(f, "10.0.0.9", "{\"1\":\"10.0.0.1\"}");
         bootstrap_status(f, "complete");
         members_after_join(f, false);
         assert_int_equal(fixture_sync(f, &controller_etcd_endpoints), 0);
@@ -233,7 +233,7 @@ static void test_bootstrap_in_place(void **state)
         fixture_member(f, 1, "master-0", "10.0.0.1", false, true, true);
         assert_int_equal(fixture_sync(f, &controller_etcd_endpoints), 0);
         assert_int_equal(fixture_count(f, INTENT_PATCH), 0); /* bootstrap not complete */
-        expect_cm_write(f, "{\"0000000000000001\":\"10.0.0.1\"}");
+        expect_cm_write(f, "{\"1\":\"10.0.0.1\"}");
         bootstrap_status(f, "complete");
         assert_int_equal(fixture_sync(f, &controller_etcd_endpoints), 0);
         assert_non_null(fixture_find(f, INTENT_PATCH, "configmaps", "etcd-endpoints"));
@@ -258,7 +258,7 @@ static void test_unreachable_keeps_map(void **state)
         Fixture *f = fixture_new();
         three_masters(f);
         fixture_master(f, "master-3", "10.0.0.4", true);
-        endpoints_cm(f, NULL, "{\"0000000000000001\":\"10.0.0.1\"}");
+        endpoints_cm(f, NULL, "{\"1\":\"10.0.0.1\"}");
         fixture_etcd_error(f, -ECONNREFUSED);
         expect_no_writes(f, &controller_etcd_endpoints);
         fixture_no_etcd(f);
@@ -322,8 +322,20 @@ static void test_ipv6_members(void **state)
         fixture_member(f, 1, "master-0", "[fd00::1]", false, true, true);
         fixture_member(f, 2, "master-1", "[FD00:0::2]", false, true, true);
         assert_int_equal(fixture_sync(f, &controller_etcd_endpoints), 0);
-        expect_cm_write(f, "{\"0000000000000001\":\"fd00::1\",\"0000000000000002\":\"fd00::2\"}");
+        expect_cm_write(f, "{\"1\":\"fd00::1\",\"2\":\"fd00::2\"}");
         expect_no_writes(f, &controller_etcd_endpoints);
+        fixture_free(f);
+}
+
+/* Keys are the member ID as upstream prints it (%x): no zero padding, even
+ * when the top nibble is 0; a value with all 16 digits keeps them. */
+static void test_keys_unpadded(void **state)
+{
+        Fixture *f = fixture_new();
+        fixture_member(f, 0x0123456789abcdefULL, "master-0", "10.0.0.1", false, true, true);
+        fixture_member(f, 0xf123456789abcdefULL, "master-1", "10.0.0.2", false, true, true);
+        assert_int_equal(fixture_sync(f, &controller_etcd_endpoints), 0);
+        expect_cm_write(f, "{\"123456789abcdef\":\"10.0.0.1\",\"f123456789abcdef\":\"10.0.0.2\"}");
         fixture_free(f);
 }
 
@@ -340,7 +352,7 @@ static void test_missing_cm_created(void **state)
         fixture_member(f, 1, "master-0", "10.0.0.1", false, true, true);
         fixture_member(f, 0x77, "master-1", "10.0.0.2", false, true, true);
         assert_int_equal(fixture_sync(f, &controller_etcd_endpoints), 0);
-        expect_cm_write(f, "{\"0000000000000001\":\"10.0.0.1\",\"0000000000000077\":\"10.0.0.2\"}");
+        expect_cm_write(f, "{\"1\":\"10.0.0.1\",\"77\":\"10.0.0.2\"}");
         fixture_free(f);
 }
 
@@ -518,6 +530,7 @@ int main(void)
                 cmocka_unit_test(test_no_snapshot_empty_map_falls_back),
                 cmocka_unit_test(test_nothing_to_publish),
                 cmocka_unit_test(test_ipv6_members),
+                cmocka_unit_test(test_keys_unpadded),
                 cmocka_unit_test(test_missing_cm_created),
                 cmocka_unit_test(test_host_endpoints_created),
                 cmocka_unit_test(test_host_endpoints_node_ip_change),
