@@ -85,13 +85,17 @@ static void test_server_defaults_kept(void **state)
                 f, &KUBE_SERVICES, NS_ETCD,
                 "{\"apiVersion\":\"v1\",\"kind\":\"Service\",\"metadata\":{\"name\":\"etcd\","
                 "\"namespace\":\"openshift-etcd\",\"uid\":\"u1\",\"labels\":{\"k8s-app\":\"etcd\","
-                "\"other\":\"x\"},\"annotations\":{\"service.alpha.openshift.io/serving-cert-secret-name\":"
-                "\"serving-cert\",\"service.beta.openshift.io/serving-cert-signed-by\":\"y\"}},"
+                "\"other\":\"x\"},\"annotations\":{\"service.beta.openshift.io/serving-cert-secret-name\":"
+                "\"serving-cert\",\"prometheus.io/scrape\":\"true\",\"prometheus.io/scheme\":\"https\","
+                "\"service.beta.openshift.io/serving-cert-signed-by\":\"y\"}},"
                 "\"spec\":{\"clusterIP\":\"172.30.0.10\",\"type\":\"ClusterIP\",\"sessionAffinity\":"
                 "\"None\","
                 "\"selector\":{\"etcd\":\"true\"},\"ports\":[{\"name\":\"etcd\",\"port\":2379,"
-                "\"protocol\":\"TCP\",\"targetPort\":2379},{\"name\":\"etcd-metrics\",\"port\":9979,"
-                "\"protocol\":\"TCP\",\"targetPort\":9979}]}}");
+                "\"protocol\":\"TCP\",\"targetPort\":2379},{\"name\":\"etcd-peer\",\"port\":2380,"
+                "\"protocol\":\"TCP\",\"targetPort\":2380},{\"name\":\"grpc-proxy\",\"port\":9978,"
+                "\"protocol\":\"TCP\",\"targetPort\":9978},{\"name\":\"etcd-metrics\",\"port\":9979,"
+                "\"protocol\":\"TCP\",\"targetPort\":9979},{\"name\":\"readyz-sidecar\",\"port\":9980,"
+                "\"protocol\":\"TCP\",\"targetPort\":9980}]}}");
         fixture_add_to(
                 f, &KUBE_NAMESPACES, NULL,
                 "{\"apiVersion\":\"v1\",\"kind\":\"Namespace\",\"metadata\":{\"name\":\"openshift-etcd\","
