@@ -5,10 +5,9 @@
 #include "base/json.h"
 #include "base/log.h"
 
-#define LIST_PAGE     500
-#define MAX_HANDLERS  16
-#define MAX_INDEXES   4
-#define HEALTHY_RESET (120 * USEC_PER_SEC)
+#define LIST_PAGE    500
+#define MAX_HANDLERS 16
+#define MAX_INDEXES  4
 
 typedef struct Handler {
         InformerHandler fn;
@@ -40,7 +39,7 @@ struct Informer {
         bool running;
 
         Backoff backoff;
-        usec_t last_error;
+        unsigned failures; /* in a row, since the last event a watch delivered */
         usec_t watch_started;
         uint64_t watch_events;
         sd_event_source *retry_timer;
@@ -235,16 +234,18 @@ static void schedule(Informer *inf, usec_t delay, bool relist)
                 log_error("informer %s: cannot arm retry timer; it stops", inf->res->plural);
 }
 
-static void schedule_error(Informer *inf, bool relist, int error)
+/* A failure: the first since the last healthy event is retried at once (a
+ * watch that was reset or dropped is resumed from the last resourceVersion
+ * it delivered); only failures that repeat back off, 0.8 s doubling to 30 s,
+ * and never sooner than the server's Retry-After. The first event a watch
+ * delivers resets it (informer_apply_watch_line). */
+static void schedule_error(Informer *inf, bool relist, int error, unsigned retry_after)
 {
-        usec_t now = now_usec(CLOCK_MONOTONIC);
-        if (inf->last_error && now - inf->last_error > HEALTHY_RESET)
-                backoff_reset(&inf->backoff);
-        inf->last_error = now;
         inf->stats.errors++;
-        usec_t d = backoff_next(&inf->backoff, random_unit());
-        log_debug("informer %s: %s; retrying in %llu ms", inf->res->plural, strerror(-error),
-                  (unsigned long long) (d / USEC_PER_MSEC));
+        usec_t d = ++inf->failures == 1 ? 0 : backoff_next(&inf->backoff, random_unit());
+        d = MAX(d, (usec_t) retry_after * USEC_PER_SEC);
+        log_debug("informer %s: %s (failure %u in a row); retrying in %llu ms", inf->res->plural,
+                  strerror(-error), inf->failures, (unsigned long long) (d / USEC_PER_MSEC));
         schedule(inf, d, relist);
 }
 
@@ -316,7 +317,7 @@ static void on_list(KubeClient *c, const KubeResponse *resp, void *userdata)
         if (resp->error < 0) {
                 inf->listing = hashmap_free(inf->listing);
                 inf->cont = mfree(inf->cont);
-                schedule_error(inf, true, resp->error);
+                schedule_error(inf, true, resp->error, resp->status ? resp->status->retry_after : 0);
                 return;
         }
         JSON_ARRAY_FOREACH (item, json_get_array(resp->body, "items")) {
@@ -334,7 +335,7 @@ static void on_list(KubeClient *c, const KubeResponse *resp, void *userdata)
         }
         if (json_get_uint64(resp->body, "metadata.resourceVersion", &rv) < 0) {
                 inf->listing = hashmap_free(inf->listing);
-                schedule_error(inf, true, -EBADMSG);
+                schedule_error(inf, true, -EBADMSG, 0);
                 return;
         }
         finish_list(inf, rv);
@@ -348,14 +349,14 @@ static void start_list(Informer *inf)
 
         inf->synced = false;
         if (!inf->listing && !(inf->listing = hashmap_new(kube_object_unref_void))) {
-                schedule_error(inf, true, -ENOMEM);
+                schedule_error(inf, true, -ENOMEM, 0);
                 return;
         }
         path = build_query(inf, false);
         inf->stats.lists++;
         r = path ? kube_call(inf->client, "GET", path, NULL, NULL, on_list, inf, &inf->call) : -ENOMEM;
         if (r < 0)
-                schedule_error(inf, true, r);
+                schedule_error(inf, true, r, 0);
 }
 
 static int on_watch_line(KubeClient *c, cJSON *line, void *userdata)
@@ -403,6 +404,10 @@ int informer_apply_watch_line(Informer *inf, cJSON *line)
                 }
         }
         inf->rv = rv;
+        if (inf->failures) { /* healthy again: the next failure is retried at once */
+                inf->failures = 0;
+                backoff_reset(&inf->backoff);
+        }
         return 0;
 }
 
@@ -423,12 +428,12 @@ static void on_watch_end(KubeClient *c, const KubeResponse *resp, void *userdata
                 return;
         }
         if (resp->error < 0) {
-                schedule_error(inf, false, resp->error);
+                schedule_error(inf, false, resp->error, resp->status ? resp->status->retry_after : 0);
                 return;
         }
         /* A watch that ends at once without events is a broken server, not a timeout. */
         if (lasted < USEC_PER_SEC && inf->watch_events == 0) {
-                schedule_error(inf, false, -ECONNRESET);
+                schedule_error(inf, false, -ECONNRESET, 0);
                 return;
         }
         start_watch(inf);
@@ -446,7 +451,7 @@ static void start_watch(Informer *inf)
                                &inf->call)
                  : -ENOMEM;
         if (r < 0)
-                schedule_error(inf, false, r);
+                schedule_error(inf, false, r, 0);
 }
 
 static int on_resync(sd_event_source *s, uint64_t usec, void *userdata)

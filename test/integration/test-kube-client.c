@@ -342,8 +342,10 @@ static void test_informer_churn(void **state)
                                 sim("/sim/drop-watches", NULL);
                         else {
                                 bool never = false;
+                                /* Two refusals: the first is retried at once, the second
+                                 * backs off (0.8 s), and etcd compacts meanwhile. */
                                 sim("/sim/faults", "{\"method\":\"GET\",\"path_regex\":\"watch=true\","
-                                                   "\"code\":500,\"count\":1}");
+                                                   "\"code\":500,\"count\":2}");
                                 sim("/sim/drop-watches", NULL);
                                 (void) loop_run_until(loop, &never, 300 * USEC_PER_MSEC);
                                 sim("/sim/compact", NULL);

@@ -289,9 +289,23 @@ static void test_no_second_create_from_a_stale_cache(void **state)
          * answer, with no status write to give the watch time to catch up. */
         assert_int_equal(runtime_enqueue(rt, "Creator"), 0);
         run_for(500 * USEC_PER_MSEC);
-        /* Reset every watch: the informers count that as an error and are
-         * blind until they re-watch after their backoff (0.8 s and more),
-         * long enough for syncs from a stale cache to follow the create. */
+        /* Make Creator's informer blind for a while: its next re-watch is refused
+         * once (503), so after the reset below it is back only after its backoff
+         * (0.8 s), long enough for syncs from a stale cache to follow the create. */
+        Result fr = {};
+        cJSON *fault = NULL;
+        static const char fault_json[] =
+                "{\"method\":\"GET\",\"path_regex\":\"/namespaces/default/configmaps\\\\?"
+                ".*watch=\",\"code\":503,\"count\":1}";
+        assert_int_equal(json_parse(fault_json, strlen(fault_json), &fault), 0);
+        assert_int_equal(
+                kube_call(client, "POST", "/sim/faults", fault, "application/json", on_result, &fr, NULL),
+                0);
+        cJSON_Delete(fault);
+        wait_for(&fr);
+        assert_int_equal(fr.error, 0);
+        cJSON_Delete(fr.body);
+        /* Reset every watch: resumed at once, and Creator's is refused. */
         Result d = {};
         cJSON *body = cJSON_CreateObject();
         cJSON_AddBoolToObject(body, "abort", true);
