@@ -201,7 +201,8 @@ static bool bootstrap_in_place(const SyncContext *ctx)
         const char *text = cm ? json_get_string(cm->json, "data.install-config") : NULL;
         _cleanup_(cJSON_Deletep) cJSON *ic = NULL;
 
-        if (!text || yaml_parse(text, strlen(text), &ic, NULL) < 0)
+        /* Teardown and revisions ask on every sync: parse the install-config only when it can say yes. */
+        if (!text || !strstr(text, "bootstrapInPlace") || yaml_parse(text, strlen(text), &ic, NULL) < 0)
                 return false;
         return json_get_object(ic, "bootstrapInPlace") != NULL;
 }
