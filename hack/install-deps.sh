@@ -10,6 +10,7 @@ packages=(
         libyaml-dev libmicrohttpd-dev libcmocka-dev
         etcd-server etcd-client
         python3 dnsmasq-base util-linux iproute2 openssl curl valgrind
+        sudo tar gzip
 )
 
 missing=()

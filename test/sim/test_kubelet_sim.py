@@ -31,6 +31,7 @@ sys.path.insert(0, HERE)
 from kubesim.testing import Sim, random_loopback  # noqa: E402
 
 KUBELET = os.path.join(HERE, "kubelet-sim")
+REPO = os.path.normpath(os.path.join(HERE, "..", ".."))
 ETCD = shutil.which("etcd") or "/usr/bin/etcd"
 
 SIM = None
@@ -589,6 +590,52 @@ print("pid", os.getpid(), "procs", len(procs), "hostname", os.uname().nodename)
             with open(self.k.host("/var/log/pods/%s_%s/%s/0.log" % (
                     ns, name, "installer" if name.startswith("installer") else "c"))) as f:
                 self.assertTrue(f.read().startswith(want), name)
+
+    def test_10_node_shell_and_crictl(self):
+        """hack/node-shell.sh: the node's filesystem where a host has it, its hostname,
+        and crictl answering from this node's running containers."""
+        k = self.k
+        shell = [os.path.join(REPO, "hack", "node-shell.sh"), "--root", k.root, k.name]
+        nap = {"name": "nap", "image": "x", "command": ["sleep", "1000"],
+               "volumeMounts": [{"name": "d", "mountPath": "/var/lib/nap-data"}]}
+        k.write_manifest("nap.json", static_pod("nap", [nap], volumes=[
+            {"name": "d", "hostPath": {"path": "/var/lib/nap-data", "type": "DirectoryOrCreate"}}], grace=1))
+        wait_for(lambda: cstatus(get_pod("default", "nap-node-a"), "nap")["state"].get("running"), 30,
+                 "nap running")
+        with open(k.host("/var/lib/nap-data/marker"), "w") as f:
+            f.write("on node-a\n")
+
+        def sh(script):
+            return subprocess.run(shell + ["sh", "-c", script], capture_output=True, text=True, timeout=30)
+        r = sh('hostname; echo "$NODE_SHELL_IP"; cat /var/lib/nap-data/marker; ls /etc/kubernetes/manifests; '
+               'crictl ps --label io.kubernetes.container.name=nap -q; crictl ps --name "^nap$"')
+        self.assertEqual(r.returncode, 0, r.stderr)
+        lines = r.stdout.splitlines()
+        self.assertEqual(lines[:3], ["node-a", k.ip, "on node-a"])
+        self.assertIn("nap.json", lines)
+        ids = [l for l in lines[4:] if len(l) == 13 and " " not in l]
+        self.assertEqual(len(ids), 1, r.stdout)
+        self.assertTrue(any("CONTAINER_RUNNING" in l and "nap-node-a" in l for l in lines), r.stdout)
+        # Exit status comes back; a move between /var/lib dirs is a rename (one mount).
+        self.assertEqual(sh("exit 7").returncode, 7)
+        r = sh("mkdir -p /var/lib/nap-b && mv /var/lib/nap-data/marker /var/lib/nap-b/ && echo moved")
+        self.assertEqual((r.returncode, r.stdout), (0, "moved\n"), r.stderr)
+        self.assertTrue(os.path.exists(k.host("/var/lib/nap-b/marker")))
+        # Gone from crictl once the kubelet stopped it.
+        k.remove_manifest("nap.json")
+        wait_for(lambda: sh("crictl ps --label io.kubernetes.container.name=nap -q").stdout == "", 30,
+                 "nap gone from crictl ps")
+        # A node that is not one, and a runtime that is not running, are errors.
+        r = subprocess.run([shell[0], "--root", TMP, "nowhere", "true"], capture_output=True, text=True)
+        self.assertEqual(r.returncode, 1)
+        self.assertIn("not a simulated node", r.stderr)
+        dead = os.path.join(TMP, "dead-runtime.json")
+        with open(dead, "w") as f:
+            json.dump({"kubeletPid": 2 ** 22 + 1, "containers": []}, f)
+        r = subprocess.run([os.path.join(REPO, "test", "sim", "node-bin", "crictl"), "ps", "-q"],
+                           capture_output=True, text=True, env=dict(os.environ, CRICTL_SIM_RUNTIME_FILE=dead))
+        self.assertEqual(r.returncode, 1)
+        self.assertIn("not running", r.stderr)
 
     def test_09_sigterm_ignored_until_grace(self):
         k = self.k

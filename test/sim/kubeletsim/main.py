@@ -11,6 +11,7 @@ import argparse
 import copy
 import hashlib
 import ipaddress
+import json
 import os
 import shutil
 import signal
@@ -67,6 +68,30 @@ class Kubelet:
         self.stop_ev = threading.Event()
         self.ready_file = os.path.join(self.root, "kubelet-sim.ready")
         self.pid_file = os.path.join(self.root, "kubelet-sim.pid")
+        # What `crictl ps` on this node shows (test/sim/node-bin/crictl): the running
+        # containers, rewritten whole on every start and exit.
+        self.runtime_file = os.path.join(self.state_dir, "sim-runtime", "containers.json")
+        self.runtime_lock = threading.Lock()
+        self.running = {}     # container ID -> crictl record
+        self._write_runtime()
+
+    def container_running(self, cid, record):
+        """A container started (record) or ended (None): rewrite the runtime file."""
+        with self.runtime_lock:
+            if record is None:
+                self.running.pop(cid, None)
+            else:
+                self.running[cid] = record
+            self._write_runtime()
+
+    def _write_runtime(self):
+        os.makedirs(os.path.dirname(self.runtime_file), exist_ok=True)
+        tmp = self.runtime_file + ".tmp"
+        with open(tmp, "w") as f:
+            json.dump({"kubeletPid": os.getpid(), "node": self.name, "nodeIP": self.ip,
+                       "containers": sorted(self.running.values(), key=lambda r: r["createdAt"])}, f,
+                      indent=1)
+        os.replace(tmp, self.runtime_file)
 
     def host_path(self, p):
         return os.path.join(self.root, os.path.normpath("/" + (p or "")).lstrip("/"))

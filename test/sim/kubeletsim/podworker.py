@@ -169,6 +169,8 @@ class PodWorker(threading.Thread):
             if c.process is not None and c.process.poll() is None:
                 c.process.signal(signal.SIGKILL)
                 c.process.wait(10)
+            if c.process is not None and c.container_id:
+                self.node.container_running(c.container_id, None)
         if self.remove_dir:
             shutil.rmtree(podspec.pod_dir(self.node, self.uid), ignore_errors=True)
 
@@ -264,6 +266,11 @@ class PodWorker(threading.Thread):
             return
         c.process = proc
         c.start_error = err
+        node.container_running(c.container_id, {
+            "id": c.container_id.split("://", 1)[1][:13], "name": c.name, "pid": proc.pid,
+            "createdAt": time.time(), "state": "CONTAINER_RUNNING", "podName": self.pod_name,
+            "labels": {"io.kubernetes.container.name": c.name, "io.kubernetes.pod.name": self.pod_name,
+                       "io.kubernetes.pod.namespace": self.ns, "io.kubernetes.pod.uid": self.uid}})
         if err:
             log.warning("pod %s container %s: start failed: %s", self.key, c.name, err)
             return
@@ -312,6 +319,8 @@ class PodWorker(threading.Thread):
         if msg:
             term["message"] = msg
         log.info("pod %s container %s: exited with %d (%s)", self.key, c.name, rc, reason)
+        if c.container_id:
+            self.node.container_running(c.container_id, None)
         c.process = None
         c.killing = False
         c.kill_deadline = None
