@@ -14,6 +14,7 @@
 #include "controllers.h"
 #include "facts.h"
 #include "render/etcdenv.h"
+#include "render/etcdscripts.h"
 #include "render/netutil.h"
 #include "render/staticpod.h"
 
@@ -204,15 +205,17 @@ static int cluster_env(const SyncContext *ctx, const KubeObject *endpoints, size
         return r;
 }
 
-/* Writes the ConfigMap only when its data differs: every write is a revision. */
-static int want_configmap(const SyncContext *ctx, Plan *p, const char *name, const char *pod_yaml)
+/* Writes the ConfigMap (taking `data`) only when its data differs: a write
+ * of etcd-pod is a revision. */
+static int want_configmap(const SyncContext *ctx, Plan *p, const char *name, cJSON *data)
 {
         const KubeObject *have = op_get(ctx, W_ETCD_CONFIGMAPS, NS_ETCD, name);
         _cleanup_(cJSON_Deletep) cJSON *cm = kube_object_skeleton(&KUBE_CONFIGMAPS, NS_ETCD, name);
-        cJSON *data;
-        if (!cm || !(data = cJSON_AddObjectToObject(cm, "data")) ||
-            !cJSON_AddStringToObject(data, "pod.yaml", pod_yaml))
+        if (!cm || !data) {
+                cJSON_Delete(data);
                 return -ENOMEM;
+        }
+        cJSON_AddItemToObject(cm, "data", data);
         if (have && cJSON_Compare(json_get_object(have->json, "data"), data, true))
                 return 0;
         log_info("%s %s/%s", have ? "updating" : "creating", NS_ETCD, name);
@@ -276,19 +279,32 @@ static int sync_target_config(const SyncContext *ctx, Plan *p)
                 {"LISTEN_HOST", listen_host},   {"LOCAL_HOST", local_host},
                 {"LISTEN_IP", listen_ip},       {"ETCD_LOG_LEVEL", etcd_log_level(op_etcd_cr(ctx))},
         };
-        static const char *const pods[][2] = {
-                {"etcd-pod", "etcd-pod/pod.yaml"},
-                {"restore-etcd-pod", "etcd-pod/restore-pod.yaml"},
+        /* ConfigMap, key, template. */
+        static const char *const pods[][3] = {
+                {"etcd-pod", "pod.yaml", "etcd-pod/pod.yaml"},
+                {"restore-etcd-pod", "pod.yaml", "etcd-pod/restore-pod.yaml"},
+                {"restore-etcd-pod", "quorum-restore-pod.yaml", "etcd-pod/quorum-restore-pod.yaml"},
         };
+        cJSON *data = NULL;
         for (size_t i = 0; i < ELEMENTSOF(pods); i++) {
                 _cleanup_free_ char *yaml = NULL;
-                r = staticpod_render(pods[i][1], vars, ELEMENTSOF(vars), &env, &yaml);
-                if (r >= 0)
-                        r = want_configmap(ctx, p, pods[i][0], yaml);
-                if (r < 0)
+                if (!data && !(data = cJSON_CreateObject()))
+                        return -ENOMEM;
+                r = staticpod_render(pods[i][2], vars, ELEMENTSOF(vars), &env, &yaml);
+                if (r >= 0 && !cJSON_AddStringToObject(data, pods[i][1], yaml))
+                        r = -ENOMEM;
+                if (r >= 0 && (i + 1 == ELEMENTSOF(pods) || !streq(pods[i + 1][0], pods[i][0])))
+                        r = want_configmap(ctx, p, pods[i][0], TAKE_PTR(data));
+                if (r < 0) {
+                        cJSON_Delete(data);
                         return r;
+                }
         }
-        return 0;
+        /* The node's disaster-recovery scripts and their etcd.env. */
+        if ((r = etcd_scripts_data(&env, &data)) < 0)
+                return r;
+        r = want_configmap(ctx, p, "etcd-scripts", data);
+        return r < 0 ? r : 0;
 }
 
 static const WatchSpec *const watches[] = {OP_WATCH(W_MASTER_NODES), OP_WATCH(W_ETCD_CR),

@@ -19,6 +19,8 @@ static const Command *const commands[] = {
         &cmd_rev,
         &cmd_ensure_env,
         &cmd_cluster_backup,
+        &cmd_cluster_restore,
+        &cmd_bump_revision,
 };
 /* clang-format on */
 

@@ -8,8 +8,11 @@
  *       member), streamed over gRPC, checked against its trailing SHA-256
  *       before it is renamed into place, then checked again from disk.
  * <ts> is `date +%F_%H%M%S`; --force appends __POSSIBLY_DIRTY__ as upstream
- * does (upstream's script then skips its Progressing check; this command,
- * like upstream's Go one, does not make that check). Stricter than
+ * does. With --kubeconfig (cluster-backup.sh passes the node's
+ * localhost.kubeconfig) and without --force, the backup is refused unless
+ * clusteroperators kube-apiserver, kube-controller-manager, kube-scheduler
+ * and etcd all say Progressing=False, as upstream's script checks: a backup
+ * taken mid-rollout may hold revision dirs that do not match. Stricter than
  * upstream: each file is written under a hidden temporary name and renamed
  * whole, so a kill leaves no partial file under a backup's name; a failure
  * removes whatever this run wrote; progress is logged in bytes and seconds. */
@@ -21,9 +24,12 @@
 
 #include "backup.h"
 #include "base/fileio.h"
+#include "base/json.h"
 #include "base/log.h"
 #include "cmd.h"
 #include "etcd/snapshot.h"
+#include "kube/client.h"
+#include "kube/config.h"
 #include "node-util.h"
 
 extern char **environ;
@@ -65,7 +71,7 @@ int backup_names(usec_t now, bool force, char **ret_tar, char **ret_snapshot)
 }
 
 typedef struct Flags {
-        const char *cacert, *cert, *key, *config_dir, *backup_dir;
+        const char *cacert, *cert, *key, *config_dir, *backup_dir, *kubeconfig;
         NodeCmdStrv endpoints;
         bool force;
         usec_t timeout;
@@ -105,6 +111,88 @@ static int find_revision_dirs(const Flags *f, RevisionDirs *ret)
                         return log_error_errno(-ENOENT, "%s (named in %s) is not a directory", strempty(abs),
                                                path);
                 ret->v[i] = TAKE_PTR(dir);
+        }
+        return 0;
+}
+
+typedef struct CoGet {
+        bool done;
+        int error;
+        char reason[128];
+} CoGet;
+
+static void on_co(KubeClient *c, const KubeResponse *resp, void *userdata)
+{
+        CoGet *g = userdata;
+        const cJSON *e;
+        (void) c;
+        g->done = true;
+        g->error = resp->error;
+        if (resp->error < 0)
+                return;
+        g->error = -ENODATA;
+        (void) snprintf(g->reason, sizeof g->reason, "has no Progressing condition");
+        JSON_ARRAY_FOREACH (e, json_get_array(resp->body, "status.conditions")) {
+                if (!streq_ptr(json_get_string(e, "type"), "Progressing"))
+                        continue;
+                const char *st = json_get_string(e, "status");
+                g->error = streq_ptr(st, "False") ? 0 : -EBUSY;
+                (void) snprintf(g->reason, sizeof g->reason, "Progressing=%s: %s", strempty(st),
+                                strempty(json_get_string(e, "message")));
+        }
+}
+
+/* Unless --force: every static pod operator must say Progressing=False. */
+static int check_not_progressing(const Flags *f)
+{
+        _cleanup_(loop_unrefp) Loop *loop = NULL;
+        _cleanup_(kube_client_freep) KubeClient *client = NULL;
+        _cleanup_free_ char *err = NULL;
+        KubeConfig *cfg = NULL;
+        int r;
+
+        if (!f->kubeconfig || f->force)
+                return 0;
+        if ((r = kube_config_load(f->kubeconfig, NULL, &cfg, &err)) < 0)
+                return log_error_errno(r,
+                                       "cannot check that no operator is Progressing: %s (or back up anyway "
+                                       "with --force)",
+                                       err ? err : strerror(-r));
+        loop = loop_new();
+        client = loop ? kube_client_new(loop, cfg) : NULL;
+        if (!client) {
+                kube_config_free(cfg);
+                return log_error_errno(-ENOMEM, "out of memory");
+        }
+        kube_client_set_timeout(client, 10 * USEC_PER_SEC);
+        for (size_t i = 0; i < ELEMENTSOF(static_pods); i++) {
+                _cleanup_free_ char *path =
+                        kube_resource_path(&KUBE_CLUSTEROPERATORS, NULL, static_pods[i], NULL);
+                CoGet g = {};
+                KubeCall *call = NULL;
+                if (!path)
+                        return -ENOMEM;
+                r = kube_call(client, "GET", path, NULL, NULL, on_co, &g, &call);
+                if (r >= 0)
+                        r = loop_run_until(loop, &g.done, 15 * USEC_PER_SEC);
+                if (!g.done) {
+                        kube_call_cancel(call);
+                        return log_error_errno(r < 0 ? r : -ETIMEDOUT,
+                                               "cannot read clusteroperator/%s: check that the API server "
+                                               "runs (or back up anyway with --force)",
+                                               static_pods[i]);
+                }
+                if (g.error == -EBUSY || g.error == -ENODATA)
+                        return log_error_errno(g.error,
+                                               "clusteroperator/%s %s: back up once it settles (or anyway "
+                                               "with --force, which names the files __POSSIBLY_DIRTY__)",
+                                               static_pods[i], g.reason);
+                if (g.error < 0)
+                        return log_error_errno(g.error,
+                                               "cannot read clusteroperator/%s: %s; check that the API "
+                                               "server runs (or back up anyway with --force)",
+                                               static_pods[i], kube_strerror(g.error));
+                log_info("clusteroperator/%s: Progressing=False", static_pods[i]);
         }
         return 0;
 }
@@ -231,7 +319,7 @@ static int backup_run(const Flags *f)
                           f->backup_dir);
                 return EXIT_USAGE;
         }
-        if (find_revision_dirs(f, &dirs) < 0)
+        if (find_revision_dirs(f, &dirs) < 0 || check_not_progressing(f) < 0)
                 return EXIT_RUNTIME;
         if ((r = nodecmd_mkdir_p(f->backup_dir, 0700)) < 0) {
                 log_error_errno(r, "cannot create %s", f->backup_dir);
@@ -268,8 +356,12 @@ static void help(FILE *out)
                        "  --key FILE              client key (default: $ETCDCTL_KEY)\n"
                        "  --config-dir DIR        the host's Kubernetes config (default: /etc/kubernetes)\n"
                        "  --backup-dir DIR        where the files go (or DIR as the argument)\n"
-                       "  --force                 name the files ..__POSSIBLY_DIRTY__ (taken while the\n"
-                       "                          control plane may be changing)\n"
+                       "  --kubeconfig FILE       refuse unless clusteroperators kube-apiserver,\n"
+                       "                          kube-controller-manager, kube-scheduler and etcd are\n"
+                       "                          Progressing=False (cluster-backup.sh passes the node's\n"
+                       "                          localhost.kubeconfig)\n"
+                       "  --force                 skip that check and name the files ..__POSSIBLY_DIRTY__\n"
+                       "                          (taken while the control plane may be changing)\n"
                        "  --timeout D             for the snapshot (default: 10m)\n"
                        "  -v=N                    log verbosity (4 and up: debug)\n"
                        "  -h, --help              this text\n"
@@ -293,7 +385,8 @@ static int backup_main(int argc, char *argv[])
                 ARG_CONFIG,
                 ARG_BACKUP,
                 ARG_FORCE,
-                ARG_TIMEOUT
+                ARG_TIMEOUT,
+                ARG_KUBECONFIG,
         };
         static const struct option options[] = {
                 {"cacert", required_argument, NULL, ARG_CACERT},
@@ -304,6 +397,7 @@ static int backup_main(int argc, char *argv[])
                 {"backup-dir", required_argument, NULL, ARG_BACKUP},
                 {"force", no_argument, NULL, ARG_FORCE},
                 {"timeout", required_argument, NULL, ARG_TIMEOUT},
+                {"kubeconfig", required_argument, NULL, ARG_KUBECONFIG},
                 {"help", no_argument, NULL, 'h'},
                 {},
         };
@@ -340,6 +434,9 @@ static int backup_main(int argc, char *argv[])
                         break;
                 case ARG_FORCE:
                         f.force = true;
+                        break;
+                case ARG_KUBECONFIG:
+                        f.kubeconfig = optarg;
                         break;
                 case ARG_TIMEOUT:
                         if (parse_duration(optarg, &f.timeout) < 0 || f.timeout < USEC_PER_SEC) {

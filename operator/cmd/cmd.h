@@ -26,6 +26,8 @@ extern const Command cmd_rev;
 extern const Command cmd_ensure_env;
 /* Disaster recovery. */
 extern const Command cmd_cluster_backup;
+extern const Command cmd_cluster_restore;
+extern const Command cmd_bump_revision;
 
 /* Parses "-v=N"/"--v=N"/"-vN" style verbosity; returns true if `arg` was one. */
 bool cmd_parse_verbosity(const char *arg);

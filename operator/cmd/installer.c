@@ -9,6 +9,10 @@
  * and last <pod-manifest-dir>/<pod>.yaml, so that a failed install never
  * leaves the kubelet a manifest that points at missing files. Every file is
  * written atomically (temp file, fsync, rename); Secret keys are 0600.
+ * As upstream's installer, the words REVISION, NODE_NAME and NODE_ENVVAR_NAME
+ * are replaced in every ConfigMap text key it writes (the node's scripts in
+ * etcd-scripts and the restore pods name this node that way); binaryData,
+ * PEM and Secrets are written as they are.
  * Transient API errors are retried until --timeout-duration; NotFound is
  * fatal for a required object and skips an optional one. */
 #include <getopt.h>
@@ -63,6 +67,7 @@ typedef struct File {
         char *key;
         char *data;
         size_t len;
+        bool text; /* a ConfigMap data key: the node's words are substituted */
 } File;
 
 typedef struct Object {
@@ -185,7 +190,7 @@ static int fetch(Installer *in, const KubeResource *res, const char *name, cJSON
         }
 }
 
-static int add_file(Object *o, const char *key, char *data, size_t len)
+static int add_file(Object *o, const char *key, char *data, size_t len, bool text)
 {
         File *f = realloc(o->files, (o->n_files + 1) * sizeof *f);
         if (!f) {
@@ -193,7 +198,7 @@ static int add_file(Object *o, const char *key, char *data, size_t len)
                 return -ENOMEM;
         }
         o->files = f;
-        f[o->n_files] = (File){.key = strdup(key), .data = data, .len = len};
+        f[o->n_files] = (File){.key = strdup(key), .data = data, .len = len, .text = text};
         if (!f[o->n_files].key) {
                 free(data);
                 return -ENOMEM;
@@ -241,7 +246,7 @@ static int object_load(Object *o, const cJSON *obj, const char *ns)
                                 if (!(data = strdup(e->valuestring)))
                                         return -ENOMEM;
                         }
-                        if ((r = add_file(o, e->string, data, len)) < 0)
+                        if ((r = add_file(o, e->string, data, len, !b64)) < 0)
                                 return r;
                 }
         }
@@ -326,6 +331,27 @@ static int fetch_all(Installer *in)
 }
 
 /* ---- writing ---- */
+
+/* REVISION, NODE_NAME and NODE_ENVVAR_NAME in the object's text keys. */
+static int substitute_words(Object *o, const Flags *f)
+{
+        char rev[16];
+        (void) snprintf(rev, sizeof rev, "%u", f->revision);
+        for (size_t i = 0; i < o->n_files; i++) {
+                char *out = NULL;
+                size_t len = 0;
+                /* PEM (a CA bundle) is never rewritten: its base64 may spell REVISION. */
+                if (!o->files[i].text || startswith(o->files[i].data, "-----BEGIN"))
+                        continue;
+                int r = nodecmd_substitute(o->files[i].data, o->files[i].len, rev, f->node_name, &out, &len);
+                if (r < 0)
+                        return log_error_errno(r, "out of memory");
+                free(o->files[i].data);
+                o->files[i].data = out;
+                o->files[i].len = len;
+        }
+        return 0;
+}
 
 static int write_object(const char *root, const Object *o)
 {
@@ -422,10 +448,11 @@ static int installer_run(const Flags *f)
         (void) snprintf(in.revision_dir, sizeof in.revision_dir, "%s/%s-%u", f->resource_dir, f->pod,
                         f->revision);
         for (size_t i = 0; i < in.n_objects; i++) {
-                const Object *o = &in.objects[i];
+                Object *o = &in.objects[i];
                 if (!o->present || !o->dir_name)
                         continue;
-                if (write_object(o->cert ? f->cert_dir : in.revision_dir, o) < 0)
+                if (substitute_words(o, f) < 0 ||
+                    write_object(o->cert ? f->cert_dir : in.revision_dir, o) < 0)
                         return EXIT_RUNTIME;
         }
         if (write_manifest(in.revision_dir, f->pod, manifest, manifest_len) < 0 ||

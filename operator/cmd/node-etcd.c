@@ -289,6 +289,9 @@ int nodecmd_revision_encode(const NodeCmdRevision *r, char **ret)
         cJSON_AddItemToObject(o, "maxRaftIndex", m);
         if (!cJSON_AddStringToObject(o, "created", created))
                 return -ENOMEM;
+        if (r->max_revision &&
+            (!(m = uint_item(r->max_revision)) || !cJSON_AddItemToObject(o, "maxRevision", m)))
+                return -ENOMEM;
         char *s = json_print(o);
         if (!s)
                 return -ENOMEM;
@@ -373,6 +376,8 @@ int nodecmd_revision_decode(const char *text, size_t len, NodeCmdRevision *ret)
         uint64_t max = 0;
         if (get_uint(o, "maxRaftIndex", text, len, &max) >= 0)
                 rev.max_raft_index = MAX(rev.max_raft_index, max);
+        if (get_uint(o, "maxRevision", text, len, &max) >= 0)
+                rev.max_revision = max;
         const char *created = json_get_string(o, "created");
         if (!created || parse_rfc3339(created, &rev.created) < 0)
                 rev.created = 0;

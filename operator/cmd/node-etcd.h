@@ -73,6 +73,9 @@ typedef struct NodeCmdRevision {
         NodeCmdRevisionEndpoint *endpoints;
         size_t n_endpoints;
         uint64_t max_raft_index;
+        /* Ours, beside upstream's keys: the highest MVCC revision (the
+         * resourceVersion clients see) any endpoint reported; 0 = unknown. */
+        uint64_t max_revision;
         usec_t created; /* CLOCK_REALTIME; 0 when absent or unparsable */
 } NodeCmdRevision;
 

@@ -76,6 +76,7 @@ static void round_finish(Rev *rv)
                 out.cluster_id = a->status.cluster_id;
                 have_id = true;
                 r = nodecmd_revision_add(&out, f->endpoints.v[i], a->status.raft_index);
+                out.max_revision = MAX(out.max_revision, a->status.revision);
         }
         for (size_t i = 0; i < f->endpoints.n; i++)
                 etcd_status_done(&rv->answers[i].status);

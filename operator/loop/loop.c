@@ -30,6 +30,7 @@ struct HttpRequest {
         struct curl_slist *resp_headers;
         usec_t timeout;
         HttpTls *tls;
+        char *unix_socket; /* connect here instead of the URL's host (a local etcd) */
         Buf resp;
         HttpDataFunc stream;
         bool long_lived;
@@ -319,6 +320,7 @@ HttpRequest *http_request_unref(HttpRequest *r)
         request_detach(r);
         free(r->method);
         free(r->url);
+        free(r->unix_socket);
         free(r->body);
         curl_slist_free_all(r->headers);
         curl_slist_free_all(r->resp_headers);
@@ -360,6 +362,17 @@ int http_request_add_header(HttpRequest *r, const char *header)
 void http_request_set_timeout(HttpRequest *r, usec_t timeout)
 {
         r->timeout = timeout;
+}
+
+int http_request_set_unix_socket(HttpRequest *r, const char *path)
+{
+        assert_return(r && path, -EINVAL);
+        char *p = strdup(path);
+        if (!p)
+                return -ENOMEM;
+        free(r->unix_socket);
+        r->unix_socket = p;
+        return 0;
 }
 
 int http_request_set_tls(HttpRequest *r, const HttpTls *tls)
@@ -571,6 +584,8 @@ int loop_http_start(Loop *l, HttpRequest *r, HttpDoneFunc done, void *userdata)
         r->errbuf[0] = 0;
 
         (void) curl_easy_setopt(c, CURLOPT_URL, r->url);
+        if (r->unix_socket)
+                (void) curl_easy_setopt(c, CURLOPT_UNIX_SOCKET_PATH, r->unix_socket);
         (void) curl_easy_setopt(c, CURLOPT_PRIVATE, r);
         (void) curl_easy_setopt(c, CURLOPT_ERRORBUFFER, r->errbuf);
         (void) curl_easy_setopt(c, CURLOPT_WRITEFUNCTION, on_write);

@@ -54,6 +54,8 @@ int http_request_set_body(HttpRequest *r, const char *content_type, const char *
 int http_request_add_header(HttpRequest *r, const char *header);
 void http_request_set_timeout(HttpRequest *r, usec_t timeout);
 int http_request_set_tls(HttpRequest *r, const HttpTls *tls);
+/* Connect to this unix socket instead of the URL's host and port. */
+int http_request_set_unix_socket(HttpRequest *r, const char *path);
 /* Largest body kept in memory (default 64 MiB); over it the request fails with -E2BIG. */
 void http_request_set_max_body(HttpRequest *r, size_t max);
 void http_request_set_stream(HttpRequest *r, HttpDataFunc f);

@@ -176,13 +176,15 @@ static int setup(void **state)
                 return -1;
         create_object(false, "etcd-pod-3", "pod.yaml", pod_yaml, "forceRedeploymentReason", "", NULL);
         create_object(false, "etcd-endpoints-3", "4a5b6c7d8e9f0a1b", "10.0.0.1", NULL);
-        create_object(false, "etcd-all-bundles-3", "server-ca-bundle.crt", "CA-REVISIONED\n", NULL);
+        create_object(false, "etcd-all-bundles-3", "server-ca-bundle.crt", "-----BEGIN CA-REVISIONED\n",
+                      NULL);
         create_object(true, "etcd-all-certs-3", "etcd-peer-master-0.example.crt", "PEER-CRT\n",
                       "etcd-peer-master-0.example.key", peer_key, NULL);
         /* Unrevisioned copies for --cert-dir (restore-etcd-pod stays missing: optional). */
         create_object(false, "etcd-scripts", "etcd.env", "export ETCD_X=REVISION\n", NULL);
         create_object(false, "etcd-all-bundles", "server-ca-bundle.crt", "CA-CURRENT\n", NULL);
-        create_object(true, "etcd-all-certs", "etcd-serving-master-0.example.key", "SERVING-KEY\n", NULL);
+        create_object(true, "etcd-all-certs", "etcd-serving-master-0.example.key", "SERVING-KEY REVISION\n",
+                      NULL);
         /* Revision 4 is incomplete: no etcd-endpoints-4. */
         create_object(false, "etcd-pod-4", "pod.yaml", pod_yaml, NULL);
         create_object(false, "etcd-all-bundles-4", "server-ca-bundle.crt", "CA\n", NULL);
@@ -294,25 +296,25 @@ static void test_install(void **state)
 
         check_str("ok", "manifests/etcd-pod.yaml", pod_yaml_want, 0644);
         check_str("ok", "resources/etcd-pod-3/etcd-pod.yaml", pod_yaml_want, 0644);
-        /* Copies are verbatim: only the manifest is substituted. */
-        check_str("ok", "resources/etcd-pod-3/configmaps/etcd-pod/pod.yaml", pod_yaml, 0644);
+        /* As upstream: ConfigMap text keys name the node and the revision; binaryData and
+         * Secrets are verbatim. */
+        check_str("ok", "resources/etcd-pod-3/configmaps/etcd-pod/pod.yaml", pod_yaml_want, 0644);
         check_str("ok", "resources/etcd-pod-3/configmaps/etcd-pod/forceRedeploymentReason", "", 0644);
         check_str("ok", "resources/etcd-pod-3/configmaps/etcd-endpoints/4a5b6c7d8e9f0a1b", "10.0.0.1", 0644);
         check_file("ok", "resources/etcd-pod-3/configmaps/etcd-endpoints/blob", bin_data, sizeof bin_data,
                    0644);
         check_str("ok", "resources/etcd-pod-3/configmaps/etcd-all-bundles/server-ca-bundle.crt",
-                  "CA-REVISIONED\n", 0644);
+                  "-----BEGIN CA-REVISIONED\n", 0644);
         check_str("ok", "resources/etcd-pod-3/secrets/etcd-all-certs/etcd-peer-master-0.example.crt",
                   "PEER-CRT\n", 0600);
         check_str("ok", "resources/etcd-pod-3/secrets/etcd-all-certs/etcd-peer-master-0.example.key",
                   peer_key, 0600);
         /* The unrevisioned copies. */
-        check_str("ok", "resources/etcd-certs/configmaps/etcd-scripts/etcd.env", "export ETCD_X=REVISION\n",
-                  0644);
+        check_str("ok", "resources/etcd-certs/configmaps/etcd-scripts/etcd.env", "export ETCD_X=3\n", 0644);
         check_str("ok", "resources/etcd-certs/configmaps/etcd-all-bundles/server-ca-bundle.crt",
                   "CA-CURRENT\n", 0644);
         check_str("ok", "resources/etcd-certs/secrets/etcd-all-certs/etcd-serving-master-0.example.key",
-                  "SERVING-KEY\n", 0600);
+                  "SERVING-KEY REVISION\n", 0600);
         check_dir_mode("ok", "resources/etcd-pod-3/secrets/etcd-all-certs", 0755);
         check_dir_mode("ok", "resources/etcd-certs/configmaps", 0755);
         check_dir_mode("ok", "manifests", 0755);

@@ -142,7 +142,8 @@ static void test_non_member_first_then_pod(void **state)
                 "\"--pod-manifest-dir=/etc/kubernetes/manifests\","
                 "\"--cert-dir=/etc/kubernetes/static-pod-resources/etcd-certs\","
                 "\"--configmaps=etcd-pod,etcd-endpoints,etcd-all-bundles\",\"--secrets=etcd-all-certs\","
-                "\"--cert-configmaps=restore-etcd-pod,etcd-all-bundles\",\"--cert-secrets=etcd-all-certs\","
+                "\"--cert-configmaps=restore-etcd-pod,etcd-all-bundles,etcd-scripts\",\"--cert-secrets=etcd-"
+                "all-certs\","
                 "\"--node-name=master-2\"]");
         _cleanup_free_ char *vols = json_print(json_get_array(o, "spec.volumes"));
         assert_non_null(strstr(vols, "\"path\":\"/etc/kubernetes/static-pod-resources\""));

@@ -36,14 +36,20 @@ static Fixture *three_masters(void)
         return f;
 }
 
-static const char *pod_yaml(Fixture *f, const char *cm)
+static const char *cm_key(Fixture *f, const char *cm, const char *key)
 {
         const Intent *i = fixture_find(f, INTENT_APPLY, "configmaps", cm);
         if (!i)
                 fail_msg("no apply of configmap %s in the plan", cm);
-        cJSON *y = cJSON_GetObjectItemCaseSensitive(json_get_object(i->object, "data"), "pod.yaml");
-        assert_true(cJSON_IsString(y));
+        cJSON *y = cJSON_GetObjectItemCaseSensitive(json_get_object(i->object, "data"), key);
+        if (!cJSON_IsString(y))
+                fail_msg("configmap %s has no key %s", cm, key);
         return y->valuestring;
+}
+
+static const char *pod_yaml(Fixture *f, const char *cm)
+{
+        return cm_key(f, cm, "pod.yaml");
 }
 
 static cJSON *parse_pod(const char *yaml)
@@ -101,10 +107,45 @@ static void test_golden_three_masters(void **state)
 {
         Fixture *f = three_masters();
         assert_int_equal(fixture_sync(f, &controller_target_config), 0);
-        assert_int_equal(fixture_count(f, INTENT_APPLY), 2);
+        assert_int_equal(fixture_count(f, INTENT_APPLY), 3);
         fixture_expect_condition(f, "TargetConfigNodeAddressDegraded", "False", "AsExpected");
         check_golden("etcd-pod-3-masters.yaml", pod_yaml(f, "etcd-pod"));
         check_golden("restore-etcd-pod-3-masters.yaml", pod_yaml(f, "restore-etcd-pod"));
+        check_golden("quorum-restore-pod-3-masters.yaml",
+                     cm_key(f, "restore-etcd-pod", "quorum-restore-pod.yaml"));
+        check_golden("etcd-scripts-etcd.env", cm_key(f, "etcd-scripts", "etcd.env"));
+        fixture_free(f);
+}
+
+/* ConfigMap etcd-scripts: upstream's keys, marked scripts, and etcd.env as
+ * `export NAME="value"` lines of the same variables the pods get. */
+static void test_etcd_scripts(void **state)
+{
+        Fixture *f = three_masters();
+        assert_int_equal(fixture_sync(f, &controller_target_config), 0);
+        const char *envfile = cm_key(f, "etcd-scripts", "etcd.env");
+        assert_non_null(strstr(envfile, "export NODE_master_1_IP=\"10.0.0.2\"\n"));
+        assert_non_null(strstr(envfile, "export NODE_master_1_ETCD_NAME=\"master-1\"\n"));
+        assert_non_null(strstr(envfile, "export ETCDCTL_CACERT=\""));
+        _cleanup_(cJSON_Deletep) cJSON *pod = parse_pod(pod_yaml(f, "etcd-pod"));
+        const cJSON *e;
+        size_t n = 0;
+        JSON_ARRAY_FOREACH (e, json_get_array(container(pod, "etcd"), "env")) {
+                const char *name = json_get_string(e, "name");
+                if (!name || streq(name, "ETCD_STATIC_POD_VERSION"))
+                        continue; /* the container's own */
+                _cleanup_free_ char *line = strdup_printf("export %s=\"", name);
+                if (!strstr(envfile, line))
+                        fail_msg("etcd.env lacks %s", name);
+                n++;
+        }
+        assert_true(n > 10);
+        static const char *const scripts[] = {"cluster-backup.sh", "cluster-restore.sh", "quorum-restore.sh",
+                                              "disable-etcd.sh", "etcd-common-tools"};
+        for (size_t i = 0; i < ELEMENTSOF(scripts); i++) {
+                const char *text = cm_key(f, "etcd-scripts", scripts[i]);
+                assert_non_null(strstr(text, "### Created by cluster-etcd-operator. DO NOT edit.\n"));
+        }
         fixture_free(f);
 }
 
@@ -112,13 +153,15 @@ static void test_idempotent(void **state)
 {
         Fixture *f = three_masters();
         assert_int_equal(fixture_sync(f, &controller_target_config), 0);
-        assert_int_equal(fixture_feed(f, W_ETCD_CONFIGMAPS), 2);
+        assert_int_equal(fixture_feed(f, W_ETCD_CONFIGMAPS), 3);
         assert_int_equal(fixture_sync(f, &controller_target_config), 0);
         assert_int_equal(fixture_count(f, INTENT_APPLY), 0);
-        /* A node's new address is a new pod. */
+        /* A node's new address is a new pod (and new etcd.env). */
         fixture_master(f, "master-2", "10.0.0.33", true);
         assert_int_equal(fixture_sync(f, &controller_target_config), 0);
-        assert_int_equal(fixture_count(f, INTENT_APPLY), 2);
+        assert_int_equal(fixture_count(f, INTENT_APPLY), 3);
+        assert_non_null(
+                strstr(cm_key(f, "etcd-scripts", "etcd.env"), "export NODE_master_2_IP=\"10.0.0.33\""));
         assert_non_null(strstr(pod_yaml(f, "etcd-pod"), "10.0.0.33"));
         fixture_free(f);
 }
@@ -384,6 +427,7 @@ int main(void)
 {
         const struct CMUnitTest tests[] = {
                 cmocka_unit_test(test_golden_three_masters),
+                cmocka_unit_test(test_etcd_scripts),
                 cmocka_unit_test(test_idempotent),
                 cmocka_unit_test(test_env_ipv4),
                 cmocka_unit_test(test_env_ipv6_and_dual_stack),

@@ -15,6 +15,7 @@
 #include "cmd/backup.h"
 #include "cmd/node-etcd.h"
 #include "cmd/node-util.h"
+#include "cmd/restore.h"
 
 static void test_names(void **state)
 {
@@ -278,6 +279,43 @@ static void test_decide(void **state)
 
 /* ---- revision.json ---- */
 
+/* cluster-restore picks the newest snapshot and the tarball of the same backup. */
+static void test_restore_pick_backup(void **state)
+{
+        const char *names[] = {".",
+                               "..",
+                               "snapshot_2026-11-25_101500.db",
+                               "static_kuberesources_2026-11-25_101500.tar.gz",
+                               "snapshot_2026-11-25_121500__POSSIBLY_DIRTY__.db",
+                               "static_kuberesources_2026-11-25_121500__POSSIBLY_DIRTY__.tar.gz",
+                               "static_kuberesources_2026-11-26_000000.tar.gz",
+                               ".snapshot_2026-11-27_000000.db.partial",
+                               "notes.txt"};
+        _cleanup_free_ char *snap = NULL, *tar = NULL;
+        assert_int_equal(restore_pick_backup(names, ELEMENTSOF(names), &snap, &tar), 0);
+        assert_string_equal(snap, "snapshot_2026-11-25_121500__POSSIBLY_DIRTY__.db");
+        assert_string_equal(tar, "static_kuberesources_2026-11-25_121500__POSSIBLY_DIRTY__.tar.gz");
+        snap = mfree(snap);
+        tar = mfree(tar);
+        /* A snapshot without its tarball: the tarball of another backup is never taken. */
+        const char *alone[] = {"snapshot_2026-11-25_101500.db",
+                               "static_kuberesources_2026-11-24_101500.tar.gz"};
+        assert_int_equal(restore_pick_backup(alone, ELEMENTSOF(alone), &snap, &tar), 0);
+        assert_string_equal(snap, "snapshot_2026-11-25_101500.db");
+        assert_null(tar);
+        snap = mfree(snap);
+        const char *none[] = {"static_kuberesources_2026-11-25_101500.tar.gz", "snapshot.db.partial"};
+        assert_int_equal(restore_pick_backup(none, ELEMENTSOF(none), &snap, &tar), -ENOENT);
+        assert_int_equal(restore_pick_backup(NULL, 0, &snap, &tar), -ENOENT);
+}
+
+static void test_bump_target(void **state)
+{
+        assert_true(bump_target(0, 50000) == 0); /* unknown stays unknown */
+        assert_true(bump_target(1000, 50000) == 51000);
+        assert_true(bump_target(UINT64_MAX - 1, 50000) == UINT64_MAX);
+}
+
 static void test_revision_json(void **state)
 {
         NodeCmdRevision r = {.cluster_id = 17076828041006572404ULL, .created = 1735689600ULL * USEC_PER_SEC};
@@ -313,6 +351,18 @@ static void test_revision_json(void **state)
         assert_int_equal(back.n_endpoints, 1);
         assert_true(back.created == 0);
         nodecmd_revision_done(&back);
+
+        /* Ours beside upstream's: maxRevision, the MVCC revision a restore bumps past. */
+        NodeCmdRevision mr = {
+                .cluster_id = 5, .created = 1735689600ULL * USEC_PER_SEC, .max_revision = 4242};
+        assert_int_equal(nodecmd_revision_add(&mr, "https://10.0.0.1:2379", 9), 0);
+        s = mfree(s);
+        assert_int_equal(nodecmd_revision_encode(&mr, &s), 0);
+        assert_non_null(strstr(s, "\"created\":\"2025-01-01T00:00:00Z\",\"maxRevision\":4242}"));
+        assert_int_equal(nodecmd_revision_decode(s, strlen(s), &back), 0);
+        assert_true(back.max_revision == 4242);
+        nodecmd_revision_done(&back);
+        nodecmd_revision_done(&mr);
 
         const char *small = "{\"clusterId\":12345,\"raftIndex\":{}}";
         assert_int_equal(nodecmd_revision_decode(small, strlen(small), &back), 0);
@@ -488,12 +538,20 @@ static void test_backup_names(void **state)
 int main(void)
 {
         const struct CMUnitTest tests[] = {
-                cmocka_unit_test(test_backup_names), cmocka_unit_test(test_names),
-                cmocka_unit_test(test_revision),     cmocka_unit_test(test_envvar_name),
-                cmocka_unit_test(test_substitute),   cmocka_unit_test(test_strv),
-                cmocka_unit_test(test_peer_url),     cmocka_unit_test(test_initial_cluster),
-                cmocka_unit_test(test_decide),       cmocka_unit_test(test_revision_json),
-                cmocka_unit_test(test_ensure_env),   cmocka_unit_test(test_data_dir),
+                cmocka_unit_test(test_backup_names),
+                cmocka_unit_test(test_names),
+                cmocka_unit_test(test_restore_pick_backup),
+                cmocka_unit_test(test_bump_target),
+                cmocka_unit_test(test_revision),
+                cmocka_unit_test(test_envvar_name),
+                cmocka_unit_test(test_substitute),
+                cmocka_unit_test(test_strv),
+                cmocka_unit_test(test_peer_url),
+                cmocka_unit_test(test_initial_cluster),
+                cmocka_unit_test(test_decide),
+                cmocka_unit_test(test_revision_json),
+                cmocka_unit_test(test_ensure_env),
+                cmocka_unit_test(test_data_dir),
         };
         return cmocka_run_group_tests(tests, NULL, NULL);
 }

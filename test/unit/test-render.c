@@ -18,6 +18,7 @@
 #include "base/yaml.h"
 #include "render/bootstrap.h"
 #include "render/etcdenv.h"
+#include "render/etcdscripts.h"
 #include "render/installerpod.h"
 #include "render/staticpod.h"
 #include "render/template.h"
@@ -488,13 +489,36 @@ static void test_installer_pod(void **state)
         assert_null(pod);
 }
 
+/* etcd.env: sorted `export NAME="value"` lines, safe for any value. */
+static void test_etcd_scripts_env(void **state)
+{
+        _cleanup_(env_list_done) EnvList env = {};
+        _cleanup_free_ char *out = NULL;
+        assert_int_equal(env_list_add(&env, "ZED", "%s", "z"), 0);
+        assert_int_equal(env_list_add(&env, "ETCD_CIPHER_SUITES", "%s", "A,B"), 0);
+        assert_int_equal(env_list_add(&env, "ODD", "%s", "a\"b$c`d\\e"), 0);
+        assert_int_equal(etcd_scripts_env(&env, &out), 0);
+        assert_string_equal(out, "export ETCD_CIPHER_SUITES=\"A,B\"\n"
+                                 "export ODD=\"a\\\"b\\$c\\`d\\\\e\"\n"
+                                 "export ZED=\"z\"\n");
+        /* The shell reads the value back exactly. */
+        _cleanup_free_ char *path = strdup_printf("%s/etcd.env", dir);
+        assert_int_equal(write_file_atomic(path, out, strlen(out), 0644), 0);
+        _cleanup_free_ char *cmd = strdup_printf(". %s && [ \"$ODD\" = 'a\"b$c`d\\e' ]", path);
+        assert_int_equal(system(cmd), 0);
+        assert_int_equal(env_list_add(&env, "NOT-A-NAME", "%s", "x"), 0);
+        out = mfree(out);
+        assert_int_equal(etcd_scripts_env(&env, &out), -EINVAL);
+}
+
 int main(void)
 {
         const struct CMUnitTest tests[] = {
-                cmocka_unit_test(test_inputs),        cmocka_unit_test(test_input_errors),
-                cmocka_unit_test(test_bootstrap_ip),  cmocka_unit_test(test_template),
-                cmocka_unit_test(test_staticpod),     cmocka_unit_test(test_render_tree),
-                cmocka_unit_test(test_installer_pod), cmocka_unit_test(test_etcd_defaults),
+                cmocka_unit_test(test_inputs),           cmocka_unit_test(test_input_errors),
+                cmocka_unit_test(test_bootstrap_ip),     cmocka_unit_test(test_template),
+                cmocka_unit_test(test_staticpod),        cmocka_unit_test(test_render_tree),
+                cmocka_unit_test(test_installer_pod),    cmocka_unit_test(test_etcd_defaults),
+                cmocka_unit_test(test_etcd_scripts_env),
         };
         return cmocka_run_group_tests(tests, setup, teardown);
 }

@@ -1,0 +1,32 @@
+#!/usr/bin/env bash
+### Created by cluster-etcd-operator. DO NOT edit.
+# cluster-backup.sh [--force] DIR
+# An etcd snapshot of this master's member and the static pods' current
+# revision directories, into DIR: snapshot_<ts>.db and
+# static_kuberesources_<ts>.tar.gz (with --force both end in
+# __POSSIBLY_DIRTY__). Refused while kube-apiserver, kube-controller-manager,
+# kube-scheduler or etcd is Progressing, unless --force. The snapshot is
+# verified before this reports success; a failed or killed backup leaves no
+# file under a backup's name.
+set -o errexit -o pipefail -o errtrace
+
+scripts=/etc/kubernetes/static-pod-resources/etcd-certs/configmaps/etcd-scripts
+if [ ! -f "$scripts/etcd.env" ] || [ ! -f "$scripts/etcd-common-tools" ]; then
+        echo "required dependencies not found in $scripts (etcd.env, etcd-common-tools): is the etcd pod installed on this master?" >&2
+        exit 1
+fi
+. "$scripts/etcd.env"
+. "$scripts/etcd-common-tools"
+require_root
+
+force=
+if [ "${1:-}" = "--force" ]; then
+        force=--force
+        shift
+fi
+if [ $# -ne 1 ] || [ -z "$1" ] || [ -f "$1" ]; then
+        echo "usage: $(basename "$0") [--force] DIR   (DIR: a directory, created if missing)" >&2
+        exit 1
+fi
+etcdctl_env
+exec "$CEO_BIN" cluster-backup $force --config-dir "$CONFIG_FILE_DIR" --kubeconfig "$KUBECONFIG" "$1"

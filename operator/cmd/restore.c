@@ -1,0 +1,862 @@
+/* `cluster-etcd-operator cluster-restore`: the careful half of the node's
+ * disaster-recovery scripts (cluster-restore.sh and quorum-restore.sh call
+ * it). Three modes:
+ *   --restore-pod (default)  the multi-node procedure: this master's etcd
+ *       comes back as a new one-member cluster from the newest snapshot in
+ *       BACKUP_DIR, through the restore pod (restore-etcd-pod/pod.yaml);
+ *   --in-place  the single-member path (upstream's ETCD_ETCDCTL_RESTORE):
+ *       the snapshot is restored into the data dir with etcdctl, without a
+ *       revision bump, and the normal etcd pod comes back;
+ *   --quorum-restore  no snapshot: this member's own data becomes a new
+ *       one-member cluster (quorum-restore-pod.yaml, --force-new-cluster),
+ *       after its member dir was copied aside.
+ * In that order, and nothing of the next step before the last one held:
+ *   1. the snapshot is verified (trailing SHA-256, then `etcdctl snapshot
+ *      status`): a truncated, corrupt or missing snapshot stops here, before
+ *      anything on the node changed;
+ *   2. the etcd pod is stopped: etcd-pod.yaml moves to the stopped-manifests
+ *      dir, and crictl must show none of its containers (bounded wait);
+ *   3. the data dir is moved aside into /var/lib/etcd-backup, never deleted:
+ *      member/ to member (an older one there is renamed with a timestamp),
+ *      revision.json beside it, anything else into
+ *      extra-data-dir-contents-<ts>/;
+ *   4. the mode's work (see above), each file written under a temporary
+ *      name and renamed into place.
+ * Run again after a failure or a kill, it picks up where it stopped. */
+#include <dirent.h>
+#include <fcntl.h>
+#include <getopt.h>
+#include <inttypes.h>
+#include <spawn.h>
+#include <sys/stat.h>
+#include <sys/statvfs.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include "base/fileio.h"
+#include "base/json.h"
+#include "base/log.h"
+#include "cmd.h"
+#include "etcd/snapshot.h"
+#include "node-util.h"
+#include "restore.h"
+
+extern char **environ;
+
+DEFINE_TRIVIAL_CLEANUP_FUNC(DIR *, closedir);
+
+static bool has_suffix(const char *s, const char *suffix)
+{
+        size_t n = strlen(s), k = strlen(suffix);
+        return n >= k && streq(s + n - k, suffix);
+}
+
+typedef enum RestoreMode {
+        RESTORE_POD,
+        RESTORE_IN_PLACE,
+        RESTORE_QUORUM,
+} RestoreMode;
+
+typedef struct Flags {
+        RestoreMode mode;
+        const char *config_dir, *data_dir, *backup_data_dir, *stopped_dir, *backup_dir;
+        const char *name, *peer_host; /* --in-place: this member */
+        usec_t stop_timeout;
+        bool skip_copy;
+        char ts[32]; /* this run's timestamp, for the names of what it moves aside */
+} Flags;
+
+/* The etcd pod's containers: all must be gone before the data dir is touched. */
+static const char *const etcd_containers[] = {"etcd", "etcdctl", "etcd-metrics", "etcd-readyz", "etcd-rev"};
+
+int restore_pick_backup(const char *const *names, size_t n, char **ret_snapshot, char **ret_tar)
+{
+        const char *snap = NULL, *tar = NULL;
+
+        assert_return(ret_snapshot && ret_tar, -EINVAL);
+        for (size_t i = 0; i < n; i++)
+                if (startswith(names[i], "snapshot_") && has_suffix(names[i], ".db") &&
+                    (!snap || strcmp(names[i], snap) > 0))
+                        snap = names[i];
+        if (!snap)
+                return -ENOENT;
+        /* The tarball of the same backup: same stamp (and suffix) as the snapshot. */
+        const char *stamp = snap + strlen("snapshot_");
+        _cleanup_free_ char *want =
+                strdup_printf("static_kuberesources_%.*s.tar.gz", (int) (strlen(stamp) - 3), stamp);
+        if (!want)
+                return -ENOMEM;
+        for (size_t i = 0; i < n; i++)
+                if (streq(names[i], want))
+                        tar = names[i];
+        *ret_snapshot = strdup(snap);
+        *ret_tar = tar ? strdup(tar) : NULL;
+        if (!*ret_snapshot || (tar && !*ret_tar)) {
+                *ret_snapshot = mfree(*ret_snapshot);
+                *ret_tar = mfree(*ret_tar);
+                return -ENOMEM;
+        }
+        return 0;
+}
+
+/* argv[0] from PATH; *ret_out gets stdout (at most 1 MiB) when asked for.
+ * Returns the exit status, or < 0 when it could not run. */
+static int run(const char *const argv[], char **ret_out)
+{
+        posix_spawn_file_actions_t fa;
+        int pipefd[2] = {-1, -1}, status = 0, r;
+        Buf out = BUF_INIT(0);
+        pid_t pid;
+
+        if (ret_out && pipe2(pipefd, O_CLOEXEC) < 0)
+                return -errno;
+        posix_spawn_file_actions_init(&fa);
+        if (ret_out)
+                posix_spawn_file_actions_adddup2(&fa, pipefd[1], STDOUT_FILENO);
+        r = posix_spawnp(&pid, argv[0], &fa, NULL, (char *const *) argv, environ);
+        posix_spawn_file_actions_destroy(&fa);
+        if (ret_out)
+                (void) close(pipefd[1]);
+        if (r != 0) {
+                if (ret_out)
+                        (void) close(pipefd[0]);
+                return -r;
+        }
+        if (ret_out) {
+                char chunk[4096];
+                ssize_t k;
+                while ((k = read(pipefd[0], chunk, sizeof chunk)) > 0 || (k < 0 && errno == EINTR))
+                        if (k > 0 && out.len < (1 << 20))
+                                (void) buf_append(&out, chunk, (size_t) k);
+                (void) close(pipefd[0]);
+        }
+        while (waitpid(pid, &status, 0) < 0)
+                if (errno != EINTR) {
+                        buf_free(&out);
+                        return -errno;
+                }
+        if (ret_out) {
+                if (buf_append(&out, "", 1) < 0) {
+                        buf_free(&out);
+                        return -ENOMEM;
+                }
+                *ret_out = (char *) out.data;
+        }
+        return WIFEXITED(status) ? WEXITSTATUS(status) : 128 + WTERMSIG(status);
+}
+
+/* ---- step 1: the backup, verified ---- */
+
+typedef struct Backup {
+        char *snapshot, *tar; /* full paths; tar NULL when absent */
+        uint64_t db_size, revision;
+} Backup;
+
+static void backup_done(Backup *b)
+{
+        b->snapshot = mfree(b->snapshot);
+        b->tar = mfree(b->tar);
+}
+
+static int find_backup(const Flags *f, Backup *ret)
+{
+        _cleanup_(closedirp) DIR *d = opendir(f->backup_dir);
+        _cleanup_free_ char *snap = NULL, *tar = NULL;
+        char **names = NULL;
+        size_t n = 0;
+        int r = 0;
+
+        if (!d)
+                return log_error_errno(-errno, "cannot read the backup directory %s", f->backup_dir);
+        for (struct dirent *de; (de = readdir(d));) {
+                char **nn = realloc(names, (n + 1) * sizeof *names);
+                if (!nn || !(nn[n] = strdup(de->d_name))) {
+                        names = nn ? nn : names;
+                        r = -ENOMEM;
+                        break;
+                }
+                names = nn;
+                n++;
+        }
+        if (r >= 0)
+                r = restore_pick_backup((const char *const *) names, n, &snap, &tar);
+        for (size_t i = 0; i < n; i++)
+                free(names[i]);
+        free(names);
+        if (r == -ENOENT)
+                return log_error_errno(r, "no snapshot_*.db in %s: name the directory cluster-backup wrote",
+                                       f->backup_dir);
+        if (r < 0)
+                return log_error_errno(r, "out of memory");
+        ret->snapshot = strdup_printf("%s/%s", f->backup_dir, snap);
+        ret->tar = tar ? strdup_printf("%s/%s", f->backup_dir, tar) : NULL;
+        if (!ret->snapshot || (tar && !ret->tar))
+                return log_error_errno(-ENOMEM, "out of memory");
+        if (f->mode == RESTORE_POD && !ret->tar)
+                return log_error_errno(-ENOENT,
+                                       "%s has no static_kuberesources_*.tar.gz of the same backup as %s: a "
+                                       "restore puts both back; copy the whole backup directory",
+                                       f->backup_dir, snap);
+        return 0;
+}
+
+static int verify_backup(Backup *b)
+{
+        _cleanup_free_ char *out = NULL;
+        int r = etcd_snapshot_verify_file(b->snapshot, &b->db_size);
+        if (r == -EBADMSG || r == -EINVAL)
+                return log_error_errno(
+                        r,
+                        "%s is truncated or corrupt: its SHA-256 does not match its contents; "
+                        "nothing was changed. Use another backup.",
+                        b->snapshot);
+        if (r < 0)
+                return log_error_errno(r, "cannot read %s; nothing was changed", b->snapshot);
+        log_info("%s: %" PRIu64 " bytes of database, SHA-256 verified", b->snapshot, b->db_size);
+
+        /* What etcd itself reads of it, as upstream's check_snapshot_status does. */
+        const char *argv[] = {"etcdctl", "snapshot", "status", b->snapshot, "-w", "json", NULL};
+        r = run(argv, &out);
+        if (r == -ENOENT) {
+                log_warning("etcdctl is not on PATH: the snapshot was checked by its SHA-256 only");
+                return 0;
+        }
+        _cleanup_(cJSON_Deletep) cJSON *st = NULL;
+        if (r != 0 || json_parse(out, strlen(out), &st) < 0 || !cJSON_IsObject(st))
+                return log_error_errno(
+                        -EBADMSG,
+                        "`etcdctl snapshot status %s` failed (status %d): not a database etcd "
+                        "can read; nothing was changed",
+                        b->snapshot, r);
+        const cJSON *rev = cJSON_GetObjectItemCaseSensitive(st, "revision");
+        const cJSON *keys = cJSON_GetObjectItemCaseSensitive(st, "totalKey");
+        b->revision = cJSON_IsNumber(rev) && rev->valuedouble > 0 ? (uint64_t) rev->valuedouble : 0;
+        log_info("%s: revision %" PRIu64 ", %.0f keys (etcdctl snapshot status)", b->snapshot, b->revision,
+                 cJSON_IsNumber(keys) ? keys->valuedouble : 0.0);
+        return 0;
+}
+
+/* ---- step 2: the etcd pod stopped ---- */
+
+static int running_etcd_containers(char *ret, size_t size)
+{
+        ret[0] = 0;
+        for (size_t i = 0; i < ELEMENTSOF(etcd_containers); i++) {
+                _cleanup_free_ char *label =
+                        strdup_printf("io.kubernetes.container.name=%s", etcd_containers[i]);
+                _cleanup_free_ char *out = NULL;
+                const char *argv[] = {"crictl", "ps",      "--label",
+                                      label,    "--label", "io.kubernetes.pod.namespace=openshift-etcd",
+                                      "-q",     NULL};
+                if (!label)
+                        return -ENOMEM;
+                int r = run(argv, &out);
+                if (r != 0)
+                        return r < 0 ? r : -EIO;
+                if (out[strspn(out, " \n")] != 0) {
+                        size_t used = strlen(ret);
+                        (void) snprintf(ret + used, size - used, "%s%s", used ? " " : "",
+                                        etcd_containers[i]);
+                }
+        }
+        return 0;
+}
+
+/* Moves `path` to `dir/name`, first renaming whatever is there to name.<ts>. */
+static int move_into(const Flags *f, const char *path, const char *dir, const char *name)
+{
+        _cleanup_free_ char *dst = strdup_printf("%s/%s", dir, name);
+        _cleanup_free_ char *old = strdup_printf("%s/%s.%s", dir, name, f->ts);
+        struct stat st;
+
+        if (!dst || !old)
+                return -ENOMEM;
+        if (lstat(dst, &st) == 0) {
+                if (rename(dst, old) < 0)
+                        return log_error_errno(-errno, "cannot move %s aside to %s", dst, old);
+                log_info("moved the older %s to %s", dst, old);
+        }
+        if (rename(path, dst) < 0) {
+                int r = -errno;
+                if (r == -EXDEV)
+                        return log_error_errno(
+                                r,
+                                "cannot move %s to %s: they are on different filesystems (this "
+                                "command moves, never copies and deletes)",
+                                path, dst);
+                return log_error_errno(r, "cannot move %s to %s", path, dst);
+        }
+        log_info("moved %s to %s", path, dst);
+        return 0;
+}
+
+static int stop_etcd_pod(const Flags *f)
+{
+        _cleanup_free_ char *manifest = strdup_printf("%s/manifests/etcd-pod.yaml", f->config_dir);
+        char running[128];
+        int r;
+
+        if (!manifest)
+                return -ENOMEM;
+        if (access(manifest, F_OK) == 0) {
+                if ((r = nodecmd_mkdir_p(f->stopped_dir, 0755)) < 0)
+                        return log_error_errno(r, "cannot create %s", f->stopped_dir);
+                if ((r = move_into(f, manifest, f->stopped_dir, "etcd-pod.yaml")) < 0)
+                        return r;
+        } else
+                log_info("%s is absent: the etcd pod is already stopped or never ran here", manifest);
+
+        usec_t start = now_usec(CLOCK_MONOTONIC), last_log = start;
+        for (;;) {
+                r = running_etcd_containers(running, sizeof running);
+                if (r < 0)
+                        return log_error_errno(
+                                r,
+                                "cannot ask the container runtime (crictl ps) whether etcd still "
+                                "runs; nothing else was changed (the manifest is in %s)",
+                                f->stopped_dir);
+                if (!running[0])
+                        break;
+                usec_t now = now_usec(CLOCK_MONOTONIC);
+                if (now - start >= f->stop_timeout)
+                        return log_error_errno(-ETIMEDOUT,
+                                               "the etcd containers still run after %" PRIu64
+                                               " s (%s); nothing else was changed (the manifest is in %s)",
+                                               (now - start) / USEC_PER_SEC, running, f->stopped_dir);
+                if (now - last_log >= 5 * USEC_PER_SEC) {
+                        last_log = now;
+                        log_info("waiting for the etcd containers to stop: %s (%" PRIu64 " s)", running,
+                                 (now - start) / USEC_PER_SEC);
+                }
+                (void) usleep(500 * 1000);
+        }
+        log_info("the etcd containers are stopped (after %.1f s)",
+                 (double) (now_usec(CLOCK_MONOTONIC) - start) / USEC_PER_SEC);
+        return 0;
+}
+
+/* ---- step 3: the data dir moved aside ---- */
+
+static int move_data_dir_aside(const Flags *f)
+{
+        _cleanup_(closedirp) DIR *d = NULL;
+        _cleanup_free_ char *extra =
+                strdup_printf("%s/extra-data-dir-contents-%s", f->backup_data_dir, f->ts);
+        int r;
+
+        if (!extra)
+                return -ENOMEM;
+        if ((r = nodecmd_mkdir_p(f->backup_data_dir, 0700)) < 0)
+                return log_error_errno(r, "cannot create %s", f->backup_data_dir);
+        if (!(d = opendir(f->data_dir))) {
+                if (errno == ENOENT)
+                        return 0;
+                return log_error_errno(-errno, "cannot read %s", f->data_dir);
+        }
+        for (struct dirent *de; (de = readdir(d));) {
+                if (streq(de->d_name, ".") || streq(de->d_name, ".."))
+                        continue;
+                _cleanup_free_ char *src = strdup_printf("%s/%s", f->data_dir, de->d_name);
+                if (!src)
+                        return -ENOMEM;
+                if (streq(de->d_name, "member") || streq(de->d_name, "revision.json"))
+                        r = move_into(f, src, f->backup_data_dir, de->d_name);
+                else {
+                        /* Anything else (a stray fio file, an old archive): kept, out of the way. */
+                        if ((r = nodecmd_mkdir_p(extra, 0700)) < 0)
+                                return log_error_errno(r, "cannot create %s", extra);
+                        r = move_into(f, src, extra, de->d_name);
+                }
+                if (r < 0)
+                        return r;
+        }
+        return 0;
+}
+
+/* ---- step 4 ---- */
+
+static int have_space(const char *dir, uint64_t need, const char *what)
+{
+        struct statvfs sv;
+        if (statvfs(dir, &sv) < 0)
+                return log_error_errno(-errno, "cannot tell the free space of %s", dir);
+        uint64_t avail = (uint64_t) sv.f_bavail * sv.f_frsize;
+        if (avail < need)
+                return log_error_errno(-ENOSPC, "%s needs %" PRIu64 " bytes in %s; %" PRIu64 " are free",
+                                       what, need, dir, avail);
+        return 0;
+}
+
+/* src to dst through dst's temporary name, fsynced, with progress. */
+static int copy_file(const char *src, const char *dst)
+{
+        _cleanup_free_ char *tmp = NULL;
+        _cleanup_(closep) int in = -1;
+        _cleanup_(closep) int out = -1;
+        char *slash = strrchr(dst, '/');
+        static char chunk[1 << 20];
+        uint64_t done = 0;
+        usec_t start = now_usec(CLOCK_MONOTONIC), last = start;
+        struct stat st;
+        int r = 0;
+
+        tmp = slash ? strdup_printf("%.*s/.%s.partial", (int) (slash - dst), dst, slash + 1) : NULL;
+        if (!tmp)
+                return -ENOMEM;
+        if ((in = open(src, O_RDONLY | O_CLOEXEC)) < 0 || fstat(in, &st) < 0)
+                return log_error_errno(-errno, "cannot read %s", src);
+        (void) unlink(tmp); /* a leftover of a killed run */
+        if ((out = open(tmp, O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0600)) < 0)
+                return log_error_errno(-errno, "cannot create %s", tmp);
+        for (;;) {
+                ssize_t k = read(in, chunk, sizeof chunk);
+                if (k < 0 && errno == EINTR)
+                        continue;
+                if (k <= 0) {
+                        r = k < 0 ? -errno : 0;
+                        break;
+                }
+                for (ssize_t w = 0; w < k;) {
+                        ssize_t m = write(out, chunk + w, (size_t) (k - w));
+                        if (m < 0 && errno != EINTR) {
+                                r = -errno;
+                                break;
+                        }
+                        w += m > 0 ? m : 0;
+                }
+                if (r < 0)
+                        break;
+                done += (uint64_t) k;
+                usec_t now = now_usec(CLOCK_MONOTONIC);
+                if (now - last >= 2 * USEC_PER_SEC) {
+                        last = now;
+                        log_info("copying %s: %" PRIu64 " of %lld bytes after %.1f s", src, done,
+                                 (long long) st.st_size, (double) (now - start) / USEC_PER_SEC);
+                }
+        }
+        if (r >= 0 && fsync(out) < 0)
+                r = -errno;
+        if (r >= 0 && rename(tmp, dst) < 0)
+                r = -errno;
+        if (r < 0) {
+                (void) unlink(tmp);
+                return log_error_errno(r, "cannot copy %s to %s", src, dst);
+        }
+        log_info("copied %s to %s (%" PRIu64 " bytes in %.1f s)", src, dst, done,
+                 (double) (now_usec(CLOCK_MONOTONIC) - start) / USEC_PER_SEC);
+        return 0;
+}
+
+/* The restore pod (already written for this node by the installer) into the manifests dir. */
+static int install_pod(const Flags *f, const char *key)
+{
+        _cleanup_free_ char *src = strdup_printf(
+                "%s/static-pod-resources/etcd-certs/configmaps/restore-etcd-pod/%s", f->config_dir, key);
+        _cleanup_free_ char *dst = strdup_printf("%s/manifests/etcd-pod.yaml", f->config_dir);
+        _cleanup_free_ char *text = NULL;
+        size_t len = 0;
+        int r;
+
+        if (!src || !dst)
+                return -ENOMEM;
+        if ((r = read_full_file(src, 4 << 20, &text, &len)) < 0)
+                return log_error_errno(r, "cannot read %s (the installer writes it on every master)", src);
+        if (strstr(text, "NODE_ENVVAR_NAME") || strstr(text, "NODE_NAME"))
+                return log_error_errno(
+                        -EINVAL,
+                        "%s still names no node (NODE_NAME): an older installer wrote it; roll "
+                        "out a new etcd revision first",
+                        src);
+        if ((r = write_file_atomic(dst, text, len, 0644)) < 0)
+                return log_error_errno(r, "cannot write %s", dst);
+        log_info("wrote %s from %s", dst, src);
+        return 0;
+}
+
+static int check_pod_source(const Flags *f, const char *key)
+{
+        _cleanup_free_ char *src = strdup_printf(
+                "%s/static-pod-resources/etcd-certs/configmaps/restore-etcd-pod/%s", f->config_dir, key);
+        if (!src)
+                return -ENOMEM;
+        if (access(src, R_OK) < 0)
+                return log_error_errno(
+                        -errno,
+                        "%s is missing (the installer writes it on every master): nothing was "
+                        "changed",
+                        src);
+        return 0;
+}
+
+static int restore_with_pod(const Flags *f, const Backup *b)
+{
+        _cleanup_free_ char *snap = strdup_printf("%s/snapshot.db", f->backup_data_dir);
+        const char *argv[] = {"tar", "-C", f->config_dir, "-xzf", b->tar, "static-pod-resources", NULL};
+        int r;
+
+        if (!snap)
+                return -ENOMEM;
+        r = run(argv, NULL);
+        if (r != 0)
+                return log_error_errno(r < 0 ? r : -EIO, "tar -xzf %s failed (%d)", b->tar, r);
+        log_info("extracted the static pod resources of %s into %s", b->tar, f->config_dir);
+        if (access(snap, F_OK) == 0) {
+                _cleanup_free_ char *old = strdup_printf("%s.%s", snap, f->ts);
+                if (!old || rename(snap, old) < 0)
+                        return log_error_errno(old ? -errno : -ENOMEM, "cannot move the older %s aside",
+                                               snap);
+        }
+        if ((r = copy_file(b->snapshot, snap)) < 0)
+                return r;
+        uint64_t size = 0;
+        if ((r = etcd_snapshot_verify_file(snap, &size)) < 0 || size != b->db_size)
+                return log_error_errno(r < 0 ? r : -EBADMSG, "the copy %s does not verify", snap);
+        return install_pod(f, "pod.yaml");
+}
+
+static int restore_in_place(const Flags *f, const Backup *b)
+{
+        _cleanup_free_ char *tmp = strdup_printf("%s/restore-%s", f->data_dir, f->ts);
+        _cleanup_free_ char *member = strdup_printf("%s/member", f->data_dir);
+        _cleanup_free_ char *tmp_member = strdup_printf("%s/restore-%s/member", f->data_dir, f->ts);
+        _cleanup_free_ char *peer = nodecmd_peer_url(f->peer_host, 2380);
+        _cleanup_free_ char *cluster = peer ? strdup_printf("%s=%s", f->name, peer) : NULL;
+        _cleanup_free_ char *token = strdup_printf("openshift-etcd-restore-%s", f->ts);
+        _cleanup_free_ char *stopped = strdup_printf("%s/etcd-pod.yaml", f->stopped_dir);
+        _cleanup_free_ char *manifest = strdup_printf("%s/manifests/etcd-pod.yaml", f->config_dir);
+        int r;
+
+        if (!tmp || !member || !tmp_member || !cluster || !token || !stopped || !manifest)
+                return -ENOMEM;
+        if ((r = nodecmd_mkdir_p(f->data_dir, 0700)) < 0)
+                return log_error_errno(r, "cannot create %s", f->data_dir);
+        const char *argv[] = {"etcdctl",
+                              "snapshot",
+                              "restore",
+                              b->snapshot,
+                              "--name",
+                              f->name,
+                              "--initial-cluster",
+                              cluster,
+                              "--initial-cluster-token",
+                              token,
+                              "--initial-advertise-peer-urls",
+                              peer,
+                              "--data-dir",
+                              tmp,
+                              NULL};
+        log_info("etcdctl snapshot restore %s as %s (%s), no revision bump: the member must not be ahead of "
+                 "the running cluster it rejoins",
+                 b->snapshot, f->name, peer);
+        r = run(argv, NULL);
+        if (r != 0)
+                return log_error_errno(r < 0 ? r : -EIO,
+                                       "etcdctl snapshot restore failed (%d); %s is left for "
+                                       "inspection",
+                                       r, tmp);
+        if (rename(tmp_member, member) < 0)
+                return log_error_errno(-errno, "cannot move %s to %s", tmp_member, member);
+        (void) rmdir(tmp);
+        log_info("restored %s into %s", b->snapshot, member);
+        if (rename(stopped, manifest) < 0)
+                return log_error_errno(-errno, "cannot move %s back to %s", stopped, manifest);
+        log_info("moved %s back to %s: the etcd pod starts again", stopped, manifest);
+        return 0;
+}
+
+static int restore_quorum(const Flags *f)
+{
+        _cleanup_free_ char *member = strdup_printf("%s/member", f->data_dir);
+        _cleanup_free_ char *copy =
+                strdup_printf("%s/member-before-quorum-restore-%s", f->backup_data_dir, f->ts);
+        int r;
+
+        if (!member || !copy)
+                return -ENOMEM;
+        if (!f->skip_copy) {
+                if ((r = nodecmd_mkdir_p(f->backup_data_dir, 0700)) < 0)
+                        return log_error_errno(r, "cannot create %s", f->backup_data_dir);
+                const char *argv[] = {"cp", "-a", member, copy, NULL};
+                log_info("copying %s to %s before --force-new-cluster rewrites its membership", member,
+                         copy);
+                usec_t start = now_usec(CLOCK_MONOTONIC);
+                r = run(argv, NULL);
+                if (r != 0)
+                        return log_error_errno(r < 0 ? r : -EIO,
+                                               "cp -a %s %s failed (%d); the etcd pod stays stopped (its "
+                                               "manifest is in %s)",
+                                               member, copy, r, f->stopped_dir);
+                log_info("copied in %.1f s", (double) (now_usec(CLOCK_MONOTONIC) - start) / USEC_PER_SEC);
+        }
+        return install_pod(f, "quorum-restore-pod.yaml");
+}
+
+static uint64_t dir_size(const char *path)
+{
+        _cleanup_(closedirp) DIR *d = opendir(path);
+        uint64_t sum = 0;
+        if (!d)
+                return 0;
+        for (struct dirent *de; (de = readdir(d));) {
+                if (streq(de->d_name, ".") || streq(de->d_name, ".."))
+                        continue;
+                _cleanup_free_ char *p = strdup_printf("%s/%s", path, de->d_name);
+                struct stat st;
+                if (!p || lstat(p, &st) < 0)
+                        continue;
+                sum += S_ISDIR(st.st_mode) ? dir_size(p) : (uint64_t) st.st_size;
+        }
+        return sum;
+}
+
+static int restore_run(Flags *f)
+{
+        _cleanup_(backup_done) Backup b = {};
+        time_t now = time(NULL);
+        struct tm tm;
+        int r;
+
+        if (!localtime_r(&now, &tm) || strftime(f->ts, sizeof f->ts, "%Y-%m-%d_%H%M%S", &tm) == 0)
+                return EXIT_RUNTIME;
+
+        /* 1. Everything checked before anything changes. */
+        if (f->mode != RESTORE_QUORUM) {
+                if (find_backup(f, &b) < 0 || verify_backup(&b) < 0)
+                        return EXIT_RUNTIME;
+                const char *dir = f->mode == RESTORE_POD ? f->backup_data_dir : f->data_dir;
+                if ((r = nodecmd_mkdir_p(dir, 0700)) < 0) {
+                        log_error_errno(r, "cannot create %s", dir);
+                        return EXIT_RUNTIME;
+                }
+                if (have_space(dir, b.db_size + b.db_size / 10, "the restored snapshot") < 0)
+                        return EXIT_RUNTIME;
+        }
+        if (f->mode == RESTORE_POD && check_pod_source(f, "pod.yaml") < 0)
+                return EXIT_RUNTIME;
+        if (f->mode == RESTORE_QUORUM) {
+                _cleanup_free_ char *member = strdup_printf("%s/member", f->data_dir);
+                struct stat st;
+                if (!member)
+                        return EXIT_RUNTIME;
+                if (stat(member, &st) < 0 || !S_ISDIR(st.st_mode)) {
+                        log_error(
+                                "%s does not exist: a quorum restore runs on the member whose data survived "
+                                "(the voting member with the highest raft index); nothing was changed",
+                                member);
+                        return EXIT_RUNTIME;
+                }
+                if (check_pod_source(f, "quorum-restore-pod.yaml") < 0)
+                        return EXIT_RUNTIME;
+                if (!f->skip_copy) {
+                        uint64_t need = dir_size(member);
+                        if (nodecmd_mkdir_p(f->backup_data_dir, 0700) < 0 ||
+                            have_space(f->backup_data_dir, need + need / 10, "the copy of the member dir") <
+                                    0) {
+                                log_error("free space, or run with ETCD_QUORUM_RESTORE_SKIP_COPY=1 "
+                                          "(--skip-copy) to restore without the copy");
+                                return EXIT_RUNTIME;
+                        }
+                }
+        }
+
+        /* 2. */
+        if (stop_etcd_pod(f) < 0)
+                return EXIT_RUNTIME;
+        /* 3. */
+        if (f->mode != RESTORE_QUORUM && move_data_dir_aside(f) < 0)
+                return EXIT_RUNTIME;
+        /* 4. */
+        switch (f->mode) {
+        case RESTORE_POD:
+                r = restore_with_pod(f, &b);
+                break;
+        case RESTORE_IN_PLACE:
+                r = restore_in_place(f, &b);
+                break;
+        default:
+                r = restore_quorum(f);
+        }
+        if (r < 0)
+                return EXIT_RUNTIME;
+
+        if (f->mode == RESTORE_IN_PLACE)
+                log_info("restored. The member must be (re)added to the cluster: the operator does it once "
+                         "its etcd pod runs again.");
+        else
+                log_info("the %s pod is in place: etcd starts as a new one-member cluster. Next (the "
+                         "runbook): wait until the API answers, set "
+                         "unsupportedConfigOverrides.useUnsupportedUnsafeNonHANonProductionUnstableEtcd, "
+                         "force a new revision (forceRedeploymentReason), wait for every node at it, then "
+                         "unset the override.",
+                         f->mode == RESTORE_POD ? "restore" : "quorum-restore");
+        return EXIT_OK;
+}
+
+static void help(FILE *out)
+{
+        (void) fprintf(
+                out,
+                "Usage: cluster-etcd-operator cluster-restore [--restore-pod|--in-place] [FLAGS] "
+                "BACKUP_DIR\n"
+                "       cluster-etcd-operator cluster-restore --quorum-restore [FLAGS]\n"
+                "\n"
+                "Brings this master's etcd back as a new one-member cluster, on the node, as root.\n"
+                "The snapshot (newest snapshot_*.db in BACKUP_DIR) is verified before anything\n"
+                "changes; the etcd pod is stopped; the data dir is moved aside into the backup data\n"
+                "dir (never deleted); then:\n"
+                "  --restore-pod     (default) the static pod resources of the backup are put back,\n"
+                "                    the snapshot is copied to <backup-data-dir>/snapshot.db and the\n"
+                "                    restore pod (restore-etcd-pod/pod.yaml) becomes etcd-pod.yaml\n"
+                "  --in-place        the snapshot is restored into the data dir with etcdctl (no\n"
+                "                    revision bump) and the normal etcd pod comes back\n"
+                "  --quorum-restore  no snapshot: this member's data dir is copied aside and the\n"
+                "                    quorum-restore pod (--force-new-cluster) becomes etcd-pod.yaml\n"
+                "\n"
+                "  --config-dir DIR       (default: /etc/kubernetes)\n"
+                "  --data-dir DIR         (default: /var/lib/etcd)\n"
+                "  --backup-data-dir DIR  where the data dir goes (default: /var/lib/etcd-backup)\n"
+                "  --stopped-dir DIR      where etcd-pod.yaml goes (default: "
+                "/home/core/assets/manifests-stopped)\n"
+                "  --stop-timeout SECONDS how long to wait for the etcd containers to stop (default: 300)\n"
+                "  --name NAME            --in-place: this member's name (default: $ETCD_THIS_NAME)\n"
+                "  --peer-host HOST       --in-place: this member's peer address (default: "
+                "$ETCD_THIS_URL_HOST)\n"
+                "  --skip-copy            --quorum-restore: no copy of the member dir first (also\n"
+                "                         ETCD_QUORUM_RESTORE_SKIP_COPY=1)\n"
+                "  -v=N                   log verbosity\n"
+                "\n"
+                "Run it again after a failure: it continues from where it stopped.\n"
+                "Exit codes: 0 done, 1 failed (the message says what was changed), 2 usage error.\n");
+}
+
+static int restore_main(int argc, char *argv[])
+{
+        enum {
+                ARG_POD = 0x100,
+                ARG_IN_PLACE,
+                ARG_QUORUM,
+                ARG_CONFIG,
+                ARG_DATA,
+                ARG_BACKUP_DATA,
+                ARG_STOPPED,
+                ARG_STOP_TIMEOUT,
+                ARG_NAME,
+                ARG_PEER_HOST,
+                ARG_SKIP_COPY,
+        };
+        static const struct option options[] = {
+                {"restore-pod", no_argument, NULL, ARG_POD},
+                {"in-place", no_argument, NULL, ARG_IN_PLACE},
+                {"quorum-restore", no_argument, NULL, ARG_QUORUM},
+                {"config-dir", required_argument, NULL, ARG_CONFIG},
+                {"data-dir", required_argument, NULL, ARG_DATA},
+                {"backup-data-dir", required_argument, NULL, ARG_BACKUP_DATA},
+                {"stopped-dir", required_argument, NULL, ARG_STOPPED},
+                {"stop-timeout", required_argument, NULL, ARG_STOP_TIMEOUT},
+                {"name", required_argument, NULL, ARG_NAME},
+                {"peer-host", required_argument, NULL, ARG_PEER_HOST},
+                {"skip-copy", no_argument, NULL, ARG_SKIP_COPY},
+                {"help", no_argument, NULL, 'h'},
+                {},
+        };
+        Flags f = {.config_dir = "/etc/kubernetes",
+                   .data_dir = "/var/lib/etcd",
+                   .backup_data_dir = "/var/lib/etcd-backup",
+                   .stopped_dir = "/home/core/assets/manifests-stopped",
+                   .stop_timeout = 300 * USEC_PER_SEC};
+        int c, r = -1, modes = 0;
+
+        argc = cmd_take_verbosity(argc, argv);
+        optind = 0;
+        opterr = 0;
+        while (r < 0 && (c = getopt_long(argc, argv, ":h", options, NULL)) >= 0)
+                switch (c) {
+                case 'h':
+                        help(stdout);
+                        r = EXIT_OK;
+                        break;
+                case ARG_POD:
+                        f.mode = RESTORE_POD;
+                        modes++;
+                        break;
+                case ARG_IN_PLACE:
+                        f.mode = RESTORE_IN_PLACE;
+                        modes++;
+                        break;
+                case ARG_QUORUM:
+                        f.mode = RESTORE_QUORUM;
+                        modes++;
+                        break;
+                case ARG_CONFIG:
+                        f.config_dir = optarg;
+                        break;
+                case ARG_DATA:
+                        f.data_dir = optarg;
+                        break;
+                case ARG_BACKUP_DATA:
+                        f.backup_data_dir = optarg;
+                        break;
+                case ARG_STOPPED:
+                        f.stopped_dir = optarg;
+                        break;
+                case ARG_STOP_TIMEOUT: {
+                        unsigned s = 0;
+                        if (nodecmd_parse_revision(optarg, &s) < 0) {
+                                log_error("--stop-timeout: \"%s\" is not a number of seconds (e.g. 300)",
+                                          optarg);
+                                r = EXIT_USAGE;
+                        }
+                        f.stop_timeout = (usec_t) s * USEC_PER_SEC;
+                        break;
+                }
+                case ARG_NAME:
+                        f.name = optarg;
+                        break;
+                case ARG_PEER_HOST:
+                        f.peer_host = optarg;
+                        break;
+                case ARG_SKIP_COPY:
+                        f.skip_copy = true;
+                        break;
+                default:
+                        nodecmd_flag_error("cluster-restore", c, argv);
+                        r = EXIT_USAGE;
+                }
+        if (r >= 0)
+                return r;
+        const char *e = getenv("ETCD_QUORUM_RESTORE_SKIP_COPY");
+        if (e && streq(e, "1"))
+                f.skip_copy = true;
+        if (!f.name)
+                f.name = getenv("ETCD_THIS_NAME");
+        if (!f.peer_host)
+                f.peer_host = getenv("ETCD_THIS_URL_HOST");
+        if (modes > 1) {
+                log_error("cluster-restore: one of --restore-pod, --in-place and --quorum-restore");
+                return EXIT_USAGE;
+        }
+        if (f.mode == RESTORE_QUORUM) {
+                if (optind < argc) {
+                        log_error("cluster-restore --quorum-restore takes no backup directory: it restores "
+                                  "from this member's own data");
+                        return EXIT_USAGE;
+                }
+        } else if (optind + 1 != argc || !*argv[optind]) {
+                log_error("cluster-restore: name one backup directory (the one cluster-backup wrote); see "
+                          "--help");
+                return EXIT_USAGE;
+        } else
+                f.backup_dir = argv[optind];
+        if (f.mode == RESTORE_IN_PLACE && (!f.name || !*f.name || !f.peer_host || !*f.peer_host)) {
+                log_error("cluster-restore --in-place: --name and --peer-host (or ETCD_THIS_NAME and "
+                          "ETCD_THIS_URL_HOST, which cluster-restore.sh sets) name this member");
+                return EXIT_USAGE;
+        }
+        return restore_run(&f);
+}
+
+const Command cmd_cluster_restore = {
+        .name = "cluster-restore",
+        .summary = "restore this master's etcd from a snapshot, or from its own data (quorum restore)",
+        .run = restore_main,
+};
