@@ -1,0 +1,292 @@
+#!/usr/bin/env python3
+"""cluster-restore and bump-revision on a master's files, with a real etcd,
+etcdctl and tar; only the container runtime is a stand-in (a crictl that
+answers "nothing runs", or "etcd still runs").
+
+What it proves (issue 12, section 2):
+- a truncated, a corrupt and a missing snapshot, and a backup without its
+  tarball, are refused before anything on the node changes (tree digest);
+- etcd that does not stop: the manifest is moved aside (nothing else), and
+  the command says where it is;
+- the restore-pod path: the data dir moved aside, never deleted (stray files
+  into extra-data-dir-contents-<ts>/, an older etcd-backup/member renamed),
+  the revision dirs of the tarball put back, the snapshot copied and
+  verified, the restore pod in place of etcd-pod.yaml; run again, it finds
+  etcd stopped and keeps every earlier copy;
+- the in-place path: the snapshot restored by etcdctl into the data dir, the
+  normal manifest back;
+- the quorum-restore path: the member copied aside, the quorum pod in place;
+- bump-revision on the restored data: the revision passes maxRevision plus
+  the margin, and etcd answers "compacted" for a revision from before.
+Usage: test_restore.py BUILD_DIR"""
+import hashlib
+import json
+import os
+import shutil
+import signal
+import socket
+import subprocess
+import sys
+import tempfile
+import time
+
+BIN = os.path.join(os.path.abspath(sys.argv[1]), "cluster-etcd-operator")
+TMP = tempfile.mkdtemp(prefix="test-restore-", dir="/dev/shm" if os.access("/dev/shm", os.W_OK) else None)
+PROCS = []
+
+
+def log(msg):
+    print("[%s] %s" % (time.strftime("%H:%M:%S"), msg), flush=True)
+
+
+def free_port():
+    s = socket.socket()
+    s.bind(("127.0.0.1", 0))
+    p = s.getsockname()[1]
+    s.close()
+    return p
+
+
+def etcdctl(ep, *args, check=True):
+    r = subprocess.run(["etcdctl", "--endpoints", ep] + list(args), capture_output=True, text=True,
+                       env=dict(os.environ, ETCDCTL_API="3"))
+    if check and r.returncode != 0:
+        raise AssertionError("etcdctl %s: %s" % (" ".join(args), r.stderr))
+    return r
+
+
+def start_etcd(data, name="m0"):
+    cport, pport = free_port(), free_port()
+    ep = "http://127.0.0.1:%d" % cport
+    peer = "http://127.0.0.1:%d" % pport
+    logf = open(os.path.join(TMP, "etcd-%d.log" % cport), "w")
+    p = subprocess.Popen(["etcd", "--name", name, "--data-dir", data, "--listen-client-urls", ep,
+                          "--advertise-client-urls", ep, "--listen-peer-urls", peer,
+                          "--initial-advertise-peer-urls", peer, "--initial-cluster", "%s=%s" % (name, peer)],
+                         stdout=logf, stderr=subprocess.STDOUT)
+    PROCS.append(p)
+    for _ in range(100):
+        if etcdctl(ep, "endpoint", "health", check=False).returncode == 0:
+            return p, ep
+        time.sleep(0.1)
+    raise AssertionError("etcd on %s did not start" % data)
+
+
+def stop(p):
+    p.send_signal(signal.SIGTERM)
+    p.wait(timeout=20)
+
+
+def digest(path):
+    out = []
+    for dirpath, dirnames, filenames in os.walk(path):
+        dirnames.sort()
+        for f in sorted(filenames) + sorted(d for d in dirnames if os.path.islink(os.path.join(dirpath, d))):
+            p = os.path.join(dirpath, f)
+            st = os.lstat(p)
+            data = open(p, "rb").read() if os.path.isfile(p) and not os.path.islink(p) else b""
+            out.append((os.path.relpath(p, path), st.st_mode, hashlib.sha256(data).hexdigest()))
+    return out
+
+
+def write(path, text, mode=0o644):
+    os.makedirs(os.path.dirname(path), exist_ok=True)
+    with open(path, "w") as f:
+        f.write(text)
+    os.chmod(path, mode)
+
+
+class Node:
+    """A master's files under one root: /etc/kubernetes, /var/lib/etcd, /var/lib/etcd-backup,
+    /home/core, and a crictl on PATH."""
+
+    def __init__(self, name, member_src, backup):
+        self.root = os.path.join(TMP, name)
+        self.config = os.path.join(self.root, "etc/kubernetes")
+        self.data = os.path.join(self.root, "var/lib/etcd")
+        self.backup_data = os.path.join(self.root, "var/lib/etcd-backup")
+        self.stopped = os.path.join(self.root, "home/core/assets/manifests-stopped")
+        self.backup = backup
+        self.bin = os.path.join(self.root, "bin")
+        write(os.path.join(self.config, "manifests/etcd-pod.yaml"), "normal etcd pod, revision 2\n")
+        write(os.path.join(self.config, "static-pod-resources/etcd-pod-2/etcd-pod.yaml"), "current\n")
+        certs = os.path.join(self.config, "static-pod-resources/etcd-certs/configmaps/restore-etcd-pod")
+        write(os.path.join(certs, "pod.yaml"), "restore pod of %s\n" % name)
+        write(os.path.join(certs, "quorum-restore-pod.yaml"), "quorum restore pod of %s\n" % name)
+        shutil.copytree(os.path.join(member_src, "member"), os.path.join(self.data, "member"))
+        write(os.path.join(self.data, "revision.json"), '{"clusterId":"1","maxRaftIndex":5}\n')
+        write(os.path.join(self.data, "fio-test.bin"), "junk a user left\n")
+        os.makedirs(os.path.join(self.data, ".hidden-dir"))
+        write(os.path.join(self.backup_data, "member/OLD"), "an older backup member\n")
+        self.crictl("")
+
+    def crictl(self, answer):
+        """crictl ps -q prints `answer` for every etcd container."""
+        write(os.path.join(self.bin, "crictl"), "#!/bin/sh\nprintf '%s'\n" % answer, 0o755)
+
+    def restore(self, *args, timeout=1):
+        argv = [BIN, "cluster-restore", "--config-dir", self.config, "--data-dir", self.data,
+                "--backup-data-dir", self.backup_data, "--stopped-dir", self.stopped,
+                "--stop-timeout", str(timeout)] + list(args)
+        r = subprocess.run(argv, capture_output=True, text=True,
+                           env=dict(os.environ, PATH=self.bin + ":" + os.environ["PATH"]))
+        log("cluster-restore %s -> %d\n%s" % (" ".join(args), r.returncode, r.stderr.strip()))
+        return r
+
+
+def make_backup(dir, ep, tarball=True, name="2026-11-25_101500"):
+    os.makedirs(dir, exist_ok=True)
+    snap = os.path.join(dir, "snapshot_%s.db" % name)
+    etcdctl(ep, "snapshot", "save", snap)
+    if tarball:
+        src = os.path.join(TMP, "tar-src")
+        write(os.path.join(src, "static-pod-resources/etcd-pod-1/etcd-pod.yaml"), "from the backup\n")
+        write(os.path.join(src, "static-pod-resources/kube-apiserver-pod-4/kube-apiserver-pod.yaml"), "kas\n")
+        subprocess.run(["tar", "-czf", os.path.join(dir, "static_kuberesources_%s.tar.gz" % name), "-C", src,
+                        "static-pod-resources"], check=True)
+    return snap
+
+
+def main():
+    # A cluster with data, a backup of it, then more data and a source member dir.
+    src = os.path.join(TMP, "source")
+    p, ep = start_etcd(src)
+    for i in range(20):
+        etcdctl(ep, "put", "/kubernetes.io/before/%d" % i, "v")
+    good = os.path.join(TMP, "backup-good")
+    snap = make_backup(good, ep)
+    snap_rev = json.loads(etcdctl(ep, "endpoint", "status", "-w", "json").stdout)[0]["Status"]["header"]["revision"]
+    for i in range(5):
+        etcdctl(ep, "put", "/kubernetes.io/after/%d" % i, "v")
+    stop(p)
+    log("backup at revision %d" % snap_rev)
+
+    # Bad backups: refused before anything changes.
+    data = open(snap, "rb").read()
+    bad = {}
+    for kind, mutate in (("truncated", lambda d: d[:len(d) // 2]),
+                         ("corrupt", lambda d: d[:4096] + bytes([d[4096] ^ 0xff]) + d[4097:])):
+        d = os.path.join(TMP, "backup-" + kind)
+        shutil.copytree(good, d)
+        with open(os.path.join(d, os.path.basename(snap)), "wb") as f:
+            f.write(mutate(data))
+        bad[kind] = d
+    bad["missing"] = os.path.join(TMP, "backup-empty")
+    os.makedirs(bad["missing"])
+    bad["no-tarball"] = os.path.join(TMP, "backup-no-tarball")
+    os.makedirs(bad["no-tarball"])
+    shutil.copy(snap, bad["no-tarball"])
+    node = Node("master-1", src, good)
+    for kind, d in bad.items():
+        before = digest(node.root)
+        r = node.restore(d)
+        assert r.returncode == 1, (kind, r.stderr)
+        want = {"truncated": "truncated or corrupt", "corrupt": "truncated or corrupt",
+                "missing": "no snapshot_*.db", "no-tarball": "has no static_kuberesources"}[kind]
+        assert want in r.stderr, (kind, r.stderr)
+        assert digest(node.root) == before, "%s: the node changed" % kind
+    log("bad backups refused, nothing changed")
+
+    # etcd never stops: only the manifest moves, and the message says where.
+    node.crictl("0123456789abc\\n")
+    before_data = digest(node.data)
+    r = node.restore(good, timeout=2)
+    assert r.returncode == 1 and "still run after" in r.stderr and node.stopped in r.stderr, r.stderr
+    assert os.path.exists(os.path.join(node.stopped, "etcd-pod.yaml"))
+    assert not os.path.exists(os.path.join(node.config, "manifests/etcd-pod.yaml"))
+    assert digest(node.data) == before_data
+    node.crictl("")
+
+    # The restore-pod path, picking up where the last run stopped.
+    r = node.restore(good)
+    assert r.returncode == 0, r.stderr
+    assert open(os.path.join(node.config, "manifests/etcd-pod.yaml")).read() == "restore pod of master-1\n"
+    assert open(os.path.join(node.stopped, "etcd-pod.yaml")).read() == "normal etcd pod, revision 2\n"
+    assert os.listdir(node.data) == [], os.listdir(node.data)
+    assert os.path.isdir(os.path.join(node.backup_data, "member/snap"))
+    olds = [f for f in os.listdir(node.backup_data) if f.startswith("member.")]
+    assert len(olds) == 1 and os.path.exists(os.path.join(node.backup_data, olds[0], "OLD")), olds
+    extras = [f for f in os.listdir(node.backup_data) if f.startswith("extra-data-dir-contents-")]
+    assert len(extras) == 1, extras
+    assert sorted(os.listdir(os.path.join(node.backup_data, extras[0]))) == [".hidden-dir", "fio-test.bin"]
+    assert os.path.exists(os.path.join(node.backup_data, "revision.json"))
+    copy = os.path.join(node.backup_data, "snapshot.db")
+    assert open(copy, "rb").read() == data and oct(os.stat(copy).st_mode & 0o777) == "0o600"
+    assert open(os.path.join(node.config, "static-pod-resources/etcd-pod-1/etcd-pod.yaml")).read() == \
+        "from the backup\n"
+    assert open(os.path.join(node.config, "static-pod-resources/etcd-pod-2/etcd-pod.yaml")).read() == "current\n"
+    # Again: nothing earlier is lost (the restore pod moves to the stopped dir under its name,
+    # the first stopped manifest is renamed, the first snapshot copy too).
+    time.sleep(1.1)
+    r = node.restore(good)
+    assert r.returncode == 0, r.stderr
+    stopped = sorted(os.listdir(node.stopped))
+    assert len(stopped) == 2 and "etcd-pod.yaml" in stopped, stopped
+    assert len([f for f in os.listdir(node.backup_data) if f.startswith("snapshot.db")]) == 2
+    log("restore-pod path: moved aside, put back, idempotent")
+
+    # The in-place path (ETCD_ETCDCTL_RESTORE): etcdctl restores, the normal pod comes back.
+    node2 = Node("master-2", src, good)
+    r = node2.restore("--in-place", "--name", "master-2", "--peer-host", "127.0.0.1", good)
+    assert r.returncode == 0, r.stderr
+    assert open(os.path.join(node2.config, "manifests/etcd-pod.yaml")).read() == "normal etcd pod, revision 2\n"
+    assert os.path.isdir(os.path.join(node2.data, "member/wal"))
+    assert [f for f in os.listdir(node2.data)] == ["member"], os.listdir(node2.data)
+    log("in-place path: restored, normal pod back")
+
+    # bump-revision on it: past maxRevision + margin, older revisions compacted.
+    write(os.path.join(node2.backup_data, "revision.json"),
+          json.dumps({"clusterId": "1", "raftIndex": {}, "maxRaftIndex": 1, "created": "2026-11-25T00:00:00Z",
+                      "maxRevision": snap_rev + 300}))
+    status = os.path.join(TMP, "bump.json")
+    r = subprocess.run([BIN, "bump-revision", "--data-dir", node2.data, "--name", "master-2", "--revision-json",
+                        os.path.join(node2.backup_data, "revision.json"), "--margin", "200", "--status-file",
+                        status], capture_output=True, text=True)
+    log("bump-revision -> %d\n%s" % (r.returncode, r.stderr[-1500:]))
+    assert r.returncode == 0, r.stderr
+    st = json.load(open(status))
+    assert st["path"] == "writes" and st["toRevision"] > snap_rev + 500, st
+    assert os.listdir(node2.data) == ["member"], os.listdir(node2.data)
+    p, ep = start_etcd(node2.data, "master-2")
+    got = etcdctl(ep, "get", "/kubernetes.io/before/3").stdout
+    assert got == "/kubernetes.io/before/3\nv\n", got
+    assert etcdctl(ep, "get", "/kubernetes.io/after/1").stdout == "", "a write after the backup survived"
+    old = etcdctl(ep, "get", "/kubernetes.io/before/3", "--rev", str(snap_rev), check=False)
+    assert old.returncode != 0 and "compacted" in old.stderr, old
+    rev = json.loads(etcdctl(ep, "endpoint", "status", "-w", "json").stdout)[0]["Status"]["header"]["revision"]
+    assert rev == st["toRevision"], (rev, st)
+    stop(p)
+    log("bump-revision: %d -> %d, older revisions compacted" % (snap_rev, rev))
+
+    # The quorum-restore path: the member copied aside, the quorum pod in place.
+    node3 = Node("master-0", src, good)
+    r = node3.restore("--quorum-restore")
+    assert r.returncode == 0, r.stderr
+    assert open(os.path.join(node3.config, "manifests/etcd-pod.yaml")).read() == \
+        "quorum restore pod of master-0\n"
+    copies = [f for f in os.listdir(node3.backup_data) if f.startswith("member-before-quorum-restore-")]
+    assert len(copies) == 1, copies
+    assert digest(os.path.join(node3.backup_data, copies[0])) == digest(os.path.join(node3.data, "member"))
+    assert node3.restore("--quorum-restore", good).returncode == 2
+    empty = Node("master-3", src, good)
+    shutil.rmtree(empty.data)
+    before = digest(empty.root)
+    r = empty.restore("--quorum-restore")
+    assert r.returncode == 1 and "runs on the member whose data survived" in r.stderr
+    assert digest(empty.root) == before
+    log("quorum-restore path: copied aside, pod in place; refused without data")
+    log("PASS")
+
+
+if __name__ == "__main__":
+    try:
+        main()
+    finally:
+        for p in PROCS:
+            if p.poll() is None:
+                p.kill()
+                p.wait()
+        if os.environ.get("KEEP_TEST_DIRS"):
+            log("kept %s" % TMP)
+        else:
+            shutil.rmtree(TMP, ignore_errors=True)
