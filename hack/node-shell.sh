@@ -14,7 +14,8 @@
 #   /usr/local/bin   (what the etcd pod installs: cluster-backup.sh, ...)
 #   /home/core
 # The rest (/usr/bin/etcdctl, tar, sudo, ...) is this machine's, as a host's own
-# tools are; crictl answers from the node's kubelet-sim (test/sim/node-bin/crictl).
+# tools are, but /usr/local/sbin holds test/sim/node-bin: crictl, answering
+# from the node's kubelet-sim.
 # NODE_SHELL_NAME and NODE_SHELL_IP name the node. Needs root, like kubelet-sim.
 set -euo pipefail
 repo=$(cd "$(dirname "$0")/.." && pwd)
@@ -37,9 +38,18 @@ if [ "${1:-}" = "--inside" ]; then
                 mkdir -p "/$d"
                 mount --bind "$dir/$d" "/$d"
         done
+        # The node's own tools that a host has and this machine lacks (crictl):
+        # /usr/local/sbin, first on sudo's secure_path too.
+        mkdir -p /usr/local/sbin
+        mount --bind "$repo/test/sim/node-bin" /usr/local/sbin
         hostname "$node"
+        # Its name resolves, as on a host (sudo asks).
+        hosts=$(mktemp)
+        printf '127.0.0.1\tlocalhost\n%s\t%s\n' "$ip" "$node" >"$hosts"
+        mount --bind "$hosts" /etc/hosts
+        rm -f "$hosts"
         export NODE_SHELL_NAME=$node NODE_SHELL_IP=$ip HOSTNAME=$node HOME=/root
-        export PATH=$repo/test/sim/node-bin:/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin
+        export PATH=/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin
         cd /
         if [ $# -eq 0 ]; then
                 echo "node-shell: on $node ($ip); 'exit' to leave" >&2

@@ -176,7 +176,22 @@ static int start_etcd(Bump *b, const char *data_dir)
 
         posix_spawn_file_actions_init(&fa);
         posix_spawn_file_actions_addchdir_np(&fa, b->dir);
-        r = posix_spawnp(&b->etcd, "etcd", &fa, NULL, (char *const *) argv, environ);
+        /* The pod's ETCD_* settings name the real listeners and data dir: the private
+         * etcd gets none of them but its quota (a large db must not hit the default). */
+        size_t n = 0;
+        for (char **e = environ; *e; e++)
+                n++;
+        _cleanup_free_ char **envp = calloc(n + 1, sizeof *envp);
+        if (!envp) {
+                posix_spawn_file_actions_destroy(&fa);
+                return -ENOMEM;
+        }
+        n = 0;
+        for (char **e = environ; *e; e++)
+                if (!startswith(*e, "ETCD_") || startswith(*e, "ETCD_QUOTA_BACKEND_BYTES=") ||
+                    startswith(*e, "ETCD_UNSUPPORTED_ARCH="))
+                        envp[n++] = *e;
+        r = posix_spawnp(&b->etcd, "etcd", &fa, NULL, (char *const *) argv, envp);
         posix_spawn_file_actions_destroy(&fa);
         if (r != 0)
                 return log_error_errno(-r, "cannot run etcd (it must be on PATH)");
@@ -344,109 +359,110 @@ static uint64_t read_max_revision(const Flags *f, const char **ret_from)
         return best;
 }
 
+typedef struct Outcome {
+        const char *path;
+        char *reason;
+        uint64_t from, rev;
+} Outcome;
+
+/* With the private etcd serving: the writes (when they can give the
+ * guarantee), then the key's deletion and the compaction. */
+static int bump_work(Bump *b, const char *key64, Outcome *o)
+{
+        const Flags *f = b->f;
+        const char *rj = NULL;
+        uint64_t max_rev = read_max_revision(f, &rj);
+        uint64_t target = bump_target(max_rev, f->margin);
+        _cleanup_free_ char *del = strdup_printf("{\"key\":\"%s\"}", key64);
+        _cleanup_free_ char *compact = NULL;
+        int r;
+
+        if (!del)
+                return -ENOMEM;
+        if ((r = current_revision(b, &o->from)) < 0)
+                return log_error_errno(r, "cannot read the revision of the private etcd");
+        o->path = "writes";
+        if (max_rev == 0) {
+                o->path = "unavailable";
+                o->reason = strdup(
+                        "no revision.json with maxRevision: the highest revision clients saw is unknown");
+        } else if (target <= o->from) {
+                o->path = "none-needed";
+                o->reason = strdup_printf("revision %" PRIu64 " is already past %" PRIu64
+                                          " (maxRevision %" PRIu64 " of %s plus %" PRIu64 ")",
+                                          o->from, target, max_rev, rj, f->margin);
+        } else if (target - o->from > f->max_writes) {
+                o->path = "unavailable";
+                o->reason = strdup_printf("the gap from %" PRIu64 " to %" PRIu64
+                                          " is over --max-writes %" PRIu64,
+                                          o->from, target, f->max_writes);
+        } else {
+                o->reason =
+                        strdup_printf("maxRevision %" PRIu64 " of %s plus %" PRIu64, max_rev, rj, f->margin);
+                log_info("bumping the revision from %" PRIu64 " to %" PRIu64 " (%s) with %" PRIu64
+                         " writes, %u at a time",
+                         o->from, target, strempty(o->reason), target - o->from, f->parallel);
+                if ((r = write_up_to(b, target)) < 0)
+                        return r;
+        }
+        /* The key goes (one more revision), then everything up to here is compacted. */
+        if ((r = call(b, "/v3/kv/deleterange", del, 10 * USEC_PER_SEC, NULL)) < 0 ||
+            (r = current_revision(b, &o->rev)) < 0)
+                return log_error_errno(r, "cannot finish the bump");
+        compact = strdup_printf("{\"revision\":\"%" PRIu64 "\",\"physical\":true}", o->rev);
+        r = compact ? call(b, "/v3/kv/compaction", compact, 120 * USEC_PER_SEC, NULL) : -ENOMEM;
+        if (r == -ESTALE) /* compacted there already: a run after a restart */
+                r = 0;
+        if (r < 0)
+                return log_error_errno(r, "cannot compact at revision %" PRIu64, o->rev);
+        return 0;
+}
+
 static int bump_run(const Flags *f)
 {
         _cleanup_(loop_unrefp) Loop *loop = loop_new();
-        Bump b = {.f = f, .loop = loop};
         _cleanup_free_ char *data_dir = realpath(f->data_dir, NULL);
         /* The sockets live in a private temporary dir: short paths, nothing in the data dir. */
         const char *tmpdir = getenv("TMPDIR");
         _cleanup_free_ char *dir = strdup_printf("%s/etcd-bump-XXXXXX", tmpdir && *tmpdir ? tmpdir : "/tmp");
-        if (!dir || !mkdtemp(dir))
-                return log_error_errno(dir ? -errno : -ENOMEM, "cannot create a private socket dir"),
-                       EXIT_RUNTIME;
-        _cleanup_free_ char *sock = strdup_printf("%s/localhost:1", dir);
-        _cleanup_free_ char *key64 = NULL, *val64 = NULL;
+        _cleanup_free_ char *sock = NULL, *key64 = base64_encode(BUMP_KEY, strlen(BUMP_KEY));
+        _cleanup_free_ char *val64 = base64_encode("x", 1), *put = NULL;
         usec_t start = now_usec(CLOCK_MONOTONIC);
-        uint64_t from = 0, rev = 0;
-        const char *path = "writes", *reason = "";
-        _cleanup_free_ char *why = NULL;
+        Outcome o = {};
         int r;
 
-        key64 = base64_encode(BUMP_KEY, strlen(BUMP_KEY));
-        val64 = base64_encode("x", 1);
-        if (!loop || !dir || !sock || !key64 || !val64)
+        if (!data_dir)
+                return log_error_errno(-errno, "cannot resolve --data-dir %s", f->data_dir), EXIT_RUNTIME;
+        if (!loop || !dir || !key64 || !val64)
                 return log_error_errno(-ENOMEM, "out of memory"), EXIT_RUNTIME;
-        b.dir = dir;
-        b.sock = sock;
-        b.put_body = strdup_printf("{\"key\":\"%s\",\"value\":\"%s\"}", key64, val64);
-        if (!b.put_body)
-                return EXIT_RUNTIME;
-
-        const char *rj = NULL;
-        uint64_t max_rev = read_max_revision(f, &rj);
-        uint64_t target = bump_target(max_rev, f->margin);
-
-        if (!data_dir) {
-                log_error_errno(-errno, "cannot resolve --data-dir %s", f->data_dir);
-                r = -errno;
-                goto fail;
-        }
-        if ((r = start_etcd(&b, data_dir)) < 0)
-                goto fail;
-        if ((r = current_revision(&b, &from)) < 0) {
-                log_error_errno(r, "cannot read the revision of the private etcd");
-                goto fail;
-        }
-        if (max_rev == 0) {
-                path = "unavailable";
-                why = strdup(
-                        "no revision.json with maxRevision: the highest revision clients saw is unknown");
-        } else if (target <= from) {
-                path = "none-needed";
-                why = strdup_printf("revision %" PRIu64 " is already past %" PRIu64 " (maxRevision %" PRIu64
-                                    " of %s plus %" PRIu64 ")",
-                                    from, target, max_rev, rj, f->margin);
-        } else if (target - from > f->max_writes) {
-                path = "unavailable";
-                why = strdup_printf("the gap from %" PRIu64 " to %" PRIu64 " is over --max-writes %" PRIu64,
-                                    from, target, f->max_writes);
-        } else {
-                why = strdup_printf("maxRevision %" PRIu64 " of %s plus %" PRIu64, max_rev, rj, f->margin);
-                log_info("bumping the revision from %" PRIu64 " to %" PRIu64 " (%s) with %" PRIu64
-                         " writes, %u at a time",
-                         from, target, strempty(why), target - from, f->parallel);
-                if ((r = write_up_to(&b, target)) < 0)
-                        goto fail;
-        }
-        reason = strempty(why);
-        /* The key goes (one more revision), then everything up to here is compacted. */
-        _cleanup_free_ char *del = strdup_printf("{\"key\":\"%s\"}", key64);
-        if (!del || (r = call(&b, "/v3/kv/deleterange", del, 10 * USEC_PER_SEC, NULL)) < 0 ||
-            (r = current_revision(&b, &rev)) < 0) {
-                log_error_errno(r, "cannot finish the bump");
-                goto fail;
-        }
-        _cleanup_free_ char *compact =
-                strdup_printf("{\"revision\":\"%" PRIu64 "\",\"physical\":true}", rev);
-        r = compact ? call(&b, "/v3/kv/compaction", compact, 120 * USEC_PER_SEC, NULL) : -ENOMEM;
-        if (r == -ESTALE) /* compacted there already: a run after a restart */
-                r = 0;
-        if (r < 0) {
-                log_error_errno(r, "cannot compact at revision %" PRIu64, rev);
-                goto fail;
-        }
+        if (!mkdtemp(dir))
+                return log_error_errno(-errno, "cannot create a private socket dir %s", dir), EXIT_RUNTIME;
+        sock = strdup_printf("%s/localhost:1", dir);
+        put = strdup_printf("{\"key\":\"%s\",\"value\":\"%s\"}", key64, val64);
+        Bump b = {.f = f, .loop = loop, .dir = dir, .sock = sock, .put_body = put};
+        r = sock && put ? start_etcd(&b, data_dir) : -ENOMEM;
+        if (r >= 0)
+                r = bump_work(&b, key64, &o);
         stop_etcd(&b);
+        if (r < 0) {
+                free(o.reason);
+                return EXIT_RUNTIME;
+        }
         log_info("stopped the private etcd");
-        if (streq(path, "unavailable"))
+        if (streq(o.path, "unavailable"))
                 log_warning(
                         "REVISION BUMP UNAVAILABLE: %s. Compacted at revision %" PRIu64
                         ": clients that saw a revision up to there relist; a client that saw a newer one "
                         "(from before the disaster) may miss changes until it relists: restart it.",
-                        reason, rev);
+                        strempty(o.reason), o.rev);
         else
                 log_info("revision bump done (%s): revision %" PRIu64 " -> %" PRIu64
                          ", compacted at %" PRIu64
-                         ": every revision a client saw before the restore gets 410 "
-                         "Gone and relists",
-                         path, from, rev, rev);
-        write_status(f, path, reason, from, rev, rev, now_usec(CLOCK_MONOTONIC) - start);
-        free(b.put_body);
+                         ": every revision a client saw before the restore gets 410 Gone and relists",
+                         o.path, o.from, o.rev, o.rev);
+        write_status(f, o.path, strempty(o.reason), o.from, o.rev, o.rev, now_usec(CLOCK_MONOTONIC) - start);
+        free(o.reason);
         return EXIT_OK;
-fail:
-        stop_etcd(&b);
-        free(b.put_body);
-        return EXIT_RUNTIME;
 }
 
 static void help(FILE *out)

@@ -262,6 +262,28 @@ static int running_etcd_containers(char *ret, size_t size)
         return 0;
 }
 
+/* A small regular file (a manifest) to another filesystem, as mv does: the
+ * copy is written whole (temporary name, fsync, rename) before the source
+ * goes. /etc/kubernetes and /home/core are separate mounts on RHCOS. */
+static int move_file_across(const char *src, const char *dst)
+{
+        _cleanup_free_ char *text = NULL;
+        size_t len = 0;
+        struct stat st;
+        int r;
+
+        if (stat(src, &st) < 0)
+                return log_error_errno(-errno, "cannot read %s", src);
+        if ((r = read_full_file(src, 16 << 20, &text, &len)) < 0)
+                return log_error_errno(r, "cannot read %s", src);
+        if ((r = write_file_atomic(dst, text, len, st.st_mode & 07777)) < 0)
+                return log_error_errno(r, "cannot write %s", dst);
+        if (unlink(src) < 0)
+                return log_error_errno(-errno, "copied %s to %s but cannot remove it", src, dst);
+        log_info("moved %s to %s", src, dst);
+        return 0;
+}
+
 /* Moves `path` to `dir/name`, first renaming whatever is there to name.<ts>. */
 static int move_into(const Flags *f, const char *path, const char *dir, const char *name)
 {
@@ -278,6 +300,8 @@ static int move_into(const Flags *f, const char *path, const char *dir, const ch
         }
         if (rename(path, dst) < 0) {
                 int r = -errno;
+                if (r == -EXDEV && lstat(path, &st) == 0 && S_ISREG(st.st_mode))
+                        return move_file_across(path, dst);
                 if (r == -EXDEV)
                         return log_error_errno(
                                 r,
@@ -558,8 +582,12 @@ static int restore_in_place(const Flags *f, const Backup *b)
                 return log_error_errno(-errno, "cannot move %s to %s", tmp_member, member);
         (void) rmdir(tmp);
         log_info("restored %s into %s", b->snapshot, member);
-        if (rename(stopped, manifest) < 0)
-                return log_error_errno(-errno, "cannot move %s back to %s", stopped, manifest);
+        if (rename(stopped, manifest) < 0) {
+                if (errno != EXDEV)
+                        return log_error_errno(-errno, "cannot move %s back to %s", stopped, manifest);
+                if ((r = move_file_across(stopped, manifest)) < 0)
+                        return r;
+        }
         log_info("moved %s back to %s: the etcd pod starts again", stopped, manifest);
         return 0;
 }

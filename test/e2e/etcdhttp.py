@@ -24,7 +24,17 @@ class Etcd:
         return c
 
     def call(self, endpoint, path, body=None, method="POST"):
-        """(status, json) or raises OSError / http.client errors."""
+        """(status, json) or raises OSError / http.client errors. A kept-alive
+        connection the server closed while idle is retried once on a new one."""
+        reused = endpoint in self.conns
+        try:
+            return self._call(endpoint, path, body, method)
+        except (OSError, http.client.HTTPException):
+            if not reused:
+                raise
+        return self._call(endpoint, path, body, method)
+
+    def _call(self, endpoint, path, body, method):
         c = self._conn(endpoint)
         try:
             c.request(method, path, body=json.dumps(body or {}) if method == "POST" else None,

@@ -241,7 +241,10 @@ def main():
     status = os.path.join(TMP, "bump.json")
     r = subprocess.run([BIN, "bump-revision", "--data-dir", node2.data, "--name", "master-2", "--revision-json",
                         os.path.join(node2.backup_data, "revision.json"), "--margin", "200", "--status-file",
-                        status], capture_output=True, text=True)
+                        status], capture_output=True, text=True,
+                       # the etcd pod's settings name the real listeners: the private etcd ignores them
+                       env=dict(os.environ, ETCD_DATA_DIR="/nonexistent", ETCD_NAME="not-this",
+                                ETCD_INITIAL_CLUSTER_STATE="new", ETCD_LISTEN_CLIENT_URLS="https://127.0.0.1:1"))
     log("bump-revision -> %d\n%s" % (r.returncode, r.stderr[-1500:]))
     assert r.returncode == 0, r.stderr
     st = json.load(open(status))
