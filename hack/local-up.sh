@@ -135,7 +135,21 @@ done
 start_bg cluster-actors python3 "$root/hack/cluster-actors.py" "$KUBECONFIG" "$state/pids/kubelet-bootstrap.pid"
 
 echo "local-up: the operator (metrics on http://$net.2:8443/metrics)"
-start_bg operator "$bin" operator --kubeconfig "$KUBECONFIG" --listen "$net.2:8443" \
+# As its Deployment runs it: restarted whenever it exits (it exits on purpose
+# when it loses its lease, e.g. while etcd has no quorum during a restore).
+# SIGTERM to the loop stops the operator it runs.
+supervise() {
+        local child=
+        trap 'kill -TERM $child 2>/dev/null; wait $child; exit 0' TERM INT
+        while :; do
+                "$@" &
+                child=$!
+                wait $child || true
+                echo "local-up: the operator exited; restarting it, as its Deployment would" >&2
+                sleep 1
+        done
+}
+start_bg operator bash -c "$(declare -f supervise)"'; supervise "$@"' supervise "$bin" operator --kubeconfig "$KUBECONFIG" --listen "$net.2:8443" \
         --leader-elect-lease-duration 15s --leader-elect-renew-deadline 10s --leader-elect-retry-period 2s \
         --etcd-poll-interval 1s --listen-on-node-ip --cert-key-type ecdsa \
         --etcd-image quay.io/openshift/etcd:local --operator-image quay.io/openshift/cluster-etcd-operator:local \
@@ -192,6 +206,9 @@ Try:
   kubectl get pods -n openshift-etcd -o wide
   kubectl get configmap -n openshift-etcd etcd-endpoints -o yaml
   ETCDCTL_API=3 etcdctl --endpoints=https://$net.10:2379 --cacert=$tls/etcd-ca-bundle.crt --cert=$tls/etcd-client.crt --key=$tls/etcd-client.key member list -w table
+
+Stand on a master (the demo's "ssh core@master-0"; the disaster-recovery runbooks in
+docs/runbooks/ use it): hack/node-shell.sh master-0
 
 Logs: $state/logs. Stop everything with: hack/local-up.sh --down
 MSG

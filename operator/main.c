@@ -21,6 +21,7 @@ static const Command *const commands[] = {
         &cmd_cluster_backup,
         &cmd_cluster_restore,
         &cmd_bump_revision,
+        &cmd_wait_for_stable_etcd,
 };
 /* clang-format on */
 

@@ -16,6 +16,7 @@
  * upstream: each file is written under a hidden temporary name and renamed
  * whole, so a kill leaves no partial file under a backup's name; a failure
  * removes whatever this run wrote; progress is logged in bytes and seconds. */
+#include <dirent.h>
 #include <getopt.h>
 #include <inttypes.h>
 #include <spawn.h>
@@ -28,11 +29,12 @@
 #include "base/log.h"
 #include "cmd.h"
 #include "etcd/snapshot.h"
-#include "kube/client.h"
-#include "kube/config.h"
+#include "kube-sync.h"
 #include "node-util.h"
 
 extern char **environ;
+
+DEFINE_TRIVIAL_CLEANUP_FUNC(DIR *, closedir);
 
 static const char *const static_pods[] = {"kube-apiserver", "kube-controller-manager", "kube-scheduler",
                                           "etcd"};
@@ -115,98 +117,71 @@ static int find_revision_dirs(const Flags *f, RevisionDirs *ret)
         return 0;
 }
 
-typedef struct CoGet {
-        bool done;
-        int error;
-        char reason[128];
-} CoGet;
-
-static void on_co(KubeClient *c, const KubeResponse *resp, void *userdata)
+/* The Progressing condition of a clusteroperator: 0 when False, -EBUSY when
+ * not, -ENODATA when it has none; `reason` says which. */
+static int co_progressing(const cJSON *co, char *reason, size_t size)
 {
-        CoGet *g = userdata;
         const cJSON *e;
-        (void) c;
-        g->done = true;
-        g->error = resp->error;
-        if (resp->error < 0)
-                return;
-        g->error = -ENODATA;
-        (void) snprintf(g->reason, sizeof g->reason, "has no Progressing condition");
-        JSON_ARRAY_FOREACH (e, json_get_array(resp->body, "status.conditions")) {
+        int r = -ENODATA;
+        (void) snprintf(reason, size, "has no Progressing condition");
+        JSON_ARRAY_FOREACH (e, json_get_array(co, "status.conditions")) {
                 if (!streq_ptr(json_get_string(e, "type"), "Progressing"))
                         continue;
                 const char *st = json_get_string(e, "status");
-                g->error = streq_ptr(st, "False") ? 0 : -EBUSY;
-                (void) snprintf(g->reason, sizeof g->reason, "Progressing=%s: %s", strempty(st),
+                r = streq_ptr(st, "False") ? 0 : -EBUSY;
+                (void) snprintf(reason, size, "Progressing=%s: %s", strempty(st),
                                 strempty(json_get_string(e, "message")));
         }
+        return r;
 }
 
 /* Unless --force: every static pod operator must say Progressing=False. */
 static int check_not_progressing(const Flags *f)
 {
-        _cleanup_(loop_unrefp) Loop *loop = NULL;
-        _cleanup_(kube_client_freep) KubeClient *client = NULL;
+        _cleanup_(kube_sync_close) KubeSync ks = {};
         _cleanup_free_ char *err = NULL;
-        KubeConfig *cfg = NULL;
         int r;
 
         if (!f->kubeconfig || f->force)
                 return 0;
-        if ((r = kube_config_load(f->kubeconfig, NULL, &cfg, &err)) < 0)
+        if ((r = kube_sync_open(&ks, f->kubeconfig, &err)) < 0)
                 return log_error_errno(r,
                                        "cannot check that no operator is Progressing: %s (or back up anyway "
                                        "with --force)",
                                        err ? err : strerror(-r));
-        loop = loop_new();
-        client = loop ? kube_client_new(loop, cfg) : NULL;
-        if (!client) {
-                kube_config_free(cfg);
-                return log_error_errno(-ENOMEM, "out of memory");
-        }
-        kube_client_set_timeout(client, 10 * USEC_PER_SEC);
         for (size_t i = 0; i < ELEMENTSOF(static_pods); i++) {
                 _cleanup_free_ char *path =
                         kube_resource_path(&KUBE_CLUSTEROPERATORS, NULL, static_pods[i], NULL);
-                CoGet g = {};
-                KubeCall *call = NULL;
+                _cleanup_(cJSON_Deletep) cJSON *co = NULL;
+                char reason[256];
                 if (!path)
                         return -ENOMEM;
-                r = kube_call(client, "GET", path, NULL, NULL, on_co, &g, &call);
-                if (r >= 0)
-                        r = loop_run_until(loop, &g.done, 15 * USEC_PER_SEC);
-                if (!g.done) {
-                        kube_call_cancel(call);
-                        return log_error_errno(r < 0 ? r : -ETIMEDOUT,
-                                               "cannot read clusteroperator/%s: check that the API server "
-                                               "runs (or back up anyway with --force)",
-                                               static_pods[i]);
-                }
-                if (g.error == -EBUSY || g.error == -ENODATA)
-                        return log_error_errno(g.error,
+                r = kube_sync_get(&ks, path, 10 * USEC_PER_SEC, &co);
+                if (r < 0)
+                        return log_error_errno(
+                                r,
+                                "cannot read clusteroperator/%s: %s; check that the API server "
+                                "runs (or back up anyway with --force)",
+                                static_pods[i], kube_strerror(r));
+                if ((r = co_progressing(co, reason, sizeof reason)) < 0)
+                        return log_error_errno(r,
                                                "clusteroperator/%s %s: back up once it settles (or anyway "
                                                "with --force, which names the files __POSSIBLY_DIRTY__)",
-                                               static_pods[i], g.reason);
-                if (g.error < 0)
-                        return log_error_errno(g.error,
-                                               "cannot read clusteroperator/%s: %s; check that the API "
-                                               "server runs (or back up anyway with --force)",
-                                               static_pods[i], kube_strerror(g.error));
+                                               static_pods[i], reason);
                 log_info("clusteroperator/%s: Progressing=False", static_pods[i]);
         }
         return 0;
 }
 
-/* tar -cpzf TMP -C CONFIG_DIR DIRS..., then 0600 and rename into place. */
+/* tar -cpzf .<final>.partial -C CONFIG_DIR DIRS..., then 0600 (renamed later). */
 static int write_tar(const Flags *f, const RevisionDirs *dirs, const char *final)
 {
         _cleanup_free_ char *tmp = strdup_printf("%s/.%s.partial", f->backup_dir, final);
-        _cleanup_free_ char *dst = strdup_printf("%s/%s", f->backup_dir, final);
         const char *argv[ELEMENTSOF(static_pods) + 6] = {"tar", "-cpzf", tmp, "-C", f->config_dir};
         pid_t pid;
         int status = 0, r;
 
-        if (!tmp || !dst)
+        if (!tmp)
                 return -ENOMEM;
         for (size_t i = 0; i < ELEMENTSOF(static_pods); i++)
                 argv[5 + i] = dirs->v[i];
@@ -219,15 +194,35 @@ static int write_tar(const Flags *f, const RevisionDirs *dirs, const char *final
                 return log_error_errno(-EIO, "tar failed (status %d) archiving the static pod resources",
                                        status);
         }
-        if (chmod(tmp, 0600) < 0 || rename(tmp, dst) < 0) {
+        if (chmod(tmp, 0600) < 0) {
                 r = -errno;
                 (void) unlink(tmp);
-                return log_error_errno(r, "cannot put %s in place", dst);
+                return log_error_errno(r, "cannot chmod %s", tmp);
         }
         struct stat st = {};
-        (void) stat(dst, &st);
-        log_info("wrote %s (%lld bytes)", dst, (long long) st.st_size);
+        (void) stat(tmp, &st);
+        log_info("wrote %s (%lld bytes); it takes its name once the snapshot is verified", tmp,
+                 (long long) st.st_size);
         return 0;
+}
+
+/* What killed runs left: our own temporary files, by their names only. */
+static void remove_leftovers(const Flags *f)
+{
+        _cleanup_(closedirp) DIR *d = opendir(f->backup_dir);
+        if (!d)
+                return;
+        for (struct dirent *de; (de = readdir(d));) {
+                const char *n = de->d_name;
+                size_t len = strlen(n);
+                bool ours = len > 8 && streq(n + len - 8, ".partial") &&
+                            (startswith(n, ".static_kuberesources_") || startswith(n, "snapshot_"));
+                if (!ours)
+                        continue;
+                _cleanup_free_ char *p = strdup_printf("%s/%s", f->backup_dir, n);
+                if (p && unlink(p) == 0)
+                        log_info("removed %s, left by a backup that did not finish", p);
+        }
 }
 
 typedef struct Snap {
@@ -325,13 +320,25 @@ static int backup_run(const Flags *f)
                 log_error_errno(r, "cannot create %s", f->backup_dir);
                 return EXIT_RUNTIME;
         }
+        remove_leftovers(f);
         if (backup_names(now_usec(CLOCK_REALTIME), f->force, &tar, &snap) < 0 ||
             write_tar(f, &dirs, tar) < 0)
                 return EXIT_RUNTIME;
+        /* The tarball takes its name only after the snapshot took its own: a backup
+         * killed at any point leaves no file under a backup's name but, for an
+         * instant, a snapshot without its tarball (restore refuses that pair). */
+        _cleanup_free_ char *tar_tmp = strdup_printf("%s/.%s.partial", f->backup_dir, tar);
+        _cleanup_free_ char *tar_dst = strdup_printf("%s/%s", f->backup_dir, tar);
+        if (!tar_tmp || !tar_dst)
+                return EXIT_RUNTIME;
         if (write_snapshot(f, snap) < 0) {
-                _cleanup_free_ char *t = strdup_printf("%s/%s", f->backup_dir, tar);
-                if (t && unlink(t) == 0)
-                        log_info("removed %s: a backup is both files or nothing", t);
+                if (unlink(tar_tmp) == 0)
+                        log_info("removed %s: a backup is both files or nothing", tar_tmp);
+                return EXIT_RUNTIME;
+        }
+        if (rename(tar_tmp, tar_dst) < 0) {
+                log_error_errno(-errno, "cannot put %s in place", tar_dst);
+                (void) unlink(tar_tmp);
                 return EXIT_RUNTIME;
         }
         log_info("backup complete in %s: %s and %s", f->backup_dir, snap, tar);

@@ -235,7 +235,8 @@ static void stop_etcd(Bump *b)
         }
         /* Our own sockets and their dir. */
         _cleanup_free_ char *peer = strdup_printf("%s/localhost:2", b->dir);
-        (void) unlink(b->sock);
+        if (b->sock)
+                (void) unlink(b->sock);
         if (peer)
                 (void) unlink(peer);
         (void) rmdir(b->dir);
@@ -428,7 +429,7 @@ static int bump_run(const Flags *f)
         _cleanup_free_ char *sock = NULL, *key64 = base64_encode(BUMP_KEY, strlen(BUMP_KEY));
         _cleanup_free_ char *val64 = base64_encode("x", 1), *put = NULL;
         usec_t start = now_usec(CLOCK_MONOTONIC);
-        Outcome o = {};
+        Outcome o = {.path = "unavailable"};
         int r;
 
         if (!data_dir)
@@ -529,7 +530,7 @@ static int bump_main(int argc, char *argv[])
         };
         Flags f = {
                 .margin = 50000, .max_writes = 5000000, .parallel = 64, .timeout = 30 * 60 * USEC_PER_SEC};
-        uint64_t v;
+        uint64_t v = 0;
         int c, r = -1;
 
         argc = cmd_take_verbosity(argc, argv);

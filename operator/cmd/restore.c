@@ -140,7 +140,9 @@ static int run(const char *const argv[], char **ret_out)
                         buf_free(&out);
                         return -ENOMEM;
                 }
-                *ret_out = (char *) out.data;
+                *ret_out = out.data ? out.data : strdup("");
+                if (!*ret_out)
+                        return -ENOMEM;
         }
         return WIFEXITED(status) ? WEXITSTATUS(status) : 128 + WTERMSIG(status);
 }
@@ -222,7 +224,7 @@ static int verify_backup(Backup *b)
                 return 0;
         }
         _cleanup_(cJSON_Deletep) cJSON *st = NULL;
-        if (r != 0 || json_parse(out, strlen(out), &st) < 0 || !cJSON_IsObject(st))
+        if (r != 0 || !out || json_parse(out, strlen(out), &st) < 0 || !cJSON_IsObject(st))
                 return log_error_errno(
                         -EBADMSG,
                         "`etcdctl snapshot status %s` failed (status %d): not a database etcd "
@@ -251,7 +253,7 @@ static int running_etcd_containers(char *ret, size_t size)
                 if (!label)
                         return -ENOMEM;
                 int r = run(argv, &out);
-                if (r != 0)
+                if (r != 0 || !out)
                         return r < 0 ? r : -EIO;
                 if (out[strspn(out, " \n")] != 0) {
                         size_t used = strlen(ret);
@@ -518,7 +520,7 @@ static int restore_with_pod(const Flags *f, const Backup *b)
         const char *argv[] = {"tar", "-C", f->config_dir, "-xzf", b->tar, "static-pod-resources", NULL};
         int r;
 
-        if (!snap)
+        if (!snap || !b->snapshot || !b->tar)
                 return -ENOMEM;
         r = run(argv, NULL);
         if (r != 0)
@@ -550,7 +552,7 @@ static int restore_in_place(const Flags *f, const Backup *b)
         _cleanup_free_ char *manifest = strdup_printf("%s/manifests/etcd-pod.yaml", f->config_dir);
         int r;
 
-        if (!tmp || !member || !tmp_member || !cluster || !token || !stopped || !manifest)
+        if (!tmp || !member || !tmp_member || !cluster || !token || !stopped || !manifest || !b->snapshot)
                 return -ENOMEM;
         if ((r = nodecmd_mkdir_p(f->data_dir, 0700)) < 0)
                 return log_error_errno(r, "cannot create %s", f->data_dir);

@@ -39,6 +39,7 @@ class Watcher(threading.Thread):
         self.recent = []         # (time, {unhealthy voter: why}) of the last samples, newest last
         self.sick = {}           # the last sample's unhealthy voters
         self.changes = 0         # membership changes seen
+        self.first_shape = None  # the first membership seen, as (name, learner) pairs
 
     def run(self):
         voters = None  # of the last list
@@ -97,7 +98,9 @@ class Watcher(threading.Thread):
             self.recent = (self.recent + [(t_sample, sick)])[-3:]
             shape = sorted((m.get("name") or "(unstarted)", bool(m.get("isLearner"))) for m in members)
             if shape != self.last:
-                if self.last is not None:
+                if self.last is None:
+                    self.first_shape = shape
+                else:
                     unhealthy = len(voters) - healthy
                     self.history.append((time.time(), shape, unhealthy))
                     log("membership: %s" % ", ".join("%s%s" % (n, " (learner)" if l else "") for n, l in shape))
@@ -248,6 +251,14 @@ class Cluster:
         p.started = time.monotonic()
         return p
 
+    def supervise_operator(self):
+        """The operator as its Deployment runs it: restarted whenever it exits (it
+        exits on purpose when it loses its lease, e.g. while etcd has no quorum).
+        Returns the supervisor thread; stop it with stop_actors()."""
+        sup = OperatorSupervisor(self)
+        sup.start()
+        return sup
+
     def complete_bootstrap(self):
         """The installer: kube-system/bootstrap once etcd runs in the cluster."""
         self.env.kubectl("apply", "-f", "-", input=json.dumps({
@@ -282,6 +293,58 @@ class Cluster:
     def bootstrap_annotation_gone(self):
         cm = self.env.get_json("configmap", "-n", "openshift-etcd", "etcd-endpoints")
         return BOOTSTRAP_ANNOTATION not in (cm["metadata"].get("annotations") or {})
+
+    def node_root(self, node):
+        return os.path.join(self.env.dir, "nodes", node)
+
+    def install_control_plane_fixture(self):
+        """What the other control-plane operators leave on a real master and the
+        disaster-recovery scripts read: the kube-apiserver, kube-controller-manager
+        and kube-scheduler static pods (a manifest naming its revision directory;
+        the container only sleeps: the API simulator is the API server), the
+        node's localhost.kubeconfig, and their clusteroperators, settled."""
+        env = self.env
+        pods = (("kube-apiserver", "openshift-kube-apiserver", 4),
+                ("kube-controller-manager", "openshift-kube-controller-manager", 3),
+                ("kube-scheduler", "openshift-kube-scheduler", 2))
+        for _, ns, _ in pods:
+            env.kubectl("create", "namespace", ns, check=False)
+        for m in self.masters:
+            etc = os.path.join(self.node_root(m), "etc", "kubernetes")
+            for name, ns, rev in pods:
+                rdir = os.path.join(etc, "static-pod-resources", "%s-pod-%d" % (name, rev))
+                os.makedirs(os.path.join(rdir, "configmaps", "config"), exist_ok=True)
+                with open(os.path.join(rdir, "configmaps", "config", "config.yaml"), "w") as f:
+                    f.write("# %s revision %d on %s\n" % (name, rev, m))
+                pod = {"apiVersion": "v1", "kind": "Pod",
+                       "metadata": {"name": name, "namespace": ns, "labels": {"app": name, "revision": str(rev)}},
+                       "spec": {"hostNetwork": True, "terminationGracePeriodSeconds": 1, "containers": [
+                           {"name": name, "image": "quay.io/openshift/%s:e2e" % name,
+                            "command": ["sleep", "2147483647"],
+                            "volumeMounts": [{"name": "resource-dir",
+                                              "mountPath": "/etc/kubernetes/static-pod-resources"}]}],
+                           "volumes": [{"name": "resource-dir", "hostPath": {
+                               "path": "/etc/kubernetes/static-pod-resources/%s-pod-%d" % (name, rev)}}]}}
+                text = json.dumps(pod, indent=1) + "\n"
+                with open(os.path.join(rdir, "%s-pod.yaml" % name), "w") as f:
+                    f.write(text)
+                tmp = os.path.join(etc, "manifests", ".%s-pod.yaml.tmp" % name)
+                with open(tmp, "w") as f:
+                    f.write(text)
+                os.replace(tmp, os.path.join(etc, "manifests", "%s-pod.yaml" % name))
+            kc = os.path.join(etc, "static-pod-resources", "kube-apiserver-certs", "secrets", "node-kubeconfigs")
+            os.makedirs(kc, exist_ok=True)
+            shutil.copy(env.kubeconfig, os.path.join(kc, "localhost.kubeconfig"))
+        now = time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime())
+        for name, _, _ in pods:
+            env.kubectl("apply", "-f", "-", input=json.dumps({
+                "apiVersion": "config.openshift.io/v1", "kind": "ClusterOperator", "metadata": {"name": name}, "spec": {}}))
+            env.kubectl("patch", "clusteroperator", name, "--subresource=status", "--type=merge", "-p", json.dumps(
+                {"status": {"conditions": [
+                    {"type": t, "status": v, "lastTransitionTime": now, "reason": "AsExpected", "message": ""}
+                    for t, v in (("Available", "True"), ("Progressing", "False"), ("Degraded", "False"))]}}))
+        log("control-plane fixture: kube-apiserver, kube-controller-manager, kube-scheduler static pods "
+            "and clusteroperators on %s" % ", ".join(self.masters))
 
     # The checks every scenario ends with.
 
@@ -322,6 +385,35 @@ class Cluster:
         got = sorted((a["ip"], a.get("nodeName")) for a in ep["subsets"][0]["addresses"])
         assert got == sorted((ip, m) for m, ip in self.master_ips.items()), got
         assert BOOTSTRAP_ANNOTATION not in (ep["metadata"].get("annotations") or {})
+
+
+class OperatorSupervisor(threading.Thread):
+    def __init__(self, cluster):
+        super().__init__(daemon=True)
+        self.cluster = cluster
+        self.stop = threading.Event()
+        self.proc = None
+        self.restarts = 0
+
+    def run(self):
+        while not self.stop.is_set():
+            self.proc = self.cluster.start_operator()
+            while self.proc.poll() is None and not self.stop.is_set():
+                time.sleep(0.2)
+            if self.stop.is_set():
+                break
+            self.restarts += 1
+            log("operator exited (%s); restarting it, as its Deployment would" % self.proc.returncode)
+            time.sleep(1)
+
+    def halt(self):
+        p = self.proc
+        if p is not None and p.poll() is None:
+            p.send_signal(signal.SIGTERM)
+            try:
+                p.wait(timeout=15)
+            except Exception:
+                p.kill()
 
 
 def start_actors(*threads):

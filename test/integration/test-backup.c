@@ -175,6 +175,62 @@ static void test_failures_leave_nothing(void **state)
         assert_int_equal(backup(cluster.members[0].client_url, NULL, NULL), 2);
 }
 
+/* kill -9 in the middle of the snapshot: no file under a backup's name is left
+ * (only our hidden or .partial temporaries), and the next backup removes those
+ * and completes. */
+static void test_killed_leaves_nothing(void **state)
+{
+        _cleanup_free_ char *dir = strdup_printf("%s/backup-killed", cluster.dir);
+        char names[8][256], a_ep[256], a_ca[600], a_cert[600], a_key[600], a_cfg[700];
+        (void) state;
+
+        assert_int_equal(etcd_test_load(loop, client, 300, 100000),
+                         0); /* ~30 MB: a snapshot that takes a while */
+        (void) snprintf(a_ep, sizeof a_ep, "--endpoints=%s", cluster.members[0].client_url);
+        (void) snprintf(a_ca, sizeof a_ca, "--cacert=%s", cluster.ca_file);
+        (void) snprintf(a_cert, sizeof a_cert, "--cert=%s/peer.crt", cluster.members[0].dir);
+        (void) snprintf(a_key, sizeof a_key, "--key=%s/peer.key", cluster.members[0].dir);
+        (void) snprintf(a_cfg, sizeof a_cfg, "--config-dir=%s", cfg);
+        char *argv[] = {bin, "cluster-backup", a_ep, a_ca, a_cert, a_key, a_cfg, dir, NULL};
+        pid_t pid = fork();
+        assert_true(pid >= 0);
+        if (pid == 0) {
+                (void) prctl(PR_SET_PDEATHSIG, SIGKILL);
+                execv(argv[0], argv);
+                _exit(127);
+        }
+        /* Wait for the snapshot's temporary file to grow, then kill. */
+        bool seen = false;
+        for (int i = 0; i < 20000 && !seen; i++) {
+                size_t n = list(dir, names, 8);
+                for (size_t k = 0; k < n; k++) {
+                        _cleanup_free_ char *p = strdup_printf("%s/%s", dir, names[k]);
+                        struct stat st;
+                        if (startswith(names[k], "snapshot_") && ends_with(names[k], ".partial") &&
+                            stat(p, &st) == 0 && st.st_size > 0)
+                                seen = true;
+                }
+                if (!seen)
+                        (void) usleep(500);
+        }
+        assert_true(seen);
+        assert_int_equal(kill(pid, SIGKILL), 0);
+        int status = 0;
+        assert_int_equal(waitpid(pid, &status, 0), pid);
+        assert_true(WIFSIGNALED(status));
+        size_t n = list(dir, names, 8);
+        for (size_t k = 0; k < n; k++)
+                if (!ends_with(names[k], ".partial"))
+                        fail_msg("a killed backup left %s", names[k]);
+
+        /* The next one cleans up after it and completes. */
+        assert_int_equal(backup(cluster.members[0].client_url, dir, NULL), 0);
+        n = list(dir, names, 8);
+        assert_int_equal(n, 2);
+        assert_non_null(find(names, n, "snapshot_"));
+        assert_non_null(find(names, n, "static_kuberesources_"));
+}
+
 static void make_host(void)
 {
         static const unsigned revs[] = {12, 9, 3, 7};
@@ -241,6 +297,7 @@ int main(void)
         const struct CMUnitTest tests[] = {
                 cmocka_unit_test(test_backup),
                 cmocka_unit_test(test_failures_leave_nothing),
+                cmocka_unit_test(test_killed_leaves_nothing),
         };
         return cmocka_run_group_tests(tests, setup, teardown);
 }

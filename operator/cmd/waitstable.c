@@ -1,0 +1,243 @@
+/* `cluster-etcd-operator wait-for-stable-etcd`: the runbooks' "wait until
+ * etcd is whole again", for after a restore (upstream's docs use `oc adm
+ * wait-for-stable-cluster`). A restored cluster's API answers with the
+ * status of the backup's time, which says everything was fine, so no single
+ * condition can be trusted alone. This waits until, continuously for
+ * --stable:
+ *   - the latest revision carries the current spec.forceRedeploymentReason
+ *     (revision-status-<latest>), so it was made after the runbook's patch;
+ *   - every master node is in status.nodeStatuses at that revision;
+ *   - EtcdMembersAvailable is True with "<masters> members are available";
+ *   - clusteroperator/etcd is Available=True, Progressing=False.
+ * It says what it waits for every 10 s, and exits 1 at --timeout. */
+#include <getopt.h>
+#include <inttypes.h>
+#include <unistd.h>
+
+#include "base/json.h"
+#include "base/log.h"
+#include "cmd.h"
+#include "kube-sync.h"
+#include "node-util.h"
+
+#define LOCALHOST_KUBECONFIG                                                                  \
+        "/etc/kubernetes/static-pod-resources/kube-apiserver-certs/secrets/node-kubeconfigs/" \
+        "localhost.kubeconfig"
+
+typedef struct Flags {
+        const char *kubeconfig;
+        usec_t timeout, stable, interval;
+} Flags;
+
+static const char *condition(const cJSON *obj, const char *type, const char **ret_message)
+{
+        const cJSON *e;
+        JSON_ARRAY_FOREACH (e, json_get_array(obj, "status.conditions"))
+                if (streq_ptr(json_get_string(e, "type"), type)) {
+                        if (ret_message)
+                                *ret_message = strempty(json_get_string(e, "message"));
+                        return strempty(json_get_string(e, "status"));
+                }
+        if (ret_message)
+                *ret_message = "";
+        return "absent";
+}
+
+/* 0 when stable now; else > 0 with what is missing in `why`; < 0 on API errors. */
+static int check(KubeSync *ks, char *why, size_t size)
+{
+        _cleanup_(cJSON_Deletep) cJSON *cr = NULL, *nodes = NULL, *co = NULL, *rs = NULL;
+        const char *msg = NULL;
+        int r;
+
+        if ((r = kube_sync_get(ks, "/apis/operator.openshift.io/v1/etcds/cluster", 10 * USEC_PER_SEC, &cr)) <
+                    0 ||
+            (r = kube_sync_get(ks, "/api/v1/nodes?labelSelector=node-role.kubernetes.io%2Fmaster",
+                               10 * USEC_PER_SEC, &nodes)) < 0 ||
+            (r = kube_sync_get(ks, "/apis/config.openshift.io/v1/clusteroperators/etcd", 10 * USEC_PER_SEC,
+                               &co)) < 0) {
+                (void) snprintf(why, size, "the API: %s", kube_strerror(r));
+                return 1;
+        }
+        const cJSON *latest_j =
+                cJSON_GetObjectItemCaseSensitive(json_get_object(cr, "status"), "latestAvailableRevision");
+        long long latest = cJSON_IsNumber(latest_j) ? (long long) latest_j->valuedouble : 0;
+        if (latest <= 0) {
+                (void) snprintf(why, size, "a latestAvailableRevision");
+                return 1;
+        }
+        const char *reason = strempty(json_get_string(cr, "spec.forceRedeploymentReason"));
+        if (*reason) {
+                _cleanup_free_ char *path = strdup_printf(
+                        "/api/v1/namespaces/openshift-etcd/configmaps/revision-status-%lld", latest);
+                if (!path)
+                        return -ENOMEM;
+                r = kube_sync_get(ks, path, 10 * USEC_PER_SEC, &rs);
+                const char *have =
+                        r >= 0 ? strempty(json_get_string(rs, "data.forceRedeploymentReason")) : "";
+                if (!streq(have, reason)) {
+                        (void) snprintf(why, size,
+                                        "a revision for forceRedeploymentReason \"%s\" (revision %lld has "
+                                        "\"%s\")",
+                                        reason, latest, have);
+                        return 1;
+                }
+        }
+        size_t masters = 0;
+        const cJSON *n, *ns;
+        JSON_ARRAY_FOREACH (n, json_get_array(nodes, "items")) {
+                const char *name = strempty(json_get_string(n, "metadata.name"));
+                bool at = false;
+                masters++;
+                JSON_ARRAY_FOREACH (ns, json_get_array(cr, "status.nodeStatuses")) {
+                        const cJSON *cur = cJSON_GetObjectItemCaseSensitive(ns, "currentRevision");
+                        if (streq_ptr(json_get_string(ns, "nodeName"), name) && cJSON_IsNumber(cur) &&
+                            (long long) cur->valuedouble == latest)
+                                at = true;
+                }
+                if (!at) {
+                        (void) snprintf(why, size, "node %s at revision %lld", name, latest);
+                        return 1;
+                }
+        }
+        char want[64];
+        (void) snprintf(want, sizeof want, "%zu members are available", masters);
+        if (!streq(condition(cr, "EtcdMembersAvailable", &msg), "True") || !startswith(msg, want)) {
+                (void) snprintf(why, size, "%s (EtcdMembersAvailable says \"%s\")", want, msg);
+                return 1;
+        }
+        if (!streq(condition(co, "Available", NULL), "True") ||
+            !streq(condition(co, "Progressing", &msg), "False")) {
+                (void) snprintf(why, size, "clusteroperator/etcd Available=True Progressing=False (%s)",
+                                msg);
+                return 1;
+        }
+        (void) snprintf(why, size, "revision %lld on %zu masters, %s", latest, masters, want);
+        return 0;
+}
+
+static int wait_run(const Flags *f)
+{
+        _cleanup_(kube_sync_close) KubeSync ks = {};
+        _cleanup_free_ char *err = NULL;
+        usec_t start = now_usec(CLOCK_MONOTONIC), stable_since = 0, last_log = 0;
+        char why[512], last_why[512] = "";
+        int r;
+
+        if ((r = kube_sync_open(&ks, f->kubeconfig, &err)) < 0) {
+                log_error("cannot use %s: %s (--kubeconfig)", f->kubeconfig, err ? err : strerror(-r));
+                return EXIT_USAGE;
+        }
+        for (;;) {
+                usec_t now = now_usec(CLOCK_MONOTONIC);
+                r = check(&ks, why, sizeof why);
+                if (r < 0)
+                        return log_error_errno(r, "out of memory"), EXIT_RUNTIME;
+                if (r == 0) {
+                        if (!stable_since) {
+                                stable_since = now;
+                                log_info("stable: %s; checking it holds for %" PRIu64 " s", why,
+                                         f->stable / USEC_PER_SEC);
+                        }
+                        if (now - stable_since >= f->stable) {
+                                log_info("etcd is stable: %s (after %" PRIu64 " s)", why,
+                                         (now - start) / USEC_PER_SEC);
+                                return EXIT_OK;
+                        }
+                } else {
+                        if (stable_since)
+                                log_info("not stable any more");
+                        stable_since = 0;
+                        if (!streq(why, last_why) || now - last_log >= 10 * USEC_PER_SEC) {
+                                log_info("waiting for %s (%" PRIu64 " s)", why,
+                                         (now - start) / USEC_PER_SEC);
+                                last_log = now;
+                                (void) snprintf(last_why, sizeof last_why, "%s", why);
+                        }
+                }
+                if (now - start >= f->timeout) {
+                        log_error("etcd is not stable after %" PRIu64 " s: still waiting for %s",
+                                  (now - start) / USEC_PER_SEC, why);
+                        return EXIT_RUNTIME;
+                }
+                (void) usleep((useconds_t) (f->interval / USEC_PER_MSEC * 1000));
+        }
+}
+
+static void help(FILE *out)
+{
+        (void) fprintf(out,
+                       "Usage: cluster-etcd-operator wait-for-stable-etcd [FLAGS]\n"
+                       "\n"
+                       "Waits until, for --stable without a break: the latest revision carries the\n"
+                       "current spec.forceRedeploymentReason, every master node runs it, every master\n"
+                       "is an available etcd member, and clusteroperator/etcd is Available and not\n"
+                       "Progressing. For the end of a restore, whose API first shows the backup's status.\n"
+                       "\n"
+                       "  --kubeconfig FILE   (default: the node's localhost.kubeconfig, else $KUBECONFIG)\n"
+                       "  --timeout D         give up after this (default: 20m)\n"
+                       "  --stable D          how long it must hold (default: 30s)\n"
+                       "  -v=N                log verbosity\n"
+                       "\n"
+                       "Exit codes: 0 stable, 1 not stable in time, 2 usage error.\n");
+}
+
+static int wait_main(int argc, char *argv[])
+{
+        enum { ARG_KUBECONFIG = 0x100, ARG_TIMEOUT, ARG_STABLE };
+        static const struct option options[] = {
+                {"kubeconfig", required_argument, NULL, ARG_KUBECONFIG},
+                {"timeout", required_argument, NULL, ARG_TIMEOUT},
+                {"stable", required_argument, NULL, ARG_STABLE},
+                {"help", no_argument, NULL, 'h'},
+                {},
+        };
+        Flags f = {.timeout = 20 * 60 * USEC_PER_SEC,
+                   .stable = 30 * USEC_PER_SEC,
+                   .interval = 2 * USEC_PER_SEC};
+        int c;
+
+        argc = cmd_take_verbosity(argc, argv);
+        optind = 0;
+        opterr = 0;
+        while ((c = getopt_long(argc, argv, ":h", options, NULL)) >= 0)
+                switch (c) {
+                case 'h':
+                        help(stdout);
+                        return EXIT_OK;
+                case ARG_KUBECONFIG:
+                        f.kubeconfig = optarg;
+                        break;
+                case ARG_TIMEOUT:
+                case ARG_STABLE: {
+                        usec_t *v = c == ARG_TIMEOUT ? &f.timeout : &f.stable;
+                        if (parse_duration(optarg, v) < 0) {
+                                log_error("--%s: \"%s\" is not a duration (e.g. 20m, 30s)",
+                                          c == ARG_TIMEOUT ? "timeout" : "stable", optarg);
+                                return EXIT_USAGE;
+                        }
+                        break;
+                }
+                default:
+                        nodecmd_flag_error("wait-for-stable-etcd", c, argv);
+                        return EXIT_USAGE;
+                }
+        if (optind < argc) {
+                log_error("wait-for-stable-etcd takes no arguments; see --help");
+                return EXIT_USAGE;
+        }
+        if (!f.kubeconfig) {
+                /* On a master, the node's own kubeconfig first: what the runbooks use. */
+                const char *e = getenv("KUBECONFIG");
+                f.kubeconfig =
+                        access(LOCALHOST_KUBECONFIG, R_OK) == 0 || !e || !*e ? LOCALHOST_KUBECONFIG : e;
+        }
+        return wait_run(&f);
+}
+
+const Command cmd_wait_for_stable_etcd = {
+        .name = "wait-for-stable-etcd",
+        .summary = "wait until etcd runs the latest revision on every master with every member (after a "
+                   "restore)",
+        .run = wait_main,
+};

@@ -1,0 +1,98 @@
+"""Runs the runbooks of docs/runbooks/ word for word (Python 3 stdlib).
+
+Every ```sh block of a runbook is a step. A block whose first line is
+`ssh core@<host>` runs the rest of its lines on that master, through
+hack/node-shell.sh (the demo's ssh); any other block runs on the admin's
+machine with KUBECONFIG set. Placeholders `<name>` are filled from the
+scenario's hosts; a block naming `<other-host>` runs once per other master.
+Nothing in a block is rewritten but the placeholders: a runbook that no
+longer matches the product fails here."""
+import os
+import re
+import subprocess
+import time
+
+from e2e import ROOT, log
+
+NODE_SHELL = os.path.join(ROOT, "hack", "node-shell.sh")
+FENCE = re.compile(r"^\s*```sh\s*$")
+END = re.compile(r"^\s*```\s*$")
+SSH = re.compile(r"^ssh core@(<[a-z-]+>|[A-Za-z0-9.-]+)$")
+
+
+def blocks(path):
+    """The ```sh blocks of a Markdown file, each as a list of lines (indentation removed)."""
+    out, cur, indent = [], None, 0
+    for line in open(path).read().splitlines():
+        if cur is None:
+            if FENCE.match(line):
+                cur, indent = [], len(line) - len(line.lstrip())
+        elif END.match(line):
+            out.append(cur)
+            cur = None
+        else:
+            cur.append(line[indent:] if line[:indent].strip() == "" else line.strip())
+    assert cur is None, "%s: unterminated code block" % path
+    return out
+
+
+class Runbook:
+    def __init__(self, env, name, hosts, node_roots):
+        """hosts: placeholder -> host name, or a list of them (<other-host>);
+        node_roots: host -> that simulated node's root directory."""
+        self.env, self.name = env, name
+        self.path = os.path.join(ROOT, "docs", "runbooks", name)
+        self.hosts, self.roots = hosts, node_roots
+        self.steps = blocks(self.path)
+        assert self.steps, "%s has no ```sh block" % self.path
+
+    def _fill(self, text, one=None):
+        def sub(m):
+            key = m.group(0)
+            if key == "<other-host>" and one is not None:
+                return one
+            v = self.hosts.get(key)
+            assert isinstance(v, str), "%s: no value for %s" % (self.name, key)
+            return v
+        return re.sub(r"<[a-z][a-z-]*>", sub, text)
+
+    def commands(self):
+        """(host or None, script) in order, placeholders filled."""
+        out = []
+        for lines in self.steps:
+            m = SSH.match(lines[0].strip())
+            host, body = (m.group(1), lines[1:]) if m else (None, lines)
+            script = "\n".join(body)
+            if host == "<other-host>" or (host is None and "<other-host>" in script):
+                for h in self.hosts["<other-host>"]:
+                    out.append((self._fill(host, h) if host else None, self._fill(script, h)))
+            else:
+                out.append((self._fill(host) if host else None, self._fill(script)))
+        return out
+
+    def run(self, first=1, last=None, timeout=1800):
+        """Steps first..last (1-based, by default all), each must exit 0. Returns their outputs."""
+        outputs = []
+        cmds = self.commands()
+        last = last or len(cmds)
+        for i, (host, script) in enumerate(cmds, 1):
+            if i < first or i > last:
+                continue
+            where = host or "admin"
+            log("runbook %s step %d/%d on %s:\n    %s" % (self.name, i, len(cmds), where,
+                                                         script.replace("\n", "\n    ")))
+            t0 = time.monotonic()
+            if host:
+                argv = [NODE_SHELL, "--root", self.roots[host], host, "bash", "-eo", "pipefail", "-c", script]
+                env = dict(os.environ)
+            else:
+                argv = ["bash", "-eo", "pipefail", "-c", script]
+                env = dict(os.environ, KUBECONFIG=self.env.kubeconfig)
+            r = subprocess.run(argv, capture_output=True, text=True, env=env, timeout=timeout)
+            out = (r.stdout + r.stderr).strip()
+            log("  -> exit %d after %.1f s%s" % (r.returncode, time.monotonic() - t0,
+                                                   ("\n    " + out[-4000:].replace("\n", "\n    ")) if out else ""))
+            assert r.returncode == 0, "runbook %s step %d on %s failed (exit %d)" % (
+                self.name, i, where, r.returncode)
+            outputs.append(out)
+        return outputs

@@ -1,0 +1,221 @@
+#!/usr/bin/env python3
+"""e2e: disaster recovery, by the runbooks of docs/runbooks/ run word for word
+(test/e2e/runbook.py) on a cluster bootstrapped as in test_bootstrap.py.
+
+Scenario quorum-loss (restore-after-quorum-loss.md):
+- cluster-backup.sh on master-0 while clusteroperator/kube-scheduler is
+  Progressing is refused and writes nothing; with --force it writes both
+  files, marked __POSSIBLY_DIRTY__;
+- a backup on master-0 (backup.md) while the 50 ms writer runs; objects
+  created after it; etcd stopped on master-0 and master-2 (quorum lost);
+  the runbook restores on master-1;
+- the restored etcd is killed as soon as the API answers (step 4): its pod
+  brings it back by itself, and the runbook goes on;
+- one member comes back first, with a new cluster ID, then three voters, one
+  change at a time while every voter is healthy (the invariant watcher);
+- the objects created after the backup are gone, those before it are there,
+  every write acknowledged before the backup started is there;
+- a watch from a resourceVersion seen before the disaster gets 410 Gone (the
+  revision bump), and the restore pod reports which bump ran;
+- nothing was deleted: master-1's old member is in /var/lib/etcd-backup, the
+  others' are archived; clusteroperator/etcd settles.
+Usage: test_dr.py BUILD_DIR SCENARIO"""
+import json
+import os
+import shutil
+import signal
+import subprocess
+import sys
+import time
+
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+from e2e import ROOT, Env, log, wait_for  # noqa: E402
+from runbook import Runbook  # noqa: E402
+from scenario import Cluster, Watcher, settled, start_actors, stop_actors  # noqa: E402
+
+TIMEOUT = int(os.environ.get("E2E_BOOTSTRAP_TIMEOUT", "420"))
+NS = "dr-e2e"
+
+
+def bootstrap(c):
+    """The bootstrap of test_bootstrap.py, to a settled three-master cluster."""
+    c.start()
+    watcher, writer = c.actors()
+    c.threads += [watcher, writer]
+    start_actors(watcher, writer)
+    c.supervisor = c.supervise_operator()
+    c.threads.append(c.supervisor)
+    wait_for("EtcdRunningInCluster=True", c.running_in_cluster, TIMEOUT)
+    c.complete_bootstrap()
+    wait_for("the bootstrap member to be removed", lambda: c.member_names() == c.masters, TIMEOUT)
+    wait_for("the bootstrap annotation to go", c.bootstrap_annotation_gone, 60)
+    c.destroy_bootstrap()
+    c.wait_settled(180)
+    c.wait_at_latest(180)
+    for m in c.masters:
+        wait_for("the DR scripts on %s" % m, lambda: os.path.exists(os.path.join(
+            c.node_root(m), "usr/local/bin/cluster-restore.sh")), 60)
+    c.install_control_plane_fixture()
+    return watcher, writer
+
+
+def cluster_id(c):
+    _, st = c.etcd.first(c.master_eps, "/v3/maintenance/status", {})
+    return st["header"]["cluster_id"]
+
+
+def configmap(env, name, **data):
+    env.kubectl("create", "configmap", name, "-n", NS, *["--from-literal=%s=%s" % kv for kv in data.items()])
+    return env.get_json("configmap", "-n", NS, name)["metadata"]["resourceVersion"]
+
+
+def watch_from(env, rv):
+    """What a watch from resourceVersion rv answers first (a few seconds at most)."""
+    r = env.kubectl("get", "--raw", "/api/v1/namespaces/%s/configmaps?watch=1&resourceVersion=%s&timeoutSeconds=3"
+                    % (NS, rv), check=False)
+    return r.stdout + r.stderr
+
+
+def node_sh(c, node, script):
+    return subprocess.run([os.path.join(ROOT, "hack", "node-shell.sh"), "--root", c.node_root(node), node,
+                           "bash", "-c", script], capture_output=True, text=True, timeout=300)
+
+
+def container_pid(c, node, name):
+    """The shim PID of the running container `name` of the node's etcd pod (kubelet-sim's runtime file)."""
+    with open(os.path.join(c.node_root(node), "var/lib/kubelet/sim-runtime/containers.json")) as f:
+        for ctr in json.load(f)["containers"]:
+            if ctr["name"] == name and ctr["labels"].get("io.kubernetes.pod.namespace") == "openshift-etcd":
+                return ctr["pid"]
+    return None
+
+
+def stop_etcd(c, node):
+    """The disaster: etcd stops on `node` (its manifest gone, as when a machine's disk fails)."""
+    root = c.node_root(node)
+    os.makedirs(os.path.join(root, "disaster"), exist_ok=True)
+    shutil.move(os.path.join(root, "etc/kubernetes/manifests/etcd-pod.yaml"),
+                os.path.join(root, "disaster/etcd-pod.yaml"))
+
+
+def scenario_quorum_loss(env, c, watcher, writer):
+    hosts = {"<backup-host>": "master-0", "<recovery-host>": "master-1", "<other-host>": ["master-0", "master-2"]}
+    roots = {m: c.node_root(m) for m in c.masters}
+    env.kubectl("create", "namespace", NS)
+    configmap(env, "before-backup", at="before")
+    old_id = cluster_id(c)
+
+    # A backup while an operator is Progressing is refused, and taken with --force, marked.
+    env.kubectl("patch", "clusteroperator", "kube-scheduler", "--subresource=status", "--type=json", "-p",
+                json.dumps([{"op": "replace", "path": "/status/conditions/1/status", "value": "True"}]))
+    dirty = "/home/core/assets/dirty"
+    r = node_sh(c, "master-0", "sudo -E /usr/local/bin/cluster-backup.sh %s" % dirty)
+    assert r.returncode == 1 and "clusteroperator/kube-scheduler Progressing=True" in r.stderr, r.stderr
+    assert not os.path.exists(os.path.join(roots["master-0"], dirty.lstrip("/"))) or \
+        not os.listdir(os.path.join(roots["master-0"], dirty.lstrip("/")))
+    r = node_sh(c, "master-0", "sudo -E /usr/local/bin/cluster-backup.sh --force %s" % dirty)
+    assert r.returncode == 0, r.stderr
+    marked = sorted(os.listdir(os.path.join(roots["master-0"], dirty.lstrip("/"))))
+    assert len(marked) == 2 and all("__POSSIBLY_DIRTY__" in f for f in marked), marked
+    env.kubectl("patch", "clusteroperator", "kube-scheduler", "--subresource=status", "--type=json", "-p",
+                json.dumps([{"op": "replace", "path": "/status/conditions/1/status", "value": "False"}]))
+    log("backup while Progressing: refused; with --force: %s" % marked)
+
+    acked_before = list(writer.acked)
+    Runbook(env, "backup.md", hosts, roots).run()
+    backup = os.path.join(roots["master-0"], "home/core/assets/backup")
+    files = sorted(os.listdir(backup))
+    log("backup: %s" % files)
+    assert len(files) == 2 and files[0].startswith("snapshot_") and files[1].startswith("static_kuberesources_")
+    assert "__POSSIBLY_DIRTY__" not in files[0]
+    rv_after = configmap(env, "after-backup", at="after")
+    log("after-backup written at resourceVersion %s" % rv_after)
+
+    # The copy the runbook's step 1 asks for, then the disaster.
+    shutil.copytree(backup, os.path.join(roots["master-1"], "home/core/assets/backup"))
+    stop_actors(watcher)
+    assert not watcher.violations, "invariants broken before the disaster: %s" % watcher.violations[:5]
+    for m in ("master-0", "master-2"):
+        stop_etcd(c, m)
+    wait_for("quorum lost", lambda: not c.etcd.healthy("https://%s:2379" % c.master_ips["master-1"]), 60)
+    log("quorum lost: etcd stopped on master-0 and master-2")
+
+    watcher2 = Watcher(c.client(), c.endpoints)
+    c.threads.append(watcher2)
+    start_actors(watcher2)
+    t0 = time.monotonic()
+    try:
+        book = Runbook(env, "restore-after-quorum-loss.md", hosts, roots)
+        book.run(last=4)  # up to "the API answers"
+        # The restored etcd killed right after the restore: its pod brings it back by itself.
+        pid = container_pid(c, "master-1", "etcd")
+        os.kill(pid, signal.SIGKILL)
+        log("killed the restored etcd (shim pid %d)" % pid)
+        wait_for("the restored etcd back", lambda: container_pid(c, "master-1", "etcd") not in (None, pid) and
+                 c.etcd.healthy("https://%s:2379" % c.master_ips["master-1"]), 120)
+        log("the restored etcd is back")
+        book.run(first=5)
+    finally:
+        stop_actors(watcher2, writer)
+    log("runbook done in %.0f s" % (time.monotonic() - t0))
+
+    # One member with a new cluster ID first, then three voters, one change at a time.
+    shapes = [watcher2.first_shape] + [h[1] for h in watcher2.history]
+    log("membership after the restore: %s" % shapes)
+    # (the first list may still be the old membership, answered by master-1 before its restore)
+    assert [("master-1", False)] in shapes, "the restored cluster never had master-1 alone: %s" % shapes
+    after = shapes[shapes.index([("master-1", False)]):]
+    assert all(len(b) - len(a) <= 1 for a, b in zip(after, after[1:])), "more than one member added at once: %s" % after
+    assert after[-1] == [(m, False) for m in c.masters], after
+    assert c.member_names() == c.masters, c.member_names()
+    new_id = cluster_id(c)
+    assert new_id != old_id, "the cluster ID did not change (%s)" % old_id
+    assert not watcher2.violations, "invariants broken while scaling back out: %s" % watcher2.violations[:5]
+
+    # The data: as of the backup.
+    assert env.get_json("configmap", "-n", NS, "before-backup") is not None
+    assert env.get_json("configmap", "-n", NS, "after-backup") is None, "an object created after the backup survived"
+    lost = [k for k in acked_before if c.etcd.get(c.master_eps, k) is None]
+    assert not lost, "writes acknowledged before the backup are gone: %s" % lost[:5]
+    log("data as of the backup: %d writes acknowledged before it all present" % len(acked_before))
+
+    # Clients that saw the old revisions relist.
+    bump = json.load(open(os.path.join(roots["master-1"], "var/lib/etcd/member/revision-bump.json")))
+    log("revision bump on master-1: %s" % bump)
+    assert bump["path"] in ("writes", "etcdutl"), bump
+    answer = watch_from(env, rv_after)
+    log("a watch from resourceVersion %s: %s" % (rv_after, answer[:300]))
+    assert '"code":410' in answer.replace(" ", ""), answer
+
+    # Nothing deleted.
+    m1 = os.listdir(os.path.join(roots["master-1"], "var/lib/etcd-backup"))
+    assert "member" in m1, m1
+    for m in ("master-0", "master-2"):
+        archived = [f for f in os.listdir(os.path.join(roots[m], "var/lib/etcd"))
+                    if f.startswith("member-removed-archive-")]
+        assert archived, "%s: the old member was not archived: %s" % (m, os.listdir(os.path.join(roots[m],
+                                                                                            "var/lib/etcd")))
+    c.wait_settled(180)
+    assert settled(env.get_json("co", "etcd"))
+
+
+SCENARIOS = {"quorum-loss": scenario_quorum_loss}
+
+
+def main():
+    build, name = sys.argv[1], sys.argv[2]
+    t0 = time.monotonic()
+    with Env(build) as env:
+        c = Cluster(env)
+        c.threads = []  # stopped however the scenario ends, before Env stops the processes
+        try:
+            watcher, writer = bootstrap(c)
+            log("bootstrap done in %.0f s" % (time.monotonic() - t0))
+            SCENARIOS[name](env, c, watcher, writer)
+        finally:
+            stop_actors(*c.threads)
+        log("ok (%.0f s)" % (time.monotonic() - t0))
+
+
+if __name__ == "__main__":
+    main()
