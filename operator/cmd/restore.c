@@ -37,6 +37,7 @@
 #include "base/json.h"
 #include "base/log.h"
 #include "cmd.h"
+#include "etcd/client.h"
 #include "etcd/snapshot.h"
 #include "node-util.h"
 #include "restore.h"
@@ -62,7 +63,7 @@ typedef struct Flags {
         const char *config_dir, *data_dir, *backup_data_dir, *stopped_dir, *backup_dir;
         const char *name, *peer_host; /* --in-place: this member */
         usec_t stop_timeout;
-        bool skip_copy;
+        bool skip_copy, force;
         char ts[32]; /* this run's timestamp, for the names of what it moves aside */
 } Flags;
 
@@ -621,6 +622,107 @@ static int restore_quorum(const Flags *f)
         return install_pod(f, "quorum-restore-pod.yaml");
 }
 
+/* ---- quorum restore: is this the member to restore from? ---- */
+
+typedef struct StatusCall {
+        bool done;
+        int error;
+        EtcdStatus st;
+} StatusCall;
+
+static void on_status(EtcdClient *c, const EtcdResponse *resp, void *userdata)
+{
+        StatusCall *s = userdata;
+        (void) c;
+        s->done = true;
+        s->error = resp->error < 0 ? resp->error : etcd_parse_status(resp->body, &s->st);
+}
+
+/* Upstream leaves it to the admin to pick the voting member with the highest
+ * raft index. This asks every member it can reach (ALL_ETCD_ENDPOINTS, with the
+ * ETCDCTL_* certificates, as the scripts set them) and refuses when this
+ * member is a learner or another reachable voter is further ahead. */
+static int check_highest_raft_index(const Flags *f)
+{
+        const char *all = getenv("ALL_ETCD_ENDPOINTS"), *host = getenv("ETCD_THIS_URL_HOST");
+        _cleanup_(nodecmd_tls_done) HttpTls tls = {};
+        _cleanup_(nodecmd_strv_done) NodeCmdStrv eps = {};
+        _cleanup_(loop_unrefp) Loop *loop = NULL;
+        _cleanup_(etcd_client_freep) EtcdClient *c = NULL;
+        _cleanup_free_ char *err = NULL, *self = NULL;
+        uint64_t mine = 0, best = 0;
+        const char *best_ep = NULL;
+        bool self_answered = false, self_learner = false;
+        int r;
+
+        if (!all || !*all || !host || !*host) {
+                log_warning(
+                        "ALL_ETCD_ENDPOINTS or ETCD_THIS_URL_HOST is not set (quorum-restore.sh sets them): "
+                        "cannot check that this member has the highest raft index");
+                return f->force ? 0 : -EINVAL;
+        }
+        self = strdup_printf("https://%s:2379", host);
+        if (!self || nodecmd_strv_add_csv(&eps, all) < 0)
+                return -ENOMEM;
+        r = nodecmd_tls_load(getenv("ETCDCTL_CACERT"), getenv("ETCDCTL_CERT"), getenv("ETCDCTL_KEY"), &tls,
+                             &err);
+        if (r < 0) {
+                log_warning("cannot load the etcd client certificates: %s", strempty(err));
+                return f->force ? 0 : r;
+        }
+        loop = loop_new();
+        c = loop ? etcd_client_new(loop, &tls) : NULL;
+        if (!c || (!nodecmd_strv_contains(&eps, self) && nodecmd_strv_add_csv(&eps, self) < 0))
+                return -ENOMEM;
+        log_info("the members this node can reach:");
+        for (size_t i = 0; i < eps.n; i++) {
+                StatusCall sc = {};
+                bool is_self = streq(eps.v[i], self);
+                r = etcd_status_timeout(c, eps.v[i], 3 * USEC_PER_SEC, on_status, &sc);
+                if (r >= 0)
+                        r = loop_run_until(loop, &sc.done, 5 * USEC_PER_SEC);
+                if (r < 0 || sc.error < 0) {
+                        log_info("  %s%s: no answer (%s)", eps.v[i], is_self ? " (this member)" : "",
+                                 etcd_strerror(r < 0 ? r : sc.error));
+                        etcd_status_done(&sc.st);
+                        continue;
+                }
+                log_info("  %s%s: raft index %" PRIu64 "%s", eps.v[i], is_self ? " (this member)" : "",
+                         sc.st.raft_index, sc.st.is_learner ? ", learner" : "");
+                if (is_self) {
+                        self_answered = true;
+                        self_learner = sc.st.is_learner;
+                        mine = sc.st.raft_index;
+                } else if (!sc.st.is_learner && sc.st.raft_index > best) {
+                        best = sc.st.raft_index;
+                        best_ep = eps.v[i];
+                }
+                etcd_status_done(&sc.st);
+        }
+        if (!self_answered) {
+                log_warning("this member (%s) does not answer: its raft index is unknown", self);
+                if (!f->force) {
+                        log_error("refusing: start with the member whose etcd runs and has the highest raft "
+                                  "index, "
+                                  "or run with --force if this one is it; nothing was changed");
+                        return -EHOSTDOWN;
+                }
+                return 0;
+        }
+        if (self_learner && !f->force)
+                return log_error_errno(-EINVAL,
+                                       "refusing: this member is a learner (it may lack committed data); "
+                                       "use a voting member; nothing was changed");
+        if (best > mine && !f->force)
+                return log_error_errno(-EINVAL,
+                                       "refusing: %s is further ahead (raft index %" PRIu64 " > %" PRIu64
+                                       "); run quorum-restore.sh there, or --force to lose what it has "
+                                       "beyond this member; nothing was changed",
+                                       best_ep, best, mine);
+        log_info("this member has the highest raft index of those that answer (%" PRIu64 ")", mine);
+        return 0;
+}
+
 static uint64_t dir_size(const char *path)
 {
         _cleanup_(closedirp) DIR *d = opendir(path);
@@ -675,7 +777,7 @@ static int restore_run(Flags *f)
                                 member);
                         return EXIT_RUNTIME;
                 }
-                if (check_pod_source(f, "quorum-restore-pod.yaml") < 0)
+                if (check_pod_source(f, "quorum-restore-pod.yaml") < 0 || check_highest_raft_index(f) < 0)
                         return EXIT_RUNTIME;
                 if (!f->skip_copy) {
                         uint64_t need = dir_size(member);
@@ -751,6 +853,8 @@ static void help(FILE *out)
                 "  --name NAME            --in-place: this member's name (default: $ETCD_THIS_NAME)\n"
                 "  --peer-host HOST       --in-place: this member's peer address (default: "
                 "$ETCD_THIS_URL_HOST)\n"
+                "  --force                --quorum-restore: even if this member is not the voter with\n"
+                "                         the highest raft index of those that answer (ALL_ETCD_ENDPOINTS)\n"
                 "  --skip-copy            --quorum-restore: no copy of the member dir first (also\n"
                 "                         ETCD_QUORUM_RESTORE_SKIP_COPY=1)\n"
                 "  -v=N                   log verbosity\n"
@@ -773,6 +877,7 @@ static int restore_main(int argc, char *argv[])
                 ARG_NAME,
                 ARG_PEER_HOST,
                 ARG_SKIP_COPY,
+                ARG_FORCE,
         };
         static const struct option options[] = {
                 {"restore-pod", no_argument, NULL, ARG_POD},
@@ -786,6 +891,7 @@ static int restore_main(int argc, char *argv[])
                 {"name", required_argument, NULL, ARG_NAME},
                 {"peer-host", required_argument, NULL, ARG_PEER_HOST},
                 {"skip-copy", no_argument, NULL, ARG_SKIP_COPY},
+                {"force", no_argument, NULL, ARG_FORCE},
                 {"help", no_argument, NULL, 'h'},
                 {},
         };
@@ -847,6 +953,9 @@ static int restore_main(int argc, char *argv[])
                         break;
                 case ARG_SKIP_COPY:
                         f.skip_copy = true;
+                        break;
+                case ARG_FORCE:
+                        f.force = true;
                         break;
                 default:
                         nodecmd_flag_error("cluster-restore", c, argv);

@@ -19,6 +19,15 @@ Scenario quorum-loss (restore-after-quorum-loss.md):
   revision bump), and the restore pod reports which bump ran;
 - nothing was deleted: master-1's old member is in /var/lib/etcd-backup, the
   others' are archived; clusteroperator/etcd settles.
+Scenario quorum-restore (quorum-restore.md):
+- the writer stopped and every member caught up; master-0 and master-2 lose
+  etcd and their data dirs (quorum lost);
+- the runbook makes master-1's data the cluster (the script checks that it
+  has the highest raft index of those that answer): master-1 alone, then
+  three voters one at a time;
+- every acknowledged write is there, a watch from a resourceVersion seen
+  before gets 410, the member dir was copied aside first; clusteroperator/etcd
+  settles.
 Usage: test_dr.py BUILD_DIR SCENARIO"""
 import json
 import os
@@ -199,7 +208,72 @@ def scenario_quorum_loss(env, c, watcher, writer):
     assert settled(env.get_json("co", "etcd"))
 
 
-SCENARIOS = {"quorum-loss": scenario_quorum_loss}
+def scenario_quorum_restore(env, c, watcher, writer):
+    """quorum-restore.md: two masters lose their data dirs; the survivor's data
+    becomes the cluster; nothing it had is lost."""
+    hosts = {"<recovery-host>": "master-1"}
+    roots = {m: c.node_root(m) for m in c.masters}
+    env.kubectl("create", "namespace", NS)
+    configmap(env, "before-disaster", at="before")
+    # Every write acknowledged so far is on master-1 too once the writer stops and it caught up.
+    stop_actors(writer, watcher)
+    assert not watcher.violations, "invariants broken before the disaster: %s" % watcher.violations[:5]
+    acked = list(writer.acked)
+    m1 = "https://%s:2379" % c.master_ips["master-1"]
+
+    def caught_up():
+        revs = set()
+        for ep in c.master_eps:
+            _, st = c.etcd.first([ep], "/v3/maintenance/status", {})
+            revs.add((st["header"]["revision"], st["raftAppliedIndex"] if "raftAppliedIndex" in st else 0))
+        return len({r for r, _ in revs}) == 1
+    wait_for("every member at the same revision", caught_up, 60)
+    rv = env.get_json("configmap", "-n", NS, "before-disaster")["metadata"]["resourceVersion"]
+
+    # The disaster: master-0 and master-2 lose etcd and its data.
+    for m in ("master-0", "master-2"):
+        stop_etcd(c, m)
+    for m in ("master-0", "master-2"):
+        wait_for("etcd gone on %s" % m, lambda: container_pid(c, m, "etcd") is None, 60)
+        shutil.move(os.path.join(roots[m], "var/lib/etcd"), os.path.join(roots[m], "disaster/etcd-data"))
+    wait_for("quorum lost", lambda: not c.etcd.healthy(m1), 60)
+    log("quorum lost: master-0 and master-2 lost their etcd data")
+
+    watcher2 = Watcher(c.client(), c.endpoints)
+    c.threads.append(watcher2)
+    start_actors(watcher2)
+    t0 = time.monotonic()
+    try:
+        Runbook(env, "quorum-restore.md", hosts, roots).run()
+    finally:
+        stop_actors(watcher2)
+    log("runbook done in %.0f s" % (time.monotonic() - t0))
+
+    shapes = [watcher2.first_shape] + [h[1] for h in watcher2.history]
+    log("membership after the restore: %s" % shapes)
+    assert [("master-1", False)] in shapes, "the restored cluster never had master-1 alone: %s" % shapes
+    after = shapes[shapes.index([("master-1", False)]):]
+    assert all(len(b) - len(a) <= 1 for a, b in zip(after, after[1:])), "more than one member added at once: %s" % after
+    assert after[-1] == [(m, False) for m in c.masters], after
+    assert not watcher2.violations, "invariants broken while scaling back out: %s" % watcher2.violations[:5]
+
+    lost = [k for k in acked if c.etcd.get(c.master_eps, k) is None]
+    assert not lost, "writes the survivor had are gone: %s" % lost[:5]
+    assert env.get_json("configmap", "-n", NS, "before-disaster") is not None
+    log("nothing lost: %d acknowledged writes present" % len(acked))
+    bump = json.load(open(os.path.join(roots["master-1"], "var/lib/etcd/member/revision-bump.json")))
+    log("revision bump on master-1: %s" % bump)
+    assert bump["path"] == "writes", bump
+    answer = watch_from(env, rv)
+    log("a watch from resourceVersion %s: %s" % (rv, answer[:300]))
+    assert '"code":410' in answer.replace(" ", ""), answer
+    copies = [f for f in os.listdir(os.path.join(roots["master-1"], "var/lib/etcd-backup"))
+              if f.startswith("member-before-quorum-restore-")]
+    assert len(copies) == 1, copies
+    c.wait_settled(180)
+
+
+SCENARIOS = {"quorum-loss": scenario_quorum_loss, "quorum-restore": scenario_quorum_restore}
 
 
 def main():

@@ -15,7 +15,8 @@ What it proves (issue 12, section 2):
   etcd stopped and keeps every earlier copy;
 - the in-place path: the snapshot restored by etcdctl into the data dir, the
   normal manifest back;
-- the quorum-restore path: the member copied aside, the quorum pod in place;
+- the quorum-restore path: refused when it cannot ask the other members
+  (--force overrides), the member copied aside, the quorum pod in place;
 - bump-revision on the restored data: the revision passes maxRevision plus
   the margin, and etcd answers "compacted" for a revision from before.
 Usage: test_restore.py BUILD_DIR"""
@@ -263,7 +264,11 @@ def main():
 
     # The quorum-restore path: the member copied aside, the quorum pod in place.
     node3 = Node("master-0", src, good)
-    r = node3.restore("--quorum-restore")
+    before = digest(node3.root)
+    r = node3.restore("--quorum-restore")  # no member to ask: refused, nothing changed
+    assert r.returncode == 1 and "cannot check that this member has the highest raft index" in r.stderr, r.stderr
+    assert digest(node3.root) == before
+    r = node3.restore("--quorum-restore", "--force")
     assert r.returncode == 0, r.stderr
     assert open(os.path.join(node3.config, "manifests/etcd-pod.yaml")).read() == \
         "quorum restore pod of master-0\n"
@@ -274,7 +279,7 @@ def main():
     empty = Node("master-3", src, good)
     shutil.rmtree(empty.data)
     before = digest(empty.root)
-    r = empty.restore("--quorum-restore")
+    r = empty.restore("--quorum-restore", "--force")
     assert r.returncode == 1 and "runs on the member whose data survived" in r.stderr
     assert digest(empty.root) == before
     log("quorum-restore path: copied aside, pod in place; refused without data")
