@@ -190,6 +190,10 @@ until settled; do
 done
 trap - ERR
 
+# What the other control-plane operators would leave on the masters, so the
+# disaster-recovery runbooks (docs/runbooks/) work here too.
+python3 "$root/hack/control-plane-fixture.py" "$KUBECONFIG" "$state"/nodes/master-{0,1,2}
+
 echo
 kc get etcd cluster -o jsonpath='{range .status.conditions[?(@.status=="True")]}{.type}: {.reason} {.message}{"\n"}{end}' | grep -v "Degraded:" || true
 echo

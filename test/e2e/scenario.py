@@ -12,6 +12,8 @@ import json
 import os
 import shutil
 import signal
+import subprocess
+import sys
 import threading
 import time
 
@@ -299,50 +301,11 @@ class Cluster:
 
     def install_control_plane_fixture(self):
         """What the other control-plane operators leave on a real master and the
-        disaster-recovery scripts read: the kube-apiserver, kube-controller-manager
-        and kube-scheduler static pods (a manifest naming its revision directory;
-        the container only sleeps: the API simulator is the API server), the
-        node's localhost.kubeconfig, and their clusteroperators, settled."""
-        env = self.env
-        pods = (("kube-apiserver", "openshift-kube-apiserver", 4),
-                ("kube-controller-manager", "openshift-kube-controller-manager", 3),
-                ("kube-scheduler", "openshift-kube-scheduler", 2))
-        for _, ns, _ in pods:
-            env.kubectl("create", "namespace", ns, check=False)
-        for m in self.masters:
-            etc = os.path.join(self.node_root(m), "etc", "kubernetes")
-            for name, ns, rev in pods:
-                rdir = os.path.join(etc, "static-pod-resources", "%s-pod-%d" % (name, rev))
-                os.makedirs(os.path.join(rdir, "configmaps", "config"), exist_ok=True)
-                with open(os.path.join(rdir, "configmaps", "config", "config.yaml"), "w") as f:
-                    f.write("# %s revision %d on %s\n" % (name, rev, m))
-                pod = {"apiVersion": "v1", "kind": "Pod",
-                       "metadata": {"name": name, "namespace": ns, "labels": {"app": name, "revision": str(rev)}},
-                       "spec": {"hostNetwork": True, "terminationGracePeriodSeconds": 1, "containers": [
-                           {"name": name, "image": "quay.io/openshift/%s:e2e" % name,
-                            "command": ["sleep", "2147483647"],
-                            "volumeMounts": [{"name": "resource-dir",
-                                              "mountPath": "/etc/kubernetes/static-pod-resources"}]}],
-                           "volumes": [{"name": "resource-dir", "hostPath": {
-                               "path": "/etc/kubernetes/static-pod-resources/%s-pod-%d" % (name, rev)}}]}}
-                text = json.dumps(pod, indent=1) + "\n"
-                with open(os.path.join(rdir, "%s-pod.yaml" % name), "w") as f:
-                    f.write(text)
-                tmp = os.path.join(etc, "manifests", ".%s-pod.yaml.tmp" % name)
-                with open(tmp, "w") as f:
-                    f.write(text)
-                os.replace(tmp, os.path.join(etc, "manifests", "%s-pod.yaml" % name))
-            kc = os.path.join(etc, "static-pod-resources", "kube-apiserver-certs", "secrets", "node-kubeconfigs")
-            os.makedirs(kc, exist_ok=True)
-            shutil.copy(env.kubeconfig, os.path.join(kc, "localhost.kubeconfig"))
-        now = time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime())
-        for name, _, _ in pods:
-            env.kubectl("apply", "-f", "-", input=json.dumps({
-                "apiVersion": "config.openshift.io/v1", "kind": "ClusterOperator", "metadata": {"name": name}, "spec": {}}))
-            env.kubectl("patch", "clusteroperator", name, "--subresource=status", "--type=merge", "-p", json.dumps(
-                {"status": {"conditions": [
-                    {"type": t, "status": v, "lastTransitionTime": now, "reason": "AsExpected", "message": ""}
-                    for t, v in (("Available", "True"), ("Progressing", "False"), ("Degraded", "False"))]}}))
+        disaster-recovery scripts read (hack/control-plane-fixture.py)."""
+        r = subprocess.run([sys.executable, os.path.join(ROOT, "hack", "control-plane-fixture.py"),
+                            self.env.kubeconfig] + [self.node_root(m) for m in self.masters],
+                           capture_output=True, text=True)
+        assert r.returncode == 0, r.stderr
         log("control-plane fixture: kube-apiserver, kube-controller-manager, kube-scheduler static pods "
             "and clusteroperators on %s" % ", ".join(self.masters))
 
