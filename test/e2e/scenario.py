@@ -391,7 +391,8 @@ def stop_actors(*threads):
         if hasattr(t, "halt"):
             t.halt()
     for t in threads:
-        t.join(timeout=10)
+        if t.ident is not None:  # started (a scenario may end before it starts one)
+            t.join(timeout=10)
 
 
 def kill9(p):

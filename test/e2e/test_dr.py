@@ -99,6 +99,22 @@ def container_pid(c, node, name):
     return None
 
 
+def check_scale_out(c, watcher, survivor):
+    """The survivor alone, then one member more at a time, to every master a voter,
+    with the watcher's invariants (one pending member, no change while a voter is
+    unhealthy) holding throughout."""
+    shapes = [watcher.first_shape] + [h[1] for h in watcher.history]
+    log("membership after the restore: %s" % shapes)
+    # (the first list may still be the old membership, answered before the restore)
+    alone = [(survivor, False)]
+    assert alone in shapes, "the restored cluster never had %s alone: %s" % (survivor, shapes)
+    after = shapes[shapes.index(alone):]
+    assert all(len(b) - len(a) <= 1 for a, b in zip(after, after[1:])), "more than one member added at once: %s" % after
+    assert after[-1] == [(m, False) for m in c.masters], after
+    assert c.member_names() == c.masters, c.member_names()
+    assert not watcher.violations, "invariants broken while scaling back out: %s" % watcher.violations[:5]
+
+
 def stop_etcd(c, node):
     """The disaster: etcd stops on `node` (its manifest gone, as when a machine's disk fails)."""
     root = c.node_root(node)
@@ -149,13 +165,16 @@ def scenario_quorum_loss(env, c, watcher, writer):
     wait_for("quorum lost", lambda: not c.etcd.healthy("https://%s:2379" % c.master_ips["master-1"]), 60)
     log("quorum lost: etcd stopped on master-0 and master-2")
 
+    t0 = time.monotonic()
     watcher2 = Watcher(c.client(), c.endpoints)
     c.threads.append(watcher2)
-    start_actors(watcher2)
-    t0 = time.monotonic()
     try:
         book = Runbook(env, "restore-after-quorum-loss.md", hosts, roots)
-        book.run(last=4)  # up to "the API answers"
+        book.run(last=3)  # etcd stopped everywhere, the restore pod in place
+        # Watched from here: before, master-1 still answered with the old membership,
+        # without quorum (the disaster, not something the restore did).
+        start_actors(watcher2)
+        book.run(first=4, last=4)  # the API answers
         # The restored etcd killed right after the restore: its pod brings it back by itself.
         pid = container_pid(c, "master-1", "etcd")
         os.kill(pid, signal.SIGKILL)
@@ -169,17 +188,9 @@ def scenario_quorum_loss(env, c, watcher, writer):
     log("runbook done in %.0f s" % (time.monotonic() - t0))
 
     # One member with a new cluster ID first, then three voters, one change at a time.
-    shapes = [watcher2.first_shape] + [h[1] for h in watcher2.history]
-    log("membership after the restore: %s" % shapes)
-    # (the first list may still be the old membership, answered by master-1 before its restore)
-    assert [("master-1", False)] in shapes, "the restored cluster never had master-1 alone: %s" % shapes
-    after = shapes[shapes.index([("master-1", False)]):]
-    assert all(len(b) - len(a) <= 1 for a, b in zip(after, after[1:])), "more than one member added at once: %s" % after
-    assert after[-1] == [(m, False) for m in c.masters], after
-    assert c.member_names() == c.masters, c.member_names()
+    check_scale_out(c, watcher2, "master-1")
     new_id = cluster_id(c)
     assert new_id != old_id, "the cluster ID did not change (%s)" % old_id
-    assert not watcher2.violations, "invariants broken while scaling back out: %s" % watcher2.violations[:5]
 
     # The data: as of the backup.
     assert env.get_json("configmap", "-n", NS, "before-backup") is not None
@@ -239,23 +250,20 @@ def scenario_quorum_restore(env, c, watcher, writer):
     wait_for("quorum lost", lambda: not c.etcd.healthy(m1), 60)
     log("quorum lost: master-0 and master-2 lost their etcd data")
 
+    t0 = time.monotonic()
     watcher2 = Watcher(c.client(), c.endpoints)
     c.threads.append(watcher2)
-    start_actors(watcher2)
-    t0 = time.monotonic()
     try:
-        Runbook(env, "quorum-restore.md", hosts, roots).run()
+        book = Runbook(env, "quorum-restore.md", hosts, roots)
+        book.run(last=1)  # the quorum-restore pod in place of master-1's etcd
+        # Watched from here: before, master-1 answered with the old membership, without quorum.
+        start_actors(watcher2)
+        book.run(first=2)
     finally:
         stop_actors(watcher2)
     log("runbook done in %.0f s" % (time.monotonic() - t0))
 
-    shapes = [watcher2.first_shape] + [h[1] for h in watcher2.history]
-    log("membership after the restore: %s" % shapes)
-    assert [("master-1", False)] in shapes, "the restored cluster never had master-1 alone: %s" % shapes
-    after = shapes[shapes.index([("master-1", False)]):]
-    assert all(len(b) - len(a) <= 1 for a, b in zip(after, after[1:])), "more than one member added at once: %s" % after
-    assert after[-1] == [(m, False) for m in c.masters], after
-    assert not watcher2.violations, "invariants broken while scaling back out: %s" % watcher2.violations[:5]
+    check_scale_out(c, watcher2, "master-1")
 
     lost = [k for k in acked if c.etcd.get(c.master_eps, k) is None]
     assert not lost, "writes the survivor had are gone: %s" % lost[:5]
