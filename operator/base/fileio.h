@@ -2,9 +2,12 @@
  * same directory, fsync, rename, fsync of the directory). */
 #pragma once
 
+#include <dirent.h>
 #include <sys/types.h>
 
 #include "macro.h"
+
+DEFINE_TRIVIAL_CLEANUP_FUNC(DIR *, closedir);
 
 /* Reads at most `max` bytes (-E2BIG beyond); the result is NUL-terminated. */
 int read_full_file(const char *path, size_t max, char **ret, size_t *ret_len);

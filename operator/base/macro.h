@@ -91,6 +91,12 @@ static inline bool startswith(const char *s, const char *prefix)
         return strncmp(s, prefix, strlen(prefix)) == 0;
 }
 
+static inline bool endswith(const char *s, const char *suffix)
+{
+        size_t n = strlen(s), k = strlen(suffix);
+        return n >= k && strcmp(s + n - k, suffix) == 0;
+}
+
 static inline const char *strempty(const char *s)
 {
         return s ? s : "";

@@ -19,9 +19,7 @@
 #include <dirent.h>
 #include <getopt.h>
 #include <inttypes.h>
-#include <spawn.h>
 #include <sys/stat.h>
-#include <sys/wait.h>
 
 #include "backup.h"
 #include "base/fileio.h"
@@ -31,10 +29,6 @@
 #include "etcd/snapshot.h"
 #include "kube-sync.h"
 #include "node-util.h"
-
-extern char **environ;
-
-DEFINE_TRIVIAL_CLEANUP_FUNC(DIR *, closedir);
 
 static const char *const static_pods[] = {"kube-apiserver", "kube-controller-manager", "kube-scheduler",
                                           "etcd"};
@@ -178,21 +172,19 @@ static int write_tar(const Flags *f, const RevisionDirs *dirs, const char *final
 {
         _cleanup_free_ char *tmp = strdup_printf("%s/.%s.partial", f->backup_dir, final);
         const char *argv[ELEMENTSOF(static_pods) + 6] = {"tar", "-cpzf", tmp, "-C", f->config_dir};
-        pid_t pid;
-        int status = 0, r;
+        int r;
 
         if (!tmp)
                 return -ENOMEM;
         for (size_t i = 0; i < ELEMENTSOF(static_pods); i++)
                 argv[5 + i] = dirs->v[i];
         (void) unlink(tmp); /* a leftover of a killed run */
-        r = posix_spawnp(&pid, "tar", NULL, NULL, (char *const *) argv, environ);
-        if (r != 0)
-                return log_error_errno(-r, "cannot run tar (it must be on PATH, as on every host)");
-        if (waitpid(pid, &status, 0) != pid || !WIFEXITED(status) || WEXITSTATUS(status) != 0) {
+        r = nodecmd_run(argv, NULL);
+        if (r < 0)
+                return log_error_errno(r, "cannot run tar (it must be on PATH, as on every host)");
+        if (r != 0) {
                 (void) unlink(tmp);
-                return log_error_errno(-EIO, "tar failed (status %d) archiving the static pod resources",
-                                       status);
+                return log_error_errno(-EIO, "tar failed (status %d) archiving the static pod resources", r);
         }
         if (chmod(tmp, 0600) < 0) {
                 r = -errno;
@@ -214,8 +206,7 @@ static void remove_leftovers(const Flags *f)
                 return;
         for (struct dirent *de; (de = readdir(d));) {
                 const char *n = de->d_name;
-                size_t len = strlen(n);
-                bool ours = len > 8 && streq(n + len - 8, ".partial") &&
+                bool ours = endswith(n, ".partial") &&
                             (startswith(n, ".static_kuberesources_") || startswith(n, "snapshot_"));
                 if (!ours)
                         continue;

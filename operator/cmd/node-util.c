@@ -2,10 +2,14 @@
  * the ensure-env checks, and reading the etcd client's TLS files. */
 #include <arpa/inet.h>
 #include <ctype.h>
+#include <fcntl.h>
 #include <getopt.h>
 #include <signal.h>
+#include <spawn.h>
 #include <stdarg.h>
 #include <sys/stat.h>
+#include <sys/wait.h>
+#include <unistd.h>
 
 #include "base/buf.h"
 #include "base/fileio.h"
@@ -13,6 +17,8 @@
 #include "controllers/facts.h"
 #include "node-util.h"
 #include "render/template.h"
+
+extern char **environ;
 
 #define TLS_FILE_MAX (1024 * 1024)
 
@@ -323,4 +329,50 @@ void nodecmd_flag_error(const char *cmd, int c, char *argv[])
                 log_error("%s: %s needs a value; see --help", cmd, arg);
         else
                 log_error("%s: unknown flag %s; see --help", cmd, arg);
+}
+
+int nodecmd_run(const char *const argv[], char **ret_out)
+{
+        posix_spawn_file_actions_t fa;
+        int pipefd[2] = {-1, -1}, status = 0, r;
+        Buf out = BUF_INIT(0);
+        pid_t pid;
+
+        if (ret_out && pipe2(pipefd, O_CLOEXEC) < 0)
+                return -errno;
+        posix_spawn_file_actions_init(&fa);
+        if (ret_out)
+                posix_spawn_file_actions_adddup2(&fa, pipefd[1], STDOUT_FILENO);
+        r = posix_spawnp(&pid, argv[0], &fa, NULL, (char *const *) argv, environ);
+        posix_spawn_file_actions_destroy(&fa);
+        if (ret_out)
+                (void) close(pipefd[1]);
+        if (r != 0) {
+                if (ret_out)
+                        (void) close(pipefd[0]);
+                return -r;
+        }
+        if (ret_out) {
+                char chunk[4096];
+                ssize_t k;
+                while ((k = read(pipefd[0], chunk, sizeof chunk)) > 0 || (k < 0 && errno == EINTR))
+                        if (k > 0 && out.len < (1 << 20))
+                                (void) buf_append(&out, chunk, (size_t) k);
+                (void) close(pipefd[0]);
+        }
+        while (waitpid(pid, &status, 0) < 0)
+                if (errno != EINTR) {
+                        buf_free(&out);
+                        return -errno;
+                }
+        if (ret_out) {
+                if (buf_append(&out, "", 1) < 0) {
+                        buf_free(&out);
+                        return -ENOMEM;
+                }
+                *ret_out = out.data ? out.data : strdup("");
+                if (!*ret_out)
+                        return -ENOMEM;
+        }
+        return WIFEXITED(status) ? WEXITSTATUS(status) : 128 + WTERMSIG(status);
 }

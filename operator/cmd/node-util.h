@@ -67,3 +67,7 @@ int nodecmd_exit_on_signals(Loop *l);
 /* One line for getopt_long()'s ':' (missing value) or '?' (unknown flag),
  * with opterr = 0 and an optstring that starts with ':'. */
 void nodecmd_flag_error(const char *cmd, int c, char *argv[]);
+/* Runs argv (argv[0] from PATH) to its end, stdin and stderr inherited;
+ * *ret_out gets its stdout (at most 1 MiB kept) when asked for. Returns the
+ * exit status (128+N for signal N), or < 0 when it could not run. */
+int nodecmd_run(const char *const argv[], char **ret_out);

@@ -27,10 +27,8 @@
 #include <fcntl.h>
 #include <getopt.h>
 #include <inttypes.h>
-#include <spawn.h>
 #include <sys/stat.h>
 #include <sys/statvfs.h>
-#include <sys/wait.h>
 #include <unistd.h>
 
 #include "base/fileio.h"
@@ -41,16 +39,6 @@
 #include "etcd/snapshot.h"
 #include "node-util.h"
 #include "restore.h"
-
-extern char **environ;
-
-DEFINE_TRIVIAL_CLEANUP_FUNC(DIR *, closedir);
-
-static bool has_suffix(const char *s, const char *suffix)
-{
-        size_t n = strlen(s), k = strlen(suffix);
-        return n >= k && streq(s + n - k, suffix);
-}
 
 typedef enum RestoreMode {
         RESTORE_POD,
@@ -76,7 +64,7 @@ int restore_pick_backup(const char *const *names, size_t n, char **ret_snapshot,
 
         assert_return(ret_snapshot && ret_tar, -EINVAL);
         for (size_t i = 0; i < n; i++)
-                if (startswith(names[i], "snapshot_") && has_suffix(names[i], ".db") &&
+                if (startswith(names[i], "snapshot_") && endswith(names[i], ".db") &&
                     (!snap || strcmp(names[i], snap) > 0))
                         snap = names[i];
         if (!snap)
@@ -98,54 +86,6 @@ int restore_pick_backup(const char *const *names, size_t n, char **ret_snapshot,
                 return -ENOMEM;
         }
         return 0;
-}
-
-/* argv[0] from PATH; *ret_out gets stdout (at most 1 MiB) when asked for.
- * Returns the exit status, or < 0 when it could not run. */
-static int run(const char *const argv[], char **ret_out)
-{
-        posix_spawn_file_actions_t fa;
-        int pipefd[2] = {-1, -1}, status = 0, r;
-        Buf out = BUF_INIT(0);
-        pid_t pid;
-
-        if (ret_out && pipe2(pipefd, O_CLOEXEC) < 0)
-                return -errno;
-        posix_spawn_file_actions_init(&fa);
-        if (ret_out)
-                posix_spawn_file_actions_adddup2(&fa, pipefd[1], STDOUT_FILENO);
-        r = posix_spawnp(&pid, argv[0], &fa, NULL, (char *const *) argv, environ);
-        posix_spawn_file_actions_destroy(&fa);
-        if (ret_out)
-                (void) close(pipefd[1]);
-        if (r != 0) {
-                if (ret_out)
-                        (void) close(pipefd[0]);
-                return -r;
-        }
-        if (ret_out) {
-                char chunk[4096];
-                ssize_t k;
-                while ((k = read(pipefd[0], chunk, sizeof chunk)) > 0 || (k < 0 && errno == EINTR))
-                        if (k > 0 && out.len < (1 << 20))
-                                (void) buf_append(&out, chunk, (size_t) k);
-                (void) close(pipefd[0]);
-        }
-        while (waitpid(pid, &status, 0) < 0)
-                if (errno != EINTR) {
-                        buf_free(&out);
-                        return -errno;
-                }
-        if (ret_out) {
-                if (buf_append(&out, "", 1) < 0) {
-                        buf_free(&out);
-                        return -ENOMEM;
-                }
-                *ret_out = out.data ? out.data : strdup("");
-                if (!*ret_out)
-                        return -ENOMEM;
-        }
-        return WIFEXITED(status) ? WEXITSTATUS(status) : 128 + WTERMSIG(status);
 }
 
 /* ---- step 1: the backup, verified ---- */
@@ -219,7 +159,7 @@ static int verify_backup(Backup *b)
 
         /* What etcd itself reads of it, as upstream's check_snapshot_status does. */
         const char *argv[] = {"etcdctl", "snapshot", "status", b->snapshot, "-w", "json", NULL};
-        r = run(argv, &out);
+        r = nodecmd_run(argv, &out);
         if (r == -ENOENT) {
                 log_warning("etcdctl is not on PATH: the snapshot was checked by its SHA-256 only");
                 return 0;
@@ -253,7 +193,7 @@ static int running_etcd_containers(char *ret, size_t size)
                                       "-q",     NULL};
                 if (!label)
                         return -ENOMEM;
-                int r = run(argv, &out);
+                int r = nodecmd_run(argv, &out);
                 if (r != 0 || !out)
                         return r < 0 ? r : -EIO;
                 if (out[strspn(out, " \n")] != 0) {
@@ -523,7 +463,7 @@ static int restore_with_pod(const Flags *f, const Backup *b)
 
         if (!snap || !b->snapshot || !b->tar)
                 return -ENOMEM;
-        r = run(argv, NULL);
+        r = nodecmd_run(argv, NULL);
         if (r != 0)
                 return log_error_errno(r < 0 ? r : -EIO, "tar -xzf %s failed (%d)", b->tar, r);
         log_info("extracted the static pod resources of %s into %s", b->tar, f->config_dir);
@@ -575,7 +515,7 @@ static int restore_in_place(const Flags *f, const Backup *b)
         log_info("etcdctl snapshot restore %s as %s (%s), no revision bump: the member must not be ahead of "
                  "the running cluster it rejoins",
                  b->snapshot, f->name, peer);
-        r = run(argv, NULL);
+        r = nodecmd_run(argv, NULL);
         if (r != 0)
                 return log_error_errno(r < 0 ? r : -EIO,
                                        "etcdctl snapshot restore failed (%d); %s is left for "
@@ -611,7 +551,7 @@ static int restore_quorum(const Flags *f)
                 log_info("copying %s to %s before --force-new-cluster rewrites its membership", member,
                          copy);
                 usec_t start = now_usec(CLOCK_MONOTONIC);
-                r = run(argv, NULL);
+                r = nodecmd_run(argv, NULL);
                 if (r != 0)
                         return log_error_errno(r < 0 ? r : -EIO,
                                                "cp -a %s %s failed (%d); the etcd pod stays stopped (its "

@@ -75,12 +75,6 @@ static size_t list(const char *dir, char names[][256], size_t max)
         return n;
 }
 
-static bool ends_with(const char *s, const char *suffix)
-{
-        size_t a = strlen(s), b = strlen(suffix);
-        return a >= b && streq(s + a - b, suffix);
-}
-
 static const char *find(char names[][256], size_t n, const char *prefix)
 {
         for (size_t i = 0; i < n; i++)
@@ -108,7 +102,7 @@ static void test_backup(void **state)
         const char *snap = find(names, n, "snapshot_"), *tar = find(names, n, "static_kuberesources_");
         assert_non_null(snap);
         assert_non_null(tar);
-        assert_true(ends_with(snap, ".db") && ends_with(tar, ".tar.gz"));
+        assert_true(endswith(snap, ".db") && endswith(tar, ".tar.gz"));
         assert_null(strstr(snap, "POSSIBLY_DIRTY"));
 
         /* The snapshot verifies, by us and by etcd's own tool, and holds the keys we wrote. */
@@ -206,7 +200,7 @@ static void test_killed_leaves_nothing(void **state)
                 for (size_t k = 0; k < n; k++) {
                         _cleanup_free_ char *p = strdup_printf("%s/%s", dir, names[k]);
                         struct stat st;
-                        if (startswith(names[k], "snapshot_") && ends_with(names[k], ".partial") &&
+                        if (startswith(names[k], "snapshot_") && endswith(names[k], ".partial") &&
                             stat(p, &st) == 0 && st.st_size > 0)
                                 seen = true;
                 }
@@ -220,7 +214,7 @@ static void test_killed_leaves_nothing(void **state)
         assert_true(WIFSIGNALED(status));
         size_t n = list(dir, names, 8);
         for (size_t k = 0; k < n; k++)
-                if (!ends_with(names[k], ".partial"))
+                if (!endswith(names[k], ".partial"))
                         fail_msg("a killed backup left %s", names[k]);
 
         /* The next one cleans up after it and completes. */

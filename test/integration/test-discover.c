@@ -251,12 +251,6 @@ static char *tree(const char *dir)
         return strdup(buf);
 }
 
-static void closedirp(DIR **d)
-{
-        if (*d)
-                (void) closedir(*d);
-}
-
 /* The single member-removed-archive-* entry of `dir`, or NULL. */
 static char *find_archive(const char *dir)
 {

@@ -16,6 +16,7 @@
 #include <openssl/x509v3.h>
 #include <sys/socket.h>
 
+#include "base/fileio.h"
 #include "loop/loop.h"
 #include "runtime/httpserver.h"
 
@@ -86,12 +87,6 @@ static HttpServer *server_new(Loop *l, const HttpServerConfig *cfg)
         assert_non_null(s);
         assert_int_not_equal(http_server_get_port(s), 0);
         return s;
-}
-
-static void closedirp(DIR **d)
-{
-        if (*d)
-                (void) closedir(*d);
 }
 
 static unsigned count_threads(void)

@@ -252,12 +252,6 @@ static RenderOptions options(const char *out, const RenderInputs *in)
         return o;
 }
 
-static bool endswith(const char *s, const char *suffix)
-{
-        size_t a = strlen(s), b = strlen(suffix);
-        return a >= b && streq(s + a - b, suffix);
-}
-
 static int cmp_str(const void *a, const void *b)
 {
         return strcmp(*(char *const *) a, *(char *const *) b);
