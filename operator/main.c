@@ -22,6 +22,7 @@ static const Command *const commands[] = {
         &cmd_cluster_restore,
         &cmd_bump_revision,
         &cmd_wait_for_stable_etcd,
+        &cmd_member_remove,
 };
 /* clang-format on */
 

@@ -7,7 +7,7 @@
 
 const char *const etcd_scripts_keys[] = {
         "cluster-backup.sh", "cluster-restore.sh", "disable-etcd.sh",
-        "etcd-common-tools", "quorum-restore.sh",  NULL,
+        "etcd-common-tools", "member-remove.sh",   "quorum-restore.sh", NULL,
 };
 
 static bool shell_identifier(const char *s)

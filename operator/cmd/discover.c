@@ -33,6 +33,7 @@
 #include "base/json.h"
 #include "base/log.h"
 #include "cmd.h"
+#include "etcd-sync.h"
 #include "etcd/client.h"
 #include "node-etcd.h"
 #include "node-util.h"
@@ -56,78 +57,22 @@ typedef struct Discover {
         int last_unreachable;
 } Discover;
 
-/* One call's outcome. Heap-allocated: a call we stop waiting for completes
- * later (at the latest when the client is freed) and frees it then. */
-typedef struct Call {
-        bool done, abandoned;
-        int error;
-        char message[256];
-        cJSON *body;
-} Call;
-
-static void call_free(Call *c)
-{
-        if (c)
-                cJSON_Delete(c->body);
-        free(c);
-}
-DEFINE_TRIVIAL_CLEANUP_FUNC(Call *, call_free);
-
-static void on_call(EtcdClient *client, const EtcdResponse *resp, void *userdata)
-{
-        Call *c = userdata;
-        (void) client;
-        if (c->abandoned) {
-                call_free(c);
-                return;
-        }
-        c->done = true;
-        c->error = resp->error;
-        (void) snprintf(c->message, sizeof c->message, "%s", strempty(resp->message));
-        if (resp->error >= 0 && resp->body && !(c->body = cJSON_Duplicate(resp->body, true)))
-                c->error = -ENOMEM;
-}
-
 static usec_t remaining(const Discover *d)
 {
         usec_t now = now_usec(CLOCK_MONOTONIC);
         return now < d->deadline ? d->deadline - now : 0;
 }
 
-/* Waits for `c` within what is left of --timeout; the call stays ours only if it finished. */
-static int call_wait(Discover *d, Call **c)
-{
-        int r = loop_run_until(d->loop, &(*c)->done, remaining(d));
-        if (!(*c)->done) {
-                (*c)->abandoned = true;
-                *c = NULL;
-                return r < 0 ? r : -ETIMEDOUT;
-        }
-        return (*c)->error;
-}
-
-/* A serializable member list from `endpoint` (NULL: the first that answers). */
+/* A serializable member list from `endpoint` (NULL: the first that answers),
+ * within what is left of --timeout. */
 static int member_list(Discover *d, const char *endpoint, EtcdMemberList **ret)
 {
-        _cleanup_(call_freep) Call *c = calloc(1, sizeof *c);
-        int r;
-
-        if (!c)
-                return -ENOMEM;
         if (remaining(d) < USEC_PER_MSEC)
                 return -ETIMEDOUT; /* a timeout of 0 would mean the client's default */
-        r = etcd_call(d->client, endpoint, "/v3/cluster/member/list", NULL, ETCD_CALL_IDEMPOTENT,
-                      MIN(remaining(d), CALL_TIMEOUT), on_call, c);
+        int r = etcd_sync_member_list(d->client, endpoint, MIN(remaining(d), CALL_TIMEOUT), ret);
         if (r < 0)
-                return r;
-        r = call_wait(d, &c);
-        if (r < 0) {
-                if (c)
-                        log_debug("member list: %s%s%s", etcd_strerror(r), *c->message ? ": " : "",
-                                  c->message);
-                return r;
-        }
-        return etcd_parse_member_list(c->body, ret);
+                log_debug("member list: %s", etcd_strerror(r));
+        return r;
 }
 
 /* Errors that mean no endpoint answered at all (the client already tried them all). */
@@ -152,25 +97,15 @@ static int load_local_cluster_id(const Flags *f, uint64_t *ret)
         return 0;
 }
 
-/* A linearizable read of key "health" on `endpoint`: it succeeds only once
- * that member has applied everything committed before it. */
+/* A linearizable read on `endpoint`: it succeeds only once that member has
+ * applied everything committed before it. */
 static int quorum_read(Discover *d, const char *endpoint)
 {
-        _cleanup_(call_freep) Call *c = calloc(1, sizeof *c);
-        int r;
-
-        if (!c)
-                return -ENOMEM;
         if (remaining(d) < USEC_PER_MSEC)
                 return -ETIMEDOUT;
-        etcd_client_set_timeout(d->client, MIN(remaining(d), CALL_TIMEOUT));
-        r = etcd_kv_range(d->client, endpoint, "health", 6, NULL, 0, false, on_call, c);
+        int r = etcd_sync_quorum_read(d->client, endpoint, MIN(remaining(d), CALL_TIMEOUT));
         if (r < 0)
-                return r;
-        r = call_wait(d, &c);
-        if (r < 0)
-                log_info("no quorum read on %s: %s%s%s", endpoint, etcd_strerror(r),
-                         c && *c->message ? ": " : "", c ? c->message : "");
+                log_info("no quorum read on %s: %s", endpoint, etcd_strerror(r));
         return r;
 }
 

@@ -35,6 +35,7 @@
 #include "base/json.h"
 #include "base/log.h"
 #include "cmd.h"
+#include "etcd-sync.h"
 #include "etcd/client.h"
 #include "etcd/snapshot.h"
 #include "node-util.h"
@@ -562,85 +563,151 @@ static int restore_quorum(const Flags *f)
         return install_pod(f, "quorum-restore-pod.yaml");
 }
 
-/* ---- quorum restore: is this the member to restore from? ---- */
+/* ---- asking the other members ---- */
 
-typedef struct StatusCall {
-        bool done;
-        int error;
-        EtcdStatus st;
-} StatusCall;
+/* The members this node can ask: ALL_ETCD_ENDPOINTS plus its own client URL,
+ * with the ETCDCTL_* certificates, as the scripts set them. */
+typedef struct Peers {
+        HttpTls tls;
+        NodeCmdStrv eps;
+        Loop *loop;
+        EtcdClient *c;
+        char *self;
+} Peers;
 
-static void on_status(EtcdClient *c, const EtcdResponse *resp, void *userdata)
+static void peers_done(Peers *p)
 {
-        StatusCall *s = userdata;
-        (void) c;
-        s->done = true;
-        s->error = resp->error < 0 ? resp->error : etcd_parse_status(resp->body, &s->st);
+        p->c = etcd_client_free(p->c);
+        p->loop = loop_unref(p->loop);
+        nodecmd_strv_done(&p->eps);
+        nodecmd_tls_done(&p->tls);
+        p->self = mfree(p->self);
 }
 
+/* -ENOENT (logged by the caller) when the scripts' variables are not set. */
+static int peers_open(Peers *p)
+{
+        const char *all = getenv("ALL_ETCD_ENDPOINTS"), *host = getenv("ETCD_THIS_URL_HOST");
+        _cleanup_free_ char *err = NULL;
+        int r;
+
+        if (!all || !*all || !host || !*host)
+                return -ENOENT;
+        p->self = strdup_printf("https://%s:2379", host);
+        if (!p->self || nodecmd_strv_add_csv(&p->eps, all) < 0)
+                return -ENOMEM;
+        r = nodecmd_tls_load(getenv("ETCDCTL_CACERT"), getenv("ETCDCTL_CERT"), getenv("ETCDCTL_KEY"), &p->tls,
+                             &err);
+        if (r < 0)
+                return log_warning_errno(r, "cannot load the etcd client certificates: %s", strempty(err));
+        p->loop = loop_new();
+        p->c = p->loop ? etcd_client_new(p->loop, &p->tls) : NULL;
+        if (!p->c || (!nodecmd_strv_contains(&p->eps, p->self) && nodecmd_strv_add_csv(&p->eps, p->self) < 0))
+                return -ENOMEM;
+        return 0;
+}
+
+/* ---- in place: only for a member the running cluster no longer has ---- */
+
+/* An in-place restore makes a one-member cluster of this node's data dir.
+ * Next to a cluster that still counts this member, that member could never
+ * start again (upstream's docs have the admin remove it first, and nothing
+ * checks). This asks every other member that serves a quorum read and
+ * refuses while one lists this member. When none answers (the whole cluster
+ * is down, as for a full restore), there is nothing to collide with. */
+static int check_not_a_member(const Flags *f)
+{
+        _cleanup_(peers_done) Peers p = {};
+        _cleanup_free_ char *peer = nodecmd_peer_url(f->peer_host, 2380);
+        int r;
+
+        if (!peer)
+                return -ENOMEM;
+        r = peers_open(&p);
+        if (r == -ENOENT) {
+                log_warning("ALL_ETCD_ENDPOINTS or ETCD_THIS_URL_HOST is not set (cluster-restore.sh sets them): "
+                            "cannot check that the running cluster no longer has this member");
+                return 0;
+        }
+        if (r < 0)
+                return f->force ? 0 : r;
+        for (size_t i = 0; i < p.eps.n; i++) {
+                _cleanup_(etcd_member_list_freep) EtcdMemberList *l = NULL;
+                if (streq(p.eps.v[i], p.self))
+                        continue;
+                if (etcd_sync_quorum_read(p.c, p.eps.v[i], 3 * USEC_PER_SEC) < 0 ||
+                    etcd_sync_member_list(p.c, p.eps.v[i], 3 * USEC_PER_SEC, &l) < 0) {
+                        log_info("  %s: no answer with quorum", p.eps.v[i]);
+                        continue;
+                }
+                const EtcdMember *m = etcd_member_list_find_by_peer_url(l, peer);
+                if (!m)
+                        m = etcd_member_list_find_by_name(l, f->name);
+                if (!m) {
+                        log_info("  %s: the running cluster does not list this member (%s): it can be restored "
+                                 "in place and added again",
+                                 p.eps.v[i], peer);
+                        return 0;
+                }
+                char hex[17];
+                log_error("refusing: the cluster that %s serves still has this member (%s, ID %s). Remove it "
+                          "first (member-remove.sh %s on a healthy master, restore-single-member.md); or, to "
+                          "restore the whole cluster, stop etcd on every other master (disable-etcd.sh). "
+                          "Nothing was changed",
+                          p.eps.v[i], f->name, etcd_id_to_hex(m->id, hex), f->name);
+                return f->force ? 0 : -EEXIST;
+        }
+        log_info("no other member answers with quorum: restoring in place as a new cluster");
+        return 0;
+}
+
+/* ---- quorum restore: is this the member to restore from? ---- */
+
 /* Upstream leaves it to the admin to pick the voting member with the highest
- * raft index. This asks every member it can reach (ALL_ETCD_ENDPOINTS, with the
- * ETCDCTL_* certificates, as the scripts set them) and refuses when this
+ * raft index. This asks every member it can reach and refuses when this
  * member is a learner or another reachable voter is further ahead. */
 static int check_highest_raft_index(const Flags *f)
 {
-        const char *all = getenv("ALL_ETCD_ENDPOINTS"), *host = getenv("ETCD_THIS_URL_HOST");
-        _cleanup_(nodecmd_tls_done) HttpTls tls = {};
-        _cleanup_(nodecmd_strv_done) NodeCmdStrv eps = {};
-        _cleanup_(loop_unrefp) Loop *loop = NULL;
-        _cleanup_(etcd_client_freep) EtcdClient *c = NULL;
-        _cleanup_free_ char *err = NULL, *self = NULL;
+        _cleanup_(peers_done) Peers p = {};
         uint64_t mine = 0, best = 0;
         const char *best_ep = NULL;
         bool self_answered = false, self_learner = false;
         int r;
 
-        if (!all || !*all || !host || !*host) {
+        r = peers_open(&p);
+        if (r == -ENOENT) {
                 log_warning(
                         "ALL_ETCD_ENDPOINTS or ETCD_THIS_URL_HOST is not set (quorum-restore.sh sets them): "
                         "cannot check that this member has the highest raft index");
                 return f->force ? 0 : -EINVAL;
         }
-        self = strdup_printf("https://%s:2379", host);
-        if (!self || nodecmd_strv_add_csv(&eps, all) < 0)
-                return -ENOMEM;
-        r = nodecmd_tls_load(getenv("ETCDCTL_CACERT"), getenv("ETCDCTL_CERT"), getenv("ETCDCTL_KEY"), &tls,
-                             &err);
-        if (r < 0) {
-                log_warning("cannot load the etcd client certificates: %s", strempty(err));
+        if (r < 0)
                 return f->force ? 0 : r;
-        }
-        loop = loop_new();
-        c = loop ? etcd_client_new(loop, &tls) : NULL;
-        if (!c || (!nodecmd_strv_contains(&eps, self) && nodecmd_strv_add_csv(&eps, self) < 0))
-                return -ENOMEM;
         log_info("the members this node can reach:");
-        for (size_t i = 0; i < eps.n; i++) {
-                StatusCall sc = {};
-                bool is_self = streq(eps.v[i], self);
-                r = etcd_status_timeout(c, eps.v[i], 3 * USEC_PER_SEC, on_status, &sc);
-                if (r >= 0)
-                        r = loop_run_until(loop, &sc.done, 5 * USEC_PER_SEC);
-                if (r < 0 || sc.error < 0) {
-                        log_info("  %s%s: no answer (%s)", eps.v[i], is_self ? " (this member)" : "",
-                                 etcd_strerror(r < 0 ? r : sc.error));
-                        etcd_status_done(&sc.st);
+        for (size_t i = 0; i < p.eps.n; i++) {
+                EtcdStatus st = {};
+                bool is_self = streq(p.eps.v[i], p.self);
+                r = etcd_sync_status(p.c, p.eps.v[i], 3 * USEC_PER_SEC, &st);
+                if (r < 0) {
+                        log_info("  %s%s: no answer (%s)", p.eps.v[i], is_self ? " (this member)" : "",
+                                 etcd_strerror(r));
+                        etcd_status_done(&st);
                         continue;
                 }
-                log_info("  %s%s: raft index %" PRIu64 "%s", eps.v[i], is_self ? " (this member)" : "",
-                         sc.st.raft_index, sc.st.is_learner ? ", learner" : "");
+                log_info("  %s%s: raft index %" PRIu64 "%s", p.eps.v[i], is_self ? " (this member)" : "",
+                         st.raft_index, st.is_learner ? ", learner" : "");
                 if (is_self) {
                         self_answered = true;
-                        self_learner = sc.st.is_learner;
-                        mine = sc.st.raft_index;
-                } else if (!sc.st.is_learner && sc.st.raft_index > best) {
-                        best = sc.st.raft_index;
-                        best_ep = eps.v[i];
+                        self_learner = st.is_learner;
+                        mine = st.raft_index;
+                } else if (!st.is_learner && st.raft_index > best) {
+                        best = st.raft_index;
+                        best_ep = p.eps.v[i];
                 }
-                etcd_status_done(&sc.st);
+                etcd_status_done(&st);
         }
         if (!self_answered) {
-                log_warning("this member (%s) does not answer: its raft index is unknown", self);
+                log_warning("this member (%s) does not answer: its raft index is unknown", p.self);
                 if (!f->force) {
                         log_error("refusing: start with the member whose etcd runs and has the highest raft "
                                   "index, "
@@ -704,6 +771,8 @@ static int restore_run(Flags *f)
                         return EXIT_RUNTIME;
         }
         if (f->mode == RESTORE_POD && check_pod_source(f, "pod.yaml") < 0)
+                return EXIT_RUNTIME;
+        if (f->mode == RESTORE_IN_PLACE && check_not_a_member(f) < 0)
                 return EXIT_RUNTIME;
         if (f->mode == RESTORE_QUORUM) {
                 _cleanup_free_ char *member = strdup_printf("%s/member", f->data_dir);

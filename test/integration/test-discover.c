@@ -8,7 +8,11 @@
  *   moved aside (nothing deleted) and it joins again once re-added; local
  *   data of another cluster is never started on;
  *   rev: revision.json written, parseable, and used by discover;
- *   readyz: 200 while the member serves, 503 once it is killed. */
+ *   readyz: 200 while the member serves, 503 once it is killed;
+ *   member-remove: refuses an unknown member, a healthy voter without
+ *   --force, and any removal that leaves too few healthy voters for quorum
+ *   or that no quorum read confirms; removes an unhealthy voter and a
+ *   never-started learner (by hex ID). */
 #include <dirent.h>
 #include <fcntl.h>
 #include <libgen.h>
@@ -42,7 +46,8 @@ typedef struct Child {
         int out; /* its stdout */
 } Child;
 
-static Child spawn(char *const argv[])
+/* The child's stdout (and its stderr too, with `with_logs`) comes through `out`. */
+static Child spawn_with(char *const argv[], bool with_logs)
 {
         int p[2];
         assert_int_equal(pipe2(p, O_CLOEXEC), 0);
@@ -51,11 +56,18 @@ static Child spawn(char *const argv[])
         if (pid == 0) {
                 (void) prctl(PR_SET_PDEATHSIG, SIGKILL);
                 (void) dup2(p[1], STDOUT_FILENO);
+                if (with_logs)
+                        (void) dup2(p[1], STDERR_FILENO);
                 execv(bin, argv);
                 _exit(127);
         }
         (void) close(p[1]);
         return (Child){.pid = pid, .out = p[0]};
+}
+
+static Child spawn(char *const argv[])
+{
+        return spawn_with(argv, false);
 }
 
 /* Reads the child's stdout to EOF and reaps it; -ETIMEDOUT (and a kill) past `timeout`. */
@@ -526,6 +538,114 @@ static void test_rev(void **state)
         assert_int_equal(unlink(path), 0);
 }
 
+/* ---- member-remove ---- */
+
+/* member-remove TARGET as a master's member-remove.sh runs it; `out` gets its logs. */
+static int member_remove(const char *target, bool force, char *out, size_t n)
+{
+        Args a = {};
+        arg(&a, "%s", bin);
+        arg(&a, "member-remove");
+        tls_args(&a, 0);
+        arg(&a, "--endpoints=%s,%s,%s", cluster.members[0].client_url, cluster.members[1].client_url,
+            cluster.members[2].client_url);
+        if (force)
+                arg(&a, "--force");
+        arg(&a, "%s", target);
+        Child c = spawn_with(a.argv, true);
+        int r = finish(&c, 90 * USEC_PER_SEC, out, n);
+        fprintf(stderr, "member-remove %s%s -> %d:\n%s", target, force ? " --force" : "", r, out);
+        return r;
+}
+
+static void promote(uint64_t id)
+{
+        usec_t end = now_usec(CLOCK_MONOTONIC) + 60 * USEC_PER_SEC;
+        for (;;) {
+                EtcdTestResult r = {};
+                assert_int_equal(etcd_member_promote(client, id, etcd_test_result_cb, &r), 0);
+                assert_int_equal(etcd_test_wait(loop, &r, 30 * USEC_PER_SEC), 0);
+                int e = r.error;
+                etcd_test_result_done(&r);
+                if (e == 0 || e == ETCD_ERR_NOT_LEARNER)
+                        return;
+                if ((e != ETCD_ERR_LEARNER_NOT_READY && e != ETCD_ERR_UNHEALTHY) ||
+                    now_usec(CLOCK_MONOTONIC) > end)
+                        fail_msg("promote %016" PRIx64 ": %s", id, etcd_strerror(e));
+                (void) usleep(300000);
+        }
+}
+
+static size_t count_members(void)
+{
+        _cleanup_(etcd_member_list_freep) EtcdMemberList *l = list_members();
+        return l->n_members;
+}
+
+/* Removed only when the rest keeps quorum with healthy voters; a healthy
+ * voter only with --force; a name or a hex ID; nothing changed when refused. */
+static void test_member_remove(void **state)
+{
+        char out[16384];
+
+        /* Three voters: m2 (a learner since test_removed_member_archived) promoted, m3 added. */
+        {
+                _cleanup_(etcd_member_list_freep) EtcdMemberList *l = list_members();
+                const EtcdMember *m2 = etcd_member_list_find_by_name(l, "m2");
+                assert_non_null(m2);
+                promote(m2->id);
+        }
+        _cleanup_free_ char *ic = etcd_test_initial_cluster(&cluster, 0x7);
+        uint64_t id3 = add_learner(2);
+        assert_int_equal(etcd_test_member_start(&cluster, 2, ic, true), 0);
+        wait_started("m3");
+        promote(id3);
+        assert_int_equal(count_members(), 3);
+
+        assert_int_equal(member_remove("nosuch", false, out, sizeof out), 1);
+        assert_non_null(strstr(out, "no member is named \"nosuch\""));
+
+        /* A healthy voter: refused without --force. */
+        assert_int_equal(member_remove("m2", false, out, sizeof out), 1);
+        assert_non_null(strstr(out, "m2 is a healthy voting member"));
+        assert_non_null(strstr(out, "nothing was changed"));
+        assert_int_equal(count_members(), 3);
+
+        /* m3 frozen: removing m2 would leave m1 and m3 with one healthy, even with --force. */
+        assert_int_equal(kill(cluster.members[2].pid, SIGSTOP), 0);
+        assert_int_equal(member_remove("m2", true, out, sizeof out), 1);
+        assert_non_null(strstr(out, "2 voters, 1 of them healthy"));
+        assert_non_null(strstr(out, "UNHEALTHY"));
+        assert_int_equal(count_members(), 3);
+
+        /* The frozen one itself goes: two healthy voters remain. */
+        assert_int_equal(member_remove("m3", false, out, sizeof out), 0);
+        assert_non_null(strstr(out, "removing member m3"));
+        assert_non_null(strstr(out, "removed m3"));
+        assert_int_equal(count_members(), 2);
+        assert_int_equal(kill(cluster.members[2].pid, SIGCONT), 0);
+        assert_int_equal(etcd_test_member_kill(&cluster, 2, SIGKILL), 0);
+        /* Run again: it says so, and changes nothing. */
+        assert_int_equal(member_remove("m3", false, out, sizeof out), 1);
+        assert_non_null(strstr(out, "If you removed it already"));
+
+        /* No quorum (m2 frozen, two voters): nothing can be removed. */
+        assert_int_equal(kill(cluster.members[1].pid, SIGSTOP), 0);
+        int r = member_remove("m2", true, out, sizeof out);
+        assert_int_equal(kill(cluster.members[1].pid, SIGCONT), 0);
+        assert_int_equal(r, 1);
+        assert_non_null(strstr(out, "no member served a quorum read"));
+
+        /* A member that never started, by its hex ID: a learner costs no quorum. */
+        uint64_t id = add_learner(2);
+        char hex[17];
+        assert_int_equal(count_members(), 3);
+        assert_int_equal(member_remove(etcd_id_to_hex(id, hex), false, out, sizeof out), 0);
+        assert_int_equal(count_members(), 2);
+        _cleanup_free_ char *d3 = data_dir(2), *rm = strdup_printf("rm -rf '%s'", d3);
+        assert_int_equal(system(rm), 0); /* the test's own member: m3 may be used again */
+}
+
 /* ---- readyz ---- */
 
 typedef struct Get {
@@ -617,6 +737,7 @@ int main(void)
                 cmocka_unit_test(test_removed_member_archived),
                 cmocka_unit_test(test_foreign_data_never_started),
                 cmocka_unit_test(test_rev),
+                cmocka_unit_test(test_member_remove),
                 cmocka_unit_test(test_readyz), /* last: it kills m1 */
         };
         return cmocka_run_group_tests(tests, setup, teardown);

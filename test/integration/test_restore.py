@@ -13,8 +13,9 @@ What it proves (issue 12, section 2):
   the revision dirs of the tarball put back, the snapshot copied and
   verified, the restore pod in place of etcd-pod.yaml; run again, it finds
   etcd stopped and keeps every earlier copy;
-- the in-place path: the snapshot restored by etcdctl into the data dir, the
-  normal manifest back;
+- the in-place path: refused while a running cluster still lists this
+  member; the snapshot restored by etcdctl into the data dir, the normal
+  manifest back;
 - the quorum-restore path: refused when it cannot ask the other members
   (--force overrides), the member copied aside, the quorum pod in place;
 - bump-revision on the restored data: the revision passes maxRevision plus
@@ -125,12 +126,12 @@ class Node:
         """crictl ps -q prints `answer` for every etcd container."""
         write(os.path.join(self.bin, "crictl"), "#!/bin/sh\nprintf '%s'\n" % answer, 0o755)
 
-    def restore(self, *args, timeout=1):
+    def restore(self, *args, timeout=1, env=None):
         argv = [BIN, "cluster-restore", "--config-dir", self.config, "--data-dir", self.data,
                 "--backup-data-dir", self.backup_data, "--stopped-dir", self.stopped,
                 "--stop-timeout", str(timeout)] + list(args)
         r = subprocess.run(argv, capture_output=True, text=True,
-                           env=dict(os.environ, PATH=self.bin + ":" + os.environ["PATH"]))
+                           env=dict(os.environ, PATH=self.bin + ":" + os.environ["PATH"], **(env or {})))
         log("cluster-restore %s -> %d\n%s" % (" ".join(args), r.returncode, r.stderr.strip()))
         return r
 
@@ -228,6 +229,16 @@ def main():
 
     # The in-place path (ETCD_ETCDCTL_RESTORE): etcdctl restores, the normal pod comes back.
     node2 = Node("master-2", src, good)
+    # Refused while a running cluster still lists this member (it must be removed first).
+    p, ep = start_etcd(os.path.join(TMP, "running-master-2"), "master-2")
+    before = digest(node2.root)
+    r = node2.restore("--in-place", "--name", "master-2", "--peer-host", "127.0.0.1", good,
+                      env={"ALL_ETCD_ENDPOINTS": ep, "ETCD_THIS_URL_HOST": "127.0.0.1"})
+    assert r.returncode == 1 and "still has this member (master-2" in r.stderr and \
+        "member-remove.sh master-2" in r.stderr, r.stderr
+    assert digest(node2.root) == before
+    stop(p)
+    log("in-place path: refused while the running cluster lists the member")
     r = node2.restore("--in-place", "--name", "master-2", "--peer-host", "127.0.0.1", good)
     assert r.returncode == 0, r.stderr
     assert open(os.path.join(node2.config, "manifests/etcd-pod.yaml")).read() == "normal etcd pod, revision 2\n"
