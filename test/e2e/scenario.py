@@ -42,6 +42,7 @@ class Watcher(threading.Thread):
         self.sick = {}           # the last sample's unhealthy voters
         self.changes = 0         # membership changes seen
         self.first_shape = None  # the first membership seen, as (name, learner) pairs
+        self.names = {}          # member ID -> name (peer URL until it starts), of the last list
 
     def run(self):
         voters = None  # of the last list
@@ -62,6 +63,7 @@ class Watcher(threading.Thread):
             if voters is None:  # the first list: no health readings yet
                 voters = [m for m in members if not m.get("isLearner") and m.get("clientURLs")]
                 self.membership = sorted((m.get("ID"), bool(m.get("isLearner"))) for m in members)
+                self.names = {m.get("ID"): m.get("name") or (m.get("peerURLs") or ["(no URL)"])[0] for m in members}
                 continue
             healthy = len(voters) - len(sick)
             if sorted(sick) != sorted(self.sick):
@@ -86,9 +88,17 @@ class Watcher(threading.Thread):
             # (1 s) old: a change is a violation when both samples whose readings were taken
             # before the last list that did not show it saw an unhealthy voter.
             membership = sorted((m.get("ID"), bool(m.get("isLearner"))) for m in members)
+            names = {m.get("ID"): m.get("name") or (m.get("peerURLs") or ["(no URL)"])[0] for m in members}
             if self.membership is not None and membership != self.membership:
                 self.changes += 1
-                if len(self.recent) >= 2 and all(r[1] for r in self.recent[-2:]):
+                # Removing the unhealthy voters themselves (and nothing else) costs no quorum:
+                # the single-member runbook does it, and so does replacing a dead master.
+                gone = {self.names.get(i) for i, _ in self.membership} - set(names.values())
+                only_removal = set(membership) < set(self.membership)
+                sick_now = set().union(*(r[1] for r in self.recent[-2:])) if self.recent else set()
+                if only_removal and sick_now and sick_now <= gone:
+                    log("the unhealthy voter(s) %s removed" % ", ".join(sorted(gone)))
+                elif len(self.recent) >= 2 and all(r[1] for r in self.recent[-2:]):
                     self.violations.append("membership changed to %s while %d voter(s) were unhealthy "
                                            "(samples %.1f s and %.1f s before: %s)" % (
                                                [(m.get("name") or "(unstarted)", bool(m.get("isLearner")))
@@ -96,7 +106,7 @@ class Watcher(threading.Thread):
                                                t_sample - self.recent[-2][0], t_sample - self.recent[-1][0],
                                                " | ".join("; ".join("%s: %s" % kv for kv in sorted(r[1].items()))
                                                           for r in self.recent[-2:])))
-            self.membership = membership
+            self.membership, self.names = membership, names
             self.recent = (self.recent + [(t_sample, sick)])[-3:]
             shape = sorted((m.get("name") or "(unstarted)", bool(m.get("isLearner"))) for m in members)
             if shape != self.last:

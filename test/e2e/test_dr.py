@@ -28,7 +28,18 @@ Scenario quorum-restore (quorum-restore.md):
 - every acknowledged write is there, a watch from a resourceVersion seen
   before gets 410, the member dir was copied aside first; clusteroperator/etcd
   settles.
+Scenario single-member (restore-single-member.md):
+- a backup on master-0, then an object created after it; master-1's etcd
+  stopped by the runbook and its database damaged;
+- member-remove.sh on master-0 removes master-1's member (the unhealthy
+  voter: the watcher allows that removal and nothing else), the in-place
+  restore on master-1, which then rejoins as a new learner and is promoted;
+- quorum is never lost; the object created after the backup and every
+  acknowledged write are there (the quorum kept them); the cluster ID is
+  the same; the damaged member is in /var/lib/etcd-backup byte for byte, the
+  restored one archived; clusteroperator/etcd settles.
 Usage: test_dr.py BUILD_DIR SCENARIO"""
+import hashlib
 import json
 import os
 import shutil
@@ -281,7 +292,69 @@ def scenario_quorum_restore(env, c, watcher, writer):
     c.wait_settled(180)
 
 
-SCENARIOS = {"quorum-loss": scenario_quorum_loss, "quorum-restore": scenario_quorum_restore}
+def scenario_single_member(env, c, watcher, writer):
+    """restore-single-member.md: master-1's member removed from a healthy
+    cluster and restored alone; the quorum kept everything, so objects
+    created after the backup survive, and quorum is never lost."""
+    hosts = {"<healthy-host>": "master-0", "<unhealthy-host>": "master-1"}
+    roots = {m: c.node_root(m) for m in c.masters}
+    m1 = roots["master-1"]
+    env.kubectl("create", "namespace", NS)
+    configmap(env, "before-backup", at="before")
+    old_id = cluster_id(c)
+    old_m1 = [m for m in c.etcd.members(c.master_eps) if m.get("name") == "master-1"][0]["ID"]
+
+    book = Runbook(env, "restore-single-member.md", hosts, roots)
+    out = book.run(last=2)  # the members' state, a backup on master-0
+    assert "EtcdMembersAvailable: 3 members are available" in out[0], out[0]
+    backup = os.path.join(roots["master-0"], "home/core/assets/backup")
+    shutil.copytree(backup, os.path.join(m1, "home/core/assets/backup"))  # the copy step 2 asks for
+    configmap(env, "after-backup", at="after")
+
+    t0, since = time.monotonic(), time.time()
+    book.run(first=3, last=3)  # etcd stopped on master-1
+    # The bad data: master-1's database damaged while its etcd is stopped.
+    db = os.path.join(m1, "var/lib/etcd/member/snap/db")
+    with open(db, "r+b") as f:
+        f.seek(4096)
+        f.write(b"\xde\xad" * 2048)
+    damaged = hashlib.sha256(open(db, "rb").read()).hexdigest()
+    book.run(first=4)  # removed, restored in place, back as a learner, promoted, settled
+    stop_actors(watcher, writer)
+    log("runbook done in %.0f s" % (time.monotonic() - t0))
+
+    # master-1 removed (the unhealthy voter itself), then added as a new learner
+    # and promoted: one change at a time, quorum never lost (the watcher ran throughout).
+    shapes = [h[1] for h in watcher.history if h[0] >= since]
+    log("membership since the runbook's step 3: %s" % shapes)
+    gone = [("master-0", False), ("master-2", False)]
+    assert gone in shapes, shapes
+    after = shapes[shapes.index(gone):]
+    assert [("(unstarted)", True), ("master-0", False), ("master-2", False)] in after, after
+    assert after[-1] == [(m, False) for m in c.masters], after
+    assert not watcher.violations, "invariants broken: %s" % watcher.violations[:5]
+    new_m1 = [m for m in c.etcd.members(c.master_eps) if m.get("name") == "master-1"][0]["ID"]
+    assert new_m1 != old_m1 and cluster_id(c) == old_id, (old_m1, new_m1)
+    log("master-1 is back as a new member (%s, was %s) of the same cluster" % (new_m1, old_m1))
+
+    # The quorum kept everything: objects created after the backup and every acknowledged write.
+    assert env.get_json("configmap", "-n", NS, "before-backup") is not None
+    assert env.get_json("configmap", "-n", NS, "after-backup") is not None, "the quorum's data was lost"
+    lost = [k for k in writer.acked if c.etcd.get(c.master_eps, k) is None]
+    assert not lost, "acknowledged writes are gone: %s" % lost[:5]
+    log("nothing lost: %d acknowledged writes, the object created after the backup" % len(writer.acked))
+
+    # Nothing deleted: the damaged member moved to /var/lib/etcd-backup as it was, the restored one archived.
+    kept = os.path.join(m1, "var/lib/etcd-backup/member/snap/db")
+    assert hashlib.sha256(open(kept, "rb").read()).hexdigest() == damaged
+    archived = [f for f in os.listdir(os.path.join(m1, "var/lib/etcd")) if f.startswith("member-removed-archive-")]
+    assert len(archived) == 1, os.listdir(os.path.join(m1, "var/lib/etcd"))
+    c.wait_settled(180)
+    assert settled(env.get_json("co", "etcd"))
+
+
+SCENARIOS = {"quorum-loss": scenario_quorum_loss, "quorum-restore": scenario_quorum_restore,
+             "single-member": scenario_single_member}
 
 
 def main():

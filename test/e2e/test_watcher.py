@@ -1,7 +1,7 @@
 #!/usr/bin/env python3
 """The e2e invariant watcher (scenario.Watcher) against scripted member lists:
-it must flag a membership change made while a voter is unhealthy and two
-pending members at once, and stay quiet on a clean 1 -> 2 sequence (a
+it must flag a membership change made while a voter is unhealthy (but not
+the removal of that unhealthy voter itself) and two pending members at once, and stay quiet on a clean 1 -> 2 sequence (a
 learner's name appearing is etcd's doing, not a membership change).
 No processes; Python 3 stdlib only. Usage: test_watcher.py"""
 import os
@@ -71,6 +71,19 @@ def main():
     blip = [([A, B], ()), ([A, B], ()), ([A, B], ("https://b",)), ([A, B, C_UNSTARTED], ()), ([A, B, C_UNSTARTED], ())]
     w = run(blip)
     assert not w.violations, w.violations
+
+    # The unhealthy voter itself removed (the single-member runbook, a dead master
+    # replaced): not flagged. A healthy one removed while another is unhealthy: flagged.
+    C = {"ID": "3", "name": "c", "clientURLs": ["https://c"]}
+    sick_c = ("https://c",)
+    gone = [([A, B, C], ()), ([A, B, C], sick_c), ([A, B, C], sick_c), ([A, B, C], sick_c), ([A, B], ()),
+            ([A, B], ())]
+    w = run(gone)
+    assert not w.violations, w.violations
+    wrong = [([A, B, C], ()), ([A, B, C], sick_c), ([A, B, C], sick_c), ([A, B, C], sick_c), ([A, C], sick_c),
+             ([A, C], sick_c)]
+    w = run(wrong)
+    assert any("while 1 voter(s) were unhealthy" in v for v in w.violations), w.violations
 
     # Two pending members at once: flagged.
     two = [([A], ()), ([A, B_UNSTARTED, C_UNSTARTED], ()), ([A, B_UNSTARTED, C_UNSTARTED], ())]
