@@ -95,16 +95,21 @@ SIM_LISTEN="$net.1:6443" SIM_WAIT_FOR=kubeconfig bash "$root/hack/sim-up.sh" sta
 export KUBECONFIG=$state/sim/kubeconfig
 kc() { kubectl --cache-dir "$state/kubectl-cache" "$@"; }
 
+# Strict images, as test/e2e/e2e.py has them: a container runs only its image's commands.
+images=$(dirname "$bin")/images
+image_flags=(--image "quay.io/openshift/etcd[@:]*=$images/etcd"
+        --image "quay.io/openshift/*cluster-etcd-operator[@:]*=$images/operator"
+        --image "quay.io/openshift/*:sim=$images/base")
 echo "local-up: kubelets: bootstrap ($net.5) and ${masters[*]} ($net.10-12)"
 mkdir -p "$state/nodes/bootstrap/etc"
 cp -r "$state/assets/etc-kubernetes" "$state/nodes/bootstrap/etc/kubernetes"
 start_bg kubelet-bootstrap "$root/test/sim/kubelet-sim" --node-name bootstrap --node-ip "$net.5" \
-        --root "$state/nodes/bootstrap" --kubeconfig "$KUBECONFIG" --operator-binary "$bin"
+        --root "$state/nodes/bootstrap" --kubeconfig "$KUBECONFIG" --operator-binary "$bin" "${image_flags[@]}"
 for i in 0 1 2; do
         mkdir -p "$state/nodes/master-$i"
         start_bg "kubelet-master-$i" "$root/test/sim/kubelet-sim" --node-name "master-$i" \
                 --node-ip "$net.$((10 + i))" --root "$state/nodes/master-$i" --kubeconfig "$KUBECONFIG" \
-                --operator-binary "$bin" --master --backoff-base 0.5 --backoff-max 5
+                --operator-binary "$bin" --master --backoff-base 0.5 --backoff-max 5 "${image_flags[@]}"
 done
 for _ in $(seq 1 1200); do
         [ -f "$state/sim/ready" ] && break

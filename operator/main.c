@@ -40,8 +40,25 @@ static void usage(FILE *f)
                           "Exit codes: 0 success, 1 runtime failure, 2 usage or input error.\n");
 }
 
+/* The names the etcd image gives this binary (images/etcd/Containerfile), as
+ * OpenShift's etcd image has discover-etcd-initial-cluster: called by one of
+ * them, it is that command. */
+static const struct {
+        const char *name;
+        const Command *cmd;
+} multicall[] = {
+        {"discover-etcd-initial-cluster", &cmd_discover_etcd_initial_cluster},
+        {"etcd-bump-revision", &cmd_bump_revision},
+};
+
 int main(int argc, char *argv[])
 {
+        const char *self = argc > 0 && argv[0] ? strrchr(argv[0], '/') : NULL;
+        self = self ? self + 1 : argc > 0 && argv[0] ? argv[0] : "";
+        for (size_t i = 0; i < ELEMENTSOF(multicall); i++)
+                if (streq(self, multicall[i].name))
+                        return multicall[i].cmd->run(argc, argv);
+
         if (argc < 2) {
                 usage(stderr);
                 return EXIT_USAGE;

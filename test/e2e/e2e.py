@@ -14,6 +14,11 @@ import time
 ROOT = os.path.normpath(os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", ".."))
 SIM_UP = os.path.join(ROOT, "hack", "sim-up.sh")
 KUBELET = os.path.join(ROOT, "test", "sim", "kubelet-sim")
+# Strict images: what each image reference runs (images/<name>/Containerfile, built into
+# <build>/images/<name> by hack/image-rootfs.py); an image not listed cannot be pulled.
+IMAGES = [("quay.io/openshift/etcd[@:]*", "etcd"),
+          ("quay.io/openshift/*cluster-etcd-operator[@:]*", "operator"),
+          ("quay.io/openshift/*:sim", "base")]
 
 
 def log(msg):
@@ -117,6 +122,9 @@ class Env:
         os.makedirs(root, exist_ok=True)
         argv = [KUBELET, "--node-name", node, "--node-ip", ip, "--root", root, "--kubeconfig", self.kubeconfig,
                 "--operator-binary", self.binary, "--backoff-base", "0.5", "--backoff-max", "5"]
+        images = os.path.join(os.path.dirname(self.binary), "images")
+        for pattern, name in IMAGES:
+            argv += ["--image", "%s=%s" % (pattern, os.path.join(images, name))]
         if master:
             argv.append("--master")
         self.spawn("kubelet-" + node, argv)

@@ -755,6 +755,75 @@ class ProbeChecks(unittest.TestCase):
             srv.server_close()
 
 
+class StrictImages(Base):
+    """--image: a container runs with only its image's commands (hack/image-rootfs.py
+    builds the root filesystem from images/base/Containerfile), a command the image lacks
+    fails as a runtime says, volumes still show the node's files, and an image the
+    kubelet does not have is ErrImagePull."""
+
+    @classmethod
+    def setUpClass(cls):
+        cls.rootfs = os.path.join(TMP, "image-base")
+        subprocess.run([sys.executable, os.path.join(REPO, "hack", "image-rootfs.py"),
+                        os.path.join(REPO, "images", "base", "Containerfile"), REPO, cls.rootfs],
+                       check=True, capture_output=True)
+        NODES["node-s"] = cls.k = Kubelet("node-s", extra=[
+            "--image", "example.com/base:*=" + cls.rootfs])
+
+    def _result(self, ns, name):
+        wait_for(lambda: get_pod(ns, name)["status"]["phase"] in ("Succeeded", "Failed"), 30,
+                 name + " done")
+        return cstatus(get_pod(ns, name), "c")["state"]["terminated"]
+
+    def test_image_commands_only(self):
+        ns = "kubelet-strict"
+        self._ns(ns)
+        os.makedirs(self.k.host("/usr/local/bin"), exist_ok=True)
+        tool = self.k.host("/usr/local/bin/node-tool.sh")
+        with open(tool, "w") as f:
+            f.write("#!/bin/sh\necho node-tool ran\n")
+        os.chmod(tool, 0o755)
+        img = "example.com/base:1"
+        self._api_pod(ns, "shell", {"name": "c", "image": img, "command": [
+            "bash", "-c", "echo $PATH | tr : '\\n' | grep -c %s; command -v etcd || echo no etcd; "
+            "etcdctl version; echo status $?" % self.rootfs]})
+        self._api_pod(ns, "missing", {"name": "c", "image": img, "command": ["etcd", "--version"]})
+        self._api_pod(ns, "missing-abs", {"name": "c", "image": img, "command": ["/usr/bin/etcd"]})
+        self._api_pod(ns, "mapped-name", {"name": "c", "image": img,
+                                          "command": ["cluster-etcd-operator", "--version"]})
+        # a hostPath volume over /usr/local/bin: the node's files there are on PATH
+        body = {"apiVersion": "v1", "kind": "Pod", "metadata": {"name": "volume", "namespace": ns},
+                "spec": {"nodeName": self.k.name, "restartPolicy": "Never",
+                         "volumes": [{"name": "bin", "hostPath": {"path": "/usr/local/bin"}}],
+                         "containers": [{"name": "c", "image": img, "command": ["node-tool.sh"],
+                                         "volumeMounts": [{"name": "bin", "mountPath": "/usr/local/bin"}]}]}}
+        r = C.post("/api/v1/namespaces/%s/pods" % ns, body)
+        self.assertEqual(r.status, 201, r.raw)
+        self._api_pod(ns, "unknown-image", {"name": "c", "image": "example.com/other:1",
+                                            "command": ["true"]})
+
+        self.assertEqual(self._result(ns, "shell")["exitCode"], 0)
+        with open(self.k.host("/var/log/pods/%s_shell/c/0.log" % ns)) as f:
+            out = f.read()
+        self.assertIn("no etcd", out)            # not in the image, though on the host
+        self.assertIn("status 127", out)         # etcdctl: command not found
+        self.assertNotIn("sim-bin", out)
+        t = self._result(ns, "missing")
+        self.assertEqual((t["exitCode"], t["reason"]), (128, "StartError"))
+        self.assertIn('exec: "etcd": executable file not found in $PATH', t["message"])
+        t = self._result(ns, "missing-abs")
+        self.assertIn("stat /usr/bin/etcd: no such file or directory", t["message"])
+        t = self._result(ns, "mapped-name")      # the node's command map is not consulted
+        self.assertEqual(t["reason"], "StartError")
+        self.assertEqual(self._result(ns, "volume")["exitCode"], 0)
+        with open(self.k.host("/var/log/pods/%s_volume/c/0.log" % ns)) as f:
+            self.assertEqual(f.read(), "node-tool ran\n")
+        wait_for(lambda: (cstatus(get_pod(ns, "unknown-image"), "c") or {}).get("state", {})
+                 .get("waiting", {}).get("reason") == "ErrImagePull", 20, "ErrImagePull")
+        self.assertIn('Failed to pull image "example.com/other:1"',
+                      cstatus(get_pod(ns, "unknown-image"), "c")["state"]["waiting"]["message"])
+
+
 class NodeB(Base):
     """Shutdown, restart on the same root, and SIGKILL of the kubelet."""
 

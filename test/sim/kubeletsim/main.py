@@ -9,6 +9,7 @@ post their final statuses, mark the Node NotReady, exit 0.
 
 import argparse
 import copy
+import fnmatch
 import hashlib
 import ipaddress
 import json
@@ -52,6 +53,7 @@ class Kubelet:
             with open(args.service_account_token_file) as f:
                 self.sa_token = f.read().strip()
         self.setup_bindir(args)
+        self.setup_images(args)
         self.spawner = Spawner()
         self.status = StatusManager(self)
         self.node_status = NodeStatus(self, args.heartbeat_period, args.master)
@@ -116,6 +118,27 @@ class Kubelet:
                 log.warning("%s -> %s: target does not exist (yet)", name, target)
             os.symlink(target, os.path.join(self.bindir, name))
         self.mapping = mapping
+
+    def setup_images(self, args):
+        """--image PATTERN=ROOTFS: with any, every container's image must match one, and it
+        runs with only that root filesystem's commands (hack/image-rootfs.py builds them)."""
+        self.images = []
+        for m in args.image or []:
+            pattern, _, rootfs = m.rpartition("=")
+            if not pattern or not rootfs:
+                raise SystemExit("kubelet-sim: --image wants PATTERN=ROOTFS, got %r" % m)
+            if not os.path.isdir(os.path.join(rootfs, "usr/bin")):
+                raise SystemExit("kubelet-sim: --image %s: %s is not an image root filesystem (no usr/bin; "
+                                 "hack/image-rootfs.py builds them)" % (pattern, rootfs))
+            self.images.append((pattern, os.path.abspath(rootfs)))
+        self.strict_images = bool(self.images)
+
+    def image_rootfs(self, image):
+        """The root filesystem of `image`, or None (strict mode: not pullable)."""
+        for pattern, rootfs in self.images:
+            if fnmatch.fnmatchcase(image or "", pattern):
+                return rootfs
+        return None
 
     # -- the pod table ----------------------------------------------------------------------
     def _start_worker(self, pod, uid, source):
@@ -310,6 +333,9 @@ def parse_args(argv):
                     help="crash-loop backoff cap in seconds (default 300)")
     ap.add_argument("--map", action="append", metavar="NAME=PATH",
                     help="extra command mapping (repeatable)")
+    ap.add_argument("--image", action="append", metavar="PATTERN=ROOTFS",
+                    help="an image (fnmatch pattern) and its root filesystem (repeatable); with any, "
+                    "images are strict: only the image's commands, an unknown image is ErrImagePull")
     ap.add_argument("--service-account-token-file",
                     help="token given to API pods (default: the kubeconfig's token)")
     ap.add_argument("-v", "--verbose", action="store_true")

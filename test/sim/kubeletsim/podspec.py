@@ -184,8 +184,25 @@ def container_env(node, pod, c, client):
                 raise ConfigError("unsupported valueFrom in env %s" % name)
         else:
             env[name] = expand(e.get("value", ""), env)
-    if node.bindir not in env.get("PATH", "").split(":"):
+    if not node.strict_images and node.bindir not in env.get("PATH", "").split(":"):
         env["PATH"] = node.bindir + ":" + env.get("PATH", STD_PATH)
+    return env
+
+
+def image_path(env, rootfs, mounts):
+    """Strict images: PATH entries resolve in the image's root filesystem, except those a
+    volume covers (a hostPath /usr/local/bin shows the node's files, as in a real container);
+    the node's command map is not on it."""
+    covered = [m.get("mountPath", "").rstrip("/") for m in mounts]
+    out = []
+    for d in env.get("PATH", STD_PATH).split(":"):
+        if not d:
+            continue
+        if any(m and (d == m or d.startswith(m + "/")) for m in covered):
+            out.append(d)
+        elif d.startswith("/"):
+            out.append(os.path.join(rootfs, d.lstrip("/")))
+    env["PATH"] = ":".join(out)
     return env
 
 

@@ -232,10 +232,24 @@ class PodWorker(threading.Thread):
 
     def _start(self, c):
         node = self.node
+        rootfs = None
+        if node.strict_images:
+            image = c.spec.get("image") or ""
+            rootfs = node.image_rootfs(image)
+            if rootfs is None:
+                msg = ('Failed to pull image "%s": not an image this kubelet-sim has (--image '
+                       'PATTERN=ROOTFS)' % image)
+                if (c.state.get("waiting") or {}).get("message") != msg:
+                    log.warning("pod %s container %s: %s", self.key, c.name, msg)
+                c.state = {"waiting": {"reason": "ErrImagePull", "message": msg}}
+                c.next_start = time.monotonic() + 5
+                return
         try:
             env = podspec.container_env(node, self.pod, c.spec, node.client)
-            argv = podspec.command_line(c.spec, env)
             mounts = podspec.container_mounts(self.pod, c.spec, self.volumes)
+            if rootfs:
+                podspec.image_path(env, rootfs, mounts)
+            argv = podspec.command_line(c.spec, env)
         except (podspec.ConfigError, ApiError, OSError) as e:
             log.warning("pod %s container %s: %s", self.key, c.name, e)
             c.state = {"waiting": {"reason": "CreateContainerConfigError", "message": str(e)}}
@@ -252,7 +266,7 @@ class PodWorker(threading.Thread):
         c.log_path = os.path.join(node.root, "var/log/pods", "%s_%s" % (self.ns, self.pod_name),
                                   c.name, "%d.log" % c.restart_count)
         spec = {"argv": argv, "env": env, "workingDir": c.spec.get("workingDir") or "/",
-                "hostname": podspec.hostname(node, self.pod), "mounts": mounts}
+                "hostname": podspec.hostname(node, self.pod), "mounts": mounts, "rootfs": rootfs}
         proc, err = runtime.start_container(node, os.path.join(pdir, c.name + ".json"), spec,
                                             c.log_path)
         c.ever_started = True

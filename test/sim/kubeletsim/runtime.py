@@ -87,7 +87,8 @@ class Process:
 def start_container(node, spec_path, spec, log_path):
     """Start the shim; returns (Process, None) or (None, start error message)."""
     r, w = os.pipe()
-    spec = dict(spec, statusFd=w, kubeletPid=os.getpid(), mode="run", bindir=node.bindir)
+    spec = dict(spec, statusFd=w, kubeletPid=os.getpid(), mode="run",
+                bindir=None if spec.get("rootfs") else node.bindir)
     with open(spec_path + ".tmp", "w") as f:
         json.dump(spec, f, indent=1)
     os.replace(spec_path + ".tmp", spec_path)
@@ -139,7 +140,7 @@ def start_container(node, spec_path, spec, log_path):
 def run_exec(node, target_pid, argv, env, workdir, timeout):
     """An exec probe in a container's mount namespace: (exit code or None on timeout, output)."""
     spec = {"mode": "exec", "kubeletPid": os.getpid(), "targetPid": target_pid, "argv": argv,
-            "env": env, "workingDir": workdir, "bindir": node.bindir}
+            "env": env, "workingDir": workdir, "bindir": None if node.strict_images else node.bindir}
     proc = node.spawner.call(lambda: subprocess.Popen(
         [sys.executable, "-I", "-S", SHIM, json.dumps(spec)], stdin=subprocess.DEVNULL,
         stdout=subprocess.PIPE, stderr=subprocess.STDOUT, close_fds=True))

@@ -110,10 +110,29 @@ def _setup_mounts(mounts):
         os.close(fd)
 
 
-def _resolve(argv, env, bindir):
+def _resolve(argv, env, bindir, rootfs=None, mounts=()):
     """Commands naming an absolute path that does not exist (an image path such as
-    /usr/bin/cluster-etcd-operator) resolve through the node's binary map by basename."""
-    cmd = argv[0]
+    /usr/bin/cluster-etcd-operator) resolve through the node's binary map by basename.
+    With an image root filesystem (strict images), a command is what the image has: an
+    absolute path inside it (or inside a volume), a bare name on its PATH, else the
+    runtime's error."""
+    cmd = argv[0] if argv else ""
+    if rootfs and cmd:
+        if cmd.startswith("/"):
+            if any(m.get("mountPath") and (cmd + "/").startswith(m["mountPath"].rstrip("/") + "/")
+                   for m in mounts) and os.path.exists(cmd):
+                return argv
+            inside = os.path.join(rootfs, cmd.lstrip("/"))
+            if os.path.exists(inside):
+                return [inside] + argv[1:]
+            raise StartError('exec: "%s": stat %s: no such file or directory' % (cmd, cmd))
+        if "/" not in cmd:
+            for d in env.get("PATH", "").split(":"):
+                p = os.path.join(d, cmd)
+                if d and os.path.isfile(p) and os.access(p, os.X_OK):
+                    return argv
+            raise StartError('exec: "%s": executable file not found in $PATH' % cmd)
+        return argv
     if "/" in cmd and not os.path.exists(cmd) and bindir:
         alt = os.path.join(bindir, os.path.basename(cmd))
         if os.path.exists(alt):
@@ -136,7 +155,8 @@ def _exec_command(spec, status_fd):
             os.chdir(wd)
         except OSError as e:
             raise StartError("chdir to %s: %s" % (wd, e.strerror))
-        argv = _resolve(spec["argv"], spec["env"], spec.get("bindir"))
+        argv = _resolve(spec["argv"], spec["env"], spec.get("bindir"), spec.get("rootfs"),
+                        spec.get("mounts") or ())
         if not argv or not argv[0]:
             raise StartError("no command given (images are not modelled: set command or args)")
         os.set_inheritable(status_fd, False)  # closes on a successful exec: EOF = started

@@ -1,0 +1,156 @@
+#!/usr/bin/env python3
+"""Assembles the root filesystem of one of our images (images/*/Containerfile)
+for the kubelet simulator, from this machine's Debian packages and our build,
+so that a simulated container finds exactly the commands the real image has.
+
+    hack/image-rootfs.py CONTAINERFILE CONTEXT_DIR OUT_DIR
+
+The Containerfile is the definition; this reads the small subset of it that
+our images use and refuses anything else:
+  FROM docker.io/library/debian:<codename>-slim   Debian's Essential packages
+  RUN apt-get update && apt-get install -y --no-install-recommends PKG...
+      && rm -rf /var/lib/apt/lists/*              those packages
+  RUN ln -s TARGET LINK [&& ln -s ...]            links inside the image
+  COPY SRC DST                                    SRC from CONTEXT_DIR
+Every command a package installs (its files in /usr/bin, /usr/sbin, /bin,
+/sbin) appears at its path in OUT_DIR as a link to this machine's file, and
+COPY links to the build's file, so the rootfs stays current as the build
+changes; /bin and /sbin link to usr/ as on a merged-/usr Debian. Libraries
+are not modelled (the commands run with this machine's). A package that is
+not installed here, another Debian release, or an instruction outside the
+subset is an error naming the fix. OUT_DIR is replaced as a whole."""
+import json
+import os
+import shlex
+import shutil
+import subprocess
+import sys
+
+BIN_DIRS = ("/usr/bin", "/usr/sbin", "/bin", "/sbin", "/usr/local/bin", "/usr/local/sbin")
+
+
+def die(msg):
+    sys.exit("image-rootfs: %s" % msg)
+
+
+def instructions(path):
+    """(keyword, rest) per instruction, continuation lines joined, comments dropped."""
+    out, cur = [], ""
+    for line in open(path).read().splitlines():
+        if not cur and (not line.strip() or line.lstrip().startswith("#")):
+            continue
+        cur += line.rstrip("\\").strip() + " " if line.endswith("\\") else line.strip()
+        if not line.endswith("\\"):
+            kw, _, rest = cur.partition(" ")
+            out.append((kw.upper(), rest.strip()))
+            cur = ""
+    return out
+
+
+def codename():
+    for line in open("/etc/os-release"):
+        if line.startswith("VERSION_CODENAME="):
+            return line.split("=", 1)[1].strip().strip('"')
+    return ""
+
+
+def essential():
+    out = subprocess.run(["dpkg-query", "-W", "-f", "${Package} ${Essential}\\n"], capture_output=True, text=True,
+                         check=True).stdout
+    return sorted(p for p, _, e in (l.partition(" ") for l in out.splitlines()) if e == "yes")
+
+
+def package_commands(pkg):
+    r = subprocess.run(["dpkg-query", "-L", pkg], capture_output=True, text=True)
+    if r.returncode != 0:
+        die("package %s is not installed on this machine (hack/install-deps.sh installs what the images "
+            "need)" % pkg)
+    cmds = []
+    for p in r.stdout.splitlines():
+        if os.path.dirname(p) in BIN_DIRS and os.path.lexists(p) and not os.path.isdir(p):
+            cmds.append(p)
+    return cmds
+
+
+def inside(out, path):
+    """OUT_DIR/path, with /bin and /sbin folded into /usr as the image has them."""
+    for d in ("/bin/", "/sbin/"):
+        if path.startswith(d):
+            path = "/usr" + path
+    return os.path.join(out, path.lstrip("/"))
+
+
+def link(out, target, path):
+    dst = inside(out, path)
+    os.makedirs(os.path.dirname(dst), exist_ok=True)
+    if os.path.lexists(dst):
+        os.unlink(dst)
+    os.symlink(target, dst)
+
+
+def main():
+    if len(sys.argv) != 4:
+        die("usage: image-rootfs.py CONTAINERFILE CONTEXT_DIR OUT_DIR")
+    containerfile, context, out = sys.argv[1], os.path.abspath(sys.argv[2]), os.path.abspath(sys.argv[3])
+    packages, links, copies, base = [], [], [], None
+    for kw, rest in instructions(containerfile):
+        if kw == "FROM":
+            name = rest.rsplit("/", 1)[-1]
+            if not name.startswith("debian:") or not name.endswith("-slim"):
+                die("%s: FROM %s: only debian:<codename>-slim is modelled" % (containerfile, rest))
+            base = name[len("debian:"):-len("-slim")]
+            if base != codename():
+                die("%s: built FROM Debian %s, but this machine runs Debian %s: the commands would differ"
+                    % (containerfile, base, codename() or "(unknown)"))
+        elif kw == "RUN":
+            for cmd in rest.split("&&"):
+                argv = shlex.split(cmd)
+                if argv[:2] == ["apt-get", "update"] or argv == ["rm", "-rf", "/var/lib/apt/lists/*"]:
+                    continue
+                if argv[:2] == ["apt-get", "install"]:
+                    packages += [a for a in argv[2:] if not a.startswith("-")]
+                elif argv[:2] == ["ln", "-s"] and len(argv) == 4:
+                    links.append((argv[2], argv[3]))
+                else:
+                    die("%s: RUN %s: not modelled (apt-get install, ln -s)" % (containerfile, cmd.strip()))
+        elif kw == "COPY":
+            argv = shlex.split(rest)
+            if len(argv) != 2 or argv[0].startswith("-"):
+                die("%s: COPY %s: only COPY SRC DST is modelled" % (containerfile, rest))
+            copies.append((argv[0], argv[1]))
+        else:
+            die("%s: %s: not modelled" % (containerfile, kw))
+    if base is None:
+        die("%s: no FROM" % containerfile)
+
+    tmp = out + ".tmp"
+    shutil.rmtree(tmp, ignore_errors=True)
+    for d in ("usr/bin", "usr/sbin"):
+        os.makedirs(os.path.join(tmp, d))
+    os.symlink("usr/bin", os.path.join(tmp, "bin"))
+    os.symlink("usr/sbin", os.path.join(tmp, "sbin"))
+    all_packages = essential() + packages
+    n = 0
+    for pkg in all_packages:
+        for cmd in package_commands(pkg):
+            link(tmp, os.path.realpath(cmd), cmd)
+            n += 1
+    for src, dst in copies:
+        path = os.path.join(context, src)
+        if not os.path.exists(path):
+            die("%s: COPY %s: %s does not exist (build it first)" % (containerfile, src, path))
+        link(tmp, path, dst)
+    for target, path in links:
+        # Inside the image: an absolute target resolves in the rootfs, not on this machine.
+        link(tmp, inside(tmp, target).replace(tmp, out, 1) if target.startswith("/") else target, path)
+    with open(os.path.join(tmp, ".image.json"), "w") as f:
+        json.dump({"containerfile": os.path.abspath(containerfile), "debian": base, "packages": all_packages,
+                   "commands": n, "copied": [d for _, d in copies], "links": [l for _, l in links]}, f, indent=1)
+    shutil.rmtree(out, ignore_errors=True)
+    os.rename(tmp, out)
+    print("image-rootfs: %s: %d commands from %d packages, %d copied, %d links -> %s" % (
+        containerfile, n, len(all_packages), len(copies), len(links), out))
+
+
+if __name__ == "__main__":
+    main()
