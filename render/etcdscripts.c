@@ -6,8 +6,13 @@
 #include "render/assets.h"
 
 const char *const etcd_scripts_keys[] = {
-        "cluster-backup.sh", "cluster-restore.sh", "disable-etcd.sh",
-        "etcd-common-tools", "member-remove.sh",   "quorum-restore.sh", NULL,
+        "cluster-backup.sh",
+        "cluster-restore.sh",
+        "disable-etcd.sh",
+        "etcd-common-tools",
+        "etcd-member-remove.sh",
+        "quorum-restore.sh",
+        NULL,
 };
 
 static bool shell_identifier(const char *s)

@@ -2,7 +2,7 @@
  * the runbook that brings back a single unhealthy member
  * (docs/runbooks/restore-single-member.md; upstream's docs do it with
  * `etcdctl member remove` in a healthy etcd pod, which removes whatever it is
- * told to, quorum or not). member-remove.sh on a master calls it with the
+ * told to, quorum or not). etcd-member-remove.sh on a master calls it with the
  * node's etcd client certificate. Before anything changes it:
  *   - reads the member list from a member that has just served a
  *     linearizable read (so the list is current and etcd has quorum);
@@ -96,10 +96,11 @@ static void show(const EtcdMemberList *l, const int *health)
         char hex[17];
         for (size_t i = 0; i < l->n_members; i++) {
                 const EtcdMember *m = &l->members[i];
-                log_info("  %s  %-20s %s%s%s", etcd_id_to_hex(m->id, hex), m->name ? m->name : "(not started)",
-                         m->n_peer_urls ? m->peer_urls[0] : "", m->is_learner ? "  learner" : "",
-                         !health ? ""
-                         : health[i] == 0 ? "  healthy"
+                log_info("  %s  %-20s %s%s%s", etcd_id_to_hex(m->id, hex),
+                         m->name ? m->name : "(not started)", m->n_peer_urls ? m->peer_urls[0] : "",
+                         m->is_learner ? "  learner" : "",
+                         !health                     ? ""
+                         : health[i] == 0            ? "  healthy"
                          : health[i] == -EINPROGRESS ? "  not started"
                                                      : "  UNHEALTHY");
         }
@@ -119,7 +120,8 @@ static int remove_run(Flags *f)
 
         r = nodecmd_tls_load(f->cacert, f->cert, f->key, &tls, &err);
         if (r < 0) {
-                log_error("cannot load the etcd client certificate: %s (member-remove.sh sets ETCDCTL_CACERT, "
+                log_error("cannot load the etcd client certificate: %s (etcd-member-remove.sh sets "
+                          "ETCDCTL_CACERT, "
                           "ETCDCTL_CERT and ETCDCTL_KEY from the node's etcd.env)",
                           strempty(err));
                 return EXIT_RUNTIME;
@@ -146,7 +148,8 @@ static int remove_run(Flags *f)
 
         const EtcdMember *t = find_target(l, f->target);
         if (!t) {
-                log_error("no member is named \"%s\" and none has that ID; nothing was changed. If you removed "
+                log_error("no member is named \"%s\" and none has that ID; nothing was changed. If you "
+                          "removed "
                           "it already, go on with the next step",
                           f->target);
                 return EXIT_RUNTIME;
@@ -179,10 +182,11 @@ static int remove_run(Flags *f)
                         return EXIT_RUNTIME;
                 }
                 if (health[ti] == 0 && !f->force) {
-                        log_error("refusing: %s is a healthy voting member, and removing it costs the cluster "
-                                  "a voter. If it is the one to replace, stop its etcd first "
-                                  "(disable-etcd.sh on that master), or add --force; nothing was changed",
-                                  tname);
+                        log_error(
+                                "refusing: %s is a healthy voting member, and removing it costs the cluster "
+                                "a voter. If it is the one to replace, stop its etcd first "
+                                "(disable-etcd.sh on that master), or add --force; nothing was changed",
+                                tname);
                         return EXIT_RUNTIME;
                 }
         }
@@ -203,7 +207,8 @@ static int remove_run(Flags *f)
         if (r == ETCD_ERR_MEMBER_NOT_FOUND)
                 log_info("etcd says the member is gone already");
         else if (r < 0) {
-                log_error("etcd refused or did not answer the removal: %s%s%s. Check with member-remove.sh "
+                log_error("etcd refused or did not answer the removal: %s%s%s. Check with "
+                          "etcd-member-remove.sh "
                           "again whether it is still listed",
                           etcd_strerror(r), call && *call->message ? ": " : "", call ? call->message : "");
                 return EXIT_RUNTIME;
@@ -231,7 +236,7 @@ static void help(FILE *out)
                        "Removes one etcd member (by its name, or its ID in hex as etcdctl prints it),\n"
                        "only if the voters that remain keep quorum with healthy members. A healthy\n"
                        "voter is removed only with --force. No data dir is touched. On a master, run\n"
-                       "it as member-remove.sh, which sets the certificates and endpoints below.\n"
+                       "it as etcd-member-remove.sh, which sets the certificates and endpoints below.\n"
                        "\n"
                        "  --endpoints URLS    client URLs to ask (default: $ALL_ETCD_ENDPOINTS and\n"
                        "                      $ETCDCTL_ENDPOINTS)\n"
@@ -257,7 +262,9 @@ static int remove_main(int argc, char *argv[])
                 {},
         };
         _cleanup_(nodecmd_strv_done) NodeCmdStrv eps = {};
-        Flags f = {.cacert = getenv("ETCDCTL_CACERT"), .cert = getenv("ETCDCTL_CERT"), .key = getenv("ETCDCTL_KEY")};
+        Flags f = {.cacert = getenv("ETCDCTL_CACERT"),
+                   .cert = getenv("ETCDCTL_CERT"),
+                   .key = getenv("ETCDCTL_KEY")};
         bool have_eps = false;
         int c;
 
@@ -303,17 +310,20 @@ static int remove_main(int argc, char *argv[])
                         if (v && nodecmd_strv_add_csv(&tmp, v) < 0)
                                 return log_error_errno(-ENOMEM, "out of memory"), EXIT_RUNTIME;
                         for (size_t j = 0; j < tmp.n; j++)
-                                if (!nodecmd_strv_contains(&eps, tmp.v[j]) && nodecmd_strv_add_csv(&eps, tmp.v[j]) < 0)
+                                if (!nodecmd_strv_contains(&eps, tmp.v[j]) &&
+                                    nodecmd_strv_add_csv(&eps, tmp.v[j]) < 0)
                                         return log_error_errno(-ENOMEM, "out of memory"), EXIT_RUNTIME;
                 }
         }
         if (eps.n == 0) {
-                log_error("no etcd endpoint: pass --endpoints, or run member-remove.sh on a master (it reads "
+                log_error("no etcd endpoint: pass --endpoints, or run etcd-member-remove.sh on a master (it "
+                          "reads "
                           "ALL_ETCD_ENDPOINTS from etcd.env)");
                 return EXIT_USAGE;
         }
         if (!f.cacert || !f.cert || !f.key) {
-                log_error("no etcd client certificate: pass --cacert, --cert and --key, or run member-remove.sh "
+                log_error("no etcd client certificate: pass --cacert, --cert and --key, or run "
+                          "etcd-member-remove.sh "
                           "on a master");
                 return EXIT_USAGE;
         }

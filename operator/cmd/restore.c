@@ -596,13 +596,14 @@ static int peers_open(Peers *p)
         p->self = strdup_printf("https://%s:2379", host);
         if (!p->self || nodecmd_strv_add_csv(&p->eps, all) < 0)
                 return -ENOMEM;
-        r = nodecmd_tls_load(getenv("ETCDCTL_CACERT"), getenv("ETCDCTL_CERT"), getenv("ETCDCTL_KEY"), &p->tls,
-                             &err);
+        r = nodecmd_tls_load(getenv("ETCDCTL_CACERT"), getenv("ETCDCTL_CERT"), getenv("ETCDCTL_KEY"),
+                             &p->tls, &err);
         if (r < 0)
                 return log_warning_errno(r, "cannot load the etcd client certificates: %s", strempty(err));
         p->loop = loop_new();
         p->c = p->loop ? etcd_client_new(p->loop, &p->tls) : NULL;
-        if (!p->c || (!nodecmd_strv_contains(&p->eps, p->self) && nodecmd_strv_add_csv(&p->eps, p->self) < 0))
+        if (!p->c ||
+            (!nodecmd_strv_contains(&p->eps, p->self) && nodecmd_strv_add_csv(&p->eps, p->self) < 0))
                 return -ENOMEM;
         return 0;
 }
@@ -625,7 +626,8 @@ static int check_not_a_member(const Flags *f)
                 return -ENOMEM;
         r = peers_open(&p);
         if (r == -ENOENT) {
-                log_warning("ALL_ETCD_ENDPOINTS or ETCD_THIS_URL_HOST is not set (cluster-restore.sh sets them): "
+                log_warning("ALL_ETCD_ENDPOINTS or ETCD_THIS_URL_HOST is not set (cluster-restore.sh sets "
+                            "them): "
                             "cannot check that the running cluster no longer has this member");
                 return 0;
         }
@@ -644,17 +646,20 @@ static int check_not_a_member(const Flags *f)
                 if (!m)
                         m = etcd_member_list_find_by_name(l, f->name);
                 if (!m) {
-                        log_info("  %s: the running cluster does not list this member (%s): it can be restored "
+                        log_info("  %s: the running cluster does not list this member (%s): it can be "
+                                 "restored "
                                  "in place and added again",
                                  p.eps.v[i], peer);
                         return 0;
                 }
                 char hex[17];
-                log_error("refusing: the cluster that %s serves still has this member (%s, ID %s). Remove it "
-                          "first (member-remove.sh %s on a healthy master, restore-single-member.md); or, to "
-                          "restore the whole cluster, stop etcd on every other master (disable-etcd.sh). "
-                          "Nothing was changed",
-                          p.eps.v[i], f->name, etcd_id_to_hex(m->id, hex), f->name);
+                log_error(
+                        "refusing: the cluster that %s serves still has this member (%s, ID %s). Remove it "
+                        "first (etcd-member-remove.sh %s on a healthy master, restore-single-member.md); "
+                        "or, to "
+                        "restore the whole cluster, stop etcd on every other master (disable-etcd.sh). "
+                        "Nothing was changed",
+                        p.eps.v[i], f->name, etcd_id_to_hex(m->id, hex), f->name);
                 return f->force ? 0 : -EEXIST;
         }
         log_info("no other member answers with quorum: restoring in place as a new cluster");

@@ -31,7 +31,7 @@ Scenario quorum-restore (quorum-restore.md):
 Scenario single-member (restore-single-member.md):
 - a backup on master-0, then an object created after it; master-1's etcd
   stopped by the runbook and its database damaged;
-- member-remove.sh on master-0 removes master-1's member (the unhealthy
+- etcd-member-remove.sh on master-0 removes master-1's member (the unhealthy
   voter: the watcher allows that removal and nothing else), the in-place
   restore on master-1, which then rejoins as a new learner and is promoted;
 - quorum is never lost; the object created after the backup and every

@@ -540,7 +540,7 @@ static void test_rev(void **state)
 
 /* ---- member-remove ---- */
 
-/* member-remove TARGET as a master's member-remove.sh runs it; `out` gets its logs. */
+/* member-remove TARGET as a master's etcd-member-remove.sh runs it; `out` gets its logs. */
 static int member_remove(const char *target, bool force, char *out, size_t n)
 {
         Args a = {};

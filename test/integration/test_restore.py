@@ -235,7 +235,7 @@ def main():
     r = node2.restore("--in-place", "--name", "master-2", "--peer-host", "127.0.0.1", good,
                       env={"ALL_ETCD_ENDPOINTS": ep, "ETCD_THIS_URL_HOST": "127.0.0.1"})
     assert r.returncode == 1 and "still has this member (master-2" in r.stderr and \
-        "member-remove.sh master-2" in r.stderr, r.stderr
+        "etcd-member-remove.sh master-2" in r.stderr, r.stderr
     assert digest(node2.root) == before
     stop(p)
     log("in-place path: refused while the running cluster lists the member")

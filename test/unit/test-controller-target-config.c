@@ -140,8 +140,9 @@ static void test_etcd_scripts(void **state)
                 n++;
         }
         assert_true(n > 10);
-        static const char *const scripts[] = {"cluster-backup.sh", "cluster-restore.sh", "quorum-restore.sh",
-                                              "disable-etcd.sh", "etcd-common-tools", "member-remove.sh"};
+        static const char *const scripts[] = {"cluster-backup.sh", "cluster-restore.sh",
+                                              "quorum-restore.sh", "disable-etcd.sh",
+                                              "etcd-common-tools", "etcd-member-remove.sh"};
         for (size_t i = 0; i < ELEMENTSOF(scripts); i++) {
                 const char *text = cm_key(f, "etcd-scripts", scripts[i]);
                 assert_non_null(strstr(text, "### Created by cluster-etcd-operator. DO NOT edit.\n"));

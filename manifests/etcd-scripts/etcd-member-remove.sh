@@ -1,13 +1,13 @@
 #!/usr/bin/env bash
 ### Created by cluster-etcd-operator. DO NOT edit.
-# member-remove.sh [--force] NAME|ID
+# etcd-member-remove.sh [--force] NAME|ID
 # Removes one etcd member (by its name, which is its master's name, or its
 # ID in hex), asked of the members this master can reach with its own etcd
 # client certificate. Refused, with nothing changed, when the voters that
 # remain would not keep quorum with healthy members; a healthy voter only
 # with --force. No data dir is touched anywhere. For
-# docs/runbooks/restore-single-member.md (upstream's docs use `etcdctl
-# member remove` in a healthy etcd pod, which has no such check).
+# docs/runbooks/restore-single-member.md. Upstream's script of this name
+# takes the same NAME and removes whatever it names, quorum or not.
 set -o errexit -o pipefail -o errtrace
 
 scripts=/etc/kubernetes/static-pod-resources/etcd-certs/configmaps/etcd-scripts
