@@ -63,6 +63,10 @@ typedef struct OperatorState {
         EtcdView *view;
         const char *etcd_image;
         const char *operator_image;
+        /* The release's versions (env OPERATOR_IMAGE_VERSION and OPERAND_IMAGE_VERSION, as
+         * upstream's Deployment sets them): NULL = CEO_VERSION, and etcd's own version. */
+        const char *operator_version;
+        const char *operand_version;
         bool listen_on_node_ip;   /* the harness default; etcds/cluster overrides can also set it */
         PkiKeyType cert_key_type; /* the cert signer's keys: RSA 2048 (0) by contract; tests use ECDSA */
         KeyPool *keys;            /* keys of cert_key_type made off the loop; NULL: made in the sync */

@@ -9,8 +9,13 @@
  * Upgradeable unless some *Upgradeable is False. A union with no source
  * condition is Unknown/NoData (Upgradeable: True). Bad unions take the
  * reason of the first offending type and list "Type: message" lines;
- * good ones say AsExpected. Also versions (operator, and etcd when every
- * member reports the same one) and relatedObjects.
+ * good ones say AsExpected. Also versions, as library-go's static pod
+ * operators publish them, so that a cluster-version operator sees an install
+ * or upgrade complete: `raw-internal` (the operator's release version)
+ * always; `operator` and `etcd` (OPERATOR_IMAGE_VERSION, OPERAND_IMAGE_VERSION)
+ * only once every master runs the latest revision and every member is
+ * healthy, and kept as published while a later rollout runs. And
+ * relatedObjects.
  *
  * The ClusterOperator is created when missing; its status is written on
  * the next sync. Sources are read sorted by type and the output has a fixed
@@ -240,17 +245,55 @@ static int add_version(cJSON *versions, const char *name, const char *version)
         return 0;
 }
 
+/* The rollout is done: every master node at status.latestAvailableRevision,
+ * and every member started, healthy and reporting the same etcd version. */
+static bool rollout_done(const SyncContext *ctx)
+{
+        const KubeObject *cr = op_etcd_cr(ctx);
+        const EtcdViewSnapshot *s = op_etcd(ctx);
+        int64_t latest = 0;
+        size_t nodes = 0;
+        cJSON *e;
+
+        if (!cr || json_get_int64(cr->json, "status.latestAvailableRevision", &latest) < 0 || latest <= 0)
+                return false;
+        JSON_ARRAY_FOREACH (e, json_get_array(cr->json, "status.nodeStatuses")) {
+                int64_t cur = 0;
+                if (json_get_int64(e, "currentRevision", &cur) < 0 || cur != latest)
+                        return false;
+                nodes++;
+        }
+        if (nodes == 0 || !etcd_version(s))
+                return false;
+        for (size_t i = 0; i < s->n_members; i++)
+                if (!s->states[i].started || !s->states[i].healthy || s->states[i].is_learner)
+                        return false;
+        return true;
+}
+
 static cJSON *build_versions(const SyncContext *ctx, const cJSON *old_status)
 {
         _cleanup_(cJSON_Deletep) cJSON *v = cJSON_CreateArray();
-        const char *etcd = etcd_version(op_etcd(ctx));
+        const OperatorState *st = op_state(ctx);
+        const char *release = st && st->operator_version ? st->operator_version : CEO_VERSION;
+        const char *operator = NULL, *etcd = NULL;
         cJSON *e;
 
-        /* Mid-upgrade (mixed) or unreachable: keep the etcd version last published. */
-        JSON_ARRAY_FOREACH (e, json_get_array(old_status, "versions"))
-                if (!etcd && streq_ptr(json_get_string(e, "name"), "etcd"))
-                        etcd = json_get_string(e, "version");
-        if (!v || add_version(v, "operator", CEO_VERSION) < 0 || (etcd && add_version(v, "etcd", etcd) < 0))
+        if (rollout_done(ctx)) {
+                operator = release;
+                etcd = st && st->operand_version ? st->operand_version : etcd_version(op_etcd(ctx));
+        } else {
+                /* Installing or mid-rollout: what was published stays until this one is done. */
+                JSON_ARRAY_FOREACH (e, json_get_array(old_status, "versions")) {
+                        const char *name = json_get_string(e, "name");
+                        if (streq_ptr(name, "operator"))
+                                operator = json_get_string(e, "version");
+                        else if (streq_ptr(name, "etcd"))
+                                etcd = json_get_string(e, "version");
+                }
+        }
+        if (!v || (operator && add_version(v, "operator", operator) < 0) ||
+            (etcd && add_version(v, "etcd", etcd) < 0) || add_version(v, "raw-internal", release) < 0)
                 return NULL;
         return TAKE_PTR(v);
 }

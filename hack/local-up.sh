@@ -154,6 +154,8 @@ supervise() {
                 sleep 1
         done
 }
+# The Deployment's release versions (the cluster-version operator fills them in).
+export OPERATOR_IMAGE_VERSION=4.99.0-local OPERAND_IMAGE_VERSION=4.99.0-local
 start_bg operator bash -c "$(declare -f supervise)"'; supervise "$@"' supervise "$bin" operator --kubeconfig "$KUBECONFIG" --listen "$net.2:8443" \
         --leader-elect-lease-duration 15s --leader-elect-renew-deadline 10s --leader-elect-retry-period 2s \
         --etcd-poll-interval 1s --listen-on-node-ip --cert-key-type ecdsa \

@@ -39,6 +39,13 @@ static const ControllerSpec *const controllers[] = {
 };
 /* clang-format on */
 
+/* $name, or NULL when unset or empty. */
+static const char *nonempty_env(const char *name)
+{
+        const char *v = getenv(name);
+        return v && *v ? v : NULL;
+}
+
 static size_t operator_controllers_count(void)
 {
         size_t n = 0;
@@ -362,6 +369,8 @@ static int run(const Flags *f)
         o.state = (OperatorState){.view = o.view,
                                   .etcd_image = f->etcd_image,
                                   .operator_image = f->operator_image,
+                                  .operator_version = nonempty_env("OPERATOR_IMAGE_VERSION"),
+                                  .operand_version = nonempty_env("OPERAND_IMAGE_VERSION"),
                                   .listen_on_node_ip = f->listen_on_node_ip,
                                   .cert_key_type = f->ecdsa ? PKI_KEY_ECDSA_P256 : PKI_KEY_RSA_2048};
         /* One node's leaf certificates (peer, serving, metrics) without waiting. */

@@ -170,6 +170,15 @@ def condition(obj, t):
     return None, None
 
 
+RELEASE = "4.99.0-e2e"  # OPERATOR_IMAGE_VERSION and OPERAND_IMAGE_VERSION of the e2e operator
+
+
+def at_release(co):
+    """The versions the cluster-version operator waits for: operator and etcd at the release."""
+    v = {e.get("name"): e.get("version") for e in (co.get("status") or {}).get("versions") or []}
+    return v.get("operator") == RELEASE and v.get("etcd") == RELEASE
+
+
 def settled(obj):
     """Available, not Progressing, not Degraded."""
     return (condition(obj, "Available")[0] == "True" and condition(obj, "Progressing")[0] == "False"
@@ -258,7 +267,9 @@ class Cluster:
         next ones (after a kill) to operator-2.log, operator-3.log, ..."""
         self.operators += 1
         name = "operator" if self.operators == 1 else "operator-%d" % self.operators
-        p = self.env.spawn(name, self.operator_argv())
+        # The Deployment's release versions, as the cluster-version operator fills them in.
+        p = self.env.spawn(name, self.operator_argv(), env=dict(os.environ, OPERATOR_IMAGE_VERSION=RELEASE,
+                                                                 OPERAND_IMAGE_VERSION=RELEASE))
         p.log_path = os.path.join(self.env.dir, name + ".log")
         p.started = time.monotonic()
         return p
@@ -327,8 +338,11 @@ class Cluster:
         assert not lost, "acknowledged writes lost: %s" % lost[:5]
 
     def wait_settled(self, timeout=120):
-        co = wait_for("clusteroperator/etcd to settle", lambda: (lambda o: o if settled(o) else None)(
-            self.env.get_json("co", "etcd")), timeout)
+        """Settled, and at the release's versions: what the cluster-version operator waits
+        for before it calls an install or upgrade complete."""
+        co = wait_for("clusteroperator/etcd to settle at version %s" % RELEASE,
+                      lambda: (lambda o: o if settled(o) and at_release(o) else None)(
+                          self.env.get_json("co", "etcd")), timeout)
         log("clusteroperator/etcd: %s" % [(c["type"], c["status"]) for c in co["status"]["conditions"]])
         return co
 

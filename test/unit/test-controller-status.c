@@ -293,36 +293,81 @@ static const char *version_of(const cJSON *status, const char *name)
         return NULL;
 }
 
+/* etcds/cluster at latestAvailableRevision `latest` with master-0 and master-1 at cur0 and cur1. */
+static void etcd_cr_revisions(Fixture *f, int latest, int cur0, int cur1)
+{
+        fixture_addf(f, W_ETCD_CR,
+                     "{\"apiVersion\":\"operator.openshift.io/v1\",\"kind\":\"Etcd\",\"metadata\":{\"name\":"
+                     "\"cluster\"},\"spec\":{\"managementState\":\"Managed\"},\"status\":{\"conditions\":[],"
+                     "\"latestAvailableRevision\":%d,\"nodeStatuses\":[{\"nodeName\":\"master-0\","
+                     "\"currentRevision\":%d},{\"nodeName\":\"master-1\",\"currentRevision\":%d}]}}",
+                     latest, cur0, cur1);
+}
+
+/* As library-go's static pod operators: raw-internal always; operator and etcd
+ * (the release version, upstream's OPERATOR_IMAGE_VERSION / OPERAND_IMAGE_VERSION)
+ * once every master runs the latest revision with every member healthy, and
+ * kept while a later rollout runs, so a cluster-version operator sees an
+ * install or upgrade complete only when it is. */
 static void test_versions(void **state)
 {
         Fixture *f = fixture_new();
         empty_co(f);
         etcd_cr(f, NULL, healthy, ELEMENTSOF(healthy));
-        /* No view yet: the operator's version only. */
+        /* Installing (no view, no revision yet): raw-internal only. */
         const cJSON *st = sync_status(f);
         assert_int_equal(cJSON_GetArraySize(json_get_array(st, "versions")), 1);
-        assert_string_equal(version_of(st, "operator"), CEO_VERSION);
+        assert_string_equal(version_of(st, "raw-internal"), CEO_VERSION);
+        assert_null(version_of(st, "operator"));
 
+        f->state.operator_version = "4.99.0-e2e";
+        f->state.operand_version = "4.99.0-e2e";
         fixture_member(f, 1, "master-0", "10.0.0.1", false, true, true);
         fixture_member(f, 2, "master-1", "10.0.0.2", false, true, true);
-        fixture_member(f, 3, NULL, "10.0.0.3", true, false, false); /* unstarted: no status */
+        fixture_member_version(f, 1, "3.5.9");
+        fixture_member_version(f, 2, "3.5.9");
+        etcd_cr_revisions(f, 3, 3, 2); /* one master behind */
+        st = sync_status(f);
+        assert_null(version_of(st, "operator"));
+        assert_null(version_of(st, "etcd"));
+        assert_string_equal(version_of(st, "raw-internal"), "4.99.0-e2e");
+        fixture_member(f, 3, NULL, "10.0.0.3", true, false, false); /* a learner being added */
+        etcd_cr_revisions(f, 3, 3, 3);
+        assert_int_equal(fixture_sync(f, &controller_status), 0);
+        assert_int_equal(fixture_count(f, INTENT_UPDATE_STATUS), 0); /* not done: nothing new */
+        fixture_no_etcd(f);
+        fixture_member(f, 1, "master-0", "10.0.0.1", false, true, true);
+        fixture_member(f, 2, "master-1", "10.0.0.2", false, true, true);
         fixture_member_version(f, 1, "3.5.9");
         fixture_member_version(f, 2, "3.5.9");
         st = sync_status(f);
-        assert_string_equal(version_of(st, "etcd"), "3.5.9");
+        assert_string_equal(version_of(st, "operator"), "4.99.0-e2e");
+        assert_string_equal(version_of(st, "etcd"), "4.99.0-e2e");
         assert_string_equal(json_get_string(cJSON_GetArrayItem(json_get_array(st, "versions"), 0), "name"),
                             "operator");
 
-        /* Mid-upgrade the published version stays until every member agrees. */
-        fixture_member_version(f, 2, "3.5.10");
-        assert_int_equal(fixture_sync(f, &controller_status), 0);
-        assert_int_equal(fixture_count(f, INTENT_UPDATE_STATUS), 0);
+        /* An upgrade: the new release shows in raw-internal at once, in operator and
+         * etcd only when its rollout is done; nothing changes while it runs. */
+        f->state.operator_version = "5.0.0";
+        f->state.operand_version = "5.0.0";
+        etcd_cr_revisions(f, 4, 4, 3);
+        st = sync_status(f);
+        assert_string_equal(version_of(st, "operator"), "4.99.0-e2e");
+        assert_string_equal(version_of(st, "etcd"), "4.99.0-e2e");
+        assert_string_equal(version_of(st, "raw-internal"), "5.0.0");
         fixture_etcd_error(f, -ECONNREFUSED);
+        etcd_cr_revisions(f, 4, 4, 4);
         assert_int_equal(fixture_sync(f, &controller_status), 0);
-        assert_int_equal(fixture_count(f, INTENT_UPDATE_STATUS), 0);
+        assert_int_equal(fixture_count(f, INTENT_UPDATE_STATUS), 0); /* etcd unreachable: not done */
         fixture_no_etcd(f);
         fixture_member(f, 1, "master-0", "10.0.0.1", false, true, true);
         fixture_member_version(f, 1, "3.5.10");
+        st = sync_status(f);
+        assert_string_equal(version_of(st, "operator"), "5.0.0");
+        assert_string_equal(version_of(st, "etcd"), "5.0.0");
+
+        /* Without OPERAND_IMAGE_VERSION the etcd version is etcd's own. */
+        f->state.operand_version = NULL;
         st = sync_status(f);
         assert_string_equal(version_of(st, "etcd"), "3.5.10");
         fixture_free(f);
