@@ -276,23 +276,23 @@ static cJSON *build_versions(const SyncContext *ctx, const cJSON *old_status)
         _cleanup_(cJSON_Deletep) cJSON *v = cJSON_CreateArray();
         const OperatorState *st = op_state(ctx);
         const char *release = st && st->operator_version ? st->operator_version : CEO_VERSION;
-        const char *operator = NULL, *etcd = NULL;
+        const char *operator= NULL, *etcd = NULL;
         cJSON *e;
 
         if (rollout_done(ctx)) {
-                operator = release;
+                operator= release;
                 etcd = st && st->operand_version ? st->operand_version : etcd_version(op_etcd(ctx));
         } else {
                 /* Installing or mid-rollout: what was published stays until this one is done. */
                 JSON_ARRAY_FOREACH (e, json_get_array(old_status, "versions")) {
                         const char *name = json_get_string(e, "name");
                         if (streq_ptr(name, "operator"))
-                                operator = json_get_string(e, "version");
+                                operator= json_get_string(e, "version");
                         else if (streq_ptr(name, "etcd"))
                                 etcd = json_get_string(e, "version");
                 }
         }
-        if (!v || (operator && add_version(v, "operator", operator) < 0) ||
+        if (!v || (operator&& add_version(v, "operator", operator) < 0) ||
             (etcd && add_version(v, "etcd", etcd) < 0) || add_version(v, "raw-internal", release) < 0)
                 return NULL;
         return TAKE_PTR(v);
