@@ -23,6 +23,7 @@ static const Command *const commands[] = {
         &cmd_bump_revision,
         &cmd_wait_for_stable_etcd,
         &cmd_member_remove,
+        &cmd_wait_for_ceo,
 };
 /* clang-format on */
 

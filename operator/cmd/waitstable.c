@@ -1,4 +1,6 @@
-/* `cluster-etcd-operator wait-for-stable-etcd`: the runbooks' "wait until
+/* `cluster-etcd-operator wait-for-stable-etcd` and `wait-for-ceo`.
+ *
+ * wait-for-stable-etcd: the runbooks' "wait until
  * etcd is whole again", for after a restore (upstream's docs use `oc adm
  * wait-for-stable-cluster`). A restored cluster's API answers with the
  * status of the backup's time, which says everything was fine, so no single
@@ -26,7 +28,10 @@
 
 typedef struct Flags {
         const char *kubeconfig;
-        usec_t timeout, stable, interval;
+        usec_t timeout, stable, interval; /* timeout 0: wait for ever */
+        /* 0 when done now, > 0 with what is missing in `why`, < 0 on errors. */
+        int (*check)(KubeSync *ks, char *why, size_t size);
+        const char *what; /* "etcd is stable", "the bootstrap is done" */
 } Flags;
 
 static const char *condition(const cJSON *obj, const char *type, const char **ret_message)
@@ -44,7 +49,7 @@ static const char *condition(const cJSON *obj, const char *type, const char **re
 }
 
 /* 0 when stable now; else > 0 with what is missing in `why`; < 0 on API errors. */
-static int check(KubeSync *ks, char *why, size_t size)
+static int check_stable(KubeSync *ks, char *why, size_t size)
 {
         _cleanup_(cJSON_Deletep) cJSON *cr = NULL, *nodes = NULL, *co = NULL, *rs = NULL;
         const char *msg = NULL;
@@ -116,6 +121,32 @@ static int check(KubeSync *ks, char *why, size_t size)
         return 0;
 }
 
+/* wait-for-ceo: done once the bootstrap member is removed (EtcdBootstrapMemberRemoved=True),
+ * or at once when etcds/cluster is Unmanaged, as upstream's. */
+static int check_ceo(KubeSync *ks, char *why, size_t size)
+{
+        _cleanup_(cJSON_Deletep) cJSON *cr = NULL;
+        const char *msg = NULL;
+        int r = kube_sync_get(ks, "/apis/operator.openshift.io/v1/etcds/cluster", 10 * USEC_PER_SEC, &cr);
+        if (r == -ENOMEM)
+                return r;
+        if (r < 0) {
+                (void) snprintf(why, size, "etcds/cluster (%s)", kube_strerror(r));
+                return 1;
+        }
+        if (streq_ptr(json_get_string(cr, "spec.managementState"), "Unmanaged")) {
+                (void) snprintf(why, size, "etcds/cluster is Unmanaged");
+                return 0;
+        }
+        const char *st = condition(cr, "EtcdBootstrapMemberRemoved", &msg);
+        if (streq(st, "True")) {
+                (void) snprintf(why, size, "EtcdBootstrapMemberRemoved=True: %s", msg);
+                return 0;
+        }
+        (void) snprintf(why, size, "EtcdBootstrapMemberRemoved=True (it is %s: %s)", st, msg);
+        return 1;
+}
+
 static int wait_run(const Flags *f)
 {
         _cleanup_(kube_sync_close) KubeSync ks = {};
@@ -130,22 +161,23 @@ static int wait_run(const Flags *f)
         }
         for (;;) {
                 usec_t now = now_usec(CLOCK_MONOTONIC);
-                r = check(&ks, why, sizeof why);
+                r = f->check(&ks, why, sizeof why);
                 if (r < 0)
                         return log_error_errno(r, "out of memory"), EXIT_RUNTIME;
                 if (r == 0) {
                         if (!stable_since) {
                                 stable_since = now;
-                                log_info("stable: %s; checking it holds for %" PRIu64 " s", why,
-                                         f->stable / USEC_PER_SEC);
+                                if (f->stable)
+                                        log_info("stable: %s; checking it holds for %" PRIu64 " s", why,
+                                                 f->stable / USEC_PER_SEC);
                         }
                         if (now - stable_since >= f->stable) {
-                                log_info("etcd is stable: %s (after %" PRIu64 " s)", why,
+                                log_info("%s: %s (after %" PRIu64 " s)", f->what, why,
                                          (now - start) / USEC_PER_SEC);
                                 return EXIT_OK;
                         }
                 } else {
-                        if (stable_since)
+                        if (stable_since && f->stable)
                                 log_info("not stable any more");
                         stable_since = 0;
                         if (!streq(why, last_why) || now - last_log >= 10 * USEC_PER_SEC) {
@@ -155,8 +187,8 @@ static int wait_run(const Flags *f)
                                 (void) snprintf(last_why, sizeof last_why, "%s", why);
                         }
                 }
-                if (now - start >= f->timeout) {
-                        log_error("etcd is not stable after %" PRIu64 " s: still waiting for %s",
+                if (f->timeout && now - start >= f->timeout) {
+                        log_error("gave up after %" PRIu64 " s: still waiting for %s",
                                   (now - start) / USEC_PER_SEC, why);
                         return EXIT_RUNTIME;
                 }
@@ -194,7 +226,9 @@ static int wait_main(int argc, char *argv[])
         };
         Flags f = {.timeout = 20 * 60 * USEC_PER_SEC,
                    .stable = 30 * USEC_PER_SEC,
-                   .interval = 2 * USEC_PER_SEC};
+                   .interval = 2 * USEC_PER_SEC,
+                   .check = check_stable,
+                   .what = "etcd is stable"};
         int c;
 
         argc = cmd_take_verbosity(argc, argv);
@@ -240,4 +274,72 @@ const Command cmd_wait_for_stable_etcd = {
         .summary = "wait until etcd runs the latest revision on every master with every member (after a "
                    "restore)",
         .run = wait_main,
+};
+
+static void help_ceo(FILE *out)
+{
+        (void) fprintf(out,
+                       "Usage: cluster-etcd-operator wait-for-ceo --kubeconfig FILE [--timeout D]\n"
+                       "\n"
+                       "What the installer's bootkube.sh runs before it calls the bootstrap host done:\n"
+                       "waits until etcds/cluster says EtcdBootstrapMemberRemoved=True (the bootstrap\n"
+                       "member is out of the cluster, so the host can go), or is Unmanaged. It says\n"
+                       "every 10 s what it waits for.\n"
+                       "\n"
+                       "  --kubeconfig FILE   (default: $KUBECONFIG)\n"
+                       "  --timeout D         give up after this (default: never, as upstream)\n"
+                       "  -v=N                log verbosity\n"
+                       "\n"
+                       "Exit codes: 0 done, 1 not done in time, 2 usage error.\n");
+}
+
+static int ceo_main(int argc, char *argv[])
+{
+        enum { ARG_KUBECONFIG = 0x100, ARG_TIMEOUT };
+        static const struct option options[] = {
+                {"kubeconfig", required_argument, NULL, ARG_KUBECONFIG},
+                {"timeout", required_argument, NULL, ARG_TIMEOUT},
+                {"help", no_argument, NULL, 'h'},
+                {},
+        };
+        Flags f = {.interval = 2 * USEC_PER_SEC, .check = check_ceo, .what = "the bootstrap is done"};
+        int c;
+
+        argc = cmd_take_verbosity(argc, argv);
+        optind = 0;
+        opterr = 0;
+        while ((c = getopt_long(argc, argv, ":h", options, NULL)) >= 0)
+                switch (c) {
+                case 'h':
+                        help_ceo(stdout);
+                        return EXIT_OK;
+                case ARG_KUBECONFIG:
+                        f.kubeconfig = optarg;
+                        break;
+                case ARG_TIMEOUT:
+                        if (parse_duration(optarg, &f.timeout) < 0) {
+                                log_error("--timeout: \"%s\" is not a duration (e.g. 40m)", optarg);
+                                return EXIT_USAGE;
+                        }
+                        break;
+                default:
+                        nodecmd_flag_error("wait-for-ceo", c, argv);
+                        return EXIT_USAGE;
+                }
+        if (optind < argc) {
+                log_error("wait-for-ceo takes no arguments; see --help");
+                return EXIT_USAGE;
+        }
+        if (!f.kubeconfig && !(f.kubeconfig = getenv("KUBECONFIG"))) {
+                log_error("no kubeconfig: pass --kubeconfig (bootkube.sh passes the installer's admin "
+                          "kubeconfig)");
+                return EXIT_USAGE;
+        }
+        return wait_run(&f);
+}
+
+const Command cmd_wait_for_ceo = {
+        .name = "wait-for-ceo",
+        .summary = "wait until the operator has removed the bootstrap member (the installer's bootkube.sh)",
+        .run = ceo_main,
 };

@@ -289,6 +289,16 @@ class Cluster:
             "metadata": {"name": "bootstrap", "namespace": "kube-system"}, "data": {"status": "complete"}}))
         log("bootstrap complete")
 
+    def wait_for_ceo(self, timeout):
+        """The installer's bootkube.sh: `cluster-etcd-operator wait-for-ceo` until it exits 0."""
+        t0 = time.monotonic()
+        r = subprocess.run([self.env.binary, "wait-for-ceo", "--kubeconfig", self.env.kubeconfig,
+                            "--timeout", "%ds" % timeout], capture_output=True, text=True, timeout=timeout + 60)
+        lines = r.stderr.strip().splitlines()
+        log("wait-for-ceo exited %d after %.0f s: %s" % (r.returncode, time.monotonic() - t0,
+                                                          lines[-1] if lines else ""))
+        assert r.returncode == 0, r.stderr[-2000:]
+
     def destroy_bootstrap(self, timeout=120):
         """The installer's last step: once etcds/cluster says
         EtcdBootstrapMemberRemoved=True (openshift-install waits for it) it

@@ -59,7 +59,9 @@ def main():
             wait_for("EtcdRunningInCluster=True", c.running_in_cluster, TIMEOUT)
             c.complete_bootstrap()
             t_complete = time.time()
-            wait_for("the bootstrap member to be removed", lambda: c.member_names() == c.masters, TIMEOUT)
+            # bootkube.sh's wait: the bootstrap host is done once wait-for-ceo returns.
+            c.wait_for_ceo(TIMEOUT)
+            assert c.member_names() == c.masters, "wait-for-ceo returned with members %s" % c.member_names()
             wait_for("the bootstrap annotation to go", c.bootstrap_annotation_gone, 60)
             c.destroy_bootstrap()
         finally:
