@@ -398,6 +398,7 @@ const ControllerSpec controller_status = {
         .name = "ClusterOperatorStatus",
         .degraded_condition = "ClusterOperatorStatusDegraded",
         .reads_etcd_view = true,
+        .runs_unmanaged = true, /* it reports the state */
         .watches = watches,
         .n_watches = ELEMENTSOF(watches),
         .resync = 30 * USEC_PER_SEC,

@@ -190,6 +190,21 @@ static void note_waiting(Controller *c)
         c->waiting = now ? strdup(now) : NULL;
 }
 
+/* Why controllers must not act (spec.managementState of the status object is
+ * Unmanaged or Removed), or NULL when they may. */
+static const char *runtime_unmanaged(Runtime *rt)
+{
+        if (!rt->status_informer)
+                return NULL;
+        const KubeObject *o = informer_get(rt->status_informer, NULL, rt->cfg.status_name);
+        const char *state = o ? json_get_string(o->json, "spec.managementState") : NULL;
+        if (streq_ptr(state, "Unmanaged"))
+                return "spec.managementState is Unmanaged: not syncing until it is Managed";
+        if (streq_ptr(state, "Removed"))
+                return "spec.managementState is Removed: not syncing (this operator does not remove etcd)";
+        return NULL;
+}
+
 static int on_process(sd_event_source *s, void *userdata)
 {
         Controller *c = userdata;
@@ -223,6 +238,22 @@ static int on_process(sd_event_source *s, void *userdata)
                 log_debug("%s: waiting for the informers to show %s", c->spec->name, awaited);
                 workqueue_done(c->queue, c->key);
                 (void) workqueue_add_after(c->queue, c->key, mono + EXPECTATION_POLL);
+                c->key = mfree(c->key);
+                arm_timer(c);
+                return 0;
+        }
+        /* spec.managementState Unmanaged or Removed: hands off, as library-go's controllers. */
+        const char *unmanaged = c->spec->runs_unmanaged ? NULL : runtime_unmanaged(rt);
+        if (unmanaged != NULL || c->unmanaged) {
+                if ((unmanaged != NULL) != c->unmanaged)
+                        log_info("%s: %s", c->spec->name,
+                                 unmanaged ? unmanaged : "spec.managementState is Managed again: syncing");
+                c->unmanaged = unmanaged != NULL;
+        }
+        if (unmanaged) {
+                workqueue_done(c->queue, c->key);
+                /* Not every controller watches the status object: look again in a while. */
+                (void) workqueue_add_after(c->queue, c->key, mono + UNMANAGED_POLL);
                 c->key = mfree(c->key);
                 arm_timer(c);
                 return 0;

@@ -47,6 +47,10 @@ typedef struct ControllerSpec {
         /* The sync reads the etcd view: it is woken when what the view says
          * changes (runtime_kick_etcd_readers), and only then. */
         bool reads_etcd_view;
+        /* Syncs even while the status object's spec.managementState is Unmanaged or
+         * Removed (the ClusterOperator status, which reports that state); every
+         * other controller stops acting then, as library-go's do. */
+        bool runs_unmanaged;
         SyncFunc sync;
 } ControllerSpec;
 

@@ -16,6 +16,7 @@
 /* How long a sync waits for the informers to see its controller's last writes. */
 #define EXPECTATION_TIMEOUT (2 * USEC_PER_SEC)
 #define EXPECTATION_POLL    (25 * USEC_PER_MSEC)
+#define UNMANAGED_POLL      (5 * USEC_PER_SEC) /* how often an unmanaged controller looks again */
 
 typedef struct Controller Controller;
 
@@ -39,6 +40,7 @@ struct Controller {
         usec_t sync_started;
         usec_t cost; /* moving average of the sync function's own run time */
         ControllerStats stats;
+        bool unmanaged; /* the last sync was skipped for spec.managementState (logged once) */
 };
 
 /* Whether an informer update changed only heartbeats (see heartbeat_only()). */

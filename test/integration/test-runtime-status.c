@@ -2,7 +2,9 @@
  * with-sim.sh). Each sync ends by writing its conditions on etcds/cluster;
  * they are compared with the informer's copy, so a sync that changes nothing
  * sends no request at all, while a change, including one undoing another
- * writer's edit or our own write the cache has not seen yet, still lands. */
+ * writer's edit or our own write the cache has not seen yet, still lands.
+ * While spec.managementState is Unmanaged or Removed only controllers that
+ * run unmanaged sync. */
 #include <setjmp.h>
 #include <stdarg.h>
 #include <stddef.h>
@@ -123,6 +125,23 @@ static const ControllerSpec probe = {.name = "Probe",
                                      .watches = probe_watches,
                                      .n_watches = 1,
                                      .sync = sync_probe};
+
+/* Reporter syncs even while unmanaged (as the ClusterOperator status does). */
+static unsigned n_reports;
+static int sync_reporter(const SyncContext *ctx, Plan *p)
+{
+        (void) ctx;
+        (void) p;
+        n_reports++;
+        return 0;
+}
+static const ControllerSpec reporter = {.name = "Reporter",
+                                        .degraded_condition = "ReporterDegraded",
+                                        .watches = probe_watches,
+                                        .n_watches = 1,
+                                        .runs_unmanaged = true,
+                                        .resync = 200 * USEC_PER_MSEC,
+                                        .sync = sync_reporter};
 
 /* A condition's status on the live object ("" when absent). */
 static char *live_condition(const char *type, uint64_t *ret_rv)
@@ -333,6 +352,53 @@ static void test_no_second_create_from_a_stale_cache(void **state)
         assert_int_equal(st.failures, 0);
 }
 
+static void set_management_state(const char *state)
+{
+        Result r = {};
+        _cleanup_free_ char *txt = strdup_printf("{\"spec\":{\"managementState\":\"%s\"}}", state);
+        cJSON *patch = NULL;
+        assert_int_equal(json_parse(txt, strlen(txt), &patch), 0);
+        assert_int_equal(kube_patch(client, &KUBE_ETCDS, NULL, "cluster", NULL, KUBE_PATCH_MERGE, patch,
+                                    NULL, false, on_result, &r),
+                         0);
+        cJSON_Delete(patch);
+        wait_for(&r);
+        assert_int_equal(r.error, 0);
+        uint64_t rv = 0;
+        (void) json_get_uint64(r.body, "metadata.resourceVersion", &rv);
+        cJSON_Delete(r.body);
+        wait_cached_rv(rv);
+}
+
+/* spec.managementState Unmanaged (and Removed): every controller stops acting
+ * but those that run unmanaged (the status reporter); Managed again, they
+ * act again. */
+static void test_unmanaged_stops_controllers(void **state)
+{
+        (void) state;
+        probe_status = "True";
+        wait_live("True");
+        set_management_state("Unmanaged");
+        run_for(500 * USEC_PER_MSEC); /* syncs already running finish */
+        unsigned syncs = n_syncs, reports = n_reports;
+        probe_status = "False";
+        assert_int_equal(runtime_enqueue(rt, "Probe"), 0);
+        run_for(2 * USEC_PER_SEC);
+        assert_int_equal(n_syncs, syncs); /* Probe did not sync */
+        assert_true(n_reports > reports); /* Reporter did */
+        _cleanup_free_ char *s = live_status(NULL);
+        assert_string_equal(s, "True");
+        set_management_state("Removed");
+        run_for(USEC_PER_SEC);
+        assert_int_equal(n_syncs, syncs);
+        set_management_state("Managed");
+        wait_live("False"); /* within UNMANAGED_POLL */
+        assert_true(n_syncs > syncs);
+        probe_status = "True";
+        assert_int_equal(runtime_enqueue(rt, "Probe"), 0);
+        wait_live("True");
+}
+
 static int setup(void **state)
 {
         _cleanup_free_ char *err = NULL;
@@ -364,7 +430,7 @@ static int setup(void **state)
         RuntimeConfig rc = {.status_res = &KUBE_ETCDS, .status_name = "cluster"};
         rt = runtime_new(client, informers, NULL, &rc);
         if (!rt || runtime_add(rt, &probe) < 0 || runtime_add(rt, &quiet) < 0 ||
-            runtime_add(rt, &writer) < 0 || runtime_add(rt, &creator) < 0)
+            runtime_add(rt, &writer) < 0 || runtime_add(rt, &creator) < 0 || runtime_add(rt, &reporter) < 0)
                 return -1;
         if (informer_factory_start(informers) < 0 || runtime_start(rt) < 0)
                 return -1;
@@ -389,6 +455,7 @@ int main(void)
                 cmocka_unit_test(test_degraded_message_from_server),
                 cmocka_unit_test(test_no_second_create_from_a_stale_cache),
                 cmocka_unit_test(test_undoes_another_writer),
+                cmocka_unit_test(test_unmanaged_stops_controllers),
         };
         return cmocka_run_group_tests(tests, setup, teardown);
 }
