@@ -247,6 +247,20 @@ static bool is_ready(void *userdata, const char **ret_reason)
         return true;
 }
 
+/* /healthz: the loop answers (or the probe times out), and no controller stopped. */
+static bool is_alive(void *userdata, const char **ret_reason)
+{
+        static char why[256];
+        Operator *o = userdata;
+        if (!runtime_check_alive(o->runtime, now_usec(CLOCK_MONOTONIC), why, sizeof why - 1)) {
+                (void) strncat(why, "\n", sizeof why - strlen(why) - 1);
+                *ret_reason = why;
+                log_warning("healthz: %s", why);
+                return false;
+        }
+        return true;
+}
+
 static int collect(MetricsRegistry *reg, void *userdata)
 {
         Operator *o = userdata;
@@ -418,6 +432,7 @@ static int run(const Flags *f)
                 return log_error_errno(r, "cannot serve health and metrics on %s", f->listen), EXIT_RUNTIME;
         http_server_set_metrics(o.http, o.metrics);
         http_server_set_ready(o.http, is_ready, &o);
+        http_server_set_live(o.http, is_alive, &o);
         log_info("serving /healthz, /readyz and /metrics on %s:%u", addr, http_server_get_port(o.http));
 
         if (f->leader_elect) {

@@ -129,6 +129,7 @@ void runtime_finish_key(Controller *c)
         usec_t now = now_usec(CLOCK_MONOTONIC);
 
         c->stats.last_sync_duration = now - c->sync_started;
+        c->last_alive = now;
         if (c->first_error < 0) {
                 usec_t d = 0;
                 (void) workqueue_add_rate_limited(c->queue, c->key, now, &d);
@@ -216,6 +217,7 @@ static int on_process(sd_event_source *s, void *userdata)
         const char *key = workqueue_get(c->queue);
         if (!key)
                 return 0;
+        c->last_alive = now_usec(CLOCK_MONOTONIC);
         c->key = strdup(key);
         if (!c->key) {
                 workqueue_done(c->queue, key);
@@ -303,6 +305,7 @@ static int controller_start(Controller *c)
         sd_event *e = event_of(c);
         int r;
 
+        c->last_alive = now_usec(CLOCK_MONOTONIC);
         r = sd_event_add_defer(e, &c->process, on_process, c);
         if (r < 0)
                 return r;
@@ -428,4 +431,28 @@ int runtime_get_stats(Runtime *rt, const char *controller, ControllerStats *ret)
                         return 0;
                 }
         return -ENOENT;
+}
+
+bool runtime_check_alive(Runtime *rt, usec_t now, char *why, size_t size)
+{
+        if (!rt || !rt->started || rt->shutting_down)
+                return true; /* a standby, or stopping: nothing is expected of the controllers */
+        for (size_t i = 0; i < rt->n; i++) {
+                const Controller *c = rt->controllers[i];
+                if (c->key && now > c->sync_started && now - c->sync_started > ALIVE_PLAN_MAX) {
+                        (void) snprintf(why, size, "%s has been carrying out one plan for %llu s",
+                                        c->spec->name,
+                                        (unsigned long long) ((now - c->sync_started) / USEC_PER_SEC));
+                        return false;
+                }
+                usec_t idle = MAX(3 * c->spec->resync, ALIVE_IDLE_MIN);
+                if (c->spec->resync && !c->key && now > c->last_alive && now - c->last_alive > idle) {
+                        (void) snprintf(why, size, "%s has not synced for %llu s (it resyncs every %llu s)",
+                                        c->spec->name,
+                                        (unsigned long long) ((now - c->last_alive) / USEC_PER_SEC),
+                                        (unsigned long long) (c->spec->resync / USEC_PER_SEC));
+                        return false;
+                }
+        }
+        return true;
 }

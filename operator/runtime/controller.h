@@ -94,6 +94,11 @@ typedef struct ControllerStats {
         usec_t last_sync_duration; /* from the sync's start to its plan carried out */
         usec_t sync_cost;          /* moving average of the sync function alone: its scheduling rank */
 } ControllerStats;
+/* Aliveness, for /healthz: false (with the reason in `why`) when a controller
+ * has carried out one plan for over 5 minutes, or one with a resync period has
+ * not taken a key for 3 periods (at least 2 minutes). True while not started
+ * (a standby) and while shutting down. `now` is CLOCK_MONOTONIC. */
+bool runtime_check_alive(Runtime *rt, usec_t now, char *why, size_t size);
 int runtime_get_stats(Runtime *rt, const char *controller, ControllerStats *ret);
 /* The i-th registered controller's name and stats; -ENOENT past the last. */
 int runtime_get_stats_at(Runtime *rt, size_t i, const char **ret_name, ControllerStats *ret);

@@ -17,6 +17,11 @@
 #define EXPECTATION_TIMEOUT (2 * USEC_PER_SEC)
 #define EXPECTATION_POLL    (25 * USEC_PER_MSEC)
 #define UNMANAGED_POLL      (5 * USEC_PER_SEC) /* how often an unmanaged controller looks again */
+/* Aliveness (/healthz): one plan carried out for longer than ALIVE_PLAN_MAX, or a
+ * controller with a resync period idle for 3 periods (at least ALIVE_IDLE_MIN),
+ * means the controller stopped. */
+#define ALIVE_PLAN_MAX (5 * 60 * USEC_PER_SEC)
+#define ALIVE_IDLE_MIN (2 * 60 * USEC_PER_SEC)
 
 typedef struct Controller Controller;
 
@@ -40,7 +45,8 @@ struct Controller {
         usec_t sync_started;
         usec_t cost; /* moving average of the sync function's own run time */
         ControllerStats stats;
-        bool unmanaged; /* the last sync was skipped for spec.managementState (logged once) */
+        bool unmanaged;    /* the last sync was skipped for spec.managementState (logged once) */
+        usec_t last_alive; /* CLOCK_MONOTONIC: started, or last took a key off its queue or finished one */
 };
 
 /* Whether an informer update changed only heartbeats (see heartbeat_only()). */

@@ -1,4 +1,4 @@
-/* Conditions and plan building. */
+/* Conditions and plan building; scheduling; aliveness. */
 #include <setjmp.h>
 #include <stdarg.h>
 #include <stddef.h>
@@ -167,12 +167,50 @@ static void test_cheap_syncs_first(void **state)
         assert_int_equal(runtime_enqueue(rt, "Nobody"), -ENOENT);
 }
 
+/* /healthz's aliveness: a started controller that keeps taking keys is alive;
+ * one idle for 3 resync periods (at least 2 minutes) is not, with its name;
+ * a runtime not started (a standby) is alive. */
+static void test_aliveness(void **state)
+{
+        static const ControllerSpec ticker = {.name = "Ticker",
+                                              .degraded_condition = "TickerDegraded",
+                                              .resync = 30 * USEC_PER_SEC,
+                                              .sync = sync_fast};
+        _cleanup_(loop_unrefp) Loop *l = loop_new();
+        KubeConfig *cfg = calloc(1, sizeof *cfg);
+        char why[256] = "";
+        assert_non_null(l);
+        assert_non_null(cfg);
+        cfg->server = strdup("https://127.0.0.1:1");
+        _cleanup_(kube_client_freep) KubeClient *kc = kube_client_new(l, cfg);
+        _cleanup_(informer_factory_freep) InformerFactory *f = informer_factory_new(kc);
+        RuntimeConfig rc = {};
+        _cleanup_(runtime_freep) Runtime *rt = runtime_new(kc, f, NULL, &rc);
+        assert_non_null(rt);
+        assert_int_equal(runtime_add(rt, &ticker), 0);
+        usec_t now = now_usec(CLOCK_MONOTONIC);
+        assert_true(runtime_check_alive(rt, now + 3600 * USEC_PER_SEC, why, sizeof why)); /* standby */
+        n_synced = 0;
+        assert_int_equal(runtime_start(rt), 0);
+        run_until_synced(l, 1);
+        now = now_usec(CLOCK_MONOTONIC);
+        assert_true(runtime_check_alive(rt, now, why, sizeof why));
+        assert_true(runtime_check_alive(rt, now + 89 * USEC_PER_SEC, why, sizeof why));
+        assert_false(runtime_check_alive(rt, now + 121 * USEC_PER_SEC, why, sizeof why));
+        assert_non_null(strstr(why, "Ticker has not synced for 12"));
+        /* It syncs again: alive again. */
+        assert_int_equal(runtime_enqueue(rt, "Ticker"), 0);
+        run_until_synced(l, 2);
+        assert_true(runtime_check_alive(rt, now_usec(CLOCK_MONOTONIC) + 60 * USEC_PER_SEC, why, sizeof why));
+}
+
 int main(void)
 {
         const struct CMUnitTest tests[] = {
                 cmocka_unit_test(test_conditions),
                 cmocka_unit_test(test_plan),
                 cmocka_unit_test(test_cheap_syncs_first),
+                cmocka_unit_test(test_aliveness),
         };
         return cmocka_run_group_tests(tests, NULL, NULL);
 }
