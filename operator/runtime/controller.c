@@ -130,6 +130,8 @@ void runtime_finish_key(Controller *c)
 
         c->stats.last_sync_duration = now - c->sync_started;
         c->last_alive = now;
+        if (!c->conflicted)
+                c->conflict_streak = 0;
         if (c->first_error < 0) {
                 usec_t d = 0;
                 (void) workqueue_add_rate_limited(c->queue, c->key, now, &d);

@@ -41,11 +41,30 @@ static void intent_finished(Controller *c, int error, const char *message)
 {
         const Intent *i = &c->plan.intents[c->next];
         /* A conflict or an object that already exists means our cache is behind the
-         * server: sync again shortly from fresher caches instead of reporting Degraded. */
+         * server: no Degraded, but the next sync waits until the informers show the
+         * object newer than what this plan was built from (a resourceVersion past the
+         * one sent, or the object at all), with a delay that grows while conflicts
+         * repeat; the streak ends with a plan that meets none (runtime_finish_key). */
         if ((error == -ESTALE || error == -EEXIST) && i->type != INTENT_ETCD_ADD_LEARNER) {
                 _cleanup_free_ char *what = intent_describe(i);
-                log_debug("%s: %s; syncing again", strempty(what), strerror(-error));
-                plan_requeue_after(&c->plan, 200 * USEC_PER_MSEC);
+                uint64_t sent = 0;
+                if (error == -ESTALE && i->object)
+                        (void) json_get_uint64(i->object, "metadata.resourceVersion", &sent);
+                usec_t now = now_usec(CLOCK_MONOTONIC);
+                if (i->name && i->res)
+                        (void) expectations_add(c->expect, c->spec->watches, c->spec->n_watches, i->res,
+                                                i->namespace, i->name, sent + 1, now + EXPECTATION_TIMEOUT);
+                if (!c->conflicted)
+                        c->conflict_streak++;
+                c->conflicted = true;
+                usec_t delay = CONFLICT_DELAY;
+                for (unsigned k = 1; k < c->conflict_streak && delay < CONFLICT_DELAY_MAX; k++)
+                        delay *= 2;
+                delay = MIN(delay, CONFLICT_DELAY_MAX);
+                log_debug("%s: %s (%u plans in a row); syncing again in %llu ms, from caches past it",
+                          strempty(what), strerror(-error), c->conflict_streak,
+                          (unsigned long long) (delay / USEC_PER_MSEC));
+                plan_requeue_after(&c->plan, delay);
                 error = 0;
         }
         if (error < 0)
@@ -276,5 +295,6 @@ void runtime_execute(Controller *c)
 {
         c->next = 0;
         c->conflicts = 0;
+        c->conflicted = false;
         run_next_intent(c);
 }

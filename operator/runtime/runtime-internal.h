@@ -20,8 +20,10 @@
 /* Aliveness (/healthz): one plan carried out for longer than ALIVE_PLAN_MAX, or a
  * controller with a resync period idle for 3 periods (at least ALIVE_IDLE_MIN),
  * means the controller stopped. */
-#define ALIVE_PLAN_MAX (5 * 60 * USEC_PER_SEC)
-#define ALIVE_IDLE_MIN (2 * 60 * USEC_PER_SEC)
+#define ALIVE_PLAN_MAX     (5 * 60 * USEC_PER_SEC)
+#define ALIVE_IDLE_MIN     (2 * 60 * USEC_PER_SEC)
+#define CONFLICT_DELAY     (200 * USEC_PER_MSEC)
+#define CONFLICT_DELAY_MAX (10 * USEC_PER_SEC)
 
 typedef struct Controller Controller;
 
@@ -47,6 +49,11 @@ struct Controller {
         ControllerStats stats;
         bool unmanaged;    /* the last sync was skipped for spec.managementState (logged once) */
         usec_t last_alive; /* CLOCK_MONOTONIC: started, or last took a key off its queue or finished one */
+        /* Plans in a row that met a Conflict or AlreadyExists: each waits longer
+         * (CONFLICT_DELAY doubling to CONFLICT_DELAY_MAX) and until the informers
+         * have caught up with the object; a plan without one resets it. */
+        unsigned conflict_streak;
+        bool conflicted; /* the plan in flight met one */
 };
 
 /* Whether an informer update changed only heartbeats (see heartbeat_only()). */

@@ -2,8 +2,9 @@
  * against the API simulator (run by with-sim.sh) and a real etcd from the
  * harness: membership intents that are already done or not yet possible,
  * the requeue that follows "not yet", the gate that holds a second
- * membership change until the view is newer than the first, and APPLY
- * through a burst of 409 Conflicts. One test controller plans whatever the
+ * membership change until the view is newer than the first, APPLY
+ * through a burst of 409 Conflicts, and the growing delay of conflicts
+ * that repeat. One test controller plans whatever the
  * test sets up; the outcome is read from etcd, the simulator and the
  * controller's Degraded condition. */
 #include <setjmp.h>
@@ -27,7 +28,7 @@ static Runtime *rt;
 static EtcdClient *etcd;
 static EtcdTestCluster cluster;
 
-typedef enum Action { NOTHING, REMOVE_MISSING, PROMOTE, ADD, APPLY } Action;
+typedef enum Action { NOTHING, REMOVE_MISSING, PROMOTE, ADD, APPLY, UPDATE_STALE } Action;
 static Action action;
 static uint64_t member_id;      /* PROMOTE */
 static const char *peer_url;    /* ADD */
@@ -58,6 +59,17 @@ static int sync_member(const SyncContext *ctx, Plan *p)
                 if (!body || json_parse(body, strlen(body), &cm) < 0)
                         return -ENOMEM;
                 plan_apply(p, &KUBE_CONFIGMAPS, cm);
+                break;
+        }
+        case UPDATE_STALE: {
+                /* An update from a cache that is behind: resourceVersion 1 always conflicts. */
+                _cleanup_(cJSON_Deletep) cJSON *cm = NULL;
+                static const char body[] = "{\"apiVersion\":\"v1\",\"kind\":\"ConfigMap\",\"metadata\":{"
+                                           "\"name\":\"applied\",\"namespace\":\"default\","
+                                           "\"resourceVersion\":\"1\"},\"data\":{\"v\":\"stale\"}}";
+                if (json_parse(body, strlen(body), &cm) < 0)
+                        return -ENOMEM;
+                plan_update(p, &KUBE_CONFIGMAPS, cm);
                 break;
         }
         case NOTHING:
@@ -267,6 +279,33 @@ static void test_apply_through_conflicts(void **state)
         assert_string_equal(d, "False"); /* a conflict is a stale cache, not a failure */
 }
 
+/* Conflicts that repeat (a cache that stays behind): no Degraded, and each
+ * sync waits longer than the last (200 ms doubling), instead of a retry every
+ * 200 ms; a plan without a conflict ends the streak. */
+static void test_conflicts_back_off(void **state)
+{
+        (void) state;
+        action = UPDATE_STALE;
+        unsigned before = n_syncs;
+        assert_int_equal(runtime_enqueue(rt, "Member"), 0);
+        run_for(6200 * USEC_PER_MSEC);
+        unsigned n = n_syncs - before;
+        fprintf(stderr, "%u syncs in 6.2 s of conflicts\n", n);
+        assert_true(n >= 4 && n <= 7); /* 0, 0.2, 0.6, 1.4, 3.0, 6.2 s; a fixed 200 ms would be ~30 */
+        _cleanup_free_ char *d = degraded(NULL);
+        assert_string_equal(d, "False");
+        /* A plan without a conflict resets it: the next conflict is retried after 200 ms again. */
+        action = NOTHING;
+        sync_and_run(300 * USEC_PER_MSEC);
+        action = UPDATE_STALE;
+        before = n_syncs;
+        assert_int_equal(runtime_enqueue(rt, "Member"), 0);
+        run_for(700 * USEC_PER_MSEC);
+        action = NOTHING;
+        assert_true(n_syncs - before >= 2);
+        run_for(USEC_PER_SEC);
+}
+
 static int setup(void **state)
 {
         _cleanup_free_ char *err = NULL;
@@ -328,10 +367,9 @@ static int teardown(void **state)
 int main(void)
 {
         const struct CMUnitTest tests[] = {
-                cmocka_unit_test(test_already_done),
-                cmocka_unit_test(test_not_yet_and_requeue),
-                cmocka_unit_test(test_freshness_gate),
-                cmocka_unit_test(test_apply_through_conflicts),
+                cmocka_unit_test(test_already_done),       cmocka_unit_test(test_not_yet_and_requeue),
+                cmocka_unit_test(test_freshness_gate),     cmocka_unit_test(test_apply_through_conflicts),
+                cmocka_unit_test(test_conflicts_back_off),
         };
         return cmocka_run_group_tests(tests, setup, teardown);
 }
