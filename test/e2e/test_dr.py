@@ -177,7 +177,7 @@ def scenario_quorum_loss(env, c, watcher, writer):
     log("quorum lost: etcd stopped on master-0 and master-2")
 
     t0 = time.monotonic()
-    watcher2 = Watcher(c.client(), c.endpoints)
+    watcher2 = Watcher(c.client(), c.endpoints, two_voter_restarts=True)  # the runbook's override
     c.threads.append(watcher2)
     try:
         book = Runbook(env, "restore-after-quorum-loss.md", hosts, roots)
@@ -262,7 +262,7 @@ def scenario_quorum_restore(env, c, watcher, writer):
     log("quorum lost: master-0 and master-2 lost their etcd data")
 
     t0 = time.monotonic()
-    watcher2 = Watcher(c.client(), c.endpoints)
+    watcher2 = Watcher(c.client(), c.endpoints, two_voter_restarts=True)  # the runbook's override
     c.threads.append(watcher2)
     try:
         book = Runbook(env, "quorum-restore.md", hosts, roots)

@@ -1177,6 +1177,29 @@ class Faults(Base):
             self.assertIn(k, st)
         self.assertGreater(st["requests"]["get"], 0)
 
+    def test_write_log(self):
+        """/sim/writes: every write served, with its body digest and status, in order;
+        the same body twice has the same digest, reads and /sim/* are not writes."""
+        ns = new_ns()
+        base = "/api/v1/namespaces/%s/configmaps" % ns
+        last = C.get("/sim/writes").json["writes"]
+        since = last[-1]["seq"] + 1 if last else 0
+        C.post(base, cm("w"))
+        body = C.get(base + "/w").json
+        body["data"] = {"k": "changed"}
+        self.assertEqual(C.put(base + "/w", body).status, 200)
+        self.assertStatus(C.put(base + "/w", body), 409, "Conflict")    # the same body, now stale
+        C.post("/sim/faults", {"method": "DELETE", "path_regex": "configmaps/w$", "code": 503, "count": 1})
+        self.assertEqual(C.delete(base + "/w").status, 503)
+        mine = [w for w in C.get("/sim/writes?since=%d" % since).json["writes"] if ns in w["path"]]
+        self.assertEqual([(w["method"], w["code"]) for w in mine],
+                         [("POST", 201), ("PUT", 200), ("PUT", 409), ("DELETE", 503)])
+        self.assertEqual(mine[1]["digest"], mine[2]["digest"])
+        self.assertNotEqual(mine[0]["digest"], mine[1]["digest"])
+        self.assertIn("agent", mine[0])
+        self.assertTrue(all(a["seq"] < b["seq"] for a, b in zip(mine, mine[1:])))
+        self.assertStatus(C.get("/sim/writes?since=x"), 400)
+
     def test_latency(self):
         C.post("/sim/latency", {"ms": 300})
         try:

@@ -62,6 +62,9 @@ def negotiate(accept):
                                 "application/json;as=PartialObjectMetadata;v=v1;g=meta.k8s.io")
 
 
+WRITE_METHODS = ("POST", "PUT", "PATCH", "DELETE")
+
+
 class App:
     def __init__(self, registry, store, hub, faults, token, plain, server_address, log,
                  verbose=False, sim_ops=None):
@@ -83,6 +86,15 @@ class App:
 
     # -- entry point ------------------------------------------------------------------
     def handle(self, req):
+        req.body_digest, req.status_sent = None, None
+        try:
+            self._handle(req)
+        finally:
+            if req.command in WRITE_METHODS and not req.path.startswith("/sim/"):
+                self.faults.record_write(req.command, req.path, req.body_digest, req.status_sent,
+                                         req.headers.get("User-Agent", ""))
+
+    def _handle(self, req):
         url = urllib.parse.urlsplit(req.path)
         path = url.path
         q = {k: v[0] for k, v in urllib.parse.parse_qs(url.query, keep_blank_values=True).items()}

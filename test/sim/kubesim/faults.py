@@ -4,10 +4,13 @@ POST /sim/faults   {"method":"PUT","path_regex":"...","code":409|429|500|503|504
                     "count":N,"retry_after":S}  fail the next N matching requests
 POST /sim/latency  {"ms":N}  delay every API request by N ms (0 = off)
 GET  /sim/stats    request counts by verb, open watches, pending faults
+GET  /sim/writes?since=N  the write requests served (method, path, body digest, status, agent),
+                   oldest first, from sequence number N on (the last 50 000 are kept)
 DELETE /sim/faults drop all pending faults
 (/sim/drop-watches and /sim/compact live in api.py: they need the hub and etcd.)
 """
 
+import collections
 import re
 import threading
 
@@ -41,6 +44,8 @@ class Faults:
         self.open_watches = 0
         self.watches_total = 0
         self.injected = 0
+        self.writes = collections.deque(maxlen=50000)  # {"seq","method","path","digest","code"}
+        self.write_seq = 0
 
     def add(self, spec):
         if not isinstance(spec, dict):
@@ -104,6 +109,16 @@ class Faults:
             self.methods[method] = self.methods.get(method, 0) + 1
             if verb:
                 self.requests[verb] = self.requests.get(verb, 0) + 1
+
+    def record_write(self, method, path, digest, code, agent):
+        with self._lock:
+            self.write_seq += 1
+            self.writes.append({"seq": self.write_seq, "method": method, "path": path, "digest": digest,
+                                "code": code, "agent": agent})
+
+    def writes_since(self, seq):
+        with self._lock:
+            return [w for w in self.writes if w["seq"] >= seq]
 
     def watch_started(self):
         with self._lock:

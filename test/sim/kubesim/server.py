@@ -8,6 +8,7 @@ bearer token.  Keep-alive is on for ordinary responses; a watch stream closes it
 connection when it ends.
 """
 
+import hashlib
 import json
 import select
 import socket
@@ -126,6 +127,12 @@ class Handler(BaseHTTPRequestHandler):
             self.close_connection = True
 
     def read_body(self):
+        body = self._read_body()
+        if body:
+            self.body_digest = hashlib.sha256(body).hexdigest()[:16]
+        return body
+
+    def _read_body(self):
         if self.body_read:
             return b""
         self.body_read = True
@@ -152,6 +159,7 @@ class Handler(BaseHTTPRequestHandler):
 
     # -- responses -------------------------------------------------------------------
     def send_bytes(self, code, body, content_type="application/json", headers=None):
+        self.status_sent = code
         self.send_response(code)
         self.send_header("Content-Type", content_type)
         self.send_header("Cache-Control", "no-cache, private")

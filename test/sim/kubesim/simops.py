@@ -6,6 +6,7 @@ POST /sim/faults        see faults.py;  GET lists them, DELETE clears them
 POST /sim/latency       {"ms": N}
 POST /sim/compact       {"revision": R}    compact etcd (default: current revision)
 GET  /sim/stats         counters, open watches, revisions
+GET  /sim/writes?since=N  the write requests served, with body digests (faults.py)
 """
 
 import json
@@ -71,6 +72,12 @@ class SimOps:
             self.hub.compacted(rev)
             self.log("compacted etcd at revision %d" % rev)
             return req.send_json(200, {"revision": rev})
+        if name == "writes" and m == "GET":
+            try:
+                since = int(q.get("since") or 0)
+            except ValueError:
+                raise errors.bad_request("since must be an integer")
+            return req.send_json(200, {"writes": self.faults.writes_since(since)})
         if name == "stats" and m == "GET":
             st = self.faults.stats()
             st.update(revision=self.etcd.current_revision(), watchCacheRevision=self.hub.rev,

@@ -1,0 +1,162 @@
+#!/usr/bin/env python3
+"""e2e: the whole bootstrap of test_bootstrap.py while the API server is
+hostile (issue 15's fault profile, all through the simulator's /sim/*
+controls), with the writer and the invariant watcher:
+- every 2 s every open watch ends, cleanly and by connection reset in turn;
+- every 3 s a burst of three 409 Conflicts on PUT and PATCH in openshift-etcd,
+  and of three 429 with Retry-After on GET there (watches included);
+- every 5 s a 503 on a create there;
+- every 15 s etcd is compacted (watches and lists from before get 410).
+The bootstrap must complete as a calm one does (three voters, the bootstrap
+member removed, clusteroperator/etcd settled at the release's versions),
+with no membership change while a voter is unhealthy, every acknowledged
+write readable at the end, and no write of the operator sent more than 3
+times in a row to one object once the server had accepted it (counted from
+/sim/writes; a burst replaces the last one's unmet faults).
+
+Usage: test_chaos.py BUILD_DIR [--calm]
+With --calm, the same bootstrap without faults (bench/chaos-bench.sh runs
+both and compares the figures each prints: settle time, API requests)."""
+import json
+import os
+import subprocess
+import sys
+import threading
+import time
+
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+from e2e import Env, log, wait_for  # noqa: E402
+from scenario import Cluster, start_actors, stop_actors  # noqa: E402
+
+TIMEOUT = int(os.environ.get("E2E_BOOTSTRAP_TIMEOUT", "600"))
+OPERATOR_AGENT = "cluster-etcd-operator/"
+MAX_IDENTICAL_IN_A_ROW = 3
+
+
+def sim_post(env, path, body):
+    r = subprocess.run(["kubectl", "--kubeconfig", env.kubeconfig, "create", "--raw", path, "-f", "-"],
+                       input=json.dumps(body), capture_output=True, text=True, timeout=30)
+    if r.returncode != 0:
+        raise AssertionError("POST %s: %s" % (path, r.stderr.strip()))
+
+
+def sim_get(env, path):
+    r = env.kubectl("get", "--raw", path)
+    return json.loads(r.stdout)
+
+
+class FaultProfile(threading.Thread):
+    def __init__(self, env):
+        super().__init__(daemon=True)
+        self.env = env
+        self.stop = threading.Event()
+        self.error = None
+        self.counts = {"drops": 0, "bursts": 0, "compactions": 0}
+
+    def run(self):
+        t0, abort = time.monotonic(), False
+        next_drop, next_burst, next_503, next_compact = 2.0, 3.0, 5.0, 15.0
+        ns = "/namespaces/openshift-etcd/"
+        try:
+            while not self.stop.wait(0.25):
+                t = time.monotonic() - t0
+                if t >= next_drop:
+                    sim_post(self.env, "/sim/drop-watches", {"abort": abort})
+                    abort, next_drop = not abort, next_drop + 2
+                    self.counts["drops"] += 1
+                if t >= next_burst:
+                    # A burst replaces the last one's leftovers: faults no request met do not
+                    # pile up into a server that refuses every write.
+                    subprocess.run(["kubectl", "--kubeconfig", self.env.kubeconfig, "delete", "--raw",
+                                    "/sim/faults"], capture_output=True, timeout=30)
+                    for method in ("PUT", "PATCH"):
+                        sim_post(self.env, "/sim/faults", {"method": method, "path_regex": ns, "code": 409,
+                                                           "count": 3})
+                    sim_post(self.env, "/sim/faults", {"method": "GET", "path_regex": ns, "code": 429,
+                                                       "count": 3, "retry_after": 1})
+                    next_burst += 3
+                    self.counts["bursts"] += 1
+                if t >= next_503:
+                    sim_post(self.env, "/sim/faults", {"method": "POST", "path_regex": ns, "code": 503,
+                                                       "count": 1})
+                    next_503 += 5
+                if t >= next_compact:
+                    sim_post(self.env, "/sim/compact", {})
+                    next_compact += 15
+                    self.counts["compactions"] += 1
+        except Exception as e:  # noqa: BLE001 - reported by the test
+            self.error = e
+
+
+def identical_runs(writes):
+    """The longest run of identical operator writes (method, body) to one object that the
+    server had already accepted (a write refused with 409 or 503 must be sent again), and
+    where."""
+    best, where, last = 0, None, {}
+    for w in writes:
+        if not w.get("agent", "").startswith(OPERATOR_AGENT):
+            continue
+        path = w["path"].split("?")[0]
+        key = (w["method"], w["digest"])
+        prev = last.get(path)
+        run = prev[1] + 1 if prev and prev[0] == key and prev[2] else 1
+        last[path] = (key, run, 200 <= (w.get("code") or 0) < 300)
+        if run > best:
+            best, where = run, "%s %s" % (w["method"], path)
+    return best, where
+
+
+def main():
+    build, calm = sys.argv[1], "--calm" in sys.argv[2:]
+    with Env(build) as env:
+        c = Cluster(env).start()
+        watcher, writer = c.actors()
+        faults = FaultProfile(env)
+        start_actors(watcher, writer)
+        st0 = sim_get(env, "/sim/stats")
+        first_write = (sim_get(env, "/sim/writes")["writes"] or [{"seq": 0}])[-1]["seq"] + 1
+        t0 = time.monotonic()
+        c.start_operator()
+        if not calm:
+            faults.start()
+        try:
+            wait_for("EtcdRunningInCluster=True", lambda: faults.error is None and c.running_in_cluster(), TIMEOUT)
+            assert faults.error is None, faults.error
+            c.complete_bootstrap()
+            c.wait_for_ceo(TIMEOUT)
+            wait_for("the bootstrap annotation to go", c.bootstrap_annotation_gone, 120)
+            c.destroy_bootstrap()
+            c.wait_settled(TIMEOUT)
+            settle = time.monotonic() - t0
+        finally:
+            faults.stop.set()
+            if faults.is_alive():
+                faults.join(10)
+            stop_actors(watcher, writer)
+        assert faults.error is None, faults.error
+        st1 = sim_get(env, "/sim/stats")
+        writes = sim_get(env, "/sim/writes?since=%d" % first_write)["writes"]
+        verbs = {v: st1["requests"].get(v, 0) - st0["requests"].get(v, 0) for v in st1["requests"]}
+        requests = st1["total"] - st0["total"] - verbs.get("sim", 0)  # not the fault actor's own
+        rewatches = verbs.get("watch", 0)
+        run, where = identical_runs(writes)
+        log("FIGURES %s: settled in %.0f s; %d API requests (%.1f/s), %d of them watches (%.1f/s without); "
+            "%d operator writes; longest run of identical operator writes to one object after it was "
+            "accepted: %d (%s); faults: %s, %d injected; by verb: %s" % (
+                "calm" if calm else "chaos", settle, requests, requests / settle, rewatches,
+                (requests - rewatches) / settle,
+                sum(1 for w in writes if w.get("agent", "").startswith(OPERATOR_AGENT)), run, where,
+                faults.counts, st1["injected"] - st0["injected"], json.dumps(verbs, sort_keys=True)))
+
+        assert not watcher.violations, "invariants broken: %s" % watcher.violations[:5]
+        assert c.member_names() == c.masters, c.member_names()
+        c.check_writer(writer)
+        assert run <= MAX_IDENTICAL_IN_A_ROW, "the operator sent an identical write %d times in a row (%s)" % (
+            run, where)
+        if not calm:
+            assert faults.counts["drops"] > 10 and faults.counts["compactions"] >= 1, faults.counts
+        log("ok")
+
+
+if __name__ == "__main__":
+    main()
