@@ -126,6 +126,18 @@ def check_scale_out(c, watcher, survivor):
     assert not watcher.violations, "invariants broken while scaling back out: %s" % watcher.violations[:5]
 
 
+def fill(c, mb):
+    """About `mb` MB of values under /bench-fill/ (512 KiB each), for the figures of a
+    restore of a database of that size; logs the database size it reached."""
+    value = "x" * (512 * 1024)
+    t0 = time.monotonic()
+    for i in range(mb * 2):
+        c.etcd.put(c.master_eps, "/bench-fill/%06d" % i, value)
+    _, st = c.etcd.first(c.master_eps, "/v3/maintenance/status", {})
+    log("filled %d MB in %.0f s: the database is %.0f MB" % (mb, time.monotonic() - t0,
+                                                            int(st.get("dbSize", 0)) / 1e6))
+
+
 def stop_etcd(c, node):
     """The disaster: etcd stops on `node` (its manifest gone, as when a machine's disk fails)."""
     root = c.node_root(node)
@@ -157,6 +169,9 @@ def scenario_quorum_loss(env, c, watcher, writer):
                 json.dumps([{"op": "replace", "path": "/status/conditions/1/status", "value": "False"}]))
     log("backup while Progressing: refused; with --force: %s" % marked)
 
+    fill_mb = int(os.environ.get("E2E_DR_FILL_MB", "0"))  # bench/dr-bench.sh --e2e: a 200 MB database
+    if fill_mb:
+        fill(c, fill_mb)
     acked_before = list(writer.acked)
     Runbook(env, "backup.md", hosts, roots).run()
     backup = os.path.join(roots["master-0"], "home/core/assets/backup")
@@ -181,7 +196,9 @@ def scenario_quorum_loss(env, c, watcher, writer):
     c.threads.append(watcher2)
     try:
         book = Runbook(env, "restore-after-quorum-loss.md", hosts, roots)
-        book.run(last=3)  # etcd stopped everywhere, the restore pod in place
+        book.run(last=2)  # etcd stopped everywhere
+        t_restore = time.time()
+        book.run(first=3, last=3)  # the restore pod in place
         # Watched from here: before, master-1 still answered with the old membership,
         # without quorum (the disaster, not something the restore did).
         start_actors(watcher2)
@@ -200,6 +217,9 @@ def scenario_quorum_loss(env, c, watcher, writer):
 
     # One member with a new cluster ID first, then three voters, one change at a time.
     check_scale_out(c, watcher2, "master-1")
+    three = [t for t, shape, _ in watcher2.history if shape == [(m, False) for m in c.masters]]
+    log("FIGURES restore to three voters: %.0f s from the restore's start (runbook step 3)%s" % (
+        three[0] - t_restore if three else -1, " with a %d MB fill" % fill_mb if fill_mb else ""))
     new_id = cluster_id(c)
     assert new_id != old_id, "the cluster ID did not change (%s)" % old_id
 
