@@ -66,13 +66,16 @@ class Etcd:
         """The member list of the most advanced member that answers. In 3.4 a
         member serves the list from its own state: a removed member that its
         kubelet restarts on the old data dir answers with the membership it
-        last knew (and may raise its own raft term by campaigning), so the
-        highest raftIndex picks whom to ask, the order given breaks ties."""
+        last knew (and may raise its own raft term by campaigning), and a
+        member replaying its log after a restart knows the committed index
+        before it has applied it (an old membership, old member IDs), so the
+        highest applied index picks whom to ask (raftIndex where the status
+        has no raftAppliedIndex); the order given breaks ties."""
         best, best_index = None, -1
         for e in endpoints:
             try:
                 st, j = self.call(e, "/v3/maintenance/status")
-                index = int(j.get("raftIndex", "0")) if st == 200 else -1
+                index = int(j.get("raftAppliedIndex") or j.get("raftIndex") or "0") if st == 200 else -1
             except Exception:
                 continue
             if index > best_index:
