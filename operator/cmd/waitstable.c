@@ -214,7 +214,10 @@ static void help(FILE *out)
                        "Exit codes: 0 stable, 1 not stable in time, 2 usage error.\n");
 }
 
-static int wait_main(int argc, char *argv[])
+/* The flags both commands take (--stable only with `stable_flag`): -1 to go on,
+ * else the exit code. */
+static int parse_flags(int argc, char *argv[], const char *name, bool stable_flag, void (*help_fn)(FILE *),
+                       Flags *f)
 {
         enum { ARG_KUBECONFIG = 0x100, ARG_TIMEOUT, ARG_STABLE };
         static const struct option options[] = {
@@ -224,27 +227,26 @@ static int wait_main(int argc, char *argv[])
                 {"help", no_argument, NULL, 'h'},
                 {},
         };
-        Flags f = {.timeout = 20 * 60 * USEC_PER_SEC,
-                   .stable = 30 * USEC_PER_SEC,
-                   .interval = 2 * USEC_PER_SEC,
-                   .check = check_stable,
-                   .what = "etcd is stable"};
         int c;
 
         argc = cmd_take_verbosity(argc, argv);
         optind = 0;
         opterr = 0;
-        while ((c = getopt_long(argc, argv, ":h", options, NULL)) >= 0)
+        while ((c = getopt_long(argc, argv, ":h", options, NULL)) >= 0) {
+                if (c == ARG_STABLE && !stable_flag) {
+                        log_error("%s has no --stable; see --help", name);
+                        return EXIT_USAGE;
+                }
                 switch (c) {
                 case 'h':
-                        help(stdout);
+                        help_fn(stdout);
                         return EXIT_OK;
                 case ARG_KUBECONFIG:
-                        f.kubeconfig = optarg;
+                        f->kubeconfig = optarg;
                         break;
                 case ARG_TIMEOUT:
                 case ARG_STABLE: {
-                        usec_t *v = c == ARG_TIMEOUT ? &f.timeout : &f.stable;
+                        usec_t *v = c == ARG_TIMEOUT ? &f->timeout : &f->stable;
                         if (parse_duration(optarg, v) < 0) {
                                 log_error("--%s: \"%s\" is not a duration (e.g. 20m, 30s)",
                                           c == ARG_TIMEOUT ? "timeout" : "stable", optarg);
@@ -253,13 +255,27 @@ static int wait_main(int argc, char *argv[])
                         break;
                 }
                 default:
-                        nodecmd_flag_error("wait-for-stable-etcd", c, argv);
+                        nodecmd_flag_error(name, c, argv);
                         return EXIT_USAGE;
                 }
+        }
         if (optind < argc) {
-                log_error("wait-for-stable-etcd takes no arguments; see --help");
+                log_error("%s takes no arguments; see --help", name);
                 return EXIT_USAGE;
         }
+        return -1;
+}
+
+static int wait_main(int argc, char *argv[])
+{
+        Flags f = {.timeout = 20 * 60 * USEC_PER_SEC,
+                   .stable = 30 * USEC_PER_SEC,
+                   .interval = 2 * USEC_PER_SEC,
+                   .check = check_stable,
+                   .what = "etcd is stable"};
+        int r = parse_flags(argc, argv, "wait-for-stable-etcd", true, help, &f);
+        if (r >= 0)
+                return r;
         if (!f.kubeconfig) {
                 /* On a master, the node's own kubeconfig first: what the runbooks use. */
                 const char *e = getenv("KUBECONFIG");
@@ -295,41 +311,10 @@ static void help_ceo(FILE *out)
 
 static int ceo_main(int argc, char *argv[])
 {
-        enum { ARG_KUBECONFIG = 0x100, ARG_TIMEOUT };
-        static const struct option options[] = {
-                {"kubeconfig", required_argument, NULL, ARG_KUBECONFIG},
-                {"timeout", required_argument, NULL, ARG_TIMEOUT},
-                {"help", no_argument, NULL, 'h'},
-                {},
-        };
         Flags f = {.interval = 2 * USEC_PER_SEC, .check = check_ceo, .what = "the bootstrap is done"};
-        int c;
-
-        argc = cmd_take_verbosity(argc, argv);
-        optind = 0;
-        opterr = 0;
-        while ((c = getopt_long(argc, argv, ":h", options, NULL)) >= 0)
-                switch (c) {
-                case 'h':
-                        help_ceo(stdout);
-                        return EXIT_OK;
-                case ARG_KUBECONFIG:
-                        f.kubeconfig = optarg;
-                        break;
-                case ARG_TIMEOUT:
-                        if (parse_duration(optarg, &f.timeout) < 0) {
-                                log_error("--timeout: \"%s\" is not a duration (e.g. 40m)", optarg);
-                                return EXIT_USAGE;
-                        }
-                        break;
-                default:
-                        nodecmd_flag_error("wait-for-ceo", c, argv);
-                        return EXIT_USAGE;
-                }
-        if (optind < argc) {
-                log_error("wait-for-ceo takes no arguments; see --help");
-                return EXIT_USAGE;
-        }
+        int r = parse_flags(argc, argv, "wait-for-ceo", false, help_ceo, &f);
+        if (r >= 0)
+                return r;
         if (!f.kubeconfig && !(f.kubeconfig = getenv("KUBECONFIG"))) {
                 log_error("no kubeconfig: pass --kubeconfig (bootkube.sh passes the installer's admin "
                           "kubeconfig)");
