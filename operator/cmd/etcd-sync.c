@@ -86,3 +86,12 @@ int etcd_sync_status(EtcdClient *client, const char *endpoint, usec_t timeout, E
                 return r;
         return etcd_parse_status(c->body, ret);
 }
+
+int etcd_sync_current_member_list(EtcdClient *client, const char *endpoint, usec_t timeout,
+                                  EtcdMemberList **ret)
+{
+        int r = etcd_sync_quorum_read(client, endpoint, timeout);
+        if (r < 0)
+                return r;
+        return etcd_sync_member_list(client, endpoint, timeout, ret);
+}

@@ -34,3 +34,7 @@ int etcd_sync_wait(Loop *loop, EtcdSyncCall **c, usec_t timeout);
 int etcd_sync_member_list(EtcdClient *c, const char *endpoint, usec_t timeout, EtcdMemberList **ret);
 int etcd_sync_quorum_read(EtcdClient *c, const char *endpoint, usec_t timeout);
 int etcd_sync_status(EtcdClient *c, const char *endpoint, usec_t timeout, EtcdStatus *ret);
+/* A current member list: read from `endpoint` right after a linearizable read
+ * there succeeded, so that member has applied every committed membership
+ * change (and the cluster has quorum). */
+int etcd_sync_current_member_list(EtcdClient *c, const char *endpoint, usec_t timeout, EtcdMemberList **ret);

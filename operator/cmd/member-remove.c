@@ -39,18 +39,11 @@ static int current_members(const Flags *f, EtcdClient *c, EtcdMemberList **ret, 
         int r = -EHOSTDOWN;
         for (size_t i = 0; i < f->endpoints.n; i++) {
                 const char *ep = f->endpoints.v[i];
-                r = etcd_sync_quorum_read(c, ep, CALL_TIMEOUT);
+                r = etcd_sync_current_member_list(c, ep, CALL_TIMEOUT, ret);
                 if (r == -ENOMEM)
                         return r;
                 if (r < 0) {
-                        log_info("%s: no quorum read (%s)", ep, etcd_strerror(r));
-                        continue;
-                }
-                r = etcd_sync_member_list(c, ep, CALL_TIMEOUT, ret);
-                if (r == -ENOMEM)
-                        return r;
-                if (r < 0) {
-                        log_info("%s: no member list (%s)", ep, etcd_strerror(r));
+                        log_info("%s: no member list after a quorum read (%s)", ep, etcd_strerror(r));
                         continue;
                 }
                 *ret_endpoint = ep;

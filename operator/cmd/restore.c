@@ -637,8 +637,7 @@ static int check_not_a_member(const Flags *f)
                 _cleanup_(etcd_member_list_freep) EtcdMemberList *l = NULL;
                 if (streq(p.eps.v[i], p.self))
                         continue;
-                if (etcd_sync_quorum_read(p.c, p.eps.v[i], 3 * USEC_PER_SEC) < 0 ||
-                    etcd_sync_member_list(p.c, p.eps.v[i], 3 * USEC_PER_SEC, &l) < 0) {
+                if (etcd_sync_current_member_list(p.c, p.eps.v[i], 3 * USEC_PER_SEC, &l) < 0) {
                         log_info("  %s: no answer with quorum", p.eps.v[i]);
                         continue;
                 }
