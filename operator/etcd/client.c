@@ -419,6 +419,13 @@ int etcd_health(EtcdClient *c, const char *endpoint, EtcdCallback cb, void *user
         return etcd_health_timeout(c, endpoint, 0, cb, userdata);
 }
 
+int etcd_health_reads(EtcdClient *c, const char *endpoint, usec_t timeout, EtcdCallback cb, void *userdata)
+{
+        assert_return(endpoint, -EINVAL);
+        return call_start(c, endpoint, "/health?exclude=NOSPACE", NULL, ETCD_CALL_IDEMPOTENT, timeout, true,
+                          cb, userdata);
+}
+
 int etcd_alarm_list(EtcdClient *c, EtcdCallback cb, void *userdata)
 {
         _cleanup_(cJSON_Deletep) cJSON *b = cJSON_CreateObject();
@@ -449,6 +456,18 @@ int etcd_hash(EtcdClient *c, const char *endpoint, EtcdCallback cb, void *userda
 {
         assert_return(endpoint, -EINVAL);
         return etcd_call(c, endpoint, "/v3/maintenance/hash", NULL, ETCD_CALL_IDEMPOTENT, 0, cb, userdata);
+}
+
+int etcd_move_leader(EtcdClient *c, const char *leader_endpoint, uint64_t target, EtcdCallback cb,
+                     void *userdata)
+{
+        _cleanup_(cJSON_Deletep) cJSON *b = cJSON_CreateObject();
+        char buf[21];
+
+        assert_return(leader_endpoint, -EINVAL);
+        if (!b || !cJSON_AddStringToObject(b, "targetID", u64(target, buf)))
+                return -ENOMEM;
+        return etcd_call(c, leader_endpoint, "/v3/maintenance/transfer-leadership", b, 0, 0, cb, userdata);
 }
 
 static int add_bytes(cJSON *o, const char *name, const void *p, size_t n)

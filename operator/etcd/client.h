@@ -70,11 +70,19 @@ int etcd_health_timeout(EtcdClient *c, const char *endpoint, usec_t timeout, Etc
                         void *userdata);
 /* GET /health: error 0 when healthy, -EAGAIN when the member says false. */
 int etcd_health(EtcdClient *c, const char *endpoint, EtcdCallback cb, void *userdata);
+/* GET /health?exclude=NOSPACE: whether the member serves quorum reads, a
+ * NOSPACE alarm aside (the alarm list says whether one is raised). etcd
+ * honours the parameter since 3.4.17; older members say false. */
+int etcd_health_reads(EtcdClient *c, const char *endpoint, usec_t timeout, EtcdCallback cb, void *userdata);
 int etcd_alarm_list(EtcdClient *c, EtcdCallback cb, void *userdata);
 int etcd_alarm_disarm(EtcdClient *c, uint64_t member_id, const char *alarm, EtcdCallback cb, void *userdata);
 /* Defragmentation blocks the member; give it a long timeout (0 = 2 min). */
 int etcd_defragment(EtcdClient *c, const char *endpoint, usec_t timeout, EtcdCallback cb, void *userdata);
 int etcd_hash(EtcdClient *c, const char *endpoint, EtcdCallback cb, void *userdata);
+/* Hands leadership to voter `target`; only the leader (`leader_endpoint`) takes it
+ * (ETCD_ERR_NOT_LEADER otherwise). Not retried elsewhere. */
+int etcd_move_leader(EtcdClient *c, const char *leader_endpoint, uint64_t target, EtcdCallback cb,
+                     void *userdata);
 int etcd_kv_put(EtcdClient *c, const void *key, size_t key_len, const void *value, size_t value_len,
                 EtcdCallback cb, void *userdata);
 /* `range_end` NULL = the single key; serializable reads are local (no quorum). */

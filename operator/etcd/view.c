@@ -94,9 +94,33 @@ bool etcd_view_is_fault_tolerant(const EtcdViewSnapshot *s)
         return etcd_view_count_healthy_voters(s) >= 3 && etcd_view_fault_tolerance(s) >= 1;
 }
 
+bool etcd_view_has_alarm(const EtcdViewSnapshot *s, const char *alarm)
+{
+        for (size_t i = 0; s && i < s->n_alarms; i++)
+                if (streq(s->alarms[i].alarm, alarm))
+                        return true;
+        return false;
+}
+
+unsigned etcd_member_fragmented_percent(const EtcdMemberState *m)
+{
+        if (!m || !m->has_status || m->status.db_size == 0 || m->status.db_size_in_use >= m->status.db_size)
+                return 0;
+        uint64_t free_bytes = m->status.db_size - m->status.db_size_in_use;
+        /* Rounded to the nearest percent, as upstream compares it. */
+        return (unsigned) ((free_bytes * 200 / m->status.db_size + 1) / 2);
+}
+
+bool etcd_member_needs_defrag(const EtcdMemberState *m)
+{
+        return m && m->started && !m->is_learner && m->has_status &&
+               m->status.db_size >= ETCD_DEFRAG_MIN_DB_SIZE &&
+               etcd_member_fragmented_percent(m) >= ETCD_DEFRAG_MIN_FRAGMENTED_PERCENT;
+}
+
 bool etcd_view_all_healthy(const EtcdViewSnapshot *s)
 {
-        if (!s || s->error < 0 || s->split_brain || n_members(s) == 0)
+        if (!s || s->error < 0 || s->split_brain || n_members(s) == 0 || etcd_view_has_alarm(s, "NOSPACE"))
                 return false;
         for (size_t i = 0; i < n_members(s); i++)
                 if (!s->states[i].started || !s->states[i].healthy)
@@ -218,7 +242,8 @@ uint64_t etcd_view_digest(const EtcdViewSnapshot *s)
                 h = fnv_u64(h, m->id);
                 h = fnv_str(h, m->name);
                 h = fnv_u64(h, (uint64_t) m->started | (uint64_t) m->is_learner << 1 |
-                                       (uint64_t) m->healthy << 2 | (uint64_t) m->has_status << 3);
+                                       (uint64_t) m->healthy << 2 | (uint64_t) m->has_status << 3 |
+                                       (uint64_t) etcd_member_needs_defrag(m) << 4);
                 h = fnv_str(h, m->has_status ? m->status.version : NULL);
                 for (size_t k = 0; m->member && k < m->member->n_peer_urls; k++)
                         h = fnv_str(h, m->member->peer_urls[k]);
@@ -409,7 +434,7 @@ static int ask_member(EtcdView *v, size_t i, bool health)
                 return -ENOMEM;
         *q = (MemberReq){.view = v, .snap = etcd_view_snapshot_ref(v->building), .index = i};
         const char *url = v->building->states[i].client_url;
-        r = health ? etcd_health_timeout(v->client, url, round_timeout(v), on_health, q)
+        r = health ? etcd_health_reads(v->client, url, round_timeout(v), on_health, q)
                    : etcd_status_timeout(v->client, url, round_timeout(v), on_status, q);
         if (r < 0) {
                 etcd_view_snapshot_unref(q->snap);

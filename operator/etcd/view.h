@@ -67,8 +67,19 @@ int etcd_view_fault_tolerance(const EtcdViewSnapshot *s);
  * restarts every member in turn keeps quorum even if one more fails. */
 bool etcd_view_is_fault_tolerant(const EtcdViewSnapshot *s);
 const EtcdMemberState *etcd_view_find(const EtcdViewSnapshot *s, uint64_t id);
-/* Every member started and healthy (learners included) and no split brain. */
+/* Every member started and healthy (learners included), no split brain and no
+ * NOSPACE alarm. A member's `healthy` says it serves quorum reads, a NOSPACE
+ * alarm aside (so the maintenance that clears one can tell who is up). */
 bool etcd_view_all_healthy(const EtcdViewSnapshot *s);
+/* The latest alarm list has this alarm ("NOSPACE", "CORRUPT") on any member. */
+bool etcd_view_has_alarm(const EtcdViewSnapshot *s, const char *alarm);
+
+/* Defragmentation is due (upstream's rule): a started voter whose status says
+ * its db file is at least 100 MiB and at least 45 % of it (rounded) not in use. */
+#define ETCD_DEFRAG_MIN_DB_SIZE            (100ULL * 1024 * 1024)
+#define ETCD_DEFRAG_MIN_FRAGMENTED_PERCENT 45u
+unsigned etcd_member_fragmented_percent(const EtcdMemberState *m);
+bool etcd_member_needs_defrag(const EtcdMemberState *m);
 /* Learners plus members that were added but never started. */
 size_t etcd_view_count_pending(const EtcdViewSnapshot *s);
 const EtcdMemberState *etcd_view_find_by_name(const EtcdViewSnapshot *s, const char *name);
@@ -97,9 +108,9 @@ bool etcd_view_restart_keeps_quorum(const EtcdViewSnapshot *s, uint64_t id, cons
 
 /* A digest of what controllers decide from: whether the list failed, the
  * cluster ID, split brain, the leader, each member's ID, name, URLs, started,
- * learner and healthy flags and version, and the alarms. Raft indexes, db
- * sizes and timings are left out, so a quiet cluster digests the same round
- * after round and wakes no controller. */
+ * learner and healthy flags, version and whether defragmentation is due, and
+ * the alarms. Raft indexes, db sizes and timings are left out, so a quiet
+ * cluster digests the same round after round and wakes no controller. */
 uint64_t etcd_view_digest(const EtcdViewSnapshot *s);
 
 typedef void (*EtcdViewFunc)(EtcdView *v, const EtcdViewSnapshot *snap, void *userdata);

@@ -8,6 +8,7 @@
 #include <cmocka.h>
 
 #include "base/json.h"
+#include "etcd/maintlog.h"
 #include "etcd/types.h"
 
 static cJSON *parse(const char *s)
@@ -93,6 +94,44 @@ static void test_status(void **state)
         _cleanup_(etcd_status_done) EtcdStatus c = {};
         assert_int_equal(etcd_status_copy(&n, &c), 0);
         assert_string_equal(c.errors[1], n.errors[1]);
+}
+
+/* The maintenance log: newest first lookups, failures in a row, a bounded ring. */
+static void test_maint_log(void **state)
+{
+        _cleanup_(etcd_maint_log_freep) EtcdMaintLog *l = etcd_maint_log_new();
+        assert_non_null(l);
+        assert_null(etcd_maint_log_last(l, ETCD_MAINT_DEFRAG, 0, false));
+        assert_int_equal(etcd_maint_log_failures_in_row(l, ETCD_MAINT_DEFRAG), 0);
+        EtcdMaintRecord r = {.kind = ETCD_MAINT_DEFRAG, .member_id = 1, .finished = 10};
+        etcd_maint_log_add(l, &r);
+        r = (EtcdMaintRecord){
+                .kind = ETCD_MAINT_DEFRAG, .member_id = 2, .finished = 20, .error = -ETIMEDOUT};
+        etcd_maint_log_add(l, &r);
+        r = (EtcdMaintRecord){.kind = ETCD_MAINT_COMPACT, .revision = 7, .finished = 25};
+        etcd_maint_log_add(l, &r);
+        r = (EtcdMaintRecord){.kind = ETCD_MAINT_DEFRAG, .member_id = 1, .finished = 30, .error = -EIO};
+        etcd_maint_log_add(l, &r);
+        assert_int_equal(etcd_maint_log_last(l, ETCD_MAINT_DEFRAG, 1, true)->finished, 10);
+        assert_int_equal(etcd_maint_log_last(l, ETCD_MAINT_DEFRAG, 1, false)->finished, 30);
+        assert_int_equal(etcd_maint_log_last(l, ETCD_MAINT_DEFRAG, 0, false)->member_id, 1);
+        assert_null(etcd_maint_log_last(l, ETCD_MAINT_DEFRAG, 2, true));
+        assert_int_equal(etcd_maint_log_last(l, ETCD_MAINT_COMPACT, 0, true)->revision, 7);
+        assert_int_equal(etcd_maint_log_failures_in_row(l, ETCD_MAINT_DEFRAG), 2);
+        assert_int_equal(etcd_maint_log_failures_in_row(l, ETCD_MAINT_COMPACT), 0);
+        /* Past the bound the oldest go first. */
+        for (unsigned i = 0; i < ETCD_MAINT_LOG_MAX; i++) {
+                r = (EtcdMaintRecord){.kind = ETCD_MAINT_DISARM, .member_id = 9, .finished = 100 + i};
+                etcd_maint_log_add(l, &r);
+        }
+        assert_int_equal(etcd_maint_log_size(l), ETCD_MAINT_LOG_MAX);
+        assert_null(etcd_maint_log_last(l, ETCD_MAINT_DEFRAG, 0, false));
+        assert_int_equal(etcd_maint_log_at(l, 0)->finished, 100);
+        assert_int_equal(etcd_maint_log_last(l, ETCD_MAINT_DISARM, 9, true)->finished,
+                         100 + ETCD_MAINT_LOG_MAX - 1);
+        assert_null(etcd_maint_log_at(l, ETCD_MAINT_LOG_MAX));
+        assert_string_equal(etcd_maint_kind_to_string(ETCD_MAINT_MOVE_LEADER), "move-leader");
+        (void) state;
 }
 
 static void test_alarms(void **state)
@@ -185,7 +224,7 @@ int main(void)
         const struct CMUnitTest tests[] = {
                 cmocka_unit_test(test_member_list), cmocka_unit_test(test_status),
                 cmocka_unit_test(test_alarms),      cmocka_unit_test(test_errors),
-                cmocka_unit_test(test_urls),
+                cmocka_unit_test(test_maint_log),   cmocka_unit_test(test_urls),
         };
         return cmocka_run_group_tests(tests, NULL, NULL);
 }
