@@ -7,6 +7,7 @@
 #pragma once
 
 #include "etcd/client.h"
+#include "etcd/maintlog.h"
 #include "kube/informer.h"
 #include "plan.h"
 #include "runtime/events.h"
@@ -67,6 +68,9 @@ typedef struct RuntimeConfig {
          * after each change the runtime calls on_etcd_change (refresh the view). */
         EtcdClient *etcd;
         void (*on_etcd_change)(void *userdata);
+        /* Maintenance intents (defragment, compact, disarm, move leader) are recorded here
+         * (NULL: not recorded); the controllers read the same log through their state. */
+        EtcdMaintLog *maint_log;
         /* Whether the caches controllers read show etcd as of `since` (CLOCK_MONOTONIC).
          * After a membership change, the next one waits until they do, so no
          * controller acts twice on a member list from before its own change. */

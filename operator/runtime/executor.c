@@ -12,8 +12,7 @@ static void run_next_intent(Controller *c);
 
 static bool is_etcd_intent(const Intent *i)
 {
-        return i && (i->type == INTENT_ETCD_ADD_LEARNER || i->type == INTENT_ETCD_PROMOTE ||
-                     i->type == INTENT_ETCD_REMOVE);
+        return i && intent_is_etcd(i);
 }
 
 /* `message`: what the server said (a Status message, etcd's error), or NULL;
@@ -201,6 +200,101 @@ static void on_etcd_done(EtcdClient *ec, const EtcdResponse *resp, void *userdat
         intent_finished(c, 0, NULL);
 }
 
+/* ---- etcd maintenance ---- */
+
+static EtcdMaintKind maint_kind(IntentType t)
+{
+        switch (t) {
+        case INTENT_ETCD_DEFRAGMENT:
+                return ETCD_MAINT_DEFRAG;
+        case INTENT_ETCD_COMPACT:
+                return ETCD_MAINT_COMPACT;
+        case INTENT_ETCD_DISARM:
+                return ETCD_MAINT_DISARM;
+        case INTENT_ETCD_MOVE_LEADER:
+                return ETCD_MAINT_MOVE_LEADER;
+        default:
+                return _ETCD_MAINT_KIND_INVALID;
+        }
+}
+
+/* A maintenance step ends in the maintenance log and an event either way; its
+ * failure is not the sync's (the controller judges failures in a row from the
+ * log), and the next etcd step of any controller waits for a view taken after it. */
+static void on_maint_done(EtcdClient *ec, const EtcdResponse *resp, void *userdata)
+{
+        static const char *const ok_reasons[_INTENT_TYPE_MAX] = {
+                [INTENT_ETCD_DEFRAGMENT] = "DefragControllerDefragmentSuccess",
+                [INTENT_ETCD_COMPACT] = "EtcdCompacted",
+                [INTENT_ETCD_DISARM] = "EtcdAlarmDisarmed",
+                [INTENT_ETCD_MOVE_LEADER] = "EtcdLeaderMoved",
+        };
+        static const char *const failed_reasons[_INTENT_TYPE_MAX] = {
+                [INTENT_ETCD_DEFRAGMENT] = "DefragControllerDefragmentFailed",
+                [INTENT_ETCD_COMPACT] = "EtcdCompactFailed",
+                [INTENT_ETCD_DISARM] = "EtcdAlarmDisarmFailed",
+                [INTENT_ETCD_MOVE_LEADER] = "EtcdLeaderMoveFailed",
+        };
+        Controller *c = userdata;
+        int e = resp->error;
+
+        (void) ec;
+        if (e == -ECANCELED)
+                return; /* the client is being freed: `c` may be gone */
+        log_set_controller(c->spec->name);
+        const Intent *i = &c->plan.intents[c->next];
+        _cleanup_free_ char *what = intent_describe(i);
+        usec_t now = now_usec(CLOCK_REALTIME);
+        double took = (double) (now - MIN(now, c->etcd_started)) / (double) USEC_PER_SEC;
+        if (i->type == INTENT_ETCD_COMPACT && e == ETCD_ERR_COMPACTED) {
+                log_info("%s: already compacted that far", what);
+                e = 0;
+        }
+        EtcdMaintRecord rec = {.kind = maint_kind(i->type),
+                               .member_id = i->member_id,
+                               .revision = i->revision,
+                               .started = c->etcd_started,
+                               .finished = now,
+                               .error = e};
+        etcd_maint_log_add(c->rt->cfg.maint_log, &rec);
+        c->rt->last_etcd_change = now_usec(CLOCK_MONOTONIC);
+        if (c->rt->cfg.on_etcd_change)
+                c->rt->cfg.on_etcd_change(c->rt->cfg.userdata);
+        if (e < 0) {
+                const char *why = resp->message && *resp->message ? resp->message : etcd_strerror(e);
+                log_warning("%s failed after %.1f s: %s", what, took, why);
+                event_record(c->rt->recorder, true, failed_reasons[i->type], "%s failed after %.1f s: %s",
+                             what, took, why);
+                plan_requeue_after(&c->plan, MAINT_RETRY_DELAY);
+        } else {
+                log_info("%s: done in %.1f s", what, took);
+                event_record(c->rt->recorder, false, ok_reasons[i->type], "%s: done in %.1f s%s%s%s", what,
+                             took, i->detail ? " (before: " : "", strempty(i->detail), i->detail ? ")" : "");
+        }
+        intent_finished(c, 0, NULL);
+}
+
+static int run_maint_intent(Controller *c, const Intent *i)
+{
+        EtcdClient *ec = c->rt->cfg.etcd;
+
+        c->etcd_started = now_usec(CLOCK_REALTIME);
+        switch (i->type) {
+        case INTENT_ETCD_DEFRAGMENT:
+                event_record(c->rt->recorder, false, "DefragControllerDefragmentAttempt",
+                             "defragmenting etcd member %s (%s)", i->name, strempty(i->detail));
+                return etcd_defragment(ec, i->endpoint, DEFRAG_TIMEOUT, on_maint_done, c);
+        case INTENT_ETCD_COMPACT:
+                return etcd_kv_compact(ec, i->revision, true, on_maint_done, c);
+        case INTENT_ETCD_DISARM:
+                return etcd_alarm_disarm(ec, i->member_id, i->alarm, on_maint_done, c);
+        case INTENT_ETCD_MOVE_LEADER:
+                return etcd_move_leader(ec, i->endpoint, i->member_id, on_maint_done, c);
+        default:
+                return -EINVAL;
+        }
+}
+
 static int run_etcd_intent(Controller *c, const Intent *i)
 {
         EtcdClient *ec = c->rt->cfg.etcd;
@@ -225,7 +319,7 @@ static int run_etcd_intent(Controller *c, const Intent *i)
         case INTENT_ETCD_REMOVE:
                 return etcd_member_remove(ec, i->member_id, on_etcd_done, c);
         default:
-                return -EINVAL;
+                return run_maint_intent(c, i);
         }
 }
 
@@ -278,6 +372,10 @@ static void run_next_intent(Controller *c)
         case INTENT_ETCD_ADD_LEARNER:
         case INTENT_ETCD_PROMOTE:
         case INTENT_ETCD_REMOVE:
+        case INTENT_ETCD_DEFRAGMENT:
+        case INTENT_ETCD_COMPACT:
+        case INTENT_ETCD_DISARM:
+        case INTENT_ETCD_MOVE_LEADER:
                 r = run_etcd_intent(c, i);
                 if (r > 0) {
                         intent_finished(c, 0, NULL);

@@ -18,6 +18,9 @@ static void intent_done(Intent *i)
         free(i->reason);
         free(i->message);
         free(i->peer_url);
+        free(i->endpoint);
+        free(i->alarm);
+        free(i->detail);
 }
 
 void plan_done(Plan *p)
@@ -207,10 +210,17 @@ void plan_waiting(Plan *p, const char *reason, const char *fmt, ...)
         }
 }
 
-bool intent_is_etcd(const Intent *i)
+bool intent_is_etcd_membership(const Intent *i)
 {
         return i->type == INTENT_ETCD_ADD_LEARNER || i->type == INTENT_ETCD_PROMOTE ||
                i->type == INTENT_ETCD_REMOVE;
+}
+
+bool intent_is_etcd(const Intent *i)
+{
+        return intent_is_etcd_membership(i) || i->type == INTENT_ETCD_DEFRAGMENT ||
+               i->type == INTENT_ETCD_COMPACT || i->type == INTENT_ETCD_DISARM ||
+               i->type == INTENT_ETCD_MOVE_LEADER;
 }
 
 static Intent *etcd_intent(Plan *p, IntentType t, const char *name)
@@ -218,7 +228,7 @@ static Intent *etcd_intent(Plan *p, IntentType t, const char *name)
         for (size_t k = 0; k < p->n; k++)
                 if (intent_is_etcd(&p->intents[k])) {
                         if (p->error >= 0)
-                                p->error = -EBUSY; /* one membership change at a time */
+                                p->error = -EBUSY; /* one change to etcd at a time */
                         return NULL;
                 }
         Intent *i = push(p, t);
@@ -250,6 +260,43 @@ void plan_etcd_remove(Plan *p, const char *name, uint64_t id)
                 i->member_id = id;
 }
 
+void plan_etcd_defragment(Plan *p, const char *name, uint64_t id, const char *endpoint, const char *detail)
+{
+        Intent *i = etcd_intent(p, INTENT_ETCD_DEFRAGMENT, name);
+        if (!i)
+                return;
+        i->member_id = id;
+        if (!endpoint || !dup_str(&i->endpoint, endpoint) || (detail && !dup_str(&i->detail, detail)))
+                fail(p, i, endpoint ? -ENOMEM : -EINVAL);
+}
+
+void plan_etcd_compact(Plan *p, uint64_t revision)
+{
+        Intent *i = etcd_intent(p, INTENT_ETCD_COMPACT, "cluster");
+        if (i)
+                i->revision = revision;
+}
+
+void plan_etcd_disarm(Plan *p, const char *name, uint64_t id, const char *alarm)
+{
+        Intent *i = etcd_intent(p, INTENT_ETCD_DISARM, name);
+        if (!i)
+                return;
+        i->member_id = id;
+        if (!alarm || !dup_str(&i->alarm, alarm))
+                fail(p, i, alarm ? -ENOMEM : -EINVAL);
+}
+
+void plan_etcd_move_leader(Plan *p, const char *name, uint64_t target, const char *leader_endpoint)
+{
+        Intent *i = etcd_intent(p, INTENT_ETCD_MOVE_LEADER, name);
+        if (!i)
+                return;
+        i->member_id = target;
+        if (!leader_endpoint || !dup_str(&i->endpoint, leader_endpoint))
+                fail(p, i, leader_endpoint ? -ENOMEM : -EINVAL);
+}
+
 void plan_requeue_after(Plan *p, usec_t delay)
 {
         if (p->requeue_after == 0 || delay < p->requeue_after)
@@ -270,6 +317,10 @@ const char *intent_type_to_string(IntentType t)
                 [INTENT_ETCD_ADD_LEARNER] = "etcd-add-learner",
                 [INTENT_ETCD_PROMOTE] = "etcd-promote",
                 [INTENT_ETCD_REMOVE] = "etcd-remove",
+                [INTENT_ETCD_DEFRAGMENT] = "etcd-defragment",
+                [INTENT_ETCD_COMPACT] = "etcd-compact",
+                [INTENT_ETCD_DISARM] = "etcd-disarm",
+                [INTENT_ETCD_MOVE_LEADER] = "etcd-move-leader",
         };
         return t >= 0 && t < _INTENT_TYPE_MAX ? names[t] : "invalid";
 }
@@ -291,6 +342,14 @@ char *intent_describe(const Intent *i)
                                      i->type == INTENT_ETCD_PROMOTE ? "etcd promote" : "etcd remove",
                                      i->name, etcd_id_to_hex(i->member_id, hex));
         }
+        case INTENT_ETCD_DEFRAGMENT:
+                return strdup_printf("etcd defragment %s (%s)", i->name, i->endpoint);
+        case INTENT_ETCD_COMPACT:
+                return strdup_printf("etcd compact to revision %llu", (unsigned long long) i->revision);
+        case INTENT_ETCD_DISARM:
+                return strdup_printf("etcd disarm %s of %s", i->alarm, i->name);
+        case INTENT_ETCD_MOVE_LEADER:
+                return strdup_printf("etcd move leader to %s (from %s)", i->name, i->endpoint);
         default:
                 return strdup_printf("%s %s %s%s%s", intent_type_to_string(i->type), i->res->plural,
                                      strempty(i->namespace), i->namespace ? "/" : "", i->name);

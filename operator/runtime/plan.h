@@ -25,6 +25,13 @@ typedef enum IntentType {
         INTENT_ETCD_ADD_LEARNER, /* peer_url */
         INTENT_ETCD_PROMOTE,     /* member_id */
         INTENT_ETCD_REMOVE,      /* member_id */
+        /* etcd maintenance, also at most one etcd intent per plan: each is recorded in the
+         * maintenance log (etcd/maintlog.h) and its failure is the controller's to judge
+         * from there (no Degraded by itself). */
+        INTENT_ETCD_DEFRAGMENT,  /* member_id at endpoint */
+        INTENT_ETCD_COMPACT,     /* revision (physical: the call returns once it is applied) */
+        INTENT_ETCD_DISARM,      /* alarm of member_id */
+        INTENT_ETCD_MOVE_LEADER, /* to member_id, sent to the leader at endpoint */
         _INTENT_TYPE_MAX,
         _INTENT_TYPE_INVALID = -EINVAL,
 } IntentType;
@@ -45,6 +52,10 @@ typedef struct Intent {
         /* ETCD_* (name: the node or member name, for logs and events) */
         char *peer_url;
         uint64_t member_id;
+        char *endpoint; /* DEFRAGMENT, MOVE_LEADER: the client URL the call goes to */
+        char *alarm;    /* DISARM */
+        uint64_t revision;
+        char *detail; /* DEFRAGMENT: the sizes that made it due, for logs and events */
 } Intent;
 
 typedef struct Plan {
@@ -74,7 +85,14 @@ void plan_event(Plan *p, bool warning, const char *reason, const char *fmt, ...)
 void plan_etcd_add_learner(Plan *p, const char *name, const char *peer_url);
 void plan_etcd_promote(Plan *p, const char *name, uint64_t id);
 void plan_etcd_remove(Plan *p, const char *name, uint64_t id);
+/* Maintenance (recorded in the maintenance log; `name` names the member). */
+void plan_etcd_defragment(Plan *p, const char *name, uint64_t id, const char *endpoint, const char *detail);
+void plan_etcd_compact(Plan *p, uint64_t revision);
+void plan_etcd_disarm(Plan *p, const char *name, uint64_t id, const char *alarm);
+void plan_etcd_move_leader(Plan *p, const char *name, uint64_t target, const char *leader_endpoint);
+/* Any etcd intent (membership or maintenance). */
 bool intent_is_etcd(const Intent *i);
+bool intent_is_etcd_membership(const Intent *i);
 
 /* Says why the controller waits ("master-2 not added: its etcd container is
  * not running"). The runtime logs it and records a Normal event with

@@ -20,8 +20,13 @@
 /* Aliveness (/healthz): one plan carried out for longer than ALIVE_PLAN_MAX, or a
  * controller with a resync period idle for 3 periods (at least ALIVE_IDLE_MIN),
  * means the controller stopped. */
-#define ALIVE_PLAN_MAX     (5 * 60 * USEC_PER_SEC)
-#define ALIVE_IDLE_MIN     (2 * 60 * USEC_PER_SEC)
+#define ALIVE_PLAN_MAX (5 * 60 * USEC_PER_SEC)
+#define ALIVE_IDLE_MIN (2 * 60 * USEC_PER_SEC)
+/* A defragmentation blocks its member; the call's deadline stays below ALIVE_PLAN_MAX,
+ * so a slow one ends as a failure in the maintenance log, never as a stopped controller. */
+#define DEFRAG_TIMEOUT (4 * 60 * USEC_PER_SEC)
+_Static_assert(DEFRAG_TIMEOUT < ALIVE_PLAN_MAX, "a defragmentation must not outlive the aliveness check");
+#define MAINT_RETRY_DELAY  (15 * USEC_PER_SEC) /* the controller looks again after a failed step */
 #define CONFLICT_DELAY     (200 * USEC_PER_MSEC)
 #define CONFLICT_DELAY_MAX (10 * USEC_PER_SEC)
 
@@ -53,7 +58,8 @@ struct Controller {
          * (CONFLICT_DELAY doubling to CONFLICT_DELAY_MAX) and until the informers
          * have caught up with the object; a plan without one resets it. */
         unsigned conflict_streak;
-        bool conflicted; /* the plan in flight met one */
+        bool conflicted;     /* the plan in flight met one */
+        usec_t etcd_started; /* CLOCK_REALTIME: the etcd maintenance step in flight began */
 };
 
 /* Whether an informer update changed only heartbeats (see heartbeat_only()). */

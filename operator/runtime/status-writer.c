@@ -23,10 +23,18 @@ static int apply_conditions(Controller *c, cJSON *status_obj)
                 if (!conds)
                         return -ENOMEM;
         }
+        bool own_degraded = false;
         for (size_t k = 0; k < c->plan.n; k++) {
                 const Intent *i = &c->plan.intents[k];
                 if (i->type != INTENT_CONDITION)
                         continue;
+                /* A controller that judges its own Degraded (failures in a row) says so
+                 * itself; a failed sync still overrides it below. */
+                if (streq(i->cond_type, c->spec->degraded_condition)) {
+                        own_degraded = true;
+                        if (c->first_error < 0)
+                                continue;
+                }
                 Condition cd = {i->cond_type, i->cond_status, i->cond_reason, i->cond_message};
                 r = conditions_set(conds, &cd, now);
                 if (r < 0)
@@ -37,6 +45,8 @@ static int apply_conditions(Controller *c, cJSON *status_obj)
                                            ? strdup_printf("%s: %s", strempty(c->first_error_what),
                                                            strempty(c->first_error_message))
                                            : NULL;
+        if (own_degraded && c->first_error >= 0)
+                return changed;
         Condition d = {c->spec->degraded_condition, c->first_error < 0 ? "True" : "False",
                        c->first_error < 0 ? "SyncError" : "AsExpected", msg};
         r = conditions_set(conds, &d, now);

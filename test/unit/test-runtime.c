@@ -79,6 +79,29 @@ static void test_plan(void **state)
         assert_string_equal(d5, "etcd remove etcd-bootstrap (835678c2cd1d0733)");
         assert_true(intent_is_etcd(&e2.intents[0]));
 
+        /* Maintenance intents count as etcd steps: one per plan, membership included. */
+        _cleanup_(plan_done) Plan m = {};
+        plan_etcd_defragment(&m, "master-1", 2, "https://10.0.0.11:2379", "db 300 MiB");
+        _cleanup_free_ char *d6 = intent_describe(&m.intents[0]);
+        assert_string_equal(d6, "etcd defragment master-1 (https://10.0.0.11:2379)");
+        assert_true(intent_is_etcd(&m.intents[0]));
+        assert_false(intent_is_etcd_membership(&m.intents[0]));
+        plan_etcd_remove(&m, "master-2", 3);
+        assert_int_equal(m.error, -EBUSY);
+        _cleanup_(plan_done) Plan m2 = {};
+        plan_etcd_compact(&m2, 1234);
+        _cleanup_free_ char *d7 = intent_describe(&m2.intents[0]);
+        assert_string_equal(d7, "etcd compact to revision 1234");
+        _cleanup_(plan_done) Plan m3 = {};
+        plan_etcd_disarm(&m3, "master-0", 1, "NOSPACE");
+        plan_etcd_move_leader(&m3, "master-2", 3, "https://10.0.0.10:2379");
+        assert_int_equal(m3.error, -EBUSY);
+        _cleanup_free_ char *d8 = intent_describe(&m3.intents[0]);
+        assert_string_equal(d8, "etcd disarm NOSPACE of master-0");
+        _cleanup_(plan_done) Plan m4 = {};
+        plan_etcd_defragment(&m4, "master-1", 2, NULL, NULL);
+        assert_int_equal(m4.error, -EINVAL);
+
         /* An object without a namespace for a namespaced resource is a builder error. */
         _cleanup_(plan_done) Plan q = {};
         cJSON *bad = cJSON_Parse("{\"metadata\":{\"name\":\"x\"}}");
