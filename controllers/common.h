@@ -71,6 +71,7 @@ typedef struct OperatorState {
         PkiKeyType cert_key_type; /* the cert signer's keys: RSA 2048 (0) by contract; tests use ECDSA */
         KeyPool *keys;            /* keys of cert_key_type made off the loop; NULL: made in the sync */
         PkiCheckMemo *check_memo; /* the cert signer's remembered verdicts; NULL: judge every time */
+        EtcdMaintLog *maint;      /* what the runtime did to etcd beyond membership (NULL: nothing) */
 } OperatorState;
 
 const OperatorState *op_state(const SyncContext *ctx);

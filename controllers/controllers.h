@@ -17,6 +17,7 @@ extern const ControllerSpec controller_revision;
 extern const ControllerSpec controller_installer;
 extern const ControllerSpec controller_node_status;
 extern const ControllerSpec controller_prune;
+extern const ControllerSpec controller_defrag;
 
 /* controllers/cert-signer.c: days until a signer in openshift-etcd expires,
  * for openshift_etcd_operator_signer_expiration_days{name}; `name` is one

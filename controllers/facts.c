@@ -2,6 +2,7 @@
 #include "facts.h"
 #include "base/json.h"
 #include "base/yaml.h"
+#include "render/etcdenv.h"
 
 /* ---- Nodes and pods ---- */
 
@@ -258,4 +259,13 @@ size_t scaling_members_before_teardown(ScalingStrategy s)
 bool scaling_is_single_member(ScalingStrategy s)
 {
         return s == SCALING_UNSAFE || s == SCALING_BOOTSTRAP_IN_PLACE;
+}
+
+uint64_t etcd_backend_quota_bytes(const KubeObject *etcd_cr)
+{
+        int64_t gib = 0;
+        if (!etcd_cr || json_get_int64(etcd_cr->json, "spec.backendQuotaGiB", &gib) < 0 || gib < 1 ||
+            gib > 1024)
+                gib = ETCD_DEFAULT_QUOTA_GIB;
+        return (uint64_t) gib * 1024ULL * 1024ULL * 1024ULL;
 }

@@ -76,6 +76,12 @@ typedef enum BootstrapPhase {
 BootstrapPhase bootstrap_phase(const SyncContext *ctx, const EtcdViewSnapshot *s);
 const char *bootstrap_phase_to_string(BootstrapPhase p);
 
+/* ---- etcd's configuration ---- */
+
+/* The backend quota the members run with (ETCD_QUOTA_BACKEND_BYTES): etcds/cluster's
+ * spec.backendQuotaGiB in bytes, 8 GiB when unset or outside 1..1024. */
+uint64_t etcd_backend_quota_bytes(const KubeObject *etcd_cr);
+
 /* ---- Scaling strategy (upstream's ceohelpers.GetBootstrapScalingStrategy) ---- */
 
 typedef enum ScalingStrategy {

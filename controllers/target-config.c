@@ -19,7 +19,6 @@
 #include "render/staticpod.h"
 
 #define CERTS "/etc/kubernetes/static-pod-certs"
-#define GIB   (1024ULL * 1024ULL * 1024ULL)
 
 static int str_cmp(const void *a, const void *b)
 {
@@ -107,21 +106,12 @@ static int endpoints_join(const KubeObject *cm, bool with_bootstrap, char **ret)
         return *ret ? 0 : -ENOMEM;
 }
 
-/* spec.backendQuotaGiB (default 8) in bytes; values outside the CRD's range are ignored. */
 /* etcd's --log-level from spec.logLevel, as upstream maps it: Debug, Trace and
  * TraceAll are "debug", everything else (Normal, unset) "info". */
 static const char *etcd_log_level(const KubeObject *cr)
 {
         const char *l = cr ? json_get_string(cr->json, "spec.logLevel") : NULL;
         return streq_ptr(l, "Debug") || streq_ptr(l, "Trace") || streq_ptr(l, "TraceAll") ? "debug" : "info";
-}
-
-static uint64_t quota_bytes(const KubeObject *cr)
-{
-        int64_t gib = 0;
-        if (!cr || json_get_int64(cr->json, "spec.backendQuotaGiB", &gib) < 0 || gib < 1 || gib > 1024)
-                gib = ETCD_DEFAULT_QUOTA_GIB;
-        return (uint64_t) gib * GIB;
 }
 
 /* Per-node variables for every master with an address; the names of those
@@ -196,7 +186,7 @@ static int cluster_env(const SyncContext *ctx, const KubeObject *endpoints, size
                 r = env_list_add(env, fixed[i].name, "%s", fixed[i].value);
         if (r >= 0)
                 r = env_list_add(env, "ETCD_QUOTA_BACKEND_BYTES", "%llu",
-                                 (unsigned long long) quota_bytes(cr));
+                                 (unsigned long long) etcd_backend_quota_bytes(cr));
         /* 3.6 reads the first, 3.5 the second; 3.4 has neither and warns. */
         if (r >= 0)
                 r = env_list_add(env, "ETCD_MAX_LEARNERS", "%u", learners);

@@ -30,6 +30,7 @@ static const ControllerSpec *const controllers[] = {
         &controller_installer,
         &controller_node_status,
         &controller_prune,
+        &controller_defrag,
         &controller_etcd_members,
         &controller_cluster_member,
         &controller_host_endpoints,
@@ -108,6 +109,7 @@ static void operator_done(Operator *o)
         o->runtime = runtime_free(o->runtime);
         o->state.keys = key_pool_free(o->state.keys);
         o->state.check_memo = pki_check_memo_free(o->state.check_memo);
+        o->state.maint = etcd_maint_log_free(o->state.maint);
         /* The etcd client first: it completes the view's requests while the view exists. */
         o->etcd = etcd_client_free(o->etcd);
         o->view = etcd_view_free(o->view);
@@ -393,7 +395,8 @@ static int run(const Flags *f)
                 return log_error_errno(r, "cannot start the key generator"), EXIT_RUNTIME;
         key_pool_set_ready_callback(o.state.keys, on_key_ready, &o);
         o.state.check_memo = pki_check_memo_new(CHECK_MEMO_TTL);
-        if (!o.state.check_memo)
+        o.state.maint = etcd_maint_log_new();
+        if (!o.state.check_memo || !o.state.maint)
                 return log_error_errno(ENOMEM, "out of memory"), EXIT_RUNTIME;
         EtcdWiringFiles files = {.ca = f->etcd_ca, .cert = f->etcd_cert, .key = f->etcd_key};
         r = etcd_wiring_new(o.etcd, o.informers, &files, &o.wiring);
@@ -406,6 +409,7 @@ static int run(const Flags *f)
                             .userdata = &o.state,
                             .etcd = o.etcd,
                             .on_etcd_change = on_etcd_change,
+                            .maint_log = o.state.maint,
                             .etcd_view_fresh = etcd_view_fresh};
         o.runtime = runtime_new(o.client, o.informers, o.recorder, &rc);
         if (!o.recorder || !o.runtime || setup_metrics(&o) < 0)

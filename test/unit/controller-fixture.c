@@ -33,6 +33,7 @@ void fixture_free(Fixture *f)
                 return;
         plan_done(&f->plan);
         pki_check_memo_free(f->state.check_memo);
+        etcd_maint_log_free(f->state.maint);
         etcd_view_snapshot_unref(f->snap);
         informer_factory_free(f->factory);
         kube_client_free(f->client);
@@ -211,6 +212,59 @@ void fixture_expect_condition(Fixture *f, const char *type, const char *status, 
 const KubeObject *fixture_get(Fixture *f, OperatorWatch w, const char *ns, const char *name)
 {
         return informer_get(informer_of(f, w), ns, name);
+}
+
+static EtcdMemberState *state_of(Fixture *f, uint64_t id)
+{
+        EtcdViewSnapshot *s = snap_of(f);
+        for (size_t i = 0; i < s->members->n_members; i++)
+                if (s->states[i].id == id)
+                        return &s->states[i];
+        fail_msg("no member %llx in the fixture", (unsigned long long) id);
+        return NULL;
+}
+
+void fixture_member_db(Fixture *f, uint64_t id, uint64_t db_size, uint64_t in_use, uint64_t revision)
+{
+        EtcdMemberState *m = state_of(f, id);
+        m->status.db_size = db_size;
+        m->status.db_size_in_use = in_use;
+        m->status.revision = revision;
+}
+
+void fixture_leader(Fixture *f, uint64_t id)
+{
+        EtcdViewSnapshot *s = snap_of(f);
+        s->leader = id;
+        for (size_t i = 0; i < s->members->n_members; i++)
+                s->states[i].status.leader = id;
+}
+
+void fixture_alarm(Fixture *f, uint64_t id, const char *alarm)
+{
+        EtcdViewSnapshot *s = snap_of(f);
+        if (!s->alarms)
+                s->alarms = calloc(8, sizeof *s->alarms);
+        assert_non_null(s->alarms);
+        assert_true(s->n_alarms < 8);
+        s->alarms[s->n_alarms].member_id = id;
+        (void) snprintf(s->alarms[s->n_alarms].alarm, sizeof s->alarms[0].alarm, "%s", alarm);
+        s->n_alarms++;
+}
+
+void fixture_maint(Fixture *f, EtcdMaintKind kind, uint64_t id, uint64_t revision, usec_t finished,
+                   int error)
+{
+        if (!f->state.maint)
+                f->state.maint = etcd_maint_log_new();
+        assert_non_null(f->state.maint);
+        EtcdMaintRecord r = {.kind = kind,
+                             .member_id = id,
+                             .revision = revision,
+                             .started = finished - USEC_PER_SEC,
+                             .finished = finished,
+                             .error = error};
+        etcd_maint_log_add(f->state.maint, &r);
 }
 
 void fixture_member_version(Fixture *f, uint64_t id, const char *version)

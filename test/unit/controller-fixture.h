@@ -40,6 +40,15 @@ void fixture_expect_condition(Fixture *f, const char *type, const char *status, 
 
 /* The cached object, NULL when absent. */
 const KubeObject *fixture_get(Fixture *f, OperatorWatch w, const char *ns, const char *name);
+/* Sets what a member's status reports about its database and revision. */
+void fixture_member_db(Fixture *f, uint64_t id, uint64_t db_size, uint64_t in_use, uint64_t revision);
+/* Makes `id` the leader every member reports. */
+void fixture_leader(Fixture *f, uint64_t id);
+/* Adds an alarm ("NOSPACE") of member `id` to the snapshot's alarm list (at most 8). */
+void fixture_alarm(Fixture *f, uint64_t id, const char *alarm);
+/* A maintenance record in f->state.maint (created on first use), finished at `finished`. */
+void fixture_maint(Fixture *f, EtcdMaintKind kind, uint64_t id, uint64_t revision, usec_t finished,
+                   int error);
 /* Sets the etcd version a member's status reports. */
 void fixture_member_version(Fixture *f, uint64_t id, const char *version);
 /* Feeds the plan's writes to the objects of watch `w` back into the cache,
