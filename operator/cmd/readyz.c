@@ -9,9 +9,16 @@
  * reports the latest result: 200 "ok", or 503 with the error. A result
  * older than three intervals plus the timeout is stale and answers 503, so
  * a wedged checker cannot keep a member ready. The first check starts at
- * once. httpserver.c serves /healthz itself (always 200: the process is
- * alive); see the report of issue "render, installer and discover" for the
- * hook it needs to run the same check there. */
+ * once.
+ *
+ * /healthz is the etcd container's liveness probe. Upstream answers it with
+ * the same read, so a member busy defragmenting a large database (which
+ * blocks every read and status call for its duration) is restarted by its own
+ * kubelet midway. Here each read goes with a member list, which etcd serves
+ * from memory during a defragmentation: while that answers, the member
+ * counts as alive for up to --busy-grace (5 min, beyond the operator's 4 min
+ * defragmentation deadline) after its last good read. A member that answers
+ * nothing, or no read for longer than that, is not alive. */
 #include <arpa/inet.h>
 #include <getopt.h>
 #include <inttypes.h>
@@ -26,7 +33,7 @@
 typedef struct Flags {
         const char *target, *address, *cacert, *cert, *key, *serving_cert, *serving_key;
         unsigned port;
-        usec_t timeout, interval;
+        usec_t timeout, interval, busy_grace;
 } Flags;
 
 typedef struct Readyz {
@@ -38,8 +45,13 @@ typedef struct Readyz {
         bool in_flight;
         bool ok;
         usec_t checked_at; /* CLOCK_MONOTONIC of the last result; 0 = none yet */
-        char reason[512];  /* for the log */
-        char body[514];    /* the 503 body: reason and a newline */
+        /* Liveness while reads fail: the member list answers (from memory, not the backend). */
+        bool list_in_flight, list_ok;
+        usec_t listed_at;     /* CLOCK_MONOTONIC of the last member list answer; 0 = none */
+        usec_t reads_failing; /* CLOCK_MONOTONIC since when reads fail (0: the last one worked) */
+        char live_body[600];
+        char reason[512]; /* for the log */
+        char body[514];   /* the 503 body: reason and a newline */
 } Readyz;
 
 static void on_check(EtcdClient *c, const EtcdResponse *resp, void *userdata)
@@ -54,6 +66,10 @@ static void on_check(EtcdClient *c, const EtcdResponse *resp, void *userdata)
         z->ok = resp->error >= 0;
         z->checked_at = now_usec(CLOCK_MONOTONIC);
         if (z->ok)
+                z->reads_failing = 0;
+        else if (!z->reads_failing)
+                z->reads_failing = z->checked_at;
+        if (z->ok)
                 (void) snprintf(z->reason, sizeof z->reason, "ok");
         else
                 (void) snprintf(z->reason, sizeof z->reason, "failed to get member health key: %s%s%s",
@@ -67,8 +83,24 @@ static void on_check(EtcdClient *c, const EtcdResponse *resp, void *userdata)
         }
 }
 
+static void on_list(EtcdClient *c, const EtcdResponse *resp, void *userdata)
+{
+        Readyz *z = userdata;
+        (void) c;
+
+        z->list_in_flight = false;
+        if (resp->error == -ECANCELED)
+                return; /* shutting down */
+        z->list_ok = resp->error >= 0;
+        z->listed_at = now_usec(CLOCK_MONOTONIC);
+}
+
 static void check_start(Readyz *z)
 {
+        /* Beside each read, what the member serves from memory: fresh the moment a read fails. */
+        if (!z->list_in_flight && etcd_call(z->client, z->f->target, "/v3/cluster/member/list", NULL,
+                                            ETCD_CALL_IDEMPOTENT, 0, on_list, z) >= 0)
+                z->list_in_flight = true;
         if (z->in_flight)
                 return; /* the previous check is still running; its timeout bounds it */
         int r = etcd_kv_range(z->client, z->f->target, "health", 6, NULL, 0, true, on_check, z);
@@ -106,6 +138,31 @@ static bool is_ready(void *userdata, const char **ret_reason)
         (void) snprintf(z->body, sizeof z->body, "%s\n", z->reason);
         *ret_reason = z->body;
         return z->ok;
+}
+
+/* Alive: the last read worked; or reads have failed for less than --busy-grace and the
+ * member still answers its member list (busy, e.g. defragmenting, not dead). */
+static bool is_alive(void *userdata, const char **ret_reason)
+{
+        Readyz *z = userdata;
+        usec_t now = now_usec(CLOCK_MONOTONIC), max_age = 3 * z->f->interval + z->f->timeout + USEC_PER_SEC;
+
+        if (is_ready(userdata, ret_reason) || z->checked_at == 0)
+                return true; /* before the first answer the startup probe is the judge */
+        if (z->reads_failing && now - z->reads_failing < z->f->busy_grace && z->list_ok && z->listed_at &&
+            now - z->listed_at <= max_age) {
+                (void) snprintf(z->live_body, sizeof z->live_body,
+                                "alive: reads fail for %" PRIu64 " s (%s) but the member answers\n",
+                                (now - z->reads_failing) / USEC_PER_SEC, z->reason);
+                *ret_reason = z->live_body;
+                return true;
+        }
+        (void) snprintf(z->live_body, sizeof z->live_body, "not alive: %s%s\n", z->reason,
+                        z->reads_failing && now - z->reads_failing >= z->f->busy_grace
+                                ? " (for longer than --busy-grace)"
+                                : "; the member does not answer");
+        *ret_reason = z->live_body;
+        return false;
 }
 
 static void readyz_done(Readyz *z)
@@ -153,8 +210,7 @@ static int readyz_run(const Flags *f)
         if (r < 0)
                 return log_error_errno(r, "cannot listen on %s:%u", f->address, f->port), EXIT_RUNTIME;
         http_server_set_ready(z.http, is_ready, &z);
-        /* Upstream probes liveness with the same read: an etcd that cannot serve it gets restarted. */
-        http_server_set_live(z.http, is_ready, &z);
+        http_server_set_live(z.http, is_alive, &z);
         if ((r = nodecmd_exit_on_signals(z.loop)) < 0 ||
             (r = sd_event_add_time(e, &z.timer, CLOCK_MONOTONIC, now_usec(CLOCK_MONOTONIC), USEC_PER_MSEC,
                                    on_timer, &z)) < 0)
@@ -175,7 +231,9 @@ static void help(FILE *out)
                 "Usage: cluster-etcd-operator readyz [FLAGS]\n"
                 "\n"
                 "Serves /readyz: 200 \"ok\" while a serializable read of key \"health\" on --target\n"
-                "succeeds, 503 with the error otherwise (checked every --interval).\n"
+                "succeeds, 503 with the error otherwise (checked every --interval). Serves /healthz\n"
+                "(the liveness probe): 200 while the read succeeds, and while reads fail for less than\n"
+                "--busy-grace if the member still answers its member list (busy defragmenting, say).\n"
                 "\n"
                 "  --target URL             the member's client URL (default: https://localhost:2379)\n"
                 "  --listen-port N          (default: 9980)\n"
@@ -187,6 +245,8 @@ static void help(FILE *out)
                 "  --serving-key-file FILE\n"
                 "  --timeout D              per check (default: 1s)\n"
                 "  --interval D             between checks (default: 1s)\n"
+                "  --busy-grace D           how long /healthz tolerates failing reads of a member that\n"
+                "                           still answers (default: 5m)\n"
                 "  -v=N                     log verbosity (4 and up: debug)\n"
                 "  -h, --help               this text\n"
                 "\n"
@@ -225,7 +285,8 @@ static int readyz_main(int argc, char *argv[])
                 ARG_SCERT,
                 ARG_SKEY,
                 ARG_TIMEOUT,
-                ARG_INTERVAL
+                ARG_INTERVAL,
+                ARG_GRACE
         };
         static const struct option options[] = {
                 {"target", required_argument, NULL, ARG_TARGET},
@@ -242,6 +303,7 @@ static int readyz_main(int argc, char *argv[])
                 {"timeout", required_argument, NULL, ARG_TIMEOUT},
                 {"dial-timeout", required_argument, NULL, ARG_TIMEOUT},
                 {"interval", required_argument, NULL, ARG_INTERVAL},
+                {"busy-grace", required_argument, NULL, ARG_GRACE},
                 {"help", no_argument, NULL, 'h'},
                 {},
         };
@@ -249,7 +311,8 @@ static int readyz_main(int argc, char *argv[])
                    .address = "0.0.0.0",
                    .port = 9980,
                    .timeout = USEC_PER_SEC,
-                   .interval = USEC_PER_SEC};
+                   .interval = USEC_PER_SEC,
+                   .busy_grace = 5 * 60 * USEC_PER_SEC};
         int c;
 
         argc = cmd_take_verbosity(argc, argv);
@@ -298,13 +361,19 @@ static int readyz_main(int argc, char *argv[])
                 case ARG_INTERVAL:
                         dst = &f.interval;
                         break;
+                case ARG_GRACE:
+                        dst = &f.busy_grace;
+                        break;
                 default:
                         nodecmd_flag_error("readyz", c, argv);
                         return EXIT_USAGE;
                 }
                 if (dst && (parse_duration(optarg, dst) < 0 || *dst < 10 * USEC_PER_MSEC)) {
                         log_error("%s: \"%s\" is not a duration of at least 10ms (e.g. 1s)",
-                                  c == ARG_TIMEOUT ? "--timeout" : "--interval", optarg);
+                                  c == ARG_TIMEOUT    ? "--timeout"
+                                  : c == ARG_INTERVAL ? "--interval"
+                                                      : "--busy-grace",
+                                  optarg);
                         return EXIT_USAGE;
                 }
         }

@@ -395,3 +395,39 @@ int etcd_test_load(Loop *loop, EtcdClient *e, unsigned n, size_t value_size)
         free(l.value);
         return r < 0 ? r : l.first_error;
 }
+
+typedef struct HttpGet {
+        bool done;
+        int error;
+        long status;
+        char body[1024];
+} HttpGet;
+
+static void on_http_get(HttpRequest *req, int error, void *userdata)
+{
+        HttpGet *g = userdata;
+        size_t n = 0;
+        const char *b = http_request_get_body(req, &n);
+        g->done = true;
+        g->error = error;
+        g->status = http_request_get_status(req);
+        (void) snprintf(g->body, sizeof g->body, "%.*s", (int) MIN(n, sizeof g->body - 1), b ? b : "");
+}
+
+long etcd_test_http_get(Loop *loop, const char *url, char *body, size_t n)
+{
+        _cleanup_(http_request_unrefp) HttpRequest *req = http_request_new("GET", url);
+        HttpGet g = {};
+        if (!req)
+                return -ENOMEM;
+        http_request_set_timeout(req, 5 * USEC_PER_SEC);
+        int r = loop_http_start(loop, req, on_http_get, &g);
+        if (r < 0)
+                return r;
+        r = loop_run_until(loop, &g.done, 10 * USEC_PER_SEC);
+        if (r < 0)
+                return r;
+        if (body && n)
+                (void) snprintf(body, n, "%s", g.body);
+        return g.error < 0 ? g.error : g.status;
+}

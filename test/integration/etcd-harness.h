@@ -72,3 +72,7 @@ typedef struct EtcdTestResult {
 void etcd_test_result_cb(EtcdClient *c, const EtcdResponse *resp, void *userdata);
 void etcd_test_result_done(EtcdTestResult *r);
 int etcd_test_wait(Loop *loop, EtcdTestResult *r, usec_t timeout);
+
+/* A plain GET (a probe endpoint): the HTTP status, or a negative errno; the
+ * body (truncated) into `body` when not NULL. Bounded by 5 s. */
+long etcd_test_http_get(Loop *loop, const char *url, char *body, size_t n);

@@ -11,12 +11,20 @@
  * history that outgrows the quota, as an apiserver without compaction makes);
  * writes are refused with NOSPACE, the controller compacts, defragments each
  * member and disarms, NoSpaceDegraded goes True then False, and writes
- * succeed again without a human. */
+ * succeed again without a human.
+ *
+ * test_liveness_during_defrag: a member with 350 MiB in use defragments for
+ * seconds, answering no read meanwhile; the readyz sidecar's /readyz says
+ * not ready, and its /healthz (the etcd container's liveness probe) stays
+ * 200 throughout, so the kubelet would not restart it mid-defragmentation. */
+#include <libgen.h>
 #include <setjmp.h>
 #include <signal.h>
 #include <stdarg.h>
 #include <stddef.h>
 #include <stdint.h>
+#include <sys/prctl.h>
+#include <sys/wait.h>
 
 #include <cmocka.h>
 
@@ -424,6 +432,102 @@ static void test_nospace(void **state)
         stop();
 }
 
+/* ---- the readyz sidecar while its member defragments ---- */
+
+static pid_t spawn_readyz(const char *addr, unsigned port)
+{
+        char self[4096], bin[4096], target[128], cert[600], key[600], ca[600], la[64], lp[32];
+        const char *env = getenv("CEO_BIN");
+        ssize_t n = readlink("/proc/self/exe", self, sizeof self - 1);
+        assert_true(n > 0);
+        self[n] = 0;
+        (void) snprintf(bin, sizeof bin, "%s", env ? env : "");
+        if (!env)
+                (void) snprintf(bin, sizeof bin, "%s/../../cluster-etcd-operator", dirname(self));
+        (void) snprintf(target, sizeof target, "--target=%s", cluster.members[0].client_url);
+        (void) snprintf(ca, sizeof ca, "--cacert=%s", cluster.ca_file);
+        (void) snprintf(cert, sizeof cert, "--cert=%s/peer.crt", cluster.members[0].dir);
+        (void) snprintf(key, sizeof key, "--key=%s/peer.key", cluster.members[0].dir);
+        (void) snprintf(la, sizeof la, "--listen-address=%s", addr);
+        (void) snprintf(lp, sizeof lp, "--listen-port=%u", port);
+        char *argv[] = {bin, "readyz", target, ca, cert, key, la, lp, "--interval=200ms", "--timeout=500ms",
+                        NULL};
+        pid_t pid = fork();
+        assert_true(pid >= 0);
+        if (pid == 0) {
+                (void) prctl(PR_SET_PDEATHSIG, SIGKILL);
+                execv(bin, argv);
+                _exit(127);
+        }
+        return pid;
+}
+
+static void on_defrag_done(EtcdClient *c, const EtcdResponse *resp, void *userdata)
+{
+        EtcdTestResult *r = userdata;
+        etcd_test_result_cb(c, resp, r);
+}
+
+static void test_liveness_during_defrag(void **state)
+{
+        EtcdTestResult r = {};
+        char addr[32], url[128], hurl[128], body[1024];
+
+        (void) state;
+        assert_int_equal(etcd_test_cluster_init(&cluster, 1, NULL), 0);
+        assert_int_equal(etcd_test_cluster_bootstrap(&cluster, 1), 0);
+        probe = etcd_test_client(&cluster, loop, 0x1);
+        assert_non_null(probe);
+        etcd_client_set_timeout(probe, 120 * USEC_PER_SEC);
+        /* Live data: defragmentation copies it all, and blocks the member meanwhile. */
+        assert_int_equal(etcd_test_load(loop, probe, 350, 1024 * 1024), 0);
+
+        const EtcdTestMember *m = &cluster.members[0];
+        (void) snprintf(addr, sizeof addr, "%.*s.250", (int) (strrchr(m->ip, '.') - m->ip), m->ip);
+        unsigned port = m->client_port + 9;
+        (void) snprintf(url, sizeof url, "http://%s:%u/readyz", addr, port);
+        (void) snprintf(hurl, sizeof hurl, "http://%s:%u/healthz", addr, port);
+        pid_t pid = spawn_readyz(addr, port);
+        usec_t end = now_usec(CLOCK_MONOTONIC) + 20 * USEC_PER_SEC;
+        while (etcd_test_http_get(loop, url, NULL, 0) != 200) {
+                assert_true(now_usec(CLOCK_MONOTONIC) < end);
+                run_for(100 * USEC_PER_MSEC);
+        }
+
+        usec_t t0 = now_usec(CLOCK_MONOTONIC);
+        assert_int_equal(etcd_defragment(probe, m->client_url, 120 * USEC_PER_SEC, on_defrag_done, &r), 0);
+        unsigned not_ready = 0, polls = 0;
+        while (!r.done) {
+                long ready = etcd_test_http_get(loop, url, NULL, 0);
+                long live = etcd_test_http_get(loop, hurl, body, sizeof body);
+                polls++;
+                not_ready += ready == 503;
+                if (live != 200)
+                        fail_msg("/healthz said %ld during the defragmentation: %s", live, body);
+                run_for(100 * USEC_PER_MSEC);
+        }
+        (void) fprintf(stderr,
+                       "defragmented 350 MiB in use in %.1f s: /readyz 503 in %u of %u polls, "
+                       "/healthz 200 in all\n",
+                       (double) (now_usec(CLOCK_MONOTONIC) - t0) / USEC_PER_SEC, not_ready, polls);
+        assert_int_equal(r.error, 0);
+        etcd_test_result_done(&r);
+        /* The test means something only if the member was seen busy. */
+        assert_true(not_ready > 0);
+
+        /* A dead member is not alive: /healthz is no constant 200. */
+        assert_int_equal(etcd_test_member_kill(&cluster, 0, SIGKILL), 0);
+        end = now_usec(CLOCK_MONOTONIC) + 20 * USEC_PER_SEC;
+        while (etcd_test_http_get(loop, hurl, NULL, 0) != 503) {
+                assert_true(now_usec(CLOCK_MONOTONIC) < end);
+                run_for(100 * USEC_PER_MSEC);
+        }
+        (void) kill(pid, SIGTERM);
+        (void) waitpid(pid, NULL, 0);
+        probe = etcd_client_free(probe);
+        etcd_test_cluster_destroy(&cluster);
+}
+
 static int setup(void **state)
 {
         _cleanup_free_ char *err = NULL;
@@ -477,6 +581,7 @@ int main(void)
         const struct CMUnitTest tests[] = {
                 cmocka_unit_test(test_nospace),
                 cmocka_unit_test(test_fragmented_200mb),
+                cmocka_unit_test(test_liveness_during_defrag),
         };
         return cmocka_run_group_tests(tests, setup, teardown);
 }

@@ -8,7 +8,8 @@
  *   moved aside (nothing deleted) and it joins again once re-added; local
  *   data of another cluster is never started on;
  *   rev: revision.json written, parseable, and used by discover;
- *   readyz: 200 while the member serves, 503 once it is killed;
+ *   readyz: 200 while the member serves, 503 (and /healthz too) while it is
+ *   frozen, and once it is killed;
  *   member-remove: refuses an unknown member, a healthy voter without
  *   --force, and any removal that leaves too few healthy voters for quorum
  *   or that no quorum read confirms; removes an unhealthy voter and a
@@ -648,35 +649,9 @@ static void test_member_remove(void **state)
 
 /* ---- readyz ---- */
 
-typedef struct Get {
-        bool done;
-        int error;
-        long status;
-        char body[512];
-} Get;
-
-static void on_get(HttpRequest *req, int error, void *userdata)
-{
-        Get *g = userdata;
-        size_t n = 0;
-        const char *b = http_request_get_body(req, &n);
-        g->done = true;
-        g->error = error;
-        g->status = http_request_get_status(req);
-        (void) snprintf(g->body, sizeof g->body, "%.*s", (int) MIN(n, sizeof g->body - 1), b ? b : "");
-}
-
 static long http_get(const char *url, char *body, size_t n)
 {
-        _cleanup_(http_request_unrefp) HttpRequest *req = http_request_new("GET", url);
-        Get g = {};
-        assert_non_null(req);
-        http_request_set_timeout(req, 5 * USEC_PER_SEC);
-        assert_int_equal(loop_http_start(loop, req, on_get, &g), 0);
-        assert_int_equal(loop_run_until(loop, &g.done, 10 * USEC_PER_SEC), 0);
-        if (body)
-                (void) snprintf(body, n, "%s", g.body);
-        return g.error < 0 ? g.error : g.status;
+        return etcd_test_http_get(loop, url, body, n);
 }
 
 static long wait_status(const char *url, long want, char *body, size_t n)
@@ -716,6 +691,17 @@ static void test_readyz(void **state)
         assert_string_equal(body, "ok");
         assert_int_equal(http_get(hurl, NULL, 0), 200);
         assert_true(still_running(&c));
+
+        /* A frozen member answers nothing, not even its member list: not ready, and not
+         * alive either (/healthz, the etcd container's liveness probe). A member that is
+         * only busy (defragmenting) stays alive: integration/test-defrag. */
+        assert_int_equal(kill(m1->pid, SIGSTOP), 0); /* by PID; the harness kills it at exit either way */
+        assert_int_equal(wait_status(url, 503, body, sizeof body), 503);
+        assert_int_equal(wait_status(hurl, 503, body, sizeof body), 503);
+        assert_non_null(strstr(body, "not alive"));
+        assert_int_equal(kill(m1->pid, SIGCONT), 0);
+        assert_int_equal(wait_status(url, 200, body, sizeof body), 200);
+        assert_int_equal(http_get(hurl, NULL, 0), 200);
 
         /* The member goes away: not ready within a few checks, with the reason. */
         assert_int_equal(etcd_test_member_kill(&cluster, 0, SIGKILL), 0);
