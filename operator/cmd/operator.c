@@ -14,6 +14,7 @@
 #include "etcd-wiring.h"
 #include "kube/informer.h"
 #include "runtime/controller.h"
+#include "runtime/etcd-metrics.h"
 #include "runtime/httpserver.h"
 #include "runtime/leader.h"
 
@@ -78,6 +79,7 @@ typedef struct Operator {
         MetricsRegistry *metrics;
         Metric *m_leader, *m_requests, *m_retries, *m_events, *m_relists, *m_signer_days;
         Metric *m_syncs, *m_sync_failures, *m_sync_cost;
+        EtcdMetrics *etcd_metrics;
         EtcdClient *etcd;
         EtcdView *view;
         EtcdWiring *wiring;
@@ -119,6 +121,7 @@ static void operator_done(Operator *o)
         o->informers = informer_factory_free(o->informers);
         o->client = kube_client_free(o->client);
         o->metrics = metrics_registry_free(o->metrics);
+        o->etcd_metrics = etcd_metrics_free(o->etcd_metrics);
         o->loop = loop_unref(o->loop);
 }
 
@@ -280,6 +283,7 @@ static int collect(MetricsRegistry *reg, void *userdata)
                 (void) metrics_set(o->m_sync_failures, (double) cs.failures, name, NULL);
                 (void) metrics_set(o->m_sync_cost, (double) cs.sync_cost / USEC_PER_SEC, name, NULL);
         }
+        etcd_metrics_update(o->etcd_metrics, o->view ? etcd_view_get(o->view) : NULL, o->state.maint);
         metrics_reset(o->m_signer_days);
         for (size_t i = 0; cert_signer_names[i]; i++) {
                 double days = 0;
@@ -315,6 +319,9 @@ static int setup_metrics(Operator *o)
                                "Moving average of the time a controller's sync function runs on the loop "
                                "(its scheduling rank)",
                                "controller", NULL)) < 0)
+                return r;
+        r = etcd_metrics_register(o->metrics, &o->etcd_metrics);
+        if (r < 0)
                 return r;
         return metrics_register_collector(o->metrics, collect, o);
 }

@@ -8,6 +8,7 @@
 #include <cmocka.h>
 #include <math.h>
 
+#include "runtime/etcd-metrics.h"
 #include "runtime/metrics.h"
 
 /* Renders into a fresh buffer and compares the whole text. */
@@ -298,6 +299,63 @@ static void test_null_args(void **state)
         assert_null(metrics_registry_free(NULL));
 }
 
+/* The operator's per-member etcd figures, from a snapshot and the maintenance log. */
+static void test_etcd_metrics(void **state)
+{
+        _cleanup_(metrics_registry_freep) MetricsRegistry *reg = metrics_registry_new();
+        _cleanup_(etcd_metrics_freep) EtcdMetrics *em = NULL;
+        _cleanup_(etcd_maint_log_freep) EtcdMaintLog *log = etcd_maint_log_new();
+        _cleanup_(buf_free) Buf b = BUF_INIT(0);
+        EtcdMemberState states[2] = {
+                {.id = 1,
+                 .name = "master-0",
+                 .started = true,
+                 .healthy = true,
+                 .has_status = true,
+                 .status = {.db_size = 400, .db_size_in_use = 100, .raft_applied_index = 77}},
+                {.id = 2, .started = false, .is_learner = true},
+        };
+        EtcdAlarm alarm = {.member_id = 1, .alarm = "NOSPACE"};
+        EtcdViewSnapshot snap = {
+                .leader = 1, .states = states, .n_members = 2, .alarms = &alarm, .n_alarms = 1};
+        EtcdMaintRecord ok = {
+                .kind = ETCD_MAINT_DEFRAG, .member_id = 1, .started = 1000000, .finished = 3500000};
+        EtcdMaintRecord bad = {
+                .kind = ETCD_MAINT_DEFRAG, .member_id = 1, .finished = 4000000, .error = -EIO};
+
+        (void) state;
+        assert_int_equal(etcd_metrics_register(reg, &em), 0);
+        etcd_maint_log_add(log, &ok);
+        etcd_maint_log_add(log, &bad);
+        etcd_metrics_update(em, &snap, log);
+        assert_int_equal(metrics_render(reg, &b), 0);
+        static const char *const want[] = {
+                "openshift_etcd_operator_mvcc_db_total_size_in_bytes{member=\"master-0\"} 400\n",
+                "openshift_etcd_operator_mvcc_db_total_size_in_use_in_bytes{member=\"master-0\"} 100\n",
+                "openshift_etcd_operator_mvcc_db_free_ratio{member=\"master-0\"} 0.75\n",
+                "openshift_etcd_operator_server_is_leader{member=\"master-0\"} 1\n",
+                "openshift_etcd_operator_server_is_leader{member=\"0000000000000002\"} 0\n",
+                "openshift_etcd_operator_server_is_learner{member=\"0000000000000002\"} 1\n",
+                "openshift_etcd_operator_member_healthy{member=\"0000000000000002\"} 0\n",
+                "openshift_etcd_operator_raft_applied_index{member=\"master-0\"} 77\n",
+                "openshift_etcd_operator_alarm{member=\"master-0\",alarm=\"NOSPACE\"} 1\n",
+                "openshift_etcd_operator_defrag_last_success_timestamp_seconds{member=\"master-0\"} 3.5\n",
+                "openshift_etcd_operator_defrag_last_duration_seconds{member=\"master-0\"} 2.5\n",
+                "openshift_etcd_operator_defrag_failures_in_row 1\n",
+        };
+        for (size_t i = 0; i < ELEMENTSOF(want); i++)
+                if (!strstr(b.data, want[i]))
+                        fail_msg("missing: %s in:\n%s", want[i], b.data);
+        /* An unstarted member reports no sizes; without a view only the log's figure stays. */
+        assert_null(strstr(b.data, "mvcc_db_total_size_in_bytes{member=\"0000000000000002\"}"));
+        etcd_metrics_update(em, NULL, log);
+        buf_free(&b);
+        b = (Buf) BUF_INIT(0);
+        assert_int_equal(metrics_render(reg, &b), 0);
+        assert_null(strstr(b.data, "member=\"master-0\""));
+        assert_non_null(strstr(b.data, "openshift_etcd_operator_defrag_failures_in_row 1\n"));
+}
+
 int main(void)
 {
         const struct CMUnitTest tests[] = {
@@ -306,6 +364,7 @@ int main(void)
                 cmocka_unit_test(test_values),        cmocka_unit_test(test_names),
                 cmocka_unit_test(test_reregister),    cmocka_unit_test(test_collector),
                 cmocka_unit_test(test_bounds),        cmocka_unit_test(test_null_args),
+                cmocka_unit_test(test_etcd_metrics),
         };
         return cmocka_run_group_tests(tests, NULL, NULL);
 }
