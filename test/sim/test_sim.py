@@ -1084,6 +1084,62 @@ class Writes(Base):
         self.assertStatus(C.put(p, body), 409, "Conflict")           # stale RV
         self.assertStatus(C.patch(p, {"spec": {"replicas": -1}}), 422, "Invalid")
 
+    def test_eviction_against_disruption_budget(self):
+        """kube-controller-manager's disruption controller fills the budget's status; the
+        eviction subresource spends disruptionsAllowed with a CAS before it deletes, so a
+        second eviction right after the first is refused even before the status is recomputed."""
+        ns = new_ns()
+        pods = "/api/v1/namespaces/%s/pods" % ns
+        pdbs = "/apis/policy/v1/namespaces/%s/poddisruptionbudgets" % ns
+        for i in range(4):
+            r = C.post(pods, {"apiVersion": "v1", "kind": "Pod", "metadata": {
+                "name": "g-%d" % i, "labels": {"app": "guard"}},
+                "spec": {"containers": [{"name": "c", "image": "i"}]}})
+            self.assertEqual(r.status, 201, r)
+            if i < 3:   # g-3 stays unready
+                r = C.patch(pods + "/g-%d/status" % i, {"status": {"conditions": [
+                    {"type": "Ready", "status": "True"}]}})
+                self.assertEqual(r.status, 200, r)
+        r = C.post(pdbs, {"apiVersion": "policy/v1", "kind": "PodDisruptionBudget",
+                          "metadata": {"name": "guard-pdb"},
+                          "spec": {"minAvailable": 2, "selector": {"matchLabels": {"app": "guard"}}}})
+        self.assertEqual(r.status, 201, r)
+
+        def status():
+            return C.get(pdbs + "/guard-pdb").json.get("status") or {}
+        deadline = time.time() + 10
+        while status().get("disruptionsAllowed") != 1 and time.time() < deadline:
+            time.sleep(0.05)
+        st = status()
+        self.assertEqual((st["expectedPods"], st["currentHealthy"], st["desiredHealthy"],
+                          st["disruptionsAllowed"]), (4, 3, 2, 1))
+        self.assertEqual([c["status"] for c in st["conditions"] if c["type"] == "DisruptionAllowed"],
+                         ["True"])
+
+        def evict(name):
+            return C.post(pods + "/%s/eviction" % name, {
+                "apiVersion": "policy/v1", "kind": "Eviction",
+                "metadata": {"name": name, "namespace": ns}})
+        # An unready pod goes while the budget is met, without spending it.
+        self.assertEqual(evict("g-3").status, 201)
+        self.assertEqual(evict("g-0").status, 201)
+        self.assertEqual(C.get(pods + "/g-0").status, 404)
+        st = self.assertStatus(evict("g-1"), 429, "TooManyRequests")
+        self.assertEqual(st["message"], "Cannot evict pod as it would violate the pod's disruption budget.")
+        self.assertEqual(st["details"]["causes"][0]["reason"], "DisruptionBudget")
+        self.assertEqual(C.get(pods + "/g-1").status, 200)
+        deadline = time.time() + 10
+        while status().get("currentHealthy") != 2 and time.time() < deadline:
+            time.sleep(0.05)
+        st = status()
+        self.assertEqual((st["expectedPods"], st["currentHealthy"], st["disruptionsAllowed"]), (2, 2, 0))
+        self.assertEqual(st.get("disruptedPods") or {}, {})
+        self.assertStatus(evict("g-1"), 429, "TooManyRequests")
+        # A pod under two budgets cannot be evicted at all.
+        C.post(pdbs, {"apiVersion": "policy/v1", "kind": "PodDisruptionBudget", "metadata": {"name": "two"},
+                      "spec": {"maxUnavailable": 1, "selector": {"matchLabels": {"app": "guard"}}}})
+        self.assertStatus(evict("g-2"), 500, "InternalError")
+
     def test_openshift_cel_rules(self):
         p = "/apis/operator.openshift.io/v1/etcds/cel"
         C.post("/apis/operator.openshift.io/v1/etcds", etcd_cr("cel", backendQuotaGiB=10))

@@ -18,7 +18,7 @@ from . import discovery, errors, lists, objects, protobuf, tables, watchserve, y
 from .etcd import EtcdError
 from .objects import meta
 from .patch import apply_patch
-from .selectors import Predicate
+from .selectors import Predicate, selector_matches
 from .store import WriteOpts
 
 PUBLIC_PATHS = {"/healthz", "/livez", "/readyz", "/version"}
@@ -422,24 +422,53 @@ class App:
         req.send_json(200, self._scale_of(rt, obj))
 
     def _evict(self, req, rt, ns, name, q):
+        """As kube-apiserver's eviction REST: a pod covered by one PodDisruptionBudget goes only
+        if the budget's status (from the disruption controller) allows a disruption, which the
+        eviction takes by lowering status.disruptionsAllowed with a compare-and-swap before the
+        delete, so two evictions racing cannot both spend the last one. A pod that is not Ready
+        goes while the budget is met (unhealthyPodEvictionPolicy IfHealthyBudget, the default)."""
         req.read_body()   # the Eviction's DeleteOptions are not used (kubectl drain sends protobuf)
         pod = self.store.get(rt, ns, name)
         labels = meta(pod).get("labels") or {}
         pdbt = self.registry.lookup("policy", "v1", "poddisruptionbudgets")
-        for pdb in lists.list_objects(self.store, pdbt, ns, {}, Predicate("", "", "policy",
-                                                                          pdbt.plural)).items:
-            sel = (pdb.get("spec") or {}).get("selector")
-            ml = (sel or {}).get("matchLabels") or {}
-            if sel is not None and all(labels.get(k) == v for k, v in ml.items()) and \
-                    (pdb.get("status") or {}).get("disruptionsAllowed", 0) < 1:
-                raise errors.ApiError(429, "TooManyRequests", "Cannot evict pod as it would violate "
-                                      "the pod's disruption budget.",
-                                      {"causes": [{"reason": "DisruptionBudget", "message":
-                                                   "The disruption budget %s needs %s healthy pods"
-                                                   % (meta(pdb).get("name"),
-                                                      (pdb.get("status") or {}).get(
-                                                          "desiredHealthy", 0))}]},
-                                      {"Retry-After": "10"})
+        pdbs = [p for p in lists.list_objects(self.store, pdbt, ns, {}, Predicate("", "", "policy",
+                                                                                   pdbt.plural)).items
+                if selector_matches((p.get("spec") or {}).get("selector"), labels)]
+        if len(pdbs) > 1:
+            raise errors.ApiError(500, "InternalError", "This pod has more than one PodDisruptionBudget, "
+                                  "which the eviction subresource does not support.")
+        if pdbs:
+            pdb = pdbs[0]
+            st = pdb.get("status") or {}
+            ready = any(c.get("type") == "Ready" and c.get("status") == "True"
+                        for c in (pod.get("status") or {}).get("conditions") or [])
+
+            def refuse():
+                return errors.ApiError(429, "TooManyRequests", "Cannot evict pod as it would violate "
+                                       "the pod's disruption budget.",
+                                       {"causes": [{"reason": "DisruptionBudget", "message":
+                                                    "The disruption budget %s needs %s healthy pods and "
+                                                    "has %s currently" % (meta(pdb).get("name"),
+                                                                          st.get("desiredHealthy", 0),
+                                                                          st.get("currentHealthy", 0))}]},
+                                       {"Retry-After": "10"})
+            if st.get("observedGeneration", 0) < meta(pdb).get("generation", 1):
+                raise refuse()
+            if not ready:
+                if st.get("currentHealthy", 0) < st.get("desiredHealthy", 0):
+                    raise refuse()
+            else:
+                def spend(old):
+                    cur = old.get("status") or {}
+                    if cur.get("disruptionsAllowed", 0) < 1:
+                        raise refuse()
+                    new = copy.deepcopy(old)
+                    new["status"]["disruptionsAllowed"] = cur["disruptionsAllowed"] - 1
+                    new["status"].setdefault("disruptedPods", {})[name] = \
+                        time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime())
+                    meta(new).pop("resourceVersion", None)   # re-read and re-check on a lost race
+                    return new, False
+                self.store._guaranteed_update(pdbt, ns, meta(pdb)["name"], spend, WriteOpts(), sub="status")
         self.store.delete(rt, ns, name, {}, WriteOpts())
         req.send_json(201, {"kind": "Status", "apiVersion": "v1", "metadata": {},
                             "status": "Success", "code": 201})

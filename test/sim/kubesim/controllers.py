@@ -6,6 +6,12 @@
   foregroundDeletion (dependents are deleted first) and orphan (dependents lose
   their ownerReference).  Background deletion of dependents is NOT modelled;
 * CRD cleanup: deleting a CRD deletes its custom resources and uninstalls the type;
+* disruption controller (kube-controller-manager's): a PodDisruptionBudget's status
+  (expectedPods, currentHealthy = matching pods Ready and not terminating,
+  desiredHealthy from an integer or percent minAvailable, disruptionsAllowed,
+  observedGeneration, the DisruptionAllowed condition; minAvailable or
+  maxUnavailable), recomputed whenever a pod or budget of its namespace changes;
+  disruptedPods keeps what the eviction handler added until the pod is gone;
 * optional periodic compaction (--compact-keep N keeps the last N revisions).
 Work items are retried every second until done, so objects with other finalizers
 simply keep their namespace Terminating, as in a real cluster.
@@ -20,6 +26,7 @@ import time
 from . import errors
 from .etcd import EtcdError, prefix_end
 from .objects import meta
+from .selectors import selector_matches
 from .store import WriteOpts
 
 GC_FINALIZERS = ("foregroundDeletion", "orphan")
@@ -52,6 +59,9 @@ class Controllers:
         if rt.plural == "namespaces" and not rt.group and md.get("deletionTimestamp") and \
                 event != "delete":
             self.enqueue(("ns", md.get("name")))
+        if (rt.plural == "pods" and not rt.group) or \
+                (rt.plural == "poddisruptionbudgets" and rt.group == "policy" and event != "delete"):
+            self.enqueue(("pdb", md.get("namespace")), delay=0.05)
         if event in ("terminating", "update") and md.get("deletionTimestamp") and \
                 any(f in GC_FINALIZERS for f in md.get("finalizers") or []):
             self.enqueue(("gc", rt.group, rt.version, rt.plural, md.get("namespace"), md.get("name")))
@@ -112,9 +122,72 @@ class Controllers:
     def _process(self, key, payload):
         if key[0] == "ns":
             return self._finalize_namespace(key[1])
+        if key[0] == "pdb":
+            return self._disruption(key[1])
         if key[0] == "gc":
             rt = self.registry.lookup(key[1], key[2], key[3])
             return rt is None or self._gc(rt, key[4], key[5])
+        return True
+
+    # -- disruption controller --------------------------------------------------------
+    def _disruption(self, ns):
+        pdbt = self.registry.lookup("policy", "v1", "poddisruptionbudgets")
+        podt = self.registry.lookup("", "v1", "pods")
+        if pdbt is None or podt is None:
+            return True
+        prefix = pdbt.prefix(ns)
+        _, kvs, _, _ = self.store.etcd.range(prefix, prefix_end(prefix))
+        if not kvs:
+            return True
+        pprefix = podt.prefix(ns)
+        _, pkvs, _, _ = self.store.etcd.range(pprefix, prefix_end(pprefix))
+        pods = [self.store._decode(podt, kv) for kv in pkvs]
+        for kv in kvs:
+            pdb = self.store._decode(pdbt, kv)
+            spec = pdb.get("spec") or {}
+            matching = [p for p in pods if selector_matches(spec.get("selector"), meta(p).get("labels") or {})]
+            healthy = sum(1 for p in matching if not meta(p).get("deletionTimestamp") and any(
+                c.get("type") == "Ready" and c.get("status") == "True"
+                for c in (p.get("status") or {}).get("conditions") or []))
+            def count(v):   # an integer, or a percent of the matching pods rounded up, as upstream
+                return -(-int(v[:-1]) * len(matching) // 100) if isinstance(v, str) else int(v)
+            if "maxUnavailable" in spec:
+                want = max(0, len(matching) - count(spec["maxUnavailable"]))
+            else:
+                want = count(spec.get("minAvailable", 0))
+            allowed = max(0, healthy - int(want))
+            status = {"observedGeneration": meta(pdb).get("generation", 1),
+                      "expectedPods": len(matching), "currentHealthy": healthy,
+                      "desiredHealthy": int(want), "disruptionsAllowed": allowed}
+            old = pdb.get("status") or {}
+            names = {meta(p).get("name") for p in matching}
+            disrupted = {k: v for k, v in (old.get("disruptedPods") or {}).items() if k in names}
+            if all(old.get(k) == v for k, v in status.items()) and \
+                    disrupted == (old.get("disruptedPods") or {}):
+                continue
+            status["disruptedPods"] = disrupted
+            name = meta(pdb).get("name")
+
+            def transform(cur, status=status, allowed=allowed):
+                new = copy.deepcopy(cur)
+                st = new.setdefault("status", {})
+                st.update(status)
+                cond = {"type": "DisruptionAllowed", "status": "True" if allowed > 0 else "False",
+                        "reason": "SufficientPods" if allowed > 0 else "InsufficientPods",
+                        "message": "", "observedGeneration": status["observedGeneration"],
+                        "lastTransitionTime": time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime())}
+                conds = [c for c in st.get("conditions") or [] if c.get("type") != "DisruptionAllowed"]
+                prev = [c for c in st.get("conditions") or [] if c.get("type") == "DisruptionAllowed"]
+                if prev and prev[0].get("status") == cond["status"]:
+                    cond["lastTransitionTime"] = prev[0].get("lastTransitionTime")
+                st["conditions"] = conds + [cond]
+                meta(new).pop("resourceVersion", None)
+                return new, False
+            try:
+                self.store._guaranteed_update(pdbt, ns, name, transform, WriteOpts(), sub="status")
+            except errors.ApiError as e:
+                if e.code != 404:
+                    raise
         return True
 
     # -- namespace controller ---------------------------------------------------------

@@ -275,3 +275,19 @@ class Predicate:
             return False
         return self.labels.matches((obj.get("metadata") or {}).get("labels")) and \
             self.fields.matches(obj)
+
+
+def selector_matches(sel, labels):
+    """A LabelSelector object (matchLabels, matchExpressions) against a label map; a null
+    selector matches nothing, an empty one everything (as policy/v1 budgets read it)."""
+    if sel is None:
+        return False
+    if any(labels.get(k) != v for k, v in (sel.get("matchLabels") or {}).items()):
+        return False
+    for e in sel.get("matchExpressions") or []:
+        k, op, vals = e.get("key"), e.get("operator"), e.get("values") or []
+        if (op == "In" and labels.get(k) not in vals) or \
+                (op == "NotIn" and k in labels and labels[k] in vals) or \
+                (op == "Exists" and k not in labels) or (op == "DoesNotExist" and k in labels):
+            return False
+    return True
