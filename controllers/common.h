@@ -29,6 +29,7 @@
         X(W_ETCD_SECRETS,           KUBE_SECRETS,          NS_ETCD,        NULL)                   \
         X(W_ETCD_PODS,              KUBE_PODS,             NS_ETCD,        NULL)                   \
         X(W_ETCD_ENDPOINTS,         KUBE_ENDPOINTS,        NS_ETCD,        NULL) /* host-etcd-2 */ \
+        X(W_ETCD_PDBS,              KUBE_PDBS,             NS_ETCD,        NULL) /* etcd-guard-pdb */ \
         X(W_KUBE_SYSTEM_CONFIGMAPS, KUBE_CONFIGMAPS,       NS_KUBE_SYSTEM, NULL)                   \
         X(W_KUBE_SYSTEM_EVENTS,     KUBE_EVENTS,           NS_KUBE_SYSTEM, NULL)                   \
         X(W_CONFIG_CONFIGMAPS,      KUBE_CONFIGMAPS,       NS_CONFIG,      NULL)                   \

@@ -32,6 +32,7 @@ static const ControllerSpec *const controllers[] = {
         &controller_node_status,
         &controller_prune,
         &controller_defrag,
+        &controller_guard,
         &controller_etcd_members,
         &controller_cluster_member,
         &controller_host_endpoints,

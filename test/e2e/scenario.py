@@ -384,6 +384,47 @@ class Cluster:
         log("latestAvailableRevision %d on %s" % (latest, [n["nodeName"] for n in nodes]))
         return latest, nodes
 
+    def check_quorum_guard(self):
+        """A drain cannot cost quorum: with a guard ready on every master, draining one master's
+        guard (kubectl drain, the real client) goes through the eviction API; a second master's
+        is refused by etcd-guard-pdb while the first is cordoned; uncordoned, the guard returns."""
+        env = self.env
+
+        def guards_ready(n):
+            pods = (env.get_json("pods", "-n", "openshift-etcd", "-l", "app=guard") or {}).get("items", [])
+            ready = [p for p in pods if any(c["type"] == "Ready" and c["status"] == "True"
+                                            for c in p.get("status", {}).get("conditions", []))
+                     and not p["metadata"].get("deletionTimestamp")]
+            return ready if len(ready) == n else None
+
+        def budget():
+            pdb = env.get_json("pdb", "-n", "openshift-etcd", "etcd-guard-pdb")
+            st = (pdb or {}).get("status") or {}
+            return st if st.get("disruptionsAllowed") == 1 and st.get("currentHealthy") == 3 else None
+
+        wait_for("a ready guard on every master", lambda: guards_ready(3), 120)
+        st = wait_for("etcd-guard-pdb to allow one disruption", budget, 60)
+        assert st["desiredHealthy"] == 2, st
+        first, second = self.masters[0], self.masters[1]
+        env.kubectl("cordon", first)
+        try:
+            r = env.kubectl("drain", first, "--pod-selector", "app=guard", "--ignore-daemonsets",
+                            "--force", "--timeout", "60s")
+            log("drain %s: %s" % (first, r.stdout.strip().splitlines()[-1:]))
+            wait_for("the drained guard gone, none made on the cordoned master", lambda: guards_ready(2), 60)
+            env.kubectl("cordon", second)
+            r = env.kubectl("drain", second, "--pod-selector", "app=guard", "--ignore-daemonsets",
+                            "--force", "--timeout", "12s", check=False)
+            assert r.returncode != 0, "a second master drained while the first was down: %s" % r.stdout
+            assert "Cannot evict pod as it would violate the pod's disruption budget" in r.stdout + r.stderr, \
+                r.stdout + r.stderr
+            log("drain %s refused by etcd-guard-pdb, as it must be" % second)
+            assert guards_ready(2), "the refused drain took a guard"
+        finally:
+            env.kubectl("uncordon", first, second, check=False)
+        wait_for("the guard back on %s" % first, lambda: guards_ready(3), 120)
+        wait_for("etcd-guard-pdb to allow one disruption again", budget, 60)
+
     def check_endpoints(self):
         """etcd-endpoints maps each master's member ID to its IP; host-etcd-2 names exactly the masters."""
         env = self.env

@@ -90,6 +90,7 @@ def main():
         # Every node at latestAvailableRevision; the endpoints objects name the three masters.
         c.wait_at_latest(180)
         c.check_endpoints()
+        c.check_quorum_guard()
         log("ok")
 
 
