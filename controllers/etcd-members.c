@@ -2,23 +2,94 @@
  * conditions users and the cluster-version operator read:
  * EtcdMembersAvailable (quorum), EtcdMembersDegraded (any member unhealthy)
  * and EtcdMembersProgressing (learners or members not started yet). It only
- * reports; other controllers act. */
+ * reports; other controllers act. A member that is down is named with why:
+ * what etcd answered, its alarms, and from its pod how often its etcd
+ * container restarted and the last line it wrote before the last exit (a
+ * damaged database says so there). */
+#include <inttypes.h>
+#include <stdarg.h>
+
+#include "base/json.h"
 #include "controllers.h"
 #include "facts.h"
 
-static size_t describe_unhealthy(const EtcdViewSnapshot *s, char *buf, size_t n)
+static void append(char *buf, size_t n, size_t *off, const char *fmt, ...) _printf_(4, 5);
+static void append(char *buf, size_t n, size_t *off, const char *fmt, ...)
 {
-        size_t count = 0, off = 0;
-        buf[0] = 0;
+        va_list ap;
+        if (*off >= n)
+                return;
+        va_start(ap, fmt);
+        int k = vsnprintf(buf + *off, n - *off, fmt, ap);
+        va_end(ap);
+        if (k > 0)
+                *off = MIN(n - 1, *off + (size_t) k);
+}
+
+/* The last non-empty line of a termination message, at most 160 characters. */
+static void last_line(const char *msg, char *out, size_t n)
+{
+        const char *end = msg + strlen(msg), *start;
+        while (end > msg && (end[-1] == '\n' || end[-1] == ' ' || end[-1] == '\r'))
+                end--;
+        start = end;
+        while (start > msg && start[-1] != '\n')
+                start--;
+        (void) snprintf(out, n, "%.*s", (int) MIN((size_t) (end - start), (size_t) 160), start);
+}
+
+/* Why a member is not serving, in the words of etcd, its alarms and its kubelet:
+ * "connection refused; its etcd container restarted 4 times, last exit code 2: ...". */
+static void describe_why(const SyncContext *ctx, const EtcdViewSnapshot *s, const EtcdMemberState *st,
+                         char *buf, size_t n, size_t *off)
+{
+        if (!st->started)
+                append(buf, n, off, "has not started");
+        else
+                append(buf, n, off, "%s", etcd_strerror(st->error < 0 ? st->error : -EAGAIN));
+        for (size_t i = 0; i < s->n_alarms; i++)
+                if (s->alarms[i].member_id == st->id)
+                        append(buf, n, off, "; raised the %s alarm", s->alarms[i].alarm);
+        const KubeObject *pod = st->name ? etcd_pod_of_node(ctx, st->name) : NULL;
+        cJSON *cs;
+        JSON_ARRAY_FOREACH (cs, pod ? json_get_array(pod->json, "status.containerStatuses") : NULL) {
+                int64_t restarts = 0, code = 0;
+                if (!streq_ptr(json_get_string(cs, "name"), "etcd"))
+                        continue;
+                (void) json_get_int64(cs, "restartCount", &restarts);
+                if (restarts == 0)
+                        break;
+                append(buf, n, off, "; its etcd container restarted %" PRId64 " times", restarts);
+                const cJSON *t = json_get_object(cs, "lastState.terminated");
+                if (!t)
+                        break;
+                (void) json_get_int64(t, "exitCode", &code);
+                const char *msg = json_get_string(t, "message"), *reason = json_get_string(t, "reason");
+                char line[192] = "";
+                if (msg)
+                        last_line(msg, line, sizeof line);
+                append(buf, n, off, ", last exit code %" PRId64 "%s%s%s", code,
+                       line[0] || reason ? ": " : "", line[0] ? line : strempty(reason), "");
+                break;
+        }
+}
+
+/* "master-1" (names), and "master-1: connection refused; ..." (details), for each member
+ * that is not serving. */
+static size_t describe_unhealthy(const SyncContext *ctx, const EtcdViewSnapshot *s, char *buf, size_t n,
+                                 char *why, size_t wn)
+{
+        size_t count = 0, off = 0, woff = 0;
+        buf[0] = why[0] = 0;
         for (size_t i = 0; i < s->n_members; i++) {
                 const EtcdMemberState *st = &s->states[i];
                 if (st->started && st->healthy)
                         continue;
                 char hex[17];
                 const char *name = st->name ? st->name : etcd_id_to_hex(st->id, hex);
-                int k = snprintf(buf + off, n - off, "%s%s", count ? ", " : "", name);
-                if (k > 0 && (size_t) k < n - off)
-                        off += (size_t) k;
+                append(buf, n, &off, "%s%s", count ? ", " : "", name);
+                append(why, wn, &woff, "%s%s: ", count ? "; " : "", name);
+                describe_why(ctx, s, st, why, wn, &woff);
                 count++;
         }
         return count;
@@ -27,7 +98,7 @@ static size_t describe_unhealthy(const EtcdViewSnapshot *s, char *buf, size_t n)
 static int sync_members(const SyncContext *ctx, Plan *p)
 {
         const EtcdViewSnapshot *s = op_etcd(ctx);
-        char names[512];
+        char names[512], why[1536];
 
         if (!s) {
                 plan_condition(p, "EtcdMembersAvailable", "Unknown", "EtcdMembersUnknown",
@@ -43,7 +114,7 @@ static int sync_members(const SyncContext *ctx, Plan *p)
         }
         size_t total = s->n_members, voters = etcd_view_count_voters(s);
         size_t healthy_voters = etcd_view_count_healthy_voters(s);
-        size_t unhealthy = describe_unhealthy(s, names, sizeof names);
+        size_t unhealthy = describe_unhealthy(ctx, s, names, sizeof names, why, sizeof why);
         size_t available = total - unhealthy;
         size_t quorum = etcd_view_quorum(s);
 
@@ -59,8 +130,8 @@ static int sync_members(const SyncContext *ctx, Plan *p)
                 plan_condition(p, "EtcdMembersDegraded", "True", "SplitBrain", "%s", s->split_brain_detail);
         else if (unhealthy > 0)
                 plan_condition(p, "EtcdMembersDegraded", "True", "UnhealthyMembers",
-                               "%zu of %zu members are available, %s %s unhealthy", available, total, names,
-                               unhealthy == 1 ? "is" : "are");
+                               "%zu of %zu members are available, %s %s unhealthy (%s)", available, total,
+                               names, unhealthy == 1 ? "is" : "are", why);
         else
                 plan_condition(p, "EtcdMembersDegraded", "False", "AsExpected",
                                "No unhealthy members found");
@@ -75,7 +146,8 @@ static int sync_members(const SyncContext *ctx, Plan *p)
         return 0;
 }
 
-static const WatchSpec *const watches[] = {OP_WATCH(W_ETCD_CR)};
+/* The etcd pods: a member's restarts and last exit say why it is down. */
+static const WatchSpec *const watches[] = {OP_WATCH(W_ETCD_CR), OP_WATCH(W_ETCD_PODS)};
 
 const ControllerSpec controller_etcd_members = {
         .name = "EtcdMembersController",

@@ -35,8 +35,25 @@ static void test_one_unhealthy(void **state)
         assert_int_equal(fixture_sync(f, &controller_etcd_members), 0);
         fixture_expect_condition(f, "EtcdMembersAvailable", "True", "EtcdQuorate");
         fixture_expect_condition(f, "EtcdMembersDegraded", "True", "UnhealthyMembers");
-        assert_string_equal(fixture_condition(f, "EtcdMembersDegraded")->cond_message,
-                            "2 of 3 members are available, master-1 is unhealthy");
+        assert_string_equal(
+                fixture_condition(f, "EtcdMembersDegraded")->cond_message,
+                "2 of 3 members are available, master-1 is unhealthy (master-1: Connection refused)");
+
+        /* A member whose etcd crash-loops on a damaged database: which, and why, from its pod. */
+        fixture_addf(f, W_ETCD_PODS,
+                     "{\"apiVersion\":\"v1\",\"kind\":\"Pod\",\"metadata\":{\"name\":\"etcd-master-1\","
+                     "\"namespace\":\"openshift-etcd\"},\"spec\":{\"nodeName\":\"master-1\"},\"status\":{"
+                     "\"containerStatuses\":[{\"name\":\"etcd\",\"restartCount\":4,\"ready\":false,"
+                     "\"state\":{\"waiting\":{\"reason\":\"CrashLoopBackOff\"}},\"lastState\":{"
+                     "\"terminated\":{\"exitCode\":2,\"reason\":\"Error\",\"message\":\"starting\\n"
+                     "panic: assertion failed: Page expected to be: 7, but got: 0\\n\\n\"}}}]}}");
+        fixture_alarm(f, 2, "CORRUPT");
+        assert_int_equal(fixture_sync(f, &controller_etcd_members), 0);
+        assert_string_equal(
+                fixture_condition(f, "EtcdMembersDegraded")->cond_message,
+                "2 of 3 members are available, master-1 is unhealthy (master-1: Connection refused; "
+                "raised the CORRUPT alarm; its etcd container restarted 4 times, last exit code 2: "
+                "panic: assertion failed: Page expected to be: 7, but got: 0)");
         fixture_free(f);
 }
 
