@@ -425,6 +425,38 @@ class Cluster:
         wait_for("the guard back on %s" % first, lambda: guards_ready(3), 120)
         wait_for("etcd-guard-pdb to allow one disruption again", budget, 60)
 
+    def check_removed_member_rejoins(self, node):
+        """`etcdctl member remove` of a healthy, running member (the seed design's exceptional
+        scenario): it learns it was removed and exits, its kubelet restarts it, discover finds
+        it missing and moves its data aside, the operator adds it back as a learner and
+        promotes it. The watcher and the writer run throughout: quorum kept, nothing lost."""
+        watcher, writer = self.actors()
+        start_actors(watcher, writer)
+        data = os.path.join(self.node_root(node), "var/lib/etcd")
+        try:
+            members = wait_for("the member list", lambda: {m["name"]: m for m in self.etcd.members(
+                self.endpoints())}, 60)
+            old = members[node]["ID"]
+            before = set(os.listdir(data))
+            self.etcd.first(self.master_eps, "/v3/cluster/member/remove", {"ID": old})
+            log("removed %s (%x), healthy and running, behind the operator's back" % (node, int(old)))
+
+            def back():
+                ms = self.etcd.members(self.master_eps)
+                m = next((m for m in ms if m.get("name") == node), None)
+                ok = m and m["ID"] != old and not m.get("isLearner") and len(ms) == len(self.masters) and \
+                    all(self.etcd.healthy(x["clientURLs"][0]) for x in ms if x.get("clientURLs"))
+                return m if ok else None
+            m = wait_for("%s back as a new voter, every member healthy" % node, back, 300)
+            log("%s is back as %x" % (node, int(m["ID"])))
+        finally:
+            stop_actors(watcher, writer)
+        assert not watcher.violations, "invariants broken: %s" % watcher.violations[:5]
+        assert watcher.changes >= 3, "expected the removal, an add and a promotion, saw %d" % watcher.changes
+        archived = [d for d in os.listdir(data) if d.startswith("member-removed-archive-") and d not in before]
+        assert archived, "the removed member's data was not moved aside: %s" % os.listdir(data)
+        self.check_writer(writer)
+
     def check_endpoints(self):
         """etcd-endpoints maps each master's member ID to its IP; host-etcd-2 names exactly the masters."""
         env = self.env

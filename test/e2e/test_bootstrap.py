@@ -17,6 +17,13 @@ A writer puts a key every 50 ms; at the end every acknowledged write reads
 back. Finally members are the three masters, clusteroperator/etcd is
 Available, not Progressing, not Degraded, and every node is at
 latestAvailableRevision.
+
+The same cluster then takes two day-2 checks that need a settled cluster:
+- the quorum guard: the real `kubectl drain` of one master's guard goes
+  through the eviction API, a second master's is refused by etcd-guard-pdb;
+- a healthy member removed behind the operator's back (`member remove`)
+  comes back by itself as a new learner, promoted, its old data moved aside,
+  with the watcher and a writer running again, and the cluster settles.
 Usage: test_bootstrap.py BUILD_DIR"""
 import calendar
 import os
@@ -91,6 +98,12 @@ def main():
         c.wait_at_latest(180)
         c.check_endpoints()
         c.check_quorum_guard()
+
+        # A member removed behind the operator's back comes back by itself (issue 13, point 2).
+        c.check_removed_member_rejoins(c.masters[2])
+        c.wait_settled(240)
+        c.wait_at_latest(240)
+        c.check_endpoints()
         log("ok")
 
 
