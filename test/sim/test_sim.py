@@ -1127,6 +1127,10 @@ class Writes(Base):
         st = self.assertStatus(evict("g-1"), 429, "TooManyRequests")
         self.assertEqual(st["message"], "Cannot evict pod as it would violate the pod's disruption budget.")
         self.assertEqual(st["details"]["causes"][0]["reason"], "DisruptionBudget")
+        self.assertRegex(st["details"]["causes"][0]["message"],
+                         r"^The disruption budget guard-pdb needs 2 healthy pods and has [23] currently$")
+        # No Retry-After: client-go would retry it by itself (kubectl drain would hang for 100 s).
+        self.assertIsNone(evict("g-1").header("Retry-After"))
         self.assertEqual(C.get(pods + "/g-1").status, 200)
         deadline = time.time() + 10
         while status().get("currentHealthy") != 2 and time.time() < deadline:

@@ -443,17 +443,21 @@ class App:
             ready = any(c.get("type") == "Ready" and c.get("status") == "True"
                         for c in (pod.get("status") or {}).get("conditions") or [])
 
-            def refuse():
+            def refuse(processing=False):
+                # As upstream's eviction REST: TooManyRequests with retryAfterSeconds 0, so no
+                # Retry-After header (client-go would otherwise retry it by itself, 10 times),
+                # and the budget's figures in the cause.
                 return errors.ApiError(429, "TooManyRequests", "Cannot evict pod as it would violate "
                                        "the pod's disruption budget.",
                                        {"causes": [{"reason": "DisruptionBudget", "message":
+                                                    "The disruption budget %s is still being processed by "
+                                                    "the server." % meta(pdb).get("name") if processing else
                                                     "The disruption budget %s needs %s healthy pods and "
                                                     "has %s currently" % (meta(pdb).get("name"),
                                                                           st.get("desiredHealthy", 0),
-                                                                          st.get("currentHealthy", 0))}]},
-                                       {"Retry-After": "10"})
+                                                                          st.get("currentHealthy", 0))}]})
             if st.get("observedGeneration", 0) < meta(pdb).get("generation", 1):
-                raise refuse()
+                raise refuse(processing=True)
             if not ready:
                 if st.get("currentHealthy", 0) < st.get("desiredHealthy", 0):
                     raise refuse()
