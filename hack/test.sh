@@ -14,18 +14,20 @@ failed=()
 
 bash hack/install-deps.sh || exit 1
 
-echo "== format check"
+phase() { echo "== $1 (at $((SECONDS / 60))m$((SECONDS % 60))s)"; }
+
+phase "format check"
 if ! bash hack/check-format.sh; then
         failed+=("format")
 fi
 
-echo "== clang-tidy"
+phase "clang-tidy"
 if ! { cmake -S . -B build-valgrind -DSANITIZE=OFF -DVALGRIND=ON -DWERROR=ON >/dev/null &&
         bash hack/tidy.sh build-valgrind; }; then
         failed+=("clang-tidy")
 fi
 
-echo "== fuzz build (clang, libFuzzer)"
+phase "fuzz build (clang, libFuzzer)"
 if CC=clang cmake -S . -B build-fuzz -DFUZZ=ON -DSANITIZE=ON -DWERROR=ON >/dev/null &&
         make -s -C build-fuzz -j"$jobs"; then
         ctest --test-dir build-fuzz -L fuzz --output-on-failure -j"$jobs" || failed+=("fuzz")
@@ -33,21 +35,22 @@ else
         failed+=("fuzz build")
 fi
 
-echo "== valgrind build (no sanitizers)"
+phase "valgrind build (no sanitizers)"
 if cmake -S . -B build-valgrind -DSANITIZE=OFF -DVALGRIND=ON -DWERROR=ON >/dev/null &&
         make -s -C build-valgrind -j"$jobs"; then
-        ctest --test-dir build-valgrind -L valgrind --output-on-failure || failed+=("valgrind")
+        ctest --test-dir build-valgrind -L valgrind --output-on-failure -j"$jobs" || failed+=("valgrind")
 else
         failed+=("valgrind build")
 fi
 
-echo "== ASan+UBSan build: unit, integration, e2e"
+phase "ASan+UBSan build: unit, integration, e2e"
 if cmake -S . -B build -DSANITIZE=ON -DWERROR=ON >/dev/null && make -s -C build -j"$jobs"; then
         ctest --test-dir build -LE 'bench|fuzz|valgrind' --output-on-failure -j"$jobs" || failed+=("tests")
 else
         failed+=("build")
 fi
 
+echo "== done in $((SECONDS / 60))m$((SECONDS % 60))s"
 if [ ${#failed[@]} -gt 0 ]; then
         echo "hack/test.sh: FAILED: ${failed[*]}" >&2
         exit 1
