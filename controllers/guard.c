@@ -166,7 +166,13 @@ static int sync_guard(const SyncContext *ctx, Plan *p)
         _cleanup_(cJSON_Deletep) cJSON *pdb = guard_pdb(n_nodes);
         if (!pdb)
                 return -ENOMEM;
-        plan_apply(p, &KUBE_PDBS, pdb);
+        /* Every pod event wakes this controller: write (and read) the budget only when the cache differs. */
+        const KubeObject *have = op_get(ctx, W_ETCD_PDBS, NS_ETCD, GUARD_PDB);
+        if (!have ||
+            !cJSON_Compare(json_get(have->json, "spec.minAvailable"), json_get(pdb, "spec.minAvailable"),
+                           true) ||
+            !cJSON_Compare(json_get(have->json, "spec.selector"), json_get(pdb, "spec.selector"), true))
+                plan_apply(p, &KUBE_PDBS, pdb);
         if (missing[0])
                 plan_condition(p, DEGRADED_COND, "True", "Error",
                                "master %s has been Ready for over 10 minutes without an etcd pod to guard",

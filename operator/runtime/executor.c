@@ -151,6 +151,15 @@ static void on_apply_get(KubeClient *kc, const KubeResponse *resp, void *userdat
 
 /* ---- etcd membership ---- */
 
+/* An etcd step was carried out (or found done): the next one of any controller waits for a
+ * view taken after it, and the view is asked for one now. */
+static void etcd_changed(Controller *c)
+{
+        c->rt->last_etcd_change = now_usec(CLOCK_MONOTONIC);
+        if (c->rt->cfg.on_etcd_change)
+                c->rt->cfg.on_etcd_change(c->rt->cfg.userdata);
+}
+
 static void on_etcd_done(EtcdClient *ec, const EtcdResponse *resp, void *userdata)
 {
         Controller *c = userdata;
@@ -168,9 +177,7 @@ static void on_etcd_done(EtcdClient *ec, const EtcdResponse *resp, void *userdat
             (i->type == INTENT_ETCD_PROMOTE && e == ETCD_ERR_NOT_LEARNER) ||
             (i->type == INTENT_ETCD_ADD_LEARNER && e == ETCD_ERR_PEER_URL_EXISTS)) {
                 log_info("%s: already done (%s)", what, etcd_strerror(e));
-                c->rt->last_etcd_change = now_usec(CLOCK_MONOTONIC);
-                if (c->rt->cfg.on_etcd_change)
-                        c->rt->cfg.on_etcd_change(c->rt->cfg.userdata);
+                etcd_changed(c);
                 intent_finished(c, 0, NULL);
                 return;
         }
@@ -194,9 +201,7 @@ static void on_etcd_done(EtcdClient *ec, const EtcdResponse *resp, void *userdat
                 [INTENT_ETCD_REMOVE] = "MemberRemove",
         };
         event_record(c->rt->recorder, false, reasons[i->type], "%s", what);
-        c->rt->last_etcd_change = now_usec(CLOCK_MONOTONIC);
-        if (c->rt->cfg.on_etcd_change)
-                c->rt->cfg.on_etcd_change(c->rt->cfg.userdata);
+        etcd_changed(c);
         intent_finished(c, 0, NULL);
 }
 
@@ -257,9 +262,7 @@ static void on_maint_done(EtcdClient *ec, const EtcdResponse *resp, void *userda
                                .finished = now,
                                .error = e};
         etcd_maint_log_add(c->rt->cfg.maint_log, &rec);
-        c->rt->last_etcd_change = now_usec(CLOCK_MONOTONIC);
-        if (c->rt->cfg.on_etcd_change)
-                c->rt->cfg.on_etcd_change(c->rt->cfg.userdata);
+        etcd_changed(c);
         if (e < 0) {
                 const char *why = resp->message && *resp->message ? resp->message : etcd_strerror(e);
                 log_warning("%s failed after %.1f s: %s", what, took, why);

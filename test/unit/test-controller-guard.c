@@ -65,11 +65,13 @@ static void test_guards_and_budget(void **state)
         assert_string_equal(json_get_string(pdb->object, "spec.selector.matchLabels.app"), "guard");
         fixture_expect_condition(f, "GuardControllerDegraded", "False", "AsExpected");
 
-        /* Once they exist nothing is made again. */
+        /* Once they exist nothing is made or written again. */
         fixture_feed(f, W_ETCD_PODS);
+        fixture_feed(f, W_ETCD_PDBS);
         assert_int_equal(fixture_sync(f, &controller_guard), 0);
         assert_int_equal(fixture_count(f, INTENT_CREATE), 0);
         assert_int_equal(fixture_count(f, INTENT_DELETE), 0);
+        assert_int_equal(fixture_count(f, INTENT_APPLY), 0);
 
         /* A master whose address changed: its guard probes the old one, so it goes. */
         fixture_master(f, "master-2", "10.0.0.99", true);
