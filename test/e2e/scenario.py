@@ -449,6 +449,9 @@ class Cluster:
                 return m if ok else None
             m = wait_for("%s back as a new voter, every member healthy" % node, back, 300)
             log("%s is back as %x" % (node, int(m["ID"])))
+            # The watcher samples every 200 ms: let it see the promotion too before it stops.
+            final = [(n, False) for n in self.masters]
+            wait_for("the watcher to see %s promoted" % node, lambda: watcher.last == final, 30)
         finally:
             stop_actors(watcher, writer)
         assert not watcher.violations, "invariants broken: %s" % watcher.violations[:5]
