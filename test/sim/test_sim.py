@@ -1260,6 +1260,31 @@ class Faults(Base):
         self.assertTrue(all(a["seq"] < b["seq"] for a, b in zip(mine, mine[1:])))
         self.assertStatus(C.get("/sim/writes?since=x"), 400)
 
+    def test_fault_after_the_write(self):
+        """after: true carries the write out and answers with the fault: the client sees a 504,
+        the object has changed, and the write log tells the two apart (code, served)."""
+        ns = new_ns()
+        base = "/api/v1/namespaces/%s/configmaps" % ns
+        C.post(base, cm("a"))
+        last = C.get("/sim/writes").json["writes"]
+        since = last[-1]["seq"] + 1 if last else 0
+        body = C.get(base + "/a").json
+        body["data"] = {"k": "landed"}
+        C.post("/sim/faults", {"method": "PUT", "path_regex": "configmaps/a$", "code": 504, "count": 1,
+                               "after": True})
+        self.assertStatus(C.put(base + "/a", body), 504, "Timeout")
+        now = C.get(base + "/a").json
+        self.assertEqual(now["data"], {"k": "landed"})
+        self.assertGreater(int(now["metadata"]["resourceVersion"]), int(body["metadata"]["resourceVersion"]))
+        self.assertStatus(C.put(base + "/a", body), 409, "Conflict")    # sent again: it is stale now
+        # A fault without `after` still refuses before anything happens.
+        C.post("/sim/faults", {"method": "DELETE", "path_regex": "configmaps/a$", "code": 504, "count": 1})
+        self.assertEqual(C.delete(base + "/a").status, 504)
+        self.assertEqual(C.get(base + "/a").status, 200)
+        mine = [w for w in C.get("/sim/writes?since=%d" % since).json["writes"] if ns in w["path"]]
+        self.assertEqual([(w["method"], w["code"], w["served"]) for w in mine],
+                         [("PUT", 504, 200), ("PUT", 409, 409), ("DELETE", 504, 504)])
+
     def test_latency(self):
         C.post("/sim/latency", {"ms": 300})
         try:

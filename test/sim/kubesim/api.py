@@ -87,12 +87,13 @@ class App:
     # -- entry point ------------------------------------------------------------------
     def handle(self, req):
         req.body_digest, req.status_sent = None, None
+        req.lose_response, req.status_served = None, None
         try:
             self._handle(req)
         finally:
             if req.command in WRITE_METHODS and not req.path.startswith("/sim/"):
                 self.faults.record_write(req.command, req.path, req.body_digest, req.status_sent,
-                                         req.headers.get("User-Agent", ""))
+                                         req.headers.get("User-Agent", ""), req.status_served)
 
     def _handle(self, req):
         url = urllib.parse.urlsplit(req.path)
@@ -107,7 +108,9 @@ class App:
             if self.faults.latency_ms:
                 time.sleep(self.faults.latency_ms / 1000.0)
             fault = self.faults.check(req.command, req.path)
-            if fault is not None:
+            if fault is not None and getattr(fault, "after", False):
+                req.lose_response = fault   # served, then answered with the fault (server.py)
+            elif fault is not None:
                 if req.command in ("POST", "PUT", "PATCH"):
                     req.read_body()
                 raise fault

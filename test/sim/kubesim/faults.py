@@ -1,7 +1,10 @@
 """Test-only fault injection and counters behind /sim/* (see README).
 
 POST /sim/faults   {"method":"PUT","path_regex":"...","code":409|429|500|503|504,
-                    "count":N,"retry_after":S}  fail the next N matching requests
+                    "count":N,"retry_after":S,"after":false}  fail the next N matching requests
+                   (after: true serves the request first and answers with the fault instead of
+                   its result: a write carried out whose answer was lost, as a kube-apiserver
+                   504 Timeout "may still be processing the request")
 POST /sim/latency  {"ms":N}  delay every API request by N ms (0 = off)
 GET  /sim/stats    request counts by verb, open watches, pending faults
 GET  /sim/writes?since=N  the write requests served (method, path, body digest, status, agent),
@@ -61,7 +64,7 @@ class Faults:
         count = int(spec.get("count", 1))
         rule = {"method": (spec.get("method") or "").upper(), "path_regex": rx, "code": code,
                 "count": count, "retry_after": spec.get("retry_after"),
-                "message": spec.get("message")}
+                "message": spec.get("message"), "after": bool(spec.get("after"))}
         with self._lock:
             self._rules.append(rule)
         return self.describe()
@@ -73,8 +76,8 @@ class Faults:
     def describe(self):
         with self._lock:
             return [{"method": r["method"], "path_regex": r["path_regex"].pattern,
-                     "code": r["code"], "count": r["count"], "retry_after": r["retry_after"]}
-                    for r in self._rules]
+                     "code": r["code"], "count": r["count"], "retry_after": r["retry_after"],
+                     "after": r["after"]} for r in self._rules]
 
     def check(self, method, path_and_query):
         """An ApiError to return instead of serving this request, or None."""
@@ -102,7 +105,9 @@ class Faults:
         if ra is not None:
             details = {"retryAfterSeconds": int(ra)}
             headers["Retry-After"] = str(int(ra))
-        return errors.ApiError(code, reason, r["message"] or msg, details, headers)
+        err = errors.ApiError(code, reason, r["message"] or msg, details, headers)
+        err.after = r["after"]
+        return err
 
     def count(self, method, verb):
         with self._lock:
@@ -110,11 +115,14 @@ class Faults:
             if verb:
                 self.requests[verb] = self.requests.get(verb, 0) + 1
 
-    def record_write(self, method, path, digest, code, agent):
+    def record_write(self, method, path, digest, code, agent, served=None):
+        """code: the status the client got; served: the one the request was carried out
+        with, when an `after` fault replaced it (else the same as code)."""
         with self._lock:
             self.write_seq += 1
             self.writes.append({"seq": self.write_seq, "method": method, "path": path, "digest": digest,
-                                "code": code, "agent": agent})
+                                "code": code, "served": code if served is None else served,
+                                "agent": agent})
 
     def writes_since(self, seq):
         with self._lock:

@@ -159,6 +159,11 @@ class Handler(BaseHTTPRequestHandler):
 
     # -- responses -------------------------------------------------------------------
     def send_bytes(self, code, body, content_type="application/json", headers=None):
+        lost = getattr(self, "lose_response", None)
+        if lost is not None:
+            # An `after` fault (faults.py): the request was carried out; its answer is lost.
+            self.lose_response, self.status_served = None, code
+            return self.send_error_status(lost)
         self.status_sent = code
         self.send_response(code)
         self.send_header("Content-Type", content_type)
