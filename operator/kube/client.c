@@ -315,7 +315,11 @@ static void on_http_done(HttpRequest *req, int error, void *userdata)
                 st.code = code;
         int e = kube_status_to_errno(code, st.reason);
         unsigned ra = parse_retry_after(req, &st);
-        if ((code == 429 || code >= 500) && ra > 0 && call->retries < MAX_RETRIES_RETRY_AFTER &&
+        /* A write is sent again by itself only when the server said it did nothing (429, 503);
+         * after another 5xx (a 504 Timeout "may still be processing the request") its outcome is
+         * unknown, and the caller finds out what happened before it writes again. */
+        bool not_done = code == 429 || code == 503 || (code >= 500 && streq(call->method, "GET"));
+        if (not_done && ra > 0 && call->retries < MAX_RETRIES_RETRY_AFTER &&
             schedule_retry(call, ra * USEC_PER_SEC)) {
                 log_debug("%s %s: HTTP %ld, retrying after %u s", call->method, call->path, code, ra);
                 return;

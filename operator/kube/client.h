@@ -5,8 +5,10 @@
  * 504 or client timeout -ETIMEDOUT, TLS -EPROTO. The decoded Status (code,
  * reason, message) is handed to the callback for callers that care.
  *
- * Retries, as client-go: 429 and 5xx that carry Retry-After are retried after
- * that delay (up to 10 times, any verb); transport errors on GET are retried
+ * Retries: 429 and 503 that carry Retry-After are retried after that delay
+ * (up to 10 times, any verb: the server did nothing), other 5xx with
+ * Retry-After only on GET (a write's outcome is then unknown: the caller
+ * finds out before it writes again); transport errors on GET are retried
  * after 1 s (up to 3 times). A call that returns 0 invokes its callback
  * exactly once unless cancelled; one that returns an error never does.
  * Freeing the client completes every pending call with -ECANCELED (and no new

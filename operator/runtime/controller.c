@@ -29,6 +29,7 @@ static void controller_free(Controller *c)
         free(c->first_error_what);
         free(c->first_error_message);
         free(c->waiting);
+        free(c->unsettled);
         expectations_free(c->expect);
         free(c);
 }

@@ -36,34 +36,42 @@ void runtime_note_failure(Controller *c, int error, const Intent *i, const char 
         c->first_error_message = strdup(message);
 }
 
+/* Our cache is behind the server for this intent's object: the next sync waits
+ * until the informers show it at `rv` or newer (0: gone), with a delay that
+ * grows while plans keep meeting this; the streak ends with a plan that meets
+ * none (runtime_finish_key). */
+static void cache_behind(Controller *c, const Intent *i, uint64_t rv, const char *why)
+{
+        _cleanup_free_ char *what = intent_describe(i);
+        usec_t now = now_usec(CLOCK_MONOTONIC);
+
+        if (i->name && i->res)
+                (void) expectations_add(c->expect, c->spec->watches, c->spec->n_watches, i->res,
+                                        i->namespace, i->name, rv, now + EXPECTATION_TIMEOUT);
+        if (!c->conflicted)
+                c->conflict_streak++;
+        c->conflicted = true;
+        usec_t delay = CONFLICT_DELAY;
+        for (unsigned k = 1; k < c->conflict_streak && delay < CONFLICT_DELAY_MAX; k++)
+                delay *= 2;
+        delay = MIN(delay, CONFLICT_DELAY_MAX);
+        log_debug("%s: %s (%u plans in a row); syncing again in %llu ms, from caches past it",
+                  strempty(what), why, c->conflict_streak, (unsigned long long) (delay / USEC_PER_MSEC));
+        plan_requeue_after(&c->plan, delay);
+}
+
 static void intent_finished(Controller *c, int error, const char *message)
 {
         const Intent *i = &c->plan.intents[c->next];
         /* A conflict or an object that already exists means our cache is behind the
          * server: no Degraded, but the next sync waits until the informers show the
          * object newer than what this plan was built from (a resourceVersion past the
-         * one sent, or the object at all), with a delay that grows while conflicts
-         * repeat; the streak ends with a plan that meets none (runtime_finish_key). */
+         * one sent, or the object at all). */
         if ((error == -ESTALE || error == -EEXIST) && i->type != INTENT_ETCD_ADD_LEARNER) {
-                _cleanup_free_ char *what = intent_describe(i);
                 uint64_t sent = 0;
                 if (error == -ESTALE && i->object)
                         (void) json_get_uint64(i->object, "metadata.resourceVersion", &sent);
-                usec_t now = now_usec(CLOCK_MONOTONIC);
-                if (i->name && i->res)
-                        (void) expectations_add(c->expect, c->spec->watches, c->spec->n_watches, i->res,
-                                                i->namespace, i->name, sent + 1, now + EXPECTATION_TIMEOUT);
-                if (!c->conflicted)
-                        c->conflict_streak++;
-                c->conflicted = true;
-                usec_t delay = CONFLICT_DELAY;
-                for (unsigned k = 1; k < c->conflict_streak && delay < CONFLICT_DELAY_MAX; k++)
-                        delay *= 2;
-                delay = MIN(delay, CONFLICT_DELAY_MAX);
-                log_debug("%s: %s (%u plans in a row); syncing again in %llu ms, from caches past it",
-                          strempty(what), strerror(-error), c->conflict_streak,
-                          (unsigned long long) (delay / USEC_PER_MSEC));
-                plan_requeue_after(&c->plan, delay);
+                cache_behind(c, i, sent + 1, strerror(-error));
                 error = 0;
         }
         if (error < 0)
@@ -92,6 +100,106 @@ static void expect_write(Controller *c, const Intent *i, const KubeResponse *res
                                 now_usec(CLOCK_MONOTONIC) + EXPECTATION_TIMEOUT);
 }
 
+/* ---- writes whose outcome is unknown ----
+ *
+ * A 504 Timeout ("may still be processing the request"), another 5xx, or a
+ * connection that broke or timed out once the request was out: the server
+ * may have carried the write out. Sending it again from the same cache
+ * could repeat a write that landed (or undo what came after it), so the
+ * object is read back first: what the server has now settles the outcome,
+ * and the next sync plans from a cache at least that new. While the read
+ * fails too, the outcome stays unsettled: the next write of that object
+ * reads it first and is not sent unless that read works. */
+
+static bool is_kube_write(const Intent *i)
+{
+        switch (i->type) {
+        case INTENT_APPLY:
+        case INTENT_CREATE:
+        case INTENT_UPDATE:
+        case INTENT_UPDATE_STATUS:
+        case INTENT_PATCH:
+        case INTENT_DELETE:
+                return i->res && i->name;
+        default:
+                return false;
+        }
+}
+
+static char *object_key(const Intent *i)
+{
+        return strdup_printf("%s %s%s%s", i->res->plural, strempty(i->namespace), i->namespace ? "/" : "",
+                             i->name);
+}
+
+static bool is_unsettled(const Controller *c, const Intent *i)
+{
+        _cleanup_free_ char *key = NULL;
+        return c->unsettled && is_kube_write(i) && (key = object_key(i)) && streq(key, c->unsettled);
+}
+
+static int send_write(Controller *c, const Intent *i);
+static void on_intent_done(KubeClient *kc, const KubeResponse *resp, void *userdata);
+
+static void on_settling_read(KubeClient *kc, const KubeResponse *resp, void *userdata)
+{
+        Controller *c = userdata;
+
+        (void) kc;
+        if (resp->error == -ECANCELED)
+                return; /* the runtime is being freed: `c` may be gone */
+        log_set_controller(c->spec->name);
+        const Intent *i = &c->plan.intents[c->next];
+        _cleanup_free_ char *what = intent_describe(i);
+        const char *unknown = kube_strerror(c->settling_error);
+        if (resp->error < 0 && resp->error != -ENOENT) {
+                free(c->unsettled);
+                c->unsettled = object_key(i);
+                c->unsettled_error = c->settling_error;
+                log_warning("%s: outcome unknown (%s), and reading the object back failed too (%s): it is "
+                            "not written again until a read says what the server has",
+                            strempty(what), unknown, kube_strerror(resp->error));
+                intent_finished(c, c->settling_before_send ? resp->error : c->settling_error,
+                                resp->status ? resp->status->message : NULL);
+                return;
+        }
+        uint64_t rv = 0;
+        if (resp->error == 0)
+                (void) json_get_uint64(resp->body, "metadata.resourceVersion", &rv);
+        c->unsettled = mfree(c->unsettled);
+        /* Before a write: when the informers already show what the server has, this plan was
+         * made from it, and the write is what is still needed. */
+        if (c->settling_before_send &&
+            expectations_seen_now(c->spec->watches, c->spec->n_watches, c->rt->informers, i->res,
+                                  i->namespace, i->name, rv)) {
+                log_info("%s: the server has the object %s, as our cache does: writing it", strempty(what),
+                         rv ? "unchanged" : "absent");
+                int r = send_write(c, i);
+                if (r < 0)
+                        intent_finished(c, r, NULL);
+                return;
+        }
+        _cleanup_free_ char *now = rv ? strdup_printf("at resourceVersion %" PRIu64, rv) : strdup("absent");
+        log_info("%s: outcome unknown (%s); the server has the object %s: planning again from there",
+                 strempty(what), unknown, strempty(now));
+        cache_behind(c, i, rv, "outcome unknown");
+        intent_finished(c, 0, NULL);
+}
+
+/* Reads the current intent's object to settle a write's unknown outcome (`error`). */
+static void settle_outcome(Controller *c, int error, bool before_send)
+{
+        const Intent *i = &c->plan.intents[c->next];
+
+        c->settling_error = error;
+        c->settling_before_send = before_send;
+        int r = kube_get(c->rt->client, i->res, i->namespace, i->name, on_settling_read, c);
+        if (r < 0) {
+                KubeResponse resp = {.error = r};
+                on_settling_read(c->rt->client, &resp, c);
+        }
+}
+
 static void on_intent_done(KubeClient *kc, const KubeResponse *resp, void *userdata)
 {
         Controller *c = userdata;
@@ -108,10 +216,20 @@ static void on_intent_done(KubeClient *kc, const KubeResponse *resp, void *userd
                 run_next_intent(c); /* re-read and merge again */
                 return;
         }
+        if (e < 0 && runtime_outcome_unknown(e) && is_kube_write(i)) {
+                _cleanup_free_ char *what = intent_describe(i);
+                log_info("%s: %s: the write may have been carried out; reading the object back",
+                         strempty(what),
+                         resp->status && resp->status->message ? resp->status->message : kube_strerror(e));
+                settle_outcome(c, e, false);
+                return;
+        }
         if (e >= 0 && i->type != INTENT_EVENT && i->type != INTENT_CONDITION) {
                 _cleanup_free_ char *what = intent_describe(i);
                 log_debug("%s done", what);
                 expect_write(c, i, resp);
+                if (is_unsettled(c, i))
+                        c->unsettled = mfree(c->unsettled);
         }
         intent_finished(c, e, resp->status ? resp->status->message : NULL);
 }
@@ -351,26 +469,21 @@ static void run_next_intent(Controller *c)
         }
         const Intent *i = &c->plan.intents[c->next];
         c->stats.intents++;
+        if (is_unsettled(c, i)) {
+                _cleanup_free_ char *what = intent_describe(i);
+                log_info("%s: the last write of this object has an unknown outcome (%s); reading it first",
+                         strempty(what), kube_strerror(c->unsettled_error));
+                settle_outcome(c, c->unsettled_error, true);
+                return;
+        }
         switch (i->type) {
         case INTENT_APPLY:
-                r = kube_get(rt->client, i->res, i->namespace, i->name, on_apply_get, c);
-                break;
         case INTENT_CREATE:
-                r = kube_create(rt->client, i->res, i->namespace, i->object, on_intent_done, c);
-                break;
         case INTENT_UPDATE:
-                r = kube_update(rt->client, i->res, i->object, on_intent_done, c);
-                break;
         case INTENT_UPDATE_STATUS:
-                r = kube_update_status(rt->client, i->res, i->object, on_intent_done, c);
-                break;
         case INTENT_PATCH:
-                r = kube_patch(rt->client, i->res, i->namespace, i->name, NULL, i->patch_type, i->object,
-                               "cluster-etcd-operator", false, on_intent_done, c);
-                break;
         case INTENT_DELETE:
-                r = kube_delete(rt->client, i->res, i->namespace, i->name, i->precondition_uid, NULL,
-                                on_intent_done, c);
+                r = send_write(c, i);
                 break;
         case INTENT_ETCD_ADD_LEARNER:
         case INTENT_ETCD_PROMOTE:
@@ -390,6 +503,30 @@ static void run_next_intent(Controller *c)
         }
         if (r < 0)
                 intent_finished(c, r, NULL);
+}
+
+static int send_write(Controller *c, const Intent *i)
+{
+        Runtime *rt = c->rt;
+
+        switch (i->type) {
+        case INTENT_APPLY:
+                return kube_get(rt->client, i->res, i->namespace, i->name, on_apply_get, c);
+        case INTENT_CREATE:
+                return kube_create(rt->client, i->res, i->namespace, i->object, on_intent_done, c);
+        case INTENT_UPDATE:
+                return kube_update(rt->client, i->res, i->object, on_intent_done, c);
+        case INTENT_UPDATE_STATUS:
+                return kube_update_status(rt->client, i->res, i->object, on_intent_done, c);
+        case INTENT_PATCH:
+                return kube_patch(rt->client, i->res, i->namespace, i->name, NULL, i->patch_type, i->object,
+                                  "cluster-etcd-operator", false, on_intent_done, c);
+        case INTENT_DELETE:
+                return kube_delete(rt->client, i->res, i->namespace, i->name, i->precondition_uid, NULL,
+                                   on_intent_done, c);
+        default:
+                return -EINVAL;
+        }
 }
 
 void runtime_execute(Controller *c)

@@ -84,15 +84,28 @@ int expectations_add(Expectations *e, const WatchSpec *const *watches, size_t n_
         return 1;
 }
 
+static bool informer_shows(Informer *inf, const char *ns, const char *name, uint64_t rv)
+{
+        const KubeObject *o = informer_get(inf, ns, name);
+        if (rv == 0)
+                return !o;
+        return (o && o->resource_version >= rv) || informer_get_resource_version(inf) >= rv;
+}
+
 static bool seen(const Expectation *x, InformerFactory *f)
 {
         Informer *inf = informer_factory_find(f, x->watch->res, x->watch->namespace, NULL);
         if (!inf)
                 return true; /* nothing watches it here: nothing to wait for */
-        const KubeObject *o = informer_get(inf, x->ns, x->name);
-        if (x->rv == 0)
-                return !o;
-        return (o && o->resource_version >= x->rv) || informer_get_resource_version(inf) >= x->rv;
+        return informer_shows(inf, x->ns, x->name, x->rv);
+}
+
+bool expectations_seen_now(const WatchSpec *const *watches, size_t n_watches, InformerFactory *f,
+                           const KubeResource *res, const char *ns, const char *name, uint64_t rv)
+{
+        const WatchSpec *w = covering(watches, n_watches, res, ns);
+        Informer *inf = w ? informer_factory_find(f, w->res, w->namespace, NULL) : NULL;
+        return inf && informer_has_synced(inf) && informer_shows(inf, ns, name, rv);
 }
 
 bool expectations_met(Expectations *e, InformerFactory *f, usec_t now, const char **ret_waiting)

@@ -58,7 +58,15 @@ struct Controller {
          * (CONFLICT_DELAY doubling to CONFLICT_DELAY_MAX) and until the informers
          * have caught up with the object; a plan without one resets it. */
         unsigned conflict_streak;
-        bool conflicted;     /* the plan in flight met one */
+        bool conflicted; /* the plan in flight met one */
+        /* A write whose outcome is unknown (a 504, a broken connection) and that no read
+         * has settled yet ("plural ns/name", NULL: none): the next write of that object
+         * reads it first. `settling`: a read of the current intent's object is in flight,
+         * before (true) or after its write. */
+        char *unsettled;
+        int unsettled_error;
+        int settling_error;
+        bool settling_before_send;
         usec_t etcd_started; /* CLOCK_REALTIME: the etcd maintenance step in flight began */
 };
 
@@ -85,6 +93,15 @@ struct Runtime {
         void (*on_drained)(Runtime *rt, void *userdata);
         void *drained_userdata;
 };
+
+/* A write that failed with this may still have been carried out: a 504 Timeout ("may still be
+ * processing the request"), another 5xx, a connection that broke or timed out once the request
+ * was out. Its writer reads the object back before it writes it again. */
+static inline bool runtime_outcome_unknown(int error)
+{
+        return error == -ETIMEDOUT || error == -ECONNRESET || error == -EREMOTEIO || error == -EPIPE ||
+               error == -ECONNABORTED;
+}
 
 /* controller.c: the key's plan is done (or abandoned); requeue or forget it. */
 void runtime_finish_key(Controller *c);

@@ -69,7 +69,14 @@ static void on_status_written(KubeClient *kc, const KubeResponse *resp, void *us
                     rv > c->rt->status_rv_written)
                         c->rt->status_rv_written = rv;
         }
-        if (resp->error == -ESTALE && ++c->conflicts < MAX_STATUS_CONFLICTS) {
+        /* A conflict, or a write that may have landed: compare with the object as the server
+         * has it now (written again only if it still differs). */
+        if ((resp->error == -ESTALE || runtime_outcome_unknown(resp->error)) &&
+            ++c->conflicts < MAX_STATUS_CONFLICTS) {
+                if (resp->error != -ESTALE)
+                        log_info("writing conditions: %s: the write may have been carried out; reading "
+                                 "the object back",
+                                 kube_strerror(resp->error));
                 runtime_write_conditions(c, true);
                 return;
         }

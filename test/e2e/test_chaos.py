@@ -6,13 +6,18 @@ controls), with the writer and the invariant watcher:
 - every 3 s a burst of three 409 Conflicts on PUT and PATCH in openshift-etcd,
   and of three 429 with Retry-After on GET there (watches included);
 - every 5 s a 503 on a create there;
-- every 15 s etcd is compacted (watches and lists from before get 410).
+- every 15 s etcd is compacted (watches and lists from before get 410);
+- every 4 s a write there (PUT and PATCH in turn) is carried out but answered
+  with 504 Timeout, as kube-apiserver answers one that "may still be
+  processing the request".
 The bootstrap must complete as a calm one does (three voters, the bootstrap
 member removed, clusteroperator/etcd settled at the release's versions),
 with no membership change while a voter is unhealthy, every acknowledged
-write readable at the end, and no write of the operator sent more than 3
-times in a row to one object once the server had accepted it (counted from
-/sim/writes; a burst replaces the last one's unmet faults).
+write readable at the end, no write of the operator sent more than 3
+times in a row to one object once the server had carried it out (counted
+from /sim/writes; a burst replaces the last one's unmet faults), and none
+sent again right after its answer was lost: the operator reads the object
+back first and plans from what the server has.
 
 Usage: test_chaos.py BUILD_DIR [--calm]
 With --calm, the same bootstrap without faults (bench/chaos-bench.sh runs
@@ -51,11 +56,12 @@ class FaultProfile(threading.Thread):
         self.env = env
         self.stop = threading.Event()
         self.error = None
-        self.counts = {"drops": 0, "bursts": 0, "compactions": 0}
+        self.counts = {"drops": 0, "bursts": 0, "compactions": 0, "lost_answers": 0}
 
     def run(self):
         t0, abort = time.monotonic(), False
-        next_drop, next_burst, next_503, next_compact = 2.0, 3.0, 5.0, 15.0
+        next_drop, next_burst, next_503, next_compact, next_lost = 2.0, 3.0, 5.0, 15.0, 4.0
+        lost_method = "PUT"
         ns = "/namespaces/openshift-etcd/"
         try:
             while not self.stop.wait(0.25):
@@ -80,6 +86,12 @@ class FaultProfile(threading.Thread):
                     sim_post(self.env, "/sim/faults", {"method": "POST", "path_regex": ns, "code": 503,
                                                        "count": 1})
                     next_503 += 5
+                if t >= next_lost:
+                    sim_post(self.env, "/sim/faults", {"method": lost_method, "path_regex": ns, "code": 504,
+                                                       "count": 1, "after": True})
+                    lost_method = "PATCH" if lost_method == "PUT" else "PUT"
+                    next_lost += 4
+                    self.counts["lost_answers"] += 1
                 if t >= next_compact:
                     sim_post(self.env, "/sim/compact", {})
                     next_compact += 15
@@ -90,20 +102,25 @@ class FaultProfile(threading.Thread):
 
 def identical_runs(writes):
     """The longest run of identical operator writes (method, body) to one object that the
-    server had already accepted (a write refused with 409 or 503 must be sent again), and
-    where."""
-    best, where, last = 0, None, {}
+    server had already carried out (a write refused with 409 or 503 must be sent again), and
+    where; and the writes sent again right after one whose answer was lost (carried out,
+    answered 504), as "METHOD path" strings."""
+    best, where, last, resent = 0, None, {}, []
     for w in writes:
         if not w.get("agent", "").startswith(OPERATOR_AGENT):
             continue
         path = w["path"].split("?")[0]
         key = (w["method"], w["digest"])
         prev = last.get(path)
-        run = prev[1] + 1 if prev and prev[0] == key and prev[2] else 1
-        last[path] = (key, run, 200 <= (w.get("code") or 0) < 300)
+        same = prev and prev[0] == key and prev[2]
+        run = prev[1] + 1 if same else 1
+        if same and prev[3]:
+            resent.append("%s %s" % (w["method"], path))
+        served = w.get("served", w.get("code")) or 0
+        last[path] = (key, run, 200 <= served < 300, served != (w.get("code") or 0))
         if run > best:
             best, where = run, "%s %s" % (w["method"], path)
-    return best, where
+    return best, where, resent
 
 
 def main():
@@ -139,22 +156,27 @@ def main():
         verbs = {v: st1["requests"].get(v, 0) - st0["requests"].get(v, 0) for v in st1["requests"]}
         requests = st1["total"] - st0["total"] - verbs.get("sim", 0)  # not the fault actor's own
         rewatches = verbs.get("watch", 0)
-        run, where = identical_runs(writes)
+        run, where, resent = identical_runs(writes)
+        lost = [w for w in writes if w.get("agent", "").startswith(OPERATOR_AGENT)
+                and w.get("served", w.get("code")) != w.get("code")]
         log("FIGURES %s: settled in %.0f s; %d API requests (%.1f/s), %d of them watches (%.1f/s without); "
             "%d operator writes; longest run of identical operator writes to one object after it was "
-            "accepted: %d (%s); faults: %s, %d injected; by verb: %s" % (
+            "accepted: %d (%s); answers lost after the write: %d, sent again right after: %d; "
+            "faults: %s, %d injected; by verb: %s" % (
                 "calm" if calm else "chaos", settle, requests, requests / settle, rewatches,
                 (requests - rewatches) / settle,
                 sum(1 for w in writes if w.get("agent", "").startswith(OPERATOR_AGENT)), run, where,
-                faults.counts, st1["injected"] - st0["injected"], json.dumps(verbs, sort_keys=True)))
+                len(lost), len(resent), faults.counts, st1["injected"] - st0["injected"], json.dumps(verbs, sort_keys=True)))
 
         assert not watcher.violations, "invariants broken: %s" % watcher.violations[:5]
         assert c.member_names() == c.masters, c.member_names()
         c.check_writer(writer)
         assert run <= MAX_IDENTICAL_IN_A_ROW, "the operator sent an identical write %d times in a row (%s)" % (
             run, where)
+        assert not resent, "sent again right after its answer was lost: %s" % resent
         if not calm:
             assert faults.counts["drops"] > 10 and faults.counts["compactions"] >= 1, faults.counts
+            assert lost, "no operator write met a lost answer (the fault profile did not bite)"
         log("ok")
 
 

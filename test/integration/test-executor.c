@@ -4,7 +4,9 @@
  * the requeue that follows "not yet", the gate that holds a second
  * membership change until the view is newer than the first, APPLY
  * through a burst of 409 Conflicts, and the growing delay of conflicts
- * that repeat. One test controller plans whatever the
+ * that repeat, and writes whose outcome is unknown (a 504 after the write
+ * was carried out, or before it; a read-back that fails too): never sent
+ * again before a read settles them. One test controller plans whatever the
  * test sets up; the outcome is read from etcd, the simulator and the
  * controller's Degraded condition. */
 #include <setjmp.h>
@@ -80,6 +82,37 @@ static int sync_member(const SyncContext *ctx, Plan *p)
 
 static const ControllerSpec member = {
         .name = "Member", .degraded_condition = "MemberDegraded", .sync = sync_member};
+
+/* Writer: merge-patches default/patched's data.v to `patch_value` while its
+ * cache (a watch of default's ConfigMaps) shows otherwise. A patch carries no
+ * resourceVersion: sent again after it landed, the server would take it again. */
+static const char *patch_value; /* NULL: plans nothing */
+static unsigned n_writer_syncs;
+static const WatchSpec default_configmaps = {.res = &KUBE_CONFIGMAPS, .namespace = "default"};
+static const WatchSpec *const writer_watches[] = {&default_configmaps};
+
+static int sync_writer(const SyncContext *ctx, Plan *p)
+{
+        n_writer_syncs++;
+        if (!patch_value)
+                return 0;
+        Informer *inf = informer_factory_find(ctx->informers, &KUBE_CONFIGMAPS, "default", NULL);
+        const KubeObject *o = inf ? informer_get(inf, "default", "patched") : NULL;
+        if (o && streq_ptr(json_get_string(o->json, "data.v"), patch_value))
+                return 0;
+        _cleanup_(cJSON_Deletep) cJSON *patch = NULL;
+        _cleanup_free_ char *body = strdup_printf("{\"data\":{\"v\":\"%s\"}}", patch_value);
+        if (!body || json_parse(body, strlen(body), &patch) < 0)
+                return -ENOMEM;
+        plan_patch(p, &KUBE_CONFIGMAPS, "default", "patched", KUBE_PATCH_MERGE, patch);
+        return 0;
+}
+
+static const ControllerSpec writer = {.name = "Writer",
+                                      .degraded_condition = "WriterDegraded",
+                                      .sync = sync_writer,
+                                      .watches = writer_watches,
+                                      .n_watches = 1};
 
 static void on_etcd_change(void *userdata)
 {
@@ -306,6 +339,104 @@ static void test_conflicts_back_off(void **state)
         run_for(USEC_PER_SEC);
 }
 
+/* The PATCHes of default/patched the simulator logged from sequence `since` on, as
+ * "code/served" pairs ("504/200": carried out, its answer lost). */
+static char *patches_since(uint64_t since)
+{
+        Result r = {};
+        _cleanup_free_ char *path = strdup_printf("/sim/writes?since=%" PRIu64, since);
+        assert_int_equal(kube_call(client, "GET", path, NULL, NULL, on_result, &r, NULL), 0);
+        wait_for(&r);
+        assert_int_equal(r.error, 0);
+        char out[1024] = "";
+        size_t n = 0;
+        cJSON *w;
+        cJSON_ArrayForEach(w, json_get(r.body, "writes"))
+        {
+                const char *wpath = strempty(json_get_string(w, "path"));
+                const char *at = strstr(wpath, "/namespaces/default/configmaps/patched");
+                if (!streq_ptr(json_get_string(w, "method"), "PATCH") || !at ||
+                    !strchr("?", at[strlen("/namespaces/default/configmaps/patched")]))
+                        continue;
+                uint64_t code = 0, served = 0;
+                (void) json_get_uint64(w, "code", &code);
+                (void) json_get_uint64(w, "served", &served);
+                n += (size_t) snprintf(out + n, sizeof out - MIN(n, sizeof out), "%s%" PRIu64 "/%" PRIu64,
+                                       n ? " " : "", code, served);
+                assert_true(n < sizeof out);
+        }
+        cJSON_Delete(r.body);
+        return strdup(out);
+}
+
+static uint64_t last_write_seq(void)
+{
+        Result r = {};
+        uint64_t seq = 0;
+        assert_int_equal(kube_call(client, "GET", "/sim/writes", NULL, NULL, on_result, &r, NULL), 0);
+        wait_for(&r);
+        assert_int_equal(r.error, 0);
+        cJSON *last = cJSON_GetArrayItem(json_get(r.body, "writes"),
+                                         cJSON_GetArraySize(json_get(r.body, "writes")) - 1);
+        if (last)
+                (void) json_get_uint64(last, "seq", &seq);
+        cJSON_Delete(r.body);
+        return seq;
+}
+
+static char *patched_value(void)
+{
+        Result r = {};
+        assert_int_equal(kube_get(client, &KUBE_CONFIGMAPS, "default", "patched", on_result, &r), 0);
+        wait_for(&r);
+        assert_int_equal(r.error, 0);
+        char *v = strdup(strempty(json_get_string(r.body, "data.v")));
+        cJSON_Delete(r.body);
+        return v;
+}
+
+/* A patch carried out whose answer was lost (504 Timeout): the executor reads the object
+ * back and plans again from there; the same patch is never sent twice. */
+static void test_lost_answer_is_not_resent(void **state)
+{
+        (void) state;
+        uint64_t since = last_write_seq() + 1;
+        sim_fault("{\"method\":\"PATCH\",\"path_regex\":\"/namespaces/default/configmaps/patched([?]|$)\","
+                  "\"code\":504,\"count\":1,\"after\":true}");
+        patch_value = "landed";
+        assert_int_equal(runtime_enqueue(rt, "Writer"), 0);
+        run_for(3 * USEC_PER_SEC);
+        _cleanup_free_ char *got = patches_since(since);
+        _cleanup_free_ char *v = patched_value();
+        fprintf(stderr, "PATCHes (code/served): %s; data.v=%s\n", got, v);
+        assert_string_equal(v, "landed");
+        assert_string_equal(got, "504/200"); /* once: carried out; never sent again */
+}
+
+/* A patch refused with 504 (not carried out) and a read-back that fails too: the outcome
+ * stays unknown, so the next syncs send nothing while reads fail; once a read works
+ * (the object unchanged, as the cache has it) the patch goes out, once. */
+static void test_unsettled_write_waits_for_a_read(void **state)
+{
+        (void) state;
+        uint64_t since = last_write_seq() + 1;
+        sim_fault("{\"method\":\"PATCH\",\"path_regex\":\"/namespaces/default/configmaps/patched([?]|$)\","
+                  "\"code\":504,\"count\":1}");
+        sim_fault("{\"method\":\"GET\",\"path_regex\":\"/namespaces/default/configmaps/patched([?]|$)\","
+                  "\"code\":500,\"count\":3}");
+        patch_value = "second";
+        unsigned before = n_writer_syncs;
+        assert_int_equal(runtime_enqueue(rt, "Writer"), 0);
+        run_for(8 * USEC_PER_SEC);
+        patch_value = NULL;
+        _cleanup_free_ char *got = patches_since(since);
+        _cleanup_free_ char *v = patched_value();
+        fprintf(stderr, "PATCHes (code/served): %s; data.v=%s; %u syncs\n", got, v, n_writer_syncs - before);
+        assert_true(n_writer_syncs - before >= 3); /* it kept trying: each sync read first */
+        assert_string_equal(got, "504/504 200/200");
+        assert_string_equal(v, "second");
+}
+
 static int setup(void **state)
 {
         _cleanup_free_ char *err = NULL;
@@ -338,6 +469,16 @@ static int setup(void **state)
         if (r.error < 0 && r.error != -EEXIST)
                 return -1;
 
+        static const char patched[] =
+                "{\"apiVersion\":\"v1\",\"kind\":\"ConfigMap\",\"metadata\":{"
+                "\"name\":\"patched\",\"namespace\":\"default\"},\"data\":{\"v\":\"0\"}}";
+        assert_int_equal(json_parse(patched, strlen(patched), &obj), 0);
+        r = (Result){};
+        assert_int_equal(kube_create(client, &KUBE_CONFIGMAPS, "default", obj, on_result, &r), 0);
+        cJSON_Delete(obj);
+        wait_for(&r);
+        cJSON_Delete(r.body);
+
         informers = informer_factory_new(client);
         RuntimeConfig rc = {.status_res = &KUBE_ETCDS,
                             .status_name = "cluster",
@@ -345,8 +486,8 @@ static int setup(void **state)
                             .on_etcd_change = on_etcd_change,
                             .etcd_view_fresh = etcd_view_fresh};
         rt = runtime_new(client, informers, NULL, &rc);
-        if (!rt || runtime_add(rt, &member) < 0 || informer_factory_start(informers) < 0 ||
-            runtime_start(rt) < 0)
+        if (!rt || runtime_add(rt, &member) < 0 || runtime_add(rt, &writer) < 0 ||
+            informer_factory_start(informers) < 0 || runtime_start(rt) < 0)
                 return -1;
         run_for(500 * USEC_PER_MSEC); /* informers synced */
         return 0;
@@ -367,9 +508,13 @@ static int teardown(void **state)
 int main(void)
 {
         const struct CMUnitTest tests[] = {
-                cmocka_unit_test(test_already_done),       cmocka_unit_test(test_not_yet_and_requeue),
-                cmocka_unit_test(test_freshness_gate),     cmocka_unit_test(test_apply_through_conflicts),
+                cmocka_unit_test(test_already_done),
+                cmocka_unit_test(test_not_yet_and_requeue),
+                cmocka_unit_test(test_freshness_gate),
+                cmocka_unit_test(test_apply_through_conflicts),
                 cmocka_unit_test(test_conflicts_back_off),
+                cmocka_unit_test(test_lost_answer_is_not_resent),
+                cmocka_unit_test(test_unsettled_write_waits_for_a_read),
         };
         return cmocka_run_group_tests(tests, setup, teardown);
 }
