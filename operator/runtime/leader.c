@@ -1,5 +1,9 @@
 /* Lease-based leader election as an asynchronous state machine: one attempt
- * in flight at a time, driven by one timer. */
+ * in flight at a time, driven by one timer. A second timer, the renew
+ * deadline's, ends the leadership on time even while an attempt hangs (an
+ * API server that accepts connections but does not answer): as client-go's
+ * renew is bounded by its context, the leader stops acting before its lease
+ * can expire for the others, not when a request's own timeout fires. */
 #include <sys/random.h>
 
 #include "base/backoff.h"
@@ -17,6 +21,7 @@ struct LeaderElector {
         void *userdata;
 
         sd_event_source *timer;
+        sd_event_source *deadline; /* as leader: last_renew + renew_deadline */
         bool in_flight;
         bool leader;
         bool stopped;
@@ -74,6 +79,7 @@ LeaderElector *leader_elector_free(LeaderElector *le)
         if (!le)
                 return NULL;
         le->timer = sd_event_source_disable_unref(le->timer);
+        le->deadline = sd_event_source_disable_unref(le->deadline);
         cJSON_Delete(le->observed);
         free(le->observed_rv);
         free(le->namespace);
@@ -126,9 +132,51 @@ static void lose(LeaderElector *le, const char *why)
                 return;
         le->leader = false;
         le->stopped = true;
+        le->deadline = sd_event_source_disable_unref(le->deadline);
         log_error("leader election: lost lease %s/%s: %s", le->namespace, le->name, why);
         if (le->on_stopped)
                 le->on_stopped(le, le->userdata);
+}
+
+static void arm_deadline(LeaderElector *le);
+
+static int on_deadline(sd_event_source *s, uint64_t usec, void *userdata)
+{
+        LeaderElector *le = userdata;
+
+        (void) s;
+        (void) usec;
+        if (!le->leader)
+                return 0;
+        /* The timer runs on the loop's clock, which may lag the renewal's own reading. */
+        if (now_usec(CLOCK_MONOTONIC) - le->last_renew < le->renew_deadline) {
+                arm_deadline(le);
+                return 0;
+        }
+        lose(le, le->in_flight ? "could not renew within the renew deadline (the API server has not "
+                                 "answered the last attempt)"
+                               : "could not renew within the renew deadline");
+        return 0;
+}
+
+/* As leader: the leadership ends renew_deadline after the last renewal unless
+ * another one lands first. */
+static void arm_deadline(LeaderElector *le)
+{
+        sd_event *e = loop_get_event(kube_client_get_loop(le->client));
+        usec_t now = now_usec(CLOCK_MONOTONIC), due = le->last_renew + le->renew_deadline;
+        usec_t left = due > now ? due - now : 0;
+        int r;
+
+        if (!le->deadline)
+                r = sd_event_add_time_relative(e, &le->deadline, CLOCK_MONOTONIC, left, 0, on_deadline, le);
+        else {
+                r = sd_event_source_set_time_relative(le->deadline, left);
+                if (r >= 0)
+                        r = sd_event_source_set_enabled(le->deadline, SD_EVENT_ONESHOT);
+        }
+        if (r < 0)
+                log_error_errno(r, "leader election: cannot arm the renew deadline");
 }
 
 /* After each attempt: schedule the next one, and check the renew deadline. */
@@ -139,8 +187,10 @@ static void attempt_done(LeaderElector *le, bool success)
         le->in_flight = false;
         if (le->stopped)
                 return;
-        if (success && le->leader)
+        if (success && le->leader) {
                 le->last_renew = now;
+                arm_deadline(le);
+        }
         if (le->leader && !success && now - le->last_renew > le->renew_deadline) {
                 lose(le, "could not renew within the renew deadline");
                 return;
@@ -226,6 +276,7 @@ static void on_write(KubeClient *c, const KubeResponse *resp, void *userdata)
         if (!le->leader && !le->stopped) {
                 le->leader = true;
                 le->last_renew = now_usec(CLOCK_MONOTONIC);
+                arm_deadline(le);
                 log_info("leader election: %s acquired lease %s/%s", le->identity, le->namespace, le->name);
                 if (le->on_started)
                         le->on_started(le, le->userdata);
@@ -319,6 +370,7 @@ int leader_elector_release(LeaderElector *le, LeaderFunc done)
         le->stopped = true;
         le->leader = false;
         le->timer = sd_event_source_disable_unref(le->timer);
+        le->deadline = sd_event_source_disable_unref(le->deadline);
         le->on_released = done;
         if (!was_leader || !le->observed) {
                 if (done)

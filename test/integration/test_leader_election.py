@@ -4,7 +4,10 @@
 renew deadline 4 s, retry 1 s. Checks, while a poller reads both processes'
 /metrics every 50 ms and the Lease: never two leaders at once; SIGTERM hands
 the lease over within a retry period; kill -9 of the leader hands it over
-within the lease duration; the lease names the holder."""
+within the lease duration; the lease names the holder; and an API server
+that stops answering (every request held 20 s) ends the leadership within
+the renew deadline, not when the hanging request's own 30 s timeout fires,
+so the leader stops acting before its lease can expire for the others."""
 import json, os, random, signal, ssl, subprocess, sys, threading, time, urllib.request
 
 BIN = sys.argv[1]
@@ -47,6 +50,13 @@ def lease_holder():
 def create_namespace(name):
     body = json.dumps({"apiVersion": "v1", "kind": "Namespace", "metadata": {"name": name}}).encode()
     req = urllib.request.Request(SERVER + "/api/v1/namespaces", data=body, method="POST",
+                                 headers={"Authorization": "Bearer " + TOKEN, "Content-Type": "application/json"})
+    with urllib.request.urlopen(req, context=CTX, timeout=5):
+        pass
+
+
+def sim_post(path, body):
+    req = urllib.request.Request(SERVER + path, data=json.dumps(body).encode(), method="POST",
                                  headers={"Authorization": "Bearer " + TOKEN, "Content-Type": "application/json"})
     with urllib.request.urlopen(req, context=CTX, timeout=5):
         pass
@@ -130,6 +140,19 @@ def main():
         took = time.monotonic() - t0
         print("a leads %.2f s after kill -9 of b (lease 6 s, retry 1 s)" % took)
         assert 4.0 <= took <= 6 + 1.2 + 3, "takeover must wait for the lease to expire, not longer"
+
+        # A frozen API server: a's renewals hang. It must stop leading within the renew deadline
+        # of its last renewal (4 s, at most one retry period 1 s before the freeze).
+        t0 = time.monotonic()
+        sim_post("/sim/latency", {"ms": 20000})
+        try:
+            took = wait_for(lambda: not procs["a"].leader(), 15, "a to stop leading while the API hangs")
+        finally:
+            sim_post("/sim/latency", {"ms": 0})
+        print("a stopped leading %.2f s after the API froze (renew deadline 4 s)" % took)
+        assert took <= 4 + 1 + 1.5, "the leader acted on after its renew deadline"
+        log = open(procs["a"].log.name).read()
+        assert "could not renew within the renew deadline" in log, log[-2000:]
     finally:
         stop_polling.set()
         for p in procs.values():
