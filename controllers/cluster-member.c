@@ -2,8 +2,8 @@
  * master's etcd as a learner only when every member is healthy, no other
  * learner or unstarted member exists, and the master's etcd container is
  * running but not ready (it waits in discover-etcd-initial-cluster for
- * exactly this); it promotes a learner once it has started, letting etcd
- * say whether it is in sync. The record is etcd's member list itself: after
+ * exactly this); it promotes a learner once it has started and every member
+ * is healthy, letting etcd say whether it is in sync. The record is etcd's member list itself: after
  * a restart an existing learner is promoted, never added again. At most one
  * membership change per sync. */
 #include "base/json.h"
@@ -30,12 +30,14 @@ static const char *etcd_container_not_waiting(const KubeObject *pod)
         return "its etcd pod has no etcd container status yet";
 }
 
-/* The first member that keeps a new one from being added, described. */
-static void describe_unsettled(const EtcdViewSnapshot *s, char *buf, size_t n)
+/* The first member other than `except` that keeps a change from being made, described. */
+static void describe_unsettled(const EtcdViewSnapshot *s, const EtcdMemberState *except, char *buf, size_t n)
 {
         char hex[17];
         for (size_t i = 0; i < s->n_members; i++) {
                 const EtcdMemberState *m = &s->states[i];
+                if (m == except)
+                        continue;
                 const char *name = m->name ? m->name : etcd_id_to_hex(m->id, hex);
                 if (!m->started)
                         (void) snprintf(buf, n, "member %s has not started", name);
@@ -74,6 +76,15 @@ static int sync_cluster_member(const SyncContext *ctx, Plan *p)
                 if (!m->is_learner)
                         continue;
                 if (m->started && m->healthy) {
+                        /* A promotion changes the quorum: like any change, only while every
+                         * member is healthy (a stopped or frozen voter would be one fewer). */
+                        if (!etcd_view_all_healthy(s)) {
+                                describe_unsettled(s, m, why, sizeof why);
+                                plan_waiting(p, "MemberAddWaiting", "learner %s not promoted while %s",
+                                             strempty(m->name), why);
+                                plan_requeue_after(p, 5 * USEC_PER_SEC);
+                                return 0;
+                        }
                         plan_etcd_promote(p, m->name, m->id);
                         return 0;
                 }
@@ -96,7 +107,7 @@ static int sync_cluster_member(const SyncContext *ctx, Plan *p)
                 return 0; /* nothing to add: no need to say why */
 
         if (etcd_view_count_pending(s) > 0 || !etcd_view_all_healthy(s)) {
-                describe_unsettled(s, why, sizeof why);
+                describe_unsettled(s, NULL, why, sizeof why);
                 plan_waiting(p, "MemberAddWaiting", "no member is added while %s", why);
                 plan_requeue_after(p, 5 * USEC_PER_SEC);
                 return 0;

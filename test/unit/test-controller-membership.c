@@ -115,6 +115,31 @@ static void test_promote_existing_learner(void **state)
         fixture_free(f);
 }
 
+static void test_no_promotion_while_a_voter_is_unhealthy(void **state)
+{
+        /* The learner is in sync, but a voter stopped answering (frozen, or down): a promotion
+         * changes the quorum, so it waits, naming the voter; it goes once the voter is back. */
+        Fixture *f = bootstrap_phase();
+        etcd_pod(f, "master-0", true, true);
+        etcd_pod(f, "master-1", true, false);
+        fixture_member(f, 10, "master-0", "10.0.0.10", false, true, false);
+        fixture_member(f, 11, "master-1", "10.0.0.11", true, true, true);
+        assert_int_equal(fixture_sync(f, &controller_cluster_member), 0);
+        assert_int_equal(fixture_count(f, INTENT_ETCD_PROMOTE), 0);
+        assert_non_null(f->plan.waiting);
+        assert_true(startswith(f->plan.waiting,
+                               "learner master-1 not promoted while member master-0 is unhealthy"));
+        fixture_free(f);
+        f = bootstrap_phase();
+        etcd_pod(f, "master-0", true, true);
+        etcd_pod(f, "master-1", true, false);
+        fixture_member(f, 10, "master-0", "10.0.0.10", false, true, true);
+        fixture_member(f, 11, "master-1", "10.0.0.11", true, true, true);
+        assert_int_equal(fixture_sync(f, &controller_cluster_member), 0);
+        assert_non_null(fixture_find(f, INTENT_ETCD_PROMOTE, NULL, "master-1"));
+        fixture_free(f);
+}
+
 static void test_next_master_after_promotion(void **state)
 {
         Fixture *f = bootstrap_phase();
@@ -351,6 +376,7 @@ int main(void)
                 cmocka_unit_test(test_no_add_while_unhealthy),
                 cmocka_unit_test(test_one_learner_at_a_time),
                 cmocka_unit_test(test_promote_existing_learner),
+                cmocka_unit_test(test_no_promotion_while_a_voter_is_unhealthy),
                 cmocka_unit_test(test_next_master_after_promotion),
                 cmocka_unit_test(test_no_view),
                 cmocka_unit_test(test_teardown_count_gate),
