@@ -24,6 +24,7 @@ static const Command *const commands[] = {
         &cmd_wait_for_stable_etcd,
         &cmd_member_remove,
         &cmd_wait_for_ceo,
+        &cmd_prune_backups,
 };
 /* clang-format on */
 
