@@ -33,6 +33,9 @@ class Watcher(threading.Thread):
     # samples 0.2 s. A longer loss of quorum is not an election.
     ELECTION_TIMEOUT = 2.5
     QUORUM_LOSS_MAX = 2 * ELECTION_TIMEOUT + 1.5
+    # A health reading held this long, then healthy: the voter did not answer for part of
+    # the sample (it was frozen), so a change seen next may have come after it recovered.
+    JUDGE_READING = 1.0
 
     def __init__(self, etcd, endpoints, two_voter_restarts=False):
         """two_voter_restarts: a voter of two may stop (the disaster-recovery runbooks'
@@ -61,8 +64,11 @@ class Watcher(threading.Thread):
             # before list k-1 is known to precede a change that list k shows.
             t_sample = time.monotonic()
             sick = {}  # voter name -> why /health said no
+            slowest = 0.0  # the longest reading: a voter that did not answer for a while
             for m in voters or []:
+                t_read = time.monotonic()
                 why = self.etcd.health(m["clientURLs"][0])
+                slowest = max(slowest, time.monotonic() - t_read)
                 if why is not None:
                     sick[m.get("name") or m["clientURLs"][0]] = why
             try:
@@ -113,6 +119,13 @@ class Watcher(threading.Thread):
                 sick_now = set().union(*(r[1] for r in self.recent[-2:])) if self.recent else set()
                 if only_removal and sick_now and sick_now <= gone:
                     log("the unhealthy voter(s) %s removed" % ", ".join(sorted(gone)))
+                elif len(self.recent) >= 2 and all(r[1] for r in self.recent[-2:]) and not sick and \
+                        slowest > self.JUDGE_READING:
+                    # The voter did not answer for part of this sample, then answered healthy (a
+                    # frozen member resumed): the change fell in the time it recovered, before or
+                    # after it, no telling which.
+                    log("membership changed while an unhealthy voter recovered (a reading held "
+                        "%.1f s, then healthy): not judged" % slowest)
                 elif len(self.recent) >= 2 and all(r[1] for r in self.recent[-2:]):
                     self.violations.append("membership changed to %s while %d voter(s) were unhealthy "
                                            "(samples %.1f s and %.1f s before: %s)" % (

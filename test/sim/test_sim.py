@@ -1411,6 +1411,7 @@ class ExternalEtcd(Base):
             self.assertEqual(self._servers(c, 3), [etcd.url])
             self.assertEqual([n["currentRevision"] for n in kas["status"]["nodeStatuses"]], [3, 3])
             self.assertEqual(c.get("/sim/stats").json["etcdEndpoints"], [etcd.url])
+            self.assertEqual(c.get("/sim/stats").json["etcdPreferred"], etcd.url)
             # still serving after the switch, including watches
             w = c.watch("/api/v1/namespaces/default/configmaps?watch=true&resourceVersion=" +
                         c.get("/api/v1/namespaces/default/configmaps").json["metadata"]["resourceVersion"])

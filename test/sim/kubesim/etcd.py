@@ -130,6 +130,11 @@ class EtcdClient:
             start = self._preferred % len(eps) if eps else 0
         return eps[start:] + eps[:start]
 
+    def preferred(self):
+        """The endpoint requests go to first (the last one that answered)."""
+        eps = self._order()
+        return eps[0] if eps else None
+
     def _mark_good(self, ep):
         with self._lock:
             if ep in self._endpoints:

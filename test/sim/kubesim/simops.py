@@ -5,7 +5,7 @@ POST /sim/drop-watches  {"abort": false}   end every open watch now (abort: rese
 POST /sim/faults        see faults.py;  GET lists them, DELETE clears them
 POST /sim/latency       {"ms": N}
 POST /sim/compact       {"revision": R}    compact etcd (default: current revision)
-GET  /sim/stats         counters, open watches, revisions
+GET  /sim/stats         counters, open watches, revisions, etcd endpoints (and the one asked first)
 GET  /sim/writes?since=N  the write requests served, with body digests (faults.py)
 """
 
@@ -81,6 +81,7 @@ class SimOps:
         if name == "stats" and m == "GET":
             st = self.faults.stats()
             st.update(revision=self.etcd.current_revision(), watchCacheRevision=self.hub.rev,
-                      watchCacheStart=self.hub.start, etcdEndpoints=self.etcd.endpoints)
+                      watchCacheStart=self.hub.start, etcdEndpoints=self.etcd.endpoints,
+                      etcdPreferred=self.etcd.preferred())
             return req.send_json(200, st)
         raise errors.path_not_found()

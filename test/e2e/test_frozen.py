@@ -1,0 +1,203 @@
+#!/usr/bin/env python3
+"""e2e: frozen, not dead (issue 15). The bootstrap of test_bootstrap.py, with
+the writer and the invariant watcher, through two freezes (SIGSTOP, then
+SIGCONT):
+
+1. The API server, for 20 s, once the first learner is listed. The operator
+   cannot renew its lease, so it must stop acting within its renew deadline
+   (4 s in the e2e) and say so, not when a hung request's own timeout
+   fires; no membership change may come after that while the API stays
+   frozen. Its Deployment restarts it (the supervisor here); after the
+   resume a leader takes over and the bootstrap goes on.
+2. A voter, for 30 s, while the third master's learner is being added
+   (three voters and a learner); not the leader, and not the member the API
+   server reads through (that would freeze the API too: scenario 1). Quorum
+   holds (two of three), but no membership change may happen while a voter
+   is unhealthy: the learner is not promoted, nothing is removed, and the
+   operator names the frozen member as what it waits for, in an event a
+   cluster-admin can read and in EtcdMembersDegraded. After the resume the
+   learner is promoted.
+
+Then the bootstrap completes as a calm one does: three voters, the bootstrap
+member removed, clusteroperator/etcd settled, every acknowledged write
+readable, no invariant broken.
+
+Usage: test_frozen.py BUILD_DIR"""
+import glob
+import json
+import os
+import signal
+import sys
+import time
+
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+from e2e import Env, log, wait_for  # noqa: E402
+from scenario import BOOTSTRAP_MEMBER, Cluster, start_actors, stop_actors  # noqa: E402
+
+TIMEOUT = int(os.environ.get("E2E_BOOTSTRAP_TIMEOUT", "600"))
+FREEZE = 20.0
+# The learner's etcd waits up to 10 s for the frozen peer at its start (its version check),
+# then catches up before it can be promoted: a member stays frozen long enough for that.
+FREEZE_MEMBER = 30.0
+RENEW_DEADLINE = 4.0  # --leader-elect-renew-deadline of the e2e operator (scenario.py)
+
+
+def descendants(pid):
+    """Every process under `pid` (the kernel's children lists), depth first."""
+    out, todo = [], [pid]
+    while todo:
+        p = todo.pop()
+        for task in glob.glob("/proc/%d/task/*/children" % p):
+            try:
+                kids = [int(x) for x in open(task).read().split()]
+            except OSError:
+                continue
+            out += kids
+            todo += kids
+    return out
+
+
+def etcd_pid(c, node):
+    """The host PID of the etcd process of `node`'s etcd pod: the one named etcd under the
+    container's shim (kubelet-sim's runtime file names the shim)."""
+    with open(os.path.join(c.node_root(node), "var/lib/kubelet/sim-runtime/containers.json")) as f:
+        shim = next((ctr["pid"] for ctr in json.load(f)["containers"]
+                     if ctr["name"] == "etcd" and ctr["labels"].get("io.kubernetes.pod.namespace") == "openshift-etcd"),
+                    None)
+    for pid in descendants(shim) if shim else []:
+        try:
+            if open("/proc/%d/comm" % pid).read().strip() == "etcd":
+                return pid
+        except OSError:
+            continue
+    return None
+
+
+def operator_logs(env):
+    return "".join(open(p, errors="replace").read() for p in sorted(glob.glob(os.path.join(env.dir, "operator*.log"))))
+
+
+def freeze_api(c, watcher):
+    """SIGSTOP the API simulator once a learner is listed; SIGCONT after FREEZE s."""
+    members = wait_for("a learner in the member list", lambda: (lambda ms: ms if any(
+        m.get("isLearner") for m in ms) else None)(c.etcd.members(c.endpoints())), TIMEOUT)
+    sim_pid = int(open(os.path.join(c.env.sim_dir, "sim.pid")).read())
+    log("freezing the API server (pid %d) with %s listed" % (sim_pid, [(m.get("name") or "(unstarted)",
+                                                                        bool(m.get("isLearner"))) for m in members]))
+    os.kill(sim_pid, signal.SIGSTOP)
+    t0 = time.monotonic()
+    try:
+        # A step the operator had in flight may still land; none after its renew deadline.
+        time.sleep(RENEW_DEADLINE + 2.0)
+        changes = watcher.changes
+        time.sleep(FREEZE - (time.monotonic() - t0))
+        after = watcher.changes
+    finally:
+        os.kill(sim_pid, signal.SIGCONT)
+    log("API server resumed after %.0f s" % (time.monotonic() - t0))
+    assert after == changes, "%d membership change(s) while the API was frozen and the lease lost" % (
+        after - changes)
+    logs = operator_logs(c.env)
+    assert "could not renew within the renew deadline" in logs, "the operator did not say it lost its lease"
+
+
+def leader_id(c):
+    for ep in c.endpoints():
+        try:
+            st, j = c.etcd.call(ep, "/v3/maintenance/status", {})
+            if st == 200 and j.get("leader"):
+                return j["leader"]
+        except Exception:  # noqa: BLE001 - a member down: ask the next
+            continue
+    return None
+
+
+def waiting_events(c, name):
+    """Messages of MemberAddWaiting events that hold a promotion for `name`."""
+    ev = c.env.get_json("events", "-A") or {}
+    return [e.get("message", "") for e in ev.get("items", [])
+            if e.get("reason") == "MemberAddWaiting" and "not promoted while member %s " % name in e.get("message", "")]
+
+
+def degraded_names(c, name):
+    """EtcdMembersDegraded's message when it is True and names `name`."""
+    for cond in ((c.env.get_json("etcd", "cluster") or {}).get("status") or {}).get("conditions") or []:
+        if cond.get("type") == "EtcdMembersDegraded" and cond.get("status") == "True" and \
+                name in cond.get("message", ""):
+            return cond["message"]
+    return None
+
+
+def sim_etcd_endpoint(c):
+    """The etcd endpoint the API simulator asks first (a kube-apiserver whose etcd stops
+    answering stalls too: that is scenario 1, not this one)."""
+    r = c.env.kubectl("get", "--raw", "/sim/stats")
+    return json.loads(r.stdout).get("etcdPreferred")
+
+
+def freeze_member(c, watcher):
+    """SIGSTOP a master voter other than the leader while a learner is being added to three
+    voters; SIGCONT after FREEZE_MEMBER s. No membership change meanwhile; the operator names
+    it, in the event that says why the learner waits and in EtcdMembersDegraded."""
+    def adding():
+        ms = c.etcd.members(c.endpoints())
+        voters = [m for m in ms if not m.get("isLearner") and m.get("name")]
+        return ms if len(voters) >= 3 and any(m.get("isLearner") for m in ms) else None
+    members = wait_for("a learner beside three voters", adding, TIMEOUT, interval=0.1)
+    leader, api = leader_id(c), sim_etcd_endpoint(c)
+    victim = next(m for m in members if not m.get("isLearner") and m.get("name") and m["ID"] != leader
+                  and api not in m.get("clientURLs", []))
+    name = victim["name"]
+    node = "bootstrap" if name == BOOTSTRAP_MEMBER else name
+    pid = wait_for("the etcd process of %s" % name, lambda: etcd_pid(c, node), 30)
+    os.kill(pid, signal.SIGSTOP)
+    t0 = time.monotonic()
+    log("froze etcd on %s (pid %d; not the leader, not the API server's) with %s listed" % (name, pid, [
+        (m.get("name") or "(unstarted)", bool(m.get("isLearner"))) for m in members]))
+    try:
+        # A promotion decided from a view taken just before the freeze may still land.
+        time.sleep(3.0)
+        changes = watcher.changes
+        said = wait_for("the operator to name %s as what it waits for" % name,
+                        lambda: waiting_events(c, name), FREEZE_MEMBER - 4.0)
+        cond = wait_for("EtcdMembersDegraded to name %s" % name, lambda: degraded_names(c, name), 10)
+        log("EtcdMembersDegraded: %s" % cond)
+        time.sleep(max(0.0, FREEZE_MEMBER - (time.monotonic() - t0)))
+        after = watcher.changes
+    finally:
+        try:
+            os.kill(pid, signal.SIGCONT)
+        except ProcessLookupError:  # the kubelet's liveness probe restarted it meanwhile
+            log("etcd on %s was restarted while frozen" % name)
+    log("etcd on %s resumed after %.0f s; the operator said: %s" % (name, time.monotonic() - t0, said[-1]))
+    assert after == changes, "%d membership change(s) while %s was frozen" % (after - changes, name)
+
+
+def main():
+    with Env(sys.argv[1]) as env:
+        c = Cluster(env).start()
+        watcher, writer = c.actors()
+        start_actors(watcher, writer)
+        sup = c.supervise_operator()
+        try:
+            freeze_api(c, watcher)
+            freeze_member(c, watcher)
+            wait_for("EtcdRunningInCluster=True", c.running_in_cluster, TIMEOUT)
+            c.complete_bootstrap()
+            c.wait_for_ceo(TIMEOUT)
+            wait_for("the bootstrap annotation to go", c.bootstrap_annotation_gone, 120)
+            c.destroy_bootstrap()
+            c.wait_settled(TIMEOUT)
+        finally:
+            stop_actors(watcher, writer, sup)
+        assert not watcher.violations, "invariants broken: %s" % watcher.violations[:5]
+        assert c.member_names() == c.masters, c.member_names()
+        assert BOOTSTRAP_MEMBER not in c.member_names()
+        log("operator restarts (lease lost while the API was frozen): %d" % sup.restarts)
+        assert sup.restarts >= 1, "the operator kept running without its lease"
+        c.check_writer(writer)
+        log("ok")
+
+
+if __name__ == "__main__":
+    main()
