@@ -25,6 +25,7 @@ static const Command *const commands[] = {
         &cmd_member_remove,
         &cmd_wait_for_ceo,
         &cmd_prune_backups,
+        &cmd_verify,
 };
 /* clang-format on */
 

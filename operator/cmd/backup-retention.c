@@ -57,6 +57,14 @@ size_t backup_retention_plan(BackupEntry *e, size_t n, RetentionType t, uint64_t
         return marked;
 }
 
+bool backup_storage_enough(uint64_t avail, uint64_t largest_db, uint64_t *ret_needed)
+{
+        uint64_t needed = largest_db > UINT64_MAX / 2 ? UINT64_MAX : 2 * largest_db;
+        if (ret_needed)
+                *ret_needed = needed;
+        return avail >= needed;
+}
+
 /* Adds up the regular files under the open directory `fd` (taken) and their newest mtime. */
 static int tree_usage(int fd, uint64_t *bytes, usec_t *newest, bool *has_snapshot, unsigned depth)
 {

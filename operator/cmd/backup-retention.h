@@ -41,5 +41,10 @@ size_t backup_retention_plan(BackupEntry *e, size_t n, RetentionType t, uint64_t
 int backup_retention_scan(const char *dir, BackupEntry **ret, size_t *ret_n);
 void backup_entries_free(BackupEntry *e, size_t n);
 
+/* Whether `avail` bytes hold a backup beside the last one: twice the largest
+ * member's database (upstream's check before a backup Job runs).
+ * *ret_needed gets the bytes needed (saturating). */
+bool backup_storage_enough(uint64_t avail, uint64_t largest_db, uint64_t *ret_needed);
+
 /* Removes `dir`/`name` and everything in it, never following a symlink out of it. */
 int backup_retention_remove(const char *dir, const char *name);

@@ -33,6 +33,7 @@ extern const Command cmd_member_remove;
 extern const Command cmd_wait_for_ceo;
 /* Scheduled backups. */
 extern const Command cmd_prune_backups;
+extern const Command cmd_verify;
 
 /* Parses "-v=N"/"--v=N"/"-vN" style verbosity; returns true if `arg` was one. */
 bool cmd_parse_verbosity(const char *arg);

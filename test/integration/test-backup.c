@@ -225,6 +225,38 @@ static void test_killed_leaves_nothing(void **state)
         assert_non_null(find(names, n, "static_kuberesources_"));
 }
 
+/* verify backup-storage with the harness's client certificate; returns the exit code. */
+static int verify(const char *backup_dir, const char *endpoint)
+{
+        char a_dir[700], a_ep[256], a_ca[600], a_cert[600], a_key[600];
+        (void) snprintf(a_dir, sizeof a_dir, "--backup-dir=%s", backup_dir);
+        (void) snprintf(a_ep, sizeof a_ep, "--endpoints=%s", endpoint);
+        (void) snprintf(a_ca, sizeof a_ca, "--cacert=%s", cluster.ca_file);
+        (void) snprintf(a_cert, sizeof a_cert, "--cert=%s/peer.crt", cluster.members[0].dir);
+        (void) snprintf(a_key, sizeof a_key, "--key=%s/peer.key", cluster.members[0].dir);
+        char *argv[] = {bin,    "verify", "backup-storage", a_dir, a_ep, a_ca,
+                        a_cert, a_key,    "--timeout=2s",   NULL};
+        return run(argv);
+}
+
+/* verify backup-storage (a backup Job's first step): room for twice the largest database on
+ * the scratch disk; a volume that is not there, an etcd that does not answer, or a wrong
+ * subject fail with their own exit codes; nothing is written either way. */
+static void test_verify_backup_storage(void **state)
+{
+        (void) state;
+        _cleanup_free_ char *dir = strdup_printf("%s/verify-target", cluster.dir);
+        assert_int_equal(nodecmd_mkdir_p(dir, 0755), 0);
+        assert_int_equal(verify(dir, cluster.members[0].client_url), 0);
+        char names[8][256];
+        assert_int_equal(list(dir, names, 8), 0);
+        _cleanup_free_ char *missing = strdup_printf("%s/not-mounted", cluster.dir);
+        assert_int_equal(verify(missing, cluster.members[0].client_url), 1);
+        assert_int_equal(verify(dir, "https://127.0.0.1:1"), 1);
+        char *wrong[] = {bin, "verify", "restore-storage", NULL};
+        assert_int_equal(run(wrong), 2);
+}
+
 static void make_host(void)
 {
         static const unsigned revs[] = {12, 9, 3, 7};
@@ -292,6 +324,7 @@ int main(void)
                 cmocka_unit_test(test_backup),
                 cmocka_unit_test(test_failures_leave_nothing),
                 cmocka_unit_test(test_killed_leaves_nothing),
+                cmocka_unit_test(test_verify_backup_storage),
         };
         return cmocka_run_group_tests(tests, setup, teardown);
 }

@@ -85,6 +85,18 @@ static void test_by_size(void **state)
         assert_int_equal(backup_retention_plan(big, 2, RETENTION_SIZE, UINT64_MAX - 1), 1);
 }
 
+static void test_storage_enough(void **state)
+{
+        (void) state;
+        uint64_t needed = 0;
+        assert_true(backup_storage_enough(200 * MIB, 100 * MIB, &needed));
+        assert_int_equal(needed, 200 * MIB);
+        assert_false(backup_storage_enough(200 * MIB - 1, 100 * MIB, &needed));
+        assert_true(backup_storage_enough(0, 0, NULL));
+        assert_false(backup_storage_enough(UINT64_MAX - 1, UINT64_MAX / 2 + 1, &needed));
+        assert_int_equal(needed, UINT64_MAX);
+}
+
 static void test_type_names(void **state)
 {
         (void) state;
@@ -182,7 +194,7 @@ int main(void)
         const struct CMUnitTest tests[] = {
                 cmocka_unit_test(test_by_number),       cmocka_unit_test(test_same_age_by_name),
                 cmocka_unit_test(test_by_size),         cmocka_unit_test(test_type_names),
-                cmocka_unit_test(test_scan_and_remove),
+                cmocka_unit_test(test_scan_and_remove), cmocka_unit_test(test_storage_enough),
         };
         return cmocka_run_group_tests(tests, NULL, NULL);
 }
