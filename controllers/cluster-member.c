@@ -2,8 +2,9 @@
  * master's etcd as a learner only when every member is healthy, no other
  * learner or unstarted member exists, and the master's etcd container is
  * running but not ready (it waits in discover-etcd-initial-cluster for
- * exactly this); it promotes a learner once it has started and every member
- * is healthy, letting etcd say whether it is in sync. The record is etcd's member list itself: after
+ * exactly this); it promotes a learner once it has started, every member is
+ * healthy and no rollout is restarting the learner's node, letting etcd say
+ * whether it is in sync. The record is etcd's member list itself: after
  * a restart an existing learner is promoted, never added again. At most one
  * membership change per sync. */
 #include "base/json.h"
@@ -55,6 +56,20 @@ static void describe_unsettled(const EtcdViewSnapshot *s, const EtcdMemberState 
                                        : "not every member is healthy");
 }
 
+/* The master whose member `m` is, NULL if none. */
+static const char *node_of_member(const SyncContext *ctx, const EtcdViewSnapshot *s,
+                                  const EtcdMemberState *m)
+{
+        _cleanup_free_ const KubeObject **nodes = NULL;
+        size_t n = 0;
+        if (op_list(ctx, W_MASTER_NODES, &nodes, &n) < 0)
+                return NULL;
+        for (size_t k = 0; k < n; k++)
+                if (member_of_node(s, nodes[k]) == m)
+                        return nodes[k]->name;
+        return NULL;
+}
+
 static int sync_cluster_member(const SyncContext *ctx, Plan *p)
 {
         const EtcdViewSnapshot *s = op_etcd(ctx);
@@ -82,6 +97,19 @@ static int sync_cluster_member(const SyncContext *ctx, Plan *p)
                                 describe_unsettled(s, m, why, sizeof why);
                                 plan_waiting(p, "MemberAddWaiting", "learner %s not promoted while %s",
                                              strempty(m->name), why);
+                                plan_requeue_after(p, 5 * USEC_PER_SEC);
+                                return 0;
+                        }
+                        /* A node being rolled out restarts its etcd any moment: promoted, it would
+                         * be a voter down (one of two, early in the bootstrap). The rollout first. */
+                        const char *node = node_of_member(ctx, s, m);
+                        int64_t target = node ? node_rollout_target(op_etcd_cr(ctx), node) : 0;
+                        if (target > 0) {
+                                plan_waiting(
+                                        p, "MemberAddWaiting",
+                                        "learner %s not promoted while node %s rolls out revision %" PRId64
+                                        " (it restarts its etcd)",
+                                        strempty(m->name), node, target);
                                 plan_requeue_after(p, 5 * USEC_PER_SEC);
                                 return 0;
                         }

@@ -51,6 +51,21 @@ const KubeObject *etcd_pod_of_node(const SyncContext *ctx, const char *node)
         return op_get(ctx, W_ETCD_PODS, NS_ETCD, name);
 }
 
+int64_t node_rollout_target(const KubeObject *etcd_cr, const char *node)
+{
+        cJSON *e;
+        JSON_ARRAY_FOREACH (e, etcd_cr ? json_get_array(etcd_cr->json, "status.nodeStatuses") : NULL) {
+                int64_t current = 0, target = 0;
+                if (!streq_ptr(json_get_string(e, "nodeName"), node))
+                        continue;
+                (void) json_get_int64(e, "currentRevision", &current);
+                if (json_get_int64(e, "targetRevision", &target) < 0 || target <= current)
+                        return 0;
+                return target;
+        }
+        return 0;
+}
+
 /* ---- Members and masters ---- */
 
 int url_host_ip(const char *url, IpAddr *ret)

@@ -32,6 +32,12 @@ bool pod_is_ready(const KubeObject *pod);
 char *node_envvar_name(const char *node);
 /* The mirror pod openshift-etcd/etcd-<node>, NULL when not cached. */
 const KubeObject *etcd_pod_of_node(const SyncContext *ctx, const char *node);
+/* The revision a rollout is taking `node` to (its nodeStatuses entry in
+ * etcds/cluster has a targetRevision above its currentRevision: the
+ * InstallerController records it before its installer pod exists, the
+ * NodeStatusController clears it once the node runs it), 0 when none. While
+ * it is set, that node's etcd may restart at any moment. */
+int64_t node_rollout_target(const KubeObject *etcd_cr, const char *node);
 
 /* ---- Members and the masters they run on ---- */
 

@@ -140,6 +140,32 @@ static void test_no_promotion_while_a_voter_is_unhealthy(void **state)
         fixture_free(f);
 }
 
+static void test_no_promotion_while_its_node_rolls_out(void **state)
+{
+        /* The installer is taking master-1 to revision 3 (target recorded, not reached): its etcd
+         * restarts any moment, and promoted it would be a voter down. The rollout goes first. */
+        Fixture *f = bootstrap_phase();
+        etcd_pod(f, "master-0", true, true);
+        etcd_pod(f, "master-1", true, false);
+        fixture_member(f, 10, "master-0", "10.0.0.10", false, true, true);
+        fixture_member(f, 11, "master-1", "10.0.0.11", true, true, true);
+        fixture_etcd_cr(f, NULL,
+                        "\"nodeStatuses\":[{\"nodeName\":\"master-0\",\"currentRevision\":3},"
+                        "{\"nodeName\":\"master-1\",\"currentRevision\":2,\"targetRevision\":3}]");
+        assert_int_equal(fixture_sync(f, &controller_cluster_member), 0);
+        assert_int_equal(fixture_count(f, INTENT_ETCD_PROMOTE), 0);
+        assert_string_equal(f->plan.waiting,
+                            "learner master-1 not promoted while node master-1 rolls out revision 3 "
+                            "(it restarts its etcd)");
+        /* It runs revision 3 (the target reached, cleared or not): promoted. */
+        fixture_etcd_cr(f, NULL,
+                        "\"nodeStatuses\":[{\"nodeName\":\"master-0\",\"currentRevision\":3},"
+                        "{\"nodeName\":\"master-1\",\"currentRevision\":3,\"targetRevision\":3}]");
+        assert_int_equal(fixture_sync(f, &controller_cluster_member), 0);
+        assert_non_null(fixture_find(f, INTENT_ETCD_PROMOTE, NULL, "master-1"));
+        fixture_free(f);
+}
+
 static void test_next_master_after_promotion(void **state)
 {
         Fixture *f = bootstrap_phase();
@@ -377,6 +403,7 @@ int main(void)
                 cmocka_unit_test(test_one_learner_at_a_time),
                 cmocka_unit_test(test_promote_existing_learner),
                 cmocka_unit_test(test_no_promotion_while_a_voter_is_unhealthy),
+                cmocka_unit_test(test_no_promotion_while_its_node_rolls_out),
                 cmocka_unit_test(test_next_master_after_promotion),
                 cmocka_unit_test(test_no_view),
                 cmocka_unit_test(test_teardown_count_gate),
