@@ -166,18 +166,27 @@ static void on_settling_read(KubeClient *kc, const KubeResponse *resp, void *use
         uint64_t rv = 0;
         if (resp->error == 0)
                 (void) json_get_uint64(resp->body, "metadata.resourceVersion", &rv);
-        c->unsettled = mfree(c->unsettled);
         /* Before a write: when the informers already show what the server has, this plan was
-         * made from it, and the write is what is still needed. */
+         * made from it, and the write is what is still needed. An object no informer of ours
+         * watches was not planned from a cache: the read has settled what there is to know. */
+        bool covered = expectations_covered(c->spec->watches, c->spec->n_watches, i->res, i->namespace);
         if (c->settling_before_send &&
-            expectations_seen_now(c->spec->watches, c->spec->n_watches, c->rt->informers, i->res,
-                                  i->namespace, i->name, rv)) {
-                log_info("%s: the server has the object %s, as our cache does: writing it", strempty(what),
-                         rv ? "unchanged" : "absent");
+            (!covered || expectations_seen_now(c->spec->watches, c->spec->n_watches, c->rt->informers,
+                                               i->res, i->namespace, i->name, rv))) {
+                c->unsettled = mfree(c->unsettled);
+                log_info("%s: the server has the object %s%s: writing it", strempty(what),
+                         rv ? "unchanged" : "absent", covered ? ", as our cache does" : "");
                 int r = send_write(c, i);
                 if (r < 0)
                         intent_finished(c, r, NULL);
                 return;
+        }
+        /* Our cache is behind what the server has: the next write of this object reads it again
+         * first and goes only once the cache shows it (a plan from a cache that has not caught up
+         * within the expectation's deadline would repeat what landed). */
+        if (!c->unsettled) {
+                c->unsettled = object_key(i);
+                c->unsettled_error = c->settling_error;
         }
         _cleanup_free_ char *now = rv ? strdup_printf("at resourceVersion %" PRIu64, rv) : strdup("absent");
         log_info("%s: outcome unknown (%s); the server has the object %s: planning again from there",

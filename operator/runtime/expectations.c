@@ -100,6 +100,12 @@ static bool seen(const Expectation *x, InformerFactory *f)
         return informer_shows(inf, x->ns, x->name, x->rv);
 }
 
+bool expectations_covered(const WatchSpec *const *watches, size_t n_watches, const KubeResource *res,
+                          const char *ns)
+{
+        return covering(watches, n_watches, res, ns) != NULL;
+}
+
 bool expectations_seen_now(const WatchSpec *const *watches, size_t n_watches, InformerFactory *f,
                            const KubeResource *res, const char *ns, const char *name, uint64_t rv)
 {
