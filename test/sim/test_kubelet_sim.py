@@ -515,6 +515,50 @@ print("pid", os.getpid(), "procs", len(procs), "hostname", os.uname().nodename)
         self.assertEqual(get_pod(ns, "installer-1-node-a")["status"]["phase"], "Succeeded")
         self.assertEqual(cstatus(get_pod(ns, "installer-1-node-a"), "installer")["restartCount"], 0)
 
+    def test_11_job_with_a_claimed_volume(self):
+        """A Job whose pod claims a hostPath volume: the simulator binds the claim, schedules
+        the pod to this node (nodeSelector, a toleration), the kubelet mounts the volume's
+        node path and runs the pod, the Job completes; what the pod wrote is on the node."""
+        ns = "kubelet-jobs"
+        self._ns(ns)
+        r = C.post("/api/v1/persistentvolumes", {"apiVersion": "v1", "kind": "PersistentVolume",
+                                                 "metadata": {"name": "backup-a"}, "spec": {
+            "capacity": {"storage": "1Gi"}, "accessModes": ["ReadWriteOnce"], "storageClassName": "",
+            "hostPath": {"path": "/var/backups/a", "type": "DirectoryOrCreate"}}})
+        self.assertEqual(r.status, 201, r.raw)
+        r = C.post("/api/v1/namespaces/%s/persistentvolumeclaims" % ns, {
+            "apiVersion": "v1", "kind": "PersistentVolumeClaim", "metadata": {"name": "backups"},
+            "spec": {"accessModes": ["ReadWriteOnce"], "storageClassName": "",
+                     "resources": {"requests": {"storage": "100Mi"}}}})
+        self.assertEqual(r.status, 201, r.raw)
+        r = C.post("/apis/batch/v1/namespaces/%s/jobs" % ns, {
+            "apiVersion": "batch/v1", "kind": "Job", "metadata": {"name": "write-once"},
+            "spec": {"backoffLimit": 0, "template": {"spec": {
+                "restartPolicy": "Never", "nodeSelector": {"node-role.kubernetes.io/master": ""},
+                "tolerations": [{"operator": "Exists"}],
+                "containers": [{"name": "w", "image": "x", "command": [
+                    "sh", "-c", "echo written by $(hostname) > /backup/out"],
+                    "volumeMounts": [{"name": "b", "mountPath": "/backup"}]}],
+                "volumes": [{"name": "b", "persistentVolumeClaim": {"claimName": "backups"}}]}}}})
+        self.assertEqual(r.status, 201, r.raw)
+
+        def complete():
+            j = C.get("/apis/batch/v1/namespaces/%s/jobs/write-once" % ns).json
+            return any(c["type"] == "Complete" and c["status"] == "True"
+                       for c in (j.get("status") or {}).get("conditions") or [])
+        try:
+            wait_for(complete, 30, "the Job to complete")
+        except AssertionError as e:
+            pods = C.get("/api/v1/namespaces/%s/pods" % ns).json["items"]
+            raise AssertionError(str(e) + json.dumps(pods)[:3000] + self.node_log(self.k))
+        pod = C.get("/api/v1/namespaces/%s/pods?labelSelector=job-name%%3Dwrite-once" % ns).json["items"][0]
+        self.assertEqual(pod["spec"]["nodeName"], self.k.name)
+        with open(self.k.host("/var/backups/a/out")) as f:
+            self.assertEqual(f.read(), "written by %s\n" % pod["metadata"]["name"])
+        C.delete("/apis/batch/v1/namespaces/%s/jobs/write-once" % ns)
+        C.delete("/api/v1/namespaces/%s/persistentvolumeclaims/backups" % ns)
+        C.delete("/api/v1/persistentvolumes/backup-a")
+
     def test_06_api_pod_on_failure_and_bad_command(self):
         ns = "kubelet-test"
         self._ns(ns)

@@ -782,7 +782,9 @@ class Writes(Base):
         objs = [
             ("/api/v1/nodes", {"apiVersion": "v1", "kind": "Node", "metadata": {"name": "st-node"}}),
             ("/api/v1/namespaces/%s/pods" % ns, {"apiVersion": "v1", "kind": "Pod", "metadata": {
-                "name": "st-pod"}, "spec": {"containers": [{"name": "c", "image": "i"}]}}),
+                "name": "st-pod"}, "spec": {"containers": [{"name": "c", "image": "i"}],
+                                           # the default scheduler would write its status
+                                           "schedulerName": "none"}}),
             ("/api/v1/namespaces/%s/services" % ns, {"apiVersion": "v1", "kind": "Service",
                                                     "metadata": {"name": "st-svc"},
                                                     "spec": {"ports": [{"port": 80}]}}),
@@ -1210,6 +1212,178 @@ class Leases(Base):
         self.assertEqual(r.json["spec"]["acquireTime"], "2025-01-01T00:00:00.123456Z")
         self.assertEqual(r.json["spec"]["renewTime"], "2025-01-01T00:00:01.500000Z")
         self.assertEqual(C.get(base + "/mt").json["spec"]["acquireTime"], "2025-01-01T00:00:00.123456Z")
+
+
+# ---------------------------------------------------------------- workloads (workloads.py)
+def until(pred, timeout=10.0):
+    deadline = time.time() + timeout
+    while time.time() < deadline:
+        v = pred()
+        if v:
+            return v
+        time.sleep(0.05)
+    return pred()
+
+
+class Workloads(Base):
+    """kube-controller-manager's Job controller and volume binder, kube-scheduler's binding."""
+
+    def node(self, name, ready=True, labels=None, taints=None, unschedulable=False):
+        C.delete("/api/v1/nodes/" + name)
+        r = C.post("/api/v1/nodes", {"apiVersion": "v1", "kind": "Node", "metadata": {
+            "name": name, "labels": labels or {}}, "spec": {"taints": taints or [],
+                                                          "unschedulable": unschedulable}})
+        self.assertEqual(r.status, 201, r)
+        r = C.patch("/api/v1/nodes/%s/status" % name, {"status": {"conditions": [
+            {"type": "Ready", "status": "True" if ready else "False"}]}})
+        self.assertEqual(r.status, 200, r)
+
+    def test_volume_binding(self):
+        ns = new_ns()
+        tag = uuid.uuid4().hex[:6]
+        for name, size in (("pv-big-" + tag, "10Gi"), ("pv-small-" + tag, "2Gi")):
+            r = C.post("/api/v1/persistentvolumes", {"apiVersion": "v1", "kind": "PersistentVolume",
+                                                     "metadata": {"name": name}, "spec": {
+                "capacity": {"storage": size}, "accessModes": ["ReadWriteOnce"],
+                "storageClassName": "manual-" + tag, "hostPath": {"path": "/var/backups/" + name}}})
+            self.assertEqual(r.status, 201, r)
+            self.assertEqual(r.json["status"]["phase"], "Available")
+        claims = "/api/v1/namespaces/%s/persistentvolumeclaims" % ns
+
+        def claim(name, size, cls):
+            r = C.post(claims, {"apiVersion": "v1", "kind": "PersistentVolumeClaim", "metadata": {"name": name},
+                                "spec": {"accessModes": ["ReadWriteOnce"], "storageClassName": cls,
+                                         "resources": {"requests": {"storage": size}}}})
+            self.assertEqual(r.status, 201, r)
+            self.assertEqual(r.json["status"]["phase"], "Pending")
+        claim("fits", "1Gi", "manual-" + tag)     # the smallest volume that fits
+        claim("too-big", "50Gi", "manual-" + tag)
+        claim("other-class", "1Gi", "other-" + tag)
+        c = until(lambda: (lambda o: o if o["status"].get("phase") == "Bound" else None)(
+            C.get(claims + "/fits").json))
+        self.assertEqual(c["spec"]["volumeName"], "pv-small-" + tag, c)
+        self.assertEqual(c["status"]["capacity"], {"storage": "2Gi"})
+        pv = C.get("/api/v1/persistentvolumes/pv-small-" + tag).json
+        self.assertEqual(pv["status"]["phase"], "Bound")
+        self.assertEqual((pv["spec"]["claimRef"]["namespace"], pv["spec"]["claimRef"]["name"]), (ns, "fits"))
+        time.sleep(0.5)
+        for name in ("too-big", "other-class"):
+            self.assertEqual(C.get(claims + "/" + name).json["status"]["phase"], "Pending")
+        self.assertEqual(C.get("/api/v1/persistentvolumes/pv-big-" + tag).json["status"]["phase"], "Available")
+        # A claim's class and size are immutable.
+        body = C.get(claims + "/too-big").json
+        body["spec"]["storageClassName"] = "changed-" + tag
+        self.assertStatus(C.put(claims + "/too-big", body), 422, "Invalid")
+
+    def test_scheduling(self):
+        ns = new_ns()
+        tag = uuid.uuid4().hex[:6]
+        role = {"role-" + tag: ""}
+        taint = [{"key": "role-" + tag, "effect": "NoSchedule"}]
+        self.node("n-a-" + tag, labels=role, taints=taint)
+        self.node("n-b-" + tag, labels=role, unschedulable=True)   # cordoned
+        self.node("n-c-" + tag, labels=role, ready=False)
+        self.node("n-d-" + tag)                                     # no role label
+        pods = "/api/v1/namespaces/%s/pods" % ns
+
+        def pod(name, tolerations, claim=None):
+            spec = {"containers": [{"name": "c", "image": "i"}], "nodeSelector": role,
+                    "tolerations": tolerations}
+            if claim:
+                spec["volumes"] = [{"name": "v", "persistentVolumeClaim": {"claimName": claim}}]
+            r = C.post(pods, {"apiVersion": "v1", "kind": "Pod", "metadata": {"name": name}, "spec": spec})
+            self.assertEqual(r.status, 201, r)
+        pod("tolerates", [{"key": "role-" + tag, "operator": "Exists"}])
+        pod("intolerant", [])
+        pod("unclaimed", [{"operator": "Exists"}], claim="nope")
+        got = until(lambda: C.get(pods + "/tolerates").json["spec"].get("nodeName"))
+        self.assertEqual(got, "n-a-" + tag)
+        sched = [c for c in C.get(pods + "/tolerates").json["status"]["conditions"] if c["type"] == "PodScheduled"]
+        self.assertEqual(sched[0]["status"], "True")
+
+        def unschedulable(name):
+            p = C.get(pods + "/" + name).json
+            c = [c for c in (p.get("status") or {}).get("conditions") or [] if c["type"] == "PodScheduled"]
+            return c[0] if c and c[0]["status"] == "False" else None
+        c = until(lambda: unschedulable("intolerant"))
+        self.assertEqual(c["reason"], "Unschedulable")
+        c = until(lambda: unschedulable("unclaimed"))
+        self.assertIn('persistentvolumeclaim "nope" not found', c["message"])
+        self.assertNotIn("nodeName", C.get(pods + "/intolerant").json["spec"])
+        for n in ("a", "b", "c", "d"):
+            C.delete("/api/v1/nodes/n-%s-%s" % (n, tag))
+
+    def job(self, ns, name, **spec):
+        tmpl = {"spec": {"restartPolicy": spec.pop("restartPolicy", "Never"),
+                         "containers": [{"name": "c", "image": "i"}], "nodeName": "nowhere"}}
+        body = {"apiVersion": "batch/v1", "kind": "Job", "metadata": {"name": name},
+                "spec": dict({"template": tmpl}, **spec)}
+        return C.post("/apis/batch/v1/namespaces/%s/jobs" % ns, body)
+
+    def pods_of(self, ns, job):
+        return C.get("/api/v1/namespaces/%s/pods?labelSelector=batch.kubernetes.io/job-name%%3D%s" % (
+            ns, job)).json["items"]
+
+    def set_phase(self, ns, pod, phase):
+        r = C.patch("/api/v1/namespaces/%s/pods/%s/status" % (ns, pod["metadata"]["name"]), {"status": {
+            "phase": phase, "containerStatuses": [{"name": "c", "state": {"terminated": {
+                "exitCode": 0 if phase == "Succeeded" else 1,
+                "finishedAt": time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime())}}}]}})
+        self.assertEqual(r.status, 200, r)
+
+    def condition(self, ns, name, t):
+        j = C.get("/apis/batch/v1/namespaces/%s/jobs/%s" % (ns, name)).json
+        c = [c for c in (j.get("status") or {}).get("conditions") or [] if c["type"] == t]
+        return (c[0], j) if c and c[0]["status"] == "True" else None
+
+    def test_job_runs_to_completion(self):
+        ns = new_ns()
+        r = self.job(ns, "ok")
+        self.assertEqual(r.status, 201, r)
+        uid = r.json["metadata"]["uid"]
+        self.assertEqual(r.json["spec"]["backoffLimit"], 6)
+        self.assertEqual(r.json["spec"]["selector"], {"matchLabels": {"batch.kubernetes.io/controller-uid": uid}})
+        pods = until(lambda: self.pods_of(ns, "ok"))
+        self.assertEqual(len(pods), 1)
+        p = pods[0]
+        self.assertTrue(p["metadata"]["name"].startswith("ok-"))
+        self.assertEqual(p["metadata"]["ownerReferences"][0]["uid"], uid)
+        self.assertTrue(p["metadata"]["ownerReferences"][0]["controller"])
+        self.assertEqual(p["metadata"]["labels"]["job-name"], "ok")
+        until(lambda: (C.get("/apis/batch/v1/namespaces/%s/jobs/ok" % ns).json.get("status") or {}).get("active"))
+        self.set_phase(ns, p, "Succeeded")
+        c, j = until(lambda: self.condition(ns, "ok", "Complete"))
+        self.assertEqual(c["reason"], "CompletionsReached")
+        self.assertEqual(j["status"]["succeeded"], 1)
+        self.assertNotIn("active", j["status"])
+        self.assertIn("completionTime", j["status"])
+        self.assertEqual(len(self.pods_of(ns, "ok")), 1)   # no second pod
+        # A Job's pod template must not restart for ever; its template is immutable.
+        self.assertStatus(self.job(ns, "always", restartPolicy="Always"), 422, "Invalid")
+        j = C.get("/apis/batch/v1/namespaces/%s/jobs/ok" % ns).json
+        j["spec"]["template"]["spec"]["containers"][0]["image"] = "other"
+        self.assertStatus(C.put("/apis/batch/v1/namespaces/%s/jobs/ok" % ns, j), 422, "Invalid")
+        # Deleting the Job deletes its pods.
+        self.assertEqual(C.delete("/apis/batch/v1/namespaces/%s/jobs/ok" % ns).status, 200)
+        self.assertEqual(until(lambda: not self.pods_of(ns, "ok")), True)
+
+    def test_job_failures(self):
+        ns = new_ns()
+        # backoffLimit 1: a failed pod is replaced once (after 1 s), the second failure fails the Job.
+        self.assertEqual(self.job(ns, "flaky", backoffLimit=1).status, 201)
+        p = until(lambda: self.pods_of(ns, "flaky"))[0]
+        self.set_phase(ns, p, "Failed")
+        pods = until(lambda: (lambda ps: ps if len(ps) == 2 else None)(self.pods_of(ns, "flaky")), 5)
+        second = [x for x in pods if x["metadata"]["name"] != p["metadata"]["name"]][0]
+        self.set_phase(ns, second, "Failed")
+        c, j = until(lambda: self.condition(ns, "flaky", "Failed"))
+        self.assertEqual((c["reason"], j["status"]["failed"]), ("BackoffLimitExceeded", 2))
+        # activeDeadlineSeconds: the running pod is deleted and the Job fails.
+        self.assertEqual(self.job(ns, "slow", activeDeadlineSeconds=1).status, 201)
+        until(lambda: self.pods_of(ns, "slow"))
+        c, j = until(lambda: self.condition(ns, "slow", "Failed"), 6)
+        self.assertEqual(c["reason"], "DeadlineExceeded")
+        self.assertEqual(until(lambda: not self.pods_of(ns, "slow")), True)
 
 
 # ---------------------------------------------------------------- fault injection

@@ -1,7 +1,8 @@
 """What the kubelet derives from a pod spec before it starts anything: defaults, the
 container environment ($(VAR) expansion, fieldRefs, configMap/secret references),
 volumes on the node (hostPath under the node root, emptyDir, configMap, secret,
-downwardAPI, projected, the service-account volume) and the mount list for a container.
+downwardAPI, projected, the service-account volume, a bound persistentVolumeClaim of a
+hostPath or local volume) and the mount list for a container.
 """
 
 import base64
@@ -103,6 +104,35 @@ def field_value(pod, path, node):
         if path.startswith(prefix + "['") and path.endswith("']"):
             return (md.get(key) or {}).get(path[len(prefix) + 2:-2], "")
     raise ConfigError("unsupported fieldRef %s" % path)
+
+
+def _claim_path(node, client, ns, ref, api_pod):
+    """The node path of a bound claim's volume (hostPath and local volumes: a path on this
+    node, as a real node mounts them); a claim that is missing or not bound fails the pod's
+    setup, which is retried, as the kubelet waits to mount it."""
+    claim = ref.get("claimName") or ""
+    if not api_pod:
+        raise ConfigError("static pods may not use persistentVolumeClaim volumes")
+    pvc = _get_obj(client, "persistentvolumeclaims", ns, claim)
+    if pvc is None:
+        raise ConfigError('persistentvolumeclaim "%s" not found' % claim)
+    vname = (pvc.get("spec") or {}).get("volumeName")
+    if (pvc.get("status") or {}).get("phase") != "Bound" or not vname:
+        raise ConfigError('persistentvolumeclaim "%s" is not bound' % claim)
+    try:
+        pv = client.get("/api/v1/persistentvolumes/%s" % quote(vname))
+    except ApiError as e:
+        raise ConfigError('persistentvolume "%s" of claim "%s": %s' % (vname, claim, e))
+    spec = pv.get("spec") or {}
+    src = spec.get("hostPath") or spec.get("local")
+    if not src or not src.get("path"):
+        raise ConfigError('persistentvolume "%s": kubelet-sim mounts hostPath and local volumes only' % vname)
+    path = node.host_path(src["path"])
+    if spec.get("hostPath") and (src.get("type") or "") in ("", "DirectoryOrCreate"):
+        os.makedirs(path, 0o755, exist_ok=True)
+    if not os.path.isdir(path):
+        raise ConfigError('persistentvolume "%s": %s is not a directory on this node' % (vname, src["path"]))
+    return path
 
 
 def _get_obj(client, kind, ns, name):
@@ -318,6 +348,8 @@ def prepare_volumes(node, pod, uid, api_pod, client):
             _write_files(path, _ref_files(client, ns, kind, ref, ref.get("items")),
                          ref.get("defaultMode", 0o644))
             out[name] = path
+        elif "persistentVolumeClaim" in v:
+            out[name] = _claim_path(node, client, ns, v["persistentVolumeClaim"] or {}, api_pod)
         elif "downwardAPI" in v:
             dv = v["downwardAPI"] or {}
             path = os.path.join(base, "kubernetes.io~downward-api", name)

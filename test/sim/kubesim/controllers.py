@@ -11,7 +11,10 @@
   desiredHealthy from an integer or percent minAvailable, disruptionsAllowed,
   observedGeneration, the DisruptionAllowed condition; minAvailable or
   maxUnavailable), recomputed whenever a pod or budget of its namespace changes;
-  disruptedPods keeps what the eviction handler added until the pod is gone;
+  disruptedPods keeps what the eviction handler added until the pod is gone, and a
+  pod in it does not count as healthy (so a recount from a pod list read before the
+  eviction cannot hand the spent disruption back);
+* the scheduler, the persistent volume binder and the Job controller (workloads.py);
 * optional periodic compaction (--compact-keep N keeps the last N revisions).
 Work items are retried every second until done, so objects with other finalizers
 simply keep their namespace Terminating, as in a real cluster.
@@ -28,6 +31,7 @@ from .etcd import EtcdError, prefix_end
 from .objects import meta
 from .selectors import selector_matches
 from .store import WriteOpts
+from .workloads import Workloads
 
 GC_FINALIZERS = ("foregroundDeletion", "orphan")
 
@@ -43,9 +47,10 @@ class Controllers:
         self.last_compact = 0
         self._heap = []
         self._seq = itertools.count()
-        self._pending = set()
+        self._pending = {}  # key -> when it is due
         self._cv = threading.Condition()
         self._stop = False
+        self.workloads = Workloads(store, registry, log)
 
     # -- hooks --------------------------------------------------------------------
     def after_write(self, rt, event, obj):
@@ -62,16 +67,29 @@ class Controllers:
         if (rt.plural == "pods" and not rt.group) or \
                 (rt.plural == "poddisruptionbudgets" and rt.group == "policy" and event != "delete"):
             self.enqueue(("pdb", md.get("namespace")), delay=0.05)
+        if rt.plural == "pods" and not rt.group and event != "delete" and \
+                not (obj.get("spec") or {}).get("nodeName"):
+            self.enqueue(("sched", md.get("namespace"), md.get("name")))
+        if rt.plural == "pods" and not rt.group:
+            for ref in md.get("ownerReferences") or []:
+                if ref.get("kind") == "Job" and ref.get("controller"):
+                    self.enqueue(("job", md.get("namespace"), ref.get("name")), delay=0.05)
+        if rt.plural == "jobs" and rt.group == "batch":
+            self.enqueue(("job", md.get("namespace"), md.get("name")))
+        if not rt.group and rt.plural in ("persistentvolumeclaims", "persistentvolumes") and event != "delete":
+            self.enqueue(("pvbind",), delay=0.05)
         if event in ("terminating", "update") and md.get("deletionTimestamp") and \
                 any(f in GC_FINALIZERS for f in md.get("finalizers") or []):
             self.enqueue(("gc", rt.group, rt.version, rt.plural, md.get("namespace"), md.get("name")))
 
     def enqueue(self, key, payload=None, delay=0.0):
+        """Process `key` after `delay` s; a key already waiting keeps the earlier time."""
         with self._cv:
-            if key in self._pending:
+            due = time.monotonic() + delay
+            if key in self._pending and self._pending[key] <= due:
                 return
-            self._pending.add(key)
-            heapq.heappush(self._heap, (time.monotonic() + delay, next(self._seq), key, payload))
+            self._pending[key] = due   # an entry for a later time is skipped when it comes up
+            heapq.heappush(self._heap, (due, next(self._seq), key, payload))
             self._cv.notify()
 
     # -- loop -----------------------------------------------------------------------
@@ -106,8 +124,10 @@ class Controllers:
                     self._cv.wait(wait)
                 if self._stop:
                     return
-                _, _, key, payload = heapq.heappop(self._heap)
-                self._pending.discard(key)
+                due, _, key, payload = heapq.heappop(self._heap)
+                if self._pending.get(key) != due:
+                    continue   # superseded by an earlier entry for the same key
+                del self._pending[key]
             try:
                 done = self._process(key, payload)
             except (errors.ApiError, EtcdError, OSError) as e:
@@ -124,6 +144,13 @@ class Controllers:
             return self._finalize_namespace(key[1])
         if key[0] == "pdb":
             return self._disruption(key[1])
+        if key[0] in ("sched", "job", "pvbind"):
+            fn = {"sched": self.workloads.schedule, "job": self.workloads.sync_job,
+                  "pvbind": lambda: self.workloads.bind_claims()}[key[0]]
+            again = fn(*key[1:])
+            if again is not None:
+                self.enqueue(key, payload, delay=again)
+            return True
         if key[0] == "gc":
             rt = self.registry.lookup(key[1], key[2], key[3])
             return rt is None or self._gc(rt, key[4], key[5])
@@ -146,9 +173,14 @@ class Controllers:
             pdb = self.store._decode(pdbt, kv)
             spec = pdb.get("spec") or {}
             matching = [p for p in pods if selector_matches(spec.get("selector"), meta(p).get("labels") or {})]
-            healthy = sum(1 for p in matching if not meta(p).get("deletionTimestamp") and any(
+            healthy_names = {meta(p).get("name") for p in matching if not meta(p).get("deletionTimestamp") and any(
                 c.get("type") == "Ready" and c.get("status") == "True"
-                for c in (p.get("status") or {}).get("conditions") or []))
+                for c in (p.get("status") or {}).get("conditions") or [])}
+            names = {meta(p).get("name") for p in matching}
+            old = pdb.get("status") or {}
+            disrupted = {k: v for k, v in (old.get("disruptedPods") or {}).items() if k in names}
+            healthy = len(healthy_names - set(disrupted))
+
             def count(v):   # an integer, or a percent of the matching pods rounded up, as upstream
                 return -(-int(v[:-1]) * len(matching) // 100) if isinstance(v, str) else int(v)
             if "maxUnavailable" in spec:
@@ -159,19 +191,23 @@ class Controllers:
             status = {"observedGeneration": meta(pdb).get("generation", 1),
                       "expectedPods": len(matching), "currentHealthy": healthy,
                       "desiredHealthy": int(want), "disruptionsAllowed": allowed}
-            old = pdb.get("status") or {}
-            names = {meta(p).get("name") for p in matching}
-            disrupted = {k: v for k, v in (old.get("disruptedPods") or {}).items() if k in names}
             if all(old.get(k) == v for k, v in status.items()) and \
                     disrupted == (old.get("disruptedPods") or {}):
                 continue
             status["disruptedPods"] = disrupted
             name = meta(pdb).get("name")
 
-            def transform(cur, status=status, allowed=allowed):
+            def transform(cur, status=status, want=want, healthy_names=healthy_names, names=names):
+                # As upstream: a pod the eviction handler recorded in disruptedPods counts as
+                # gone even while the pod list (read before the eviction) still shows it, so a
+                # recount from that list cannot hand back a disruption already spent. Taken
+                # from the budget as it is now, inside the compare-and-swap.
                 new = copy.deepcopy(cur)
                 st = new.setdefault("status", {})
-                st.update(status)
+                disrupted = {k: v for k, v in (st.get("disruptedPods") or {}).items() if k in names}
+                healthy = len(healthy_names - set(disrupted))
+                allowed = max(0, healthy - int(want))
+                st.update(status, currentHealthy=healthy, disruptionsAllowed=allowed, disruptedPods=disrupted)
                 cond = {"type": "DisruptionAllowed", "status": "True" if allowed > 0 else "False",
                         "reason": "SufficientPods" if allowed > 0 else "InsufficientPods",
                         "message": "", "observedGeneration": status["observedGeneration"],

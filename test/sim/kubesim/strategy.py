@@ -29,6 +29,8 @@ _TOP = {
     "RoleBinding": {"subjects", "roleRef"}, "ClusterRoleBinding": {"subjects", "roleRef"},
     "Lease": {"spec"}, "PodDisruptionBudget": {"spec", "status"},
     "Deployment": {"spec", "status"}, "CustomResourceDefinition": {"spec", "status"},
+    "Job": {"spec", "status"}, "PersistentVolume": {"spec", "status"},
+    "PersistentVolumeClaim": {"spec", "status"},
 }
 
 
@@ -118,6 +120,24 @@ def _deployment_defaults(obj):
         _pod_spec_defaults(tmpl.get("spec"))
 
 
+def _job_defaults(obj):
+    """What kube-apiserver fills in on a Job: counts, and (without manualSelector) the
+    selector and template labels that tie its pods to it by uid."""
+    md = meta(obj)
+    spec = obj.setdefault("spec", {})
+    for k, v in (("parallelism", 1), ("completions", 1), ("backoffLimit", 6),
+                 ("completionMode", "NonIndexed"), ("suspend", False)):
+        spec.setdefault(k, v)
+    tmpl = spec.setdefault("template", {})
+    labels = meta(tmpl).setdefault("labels", {})
+    if not spec.get("manualSelector"):
+        uid, name = md.get("uid", ""), md.get("name", "")
+        spec["selector"] = {"matchLabels": {"batch.kubernetes.io/controller-uid": uid}}
+        labels.update({"batch.kubernetes.io/controller-uid": uid, "batch.kubernetes.io/job-name": name,
+                       "controller-uid": uid, "job-name": name})
+    _pod_spec_defaults(tmpl.setdefault("spec", {}))
+
+
 def _secret_normalize(obj):
     obj.setdefault("type", "Opaque")
     sd = obj.pop("stringData", None)
@@ -192,6 +212,13 @@ def on_create(rt, obj):
     elif k == ("apps", "deployments"):
         obj.pop("status", None)
         _deployment_defaults(obj)
+    elif k == ("batch", "jobs"):
+        obj["status"] = {}
+        _job_defaults(obj)
+    elif k == ("", "persistentvolumeclaims"):
+        obj["status"] = {"phase": "Pending"}
+    elif k == ("", "persistentvolumes"):
+        obj["status"] = {"phase": "Available"}
     elif k == ("policy", "poddisruptionbudgets"):
         obj.pop("status", None)
     elif k == ("coordination.k8s.io", "leases"):
@@ -307,6 +334,18 @@ def validate(rt, obj, old, subresource=None):
             causes.append(("FieldValueRequired", "spec.selector", "Required value"))
         if old is not None:
             _immutable(obj, old, "spec.selector", causes)
+    if k == ("batch", "jobs"):
+        rp = (((obj.get("spec") or {}).get("template") or {}).get("spec") or {}).get("restartPolicy")
+        if rp not in ("Never", "OnFailure"):
+            causes.append(("FieldValueNotSupported", "spec.template.spec.restartPolicy",
+                           'Unsupported value: "%s": supported values: "OnFailure", "Never"' % rp))
+        if old is not None:
+            _immutable(obj, old, "spec.selector", causes)
+            _immutable(obj, old, "spec.template", causes)
+    if k == ("", "persistentvolumeclaims") and old is not None:
+        for f in ("spec.accessModes", "spec.storageClassName", "spec.resources"):
+            _immutable(obj, old, f, causes, "spec is immutable after creation except "
+                       "resources.requests and volumeAttributesClassName for bound claims")
     if k == ("", "pods") and old is not None:
         causes += _pod_update_problems(obj, old)
     if k == ("", "pods") and old is None:
