@@ -260,6 +260,8 @@ static void on_write(KubeClient *c, const KubeResponse *resp, void *userdata)
         LeaderElector *le = userdata;
 
         (void) c;
+        if (resp->error == -ECANCELED)
+                return; /* the client is being freed: `le` may be gone (a renewal hung past the deadline) */
         if (resp->error < 0) {
                 /* Losing a race (409) is normal; anything else an admin should see. */
                 if (resp->error == -ESTALE)
@@ -301,6 +303,8 @@ static void on_get(KubeClient *c, const KubeResponse *resp, void *userdata)
         usec_t now = now_usec(CLOCK_MONOTONIC);
 
         (void) c;
+        if (resp->error == -ECANCELED)
+                return; /* the client is being freed: `le` may be gone */
         if (resp->error == -ENOENT) {
                 write_lease(le, true);
                 return;
@@ -354,6 +358,8 @@ static void on_released(KubeClient *c, const KubeResponse *resp, void *userdata)
         LeaderElector *le = userdata;
 
         (void) c;
+        if (resp->error == -ECANCELED)
+                return; /* the client is being freed: `le` may be gone */
         if (resp->error < 0)
                 log_warning("leader election: releasing lease %s/%s failed: %s", le->namespace, le->name,
                             strerror(-resp->error));

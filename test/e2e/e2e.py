@@ -43,6 +43,7 @@ class Env:
         self.sim_dir = None
         self.kubeconfig = None
         self.kubectl_cache = os.path.join(self.dir, "kubectl-cache")
+        self.on_exit = []  # called first on exit (e.g. stopping a supervisor that restarts processes)
 
     def __enter__(self):
         # SIGTERM (a CI runner or a user stopping ctest) would end Python at
@@ -52,6 +53,11 @@ class Env:
         return self
 
     def __exit__(self, *exc):
+        for fn in reversed(self.on_exit):
+            try:
+                fn()
+            except Exception as e:  # noqa: BLE001 - keep stopping the rest
+                log("stopping: %s" % e)
         for p, name in reversed(self.procs):
             if p.poll() is None:
                 p.send_signal(signal.SIGTERM)

@@ -304,10 +304,13 @@ class Cluster:
 
     def supervise_operator(self):
         """The operator as its Deployment runs it: restarted whenever it exits (it
-        exits on purpose when it loses its lease, e.g. while etcd has no quorum).
-        Returns the supervisor thread; stop it with stop_actors()."""
+        exits on purpose when it loses its lease: while etcd has no quorum, or the API
+        server does not answer within the renew deadline, as when the member it reads
+        through is removed). Returns the supervisor thread; stop it with stop_actors()
+        (the scenario's Env stops it on exit too)."""
         sup = OperatorSupervisor(self)
         sup.start()
+        self.env.on_exit.append(lambda: stop_actors(sup))
         return sup
 
     def complete_bootstrap(self):

@@ -60,7 +60,7 @@ def main():
         c = Cluster(env).start()
         watcher, writer = c.actors()
         start_actors(watcher, writer)
-        c.start_operator()
+        sup = c.supervise_operator()  # as its Deployment: restarted if it steps down
         try:
             # The installer marks bootstrap complete once etcd runs in the cluster.
             wait_for("EtcdRunningInCluster=True", c.running_in_cluster, TIMEOUT)
@@ -73,6 +73,8 @@ def main():
             c.destroy_bootstrap()
         finally:
             stop_actors(watcher, writer)
+        log("operator restarts during the bootstrap (it steps down when the API stalls past its renew "
+            "deadline): %d" % sup.restarts)
         assert not watcher.violations, "invariants broken: %s" % watcher.violations[:5]
         assert watcher.changes >= 7, "expected 3 adds, 3 promotes and a removal, saw %d changes" % watcher.changes
         sizes = [len(shape) for _, shape, _ in watcher.history]

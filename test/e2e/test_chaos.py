@@ -133,7 +133,7 @@ def main():
         st0 = sim_get(env, "/sim/stats")
         first_write = (sim_get(env, "/sim/writes")["writes"] or [{"seq": 0}])[-1]["seq"] + 1
         t0 = time.monotonic()
-        c.start_operator()
+        sup = c.supervise_operator()  # as its Deployment: restarted if it steps down
         if not calm:
             faults.start()
         try:
@@ -162,11 +162,11 @@ def main():
         log("FIGURES %s: settled in %.0f s; %d API requests (%.1f/s), %d of them watches (%.1f/s without); "
             "%d operator writes; longest run of identical operator writes to one object after it was "
             "accepted: %d (%s); answers lost after the write: %d, sent again right after: %d; "
-            "faults: %s, %d injected; by verb: %s" % (
+            "operator restarts: %d; faults: %s, %d injected; by verb: %s" % (
                 "calm" if calm else "chaos", settle, requests, requests / settle, rewatches,
                 (requests - rewatches) / settle,
                 sum(1 for w in writes if w.get("agent", "").startswith(OPERATOR_AGENT)), run, where,
-                len(lost), len(resent), faults.counts, st1["injected"] - st0["injected"], json.dumps(verbs, sort_keys=True)))
+                len(lost), len(resent), sup.restarts, faults.counts, st1["injected"] - st0["injected"], json.dumps(verbs, sort_keys=True)))
 
         assert not watcher.violations, "invariants broken: %s" % watcher.violations[:5]
         assert c.member_names() == c.masters, c.member_names()

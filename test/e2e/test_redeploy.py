@@ -166,7 +166,7 @@ def main():
         watcher, writer = c.actors()
         pods = PodWatch(env, c.masters)
         start_actors(watcher, writer, pods)
-        c.start_operator()
+        sup = c.supervise_operator()  # as its Deployment: restarted if it steps down
         health = None
         try:
             wait_for("EtcdRunningInCluster=True", c.running_in_cluster, TIMEOUT)
