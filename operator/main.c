@@ -26,6 +26,7 @@ static const Command *const commands[] = {
         &cmd_wait_for_ceo,
         &cmd_prune_backups,
         &cmd_verify,
+        &cmd_request_backup,
 };
 /* clang-format on */
 

@@ -34,6 +34,7 @@ extern const Command cmd_wait_for_ceo;
 /* Scheduled backups. */
 extern const Command cmd_prune_backups;
 extern const Command cmd_verify;
+extern const Command cmd_request_backup;
 
 /* Parses "-v=N"/"--v=N"/"-vN" style verbosity; returns true if `arg` was one. */
 bool cmd_parse_verbosity(const char *arg);

@@ -13,8 +13,12 @@ typedef struct KubeSync {
         KubeClient *client;
 } KubeSync;
 
-/* From a kubeconfig file; *ret_error says why not. */
+/* From a kubeconfig file (NULL: $KUBECONFIG, else in-cluster); *ret_error says why not. */
 int kube_sync_open(KubeSync *s, const char *kubeconfig, char **ret_error);
 void kube_sync_close(KubeSync *s);
 /* GET path: 0 with the body, or < 0 (-ENOENT for 404, -ETIMEDOUT, ...). */
 int kube_sync_get(KubeSync *s, const char *path, usec_t timeout, cJSON **ret);
+/* POST: 0, or < 0 (-EEXIST for AlreadyExists, ...) with the server's message in *ret_message
+ * (optional; NULL when it sent none; free it). */
+int kube_sync_create(KubeSync *s, const KubeResource *res, const char *ns, const cJSON *obj, usec_t timeout,
+                     char **ret_message);

@@ -32,6 +32,9 @@ const KubeResource KUBE_PDBS = GROUP("policy", "poddisruptionbudgets", "PodDisru
 const KubeResource KUBE_CRDS =
         GROUP("apiextensions.k8s.io", "customresourcedefinitions", "CustomResourceDefinition", false);
 const KubeResource KUBE_ETCDS = GROUP("operator.openshift.io", "etcds", "Etcd", false);
+/* Behind the AutomatedEtcdBackup feature gate upstream: v1alpha1. */
+const KubeResource KUBE_ETCDBACKUPS = {"operator.openshift.io", "v1alpha1", "etcdbackups", "EtcdBackup",
+                                       false};
 const KubeResource KUBE_KUBEAPISERVERS =
         GROUP("operator.openshift.io", "kubeapiservers", "KubeAPIServer", false);
 const KubeResource KUBE_CLUSTEROPERATORS =
@@ -59,6 +62,7 @@ static const KubeResource *const all[] = {
         &KUBE_PDBS,
         &KUBE_CRDS,
         &KUBE_ETCDS,
+        &KUBE_ETCDBACKUPS,
         &KUBE_KUBEAPISERVERS,
         &KUBE_CLUSTEROPERATORS,
         &KUBE_INFRASTRUCTURES,

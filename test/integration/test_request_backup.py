@@ -1,0 +1,57 @@
+#!/usr/bin/env python3
+"""`cluster-etcd-operator request-backup` (a scheduled backup's CronJob pod)
+against the simulator (run by with-sim.sh, which exports KUBECONFIG; the
+etcdbackups CRD is installed from manifests/crds): it creates the EtcdBackup
+named after its Job and owned by it; a second run is success without a second
+object; a missing job identity or a bad claim name is a usage error naming
+what to set, and creates nothing. kubectl reads the result.
+Usage: test_request_backup.py BINARY"""
+import json
+import os
+import subprocess
+import sys
+
+BIN = sys.argv[1]
+
+
+def run(env, *args):
+    r = subprocess.run([BIN, "request-backup"] + list(args), capture_output=True, text=True, timeout=60,
+                       env=dict(os.environ, **env))
+    return r.returncode, r.stderr
+
+
+def kubectl(*args):
+    return subprocess.run(["kubectl", "--kubeconfig", os.environ["KUBECONFIG"]] + list(args),
+                          capture_output=True, text=True, timeout=60)
+
+
+def main():
+    job = {"MY_JOB_NAME": "backup-28815120", "MY_JOB_UID": "5f0c6f8e-2a4b-4c1e-9f3a-0d6c1b2a3e4f"}
+    rc, err = run(job, "--pvc-name", "etcd-backups")
+    assert rc == 0 and "requested a backup to claim etcd-backups" in err, (rc, err)
+    r = kubectl("get", "etcdbackups.operator.openshift.io", "backup-28815120", "-o", "json")
+    assert r.returncode == 0, r.stderr
+    b = json.loads(r.stdout)
+    assert b["spec"] == {"pvcName": "etcd-backups"}, b
+    ref = b["metadata"]["ownerReferences"][0]
+    assert (ref["apiVersion"], ref["kind"], ref["name"], ref["uid"]) == (
+        "batch/v1", "Job", "backup-28815120", job["MY_JOB_UID"]), ref
+
+    rc, err = run(job, "--pvc-name", "etcd-backups")   # the Job's pod ran again
+    assert rc == 0 and "exists already" in err, (rc, err)
+
+    for env, args, needle in [
+            ({"MY_JOB_NAME": "", "MY_JOB_UID": ""}, ["--pvc-name", "x"], "MY_JOB_NAME and MY_JOB_UID"),
+            ({"MY_JOB_NAME": "backup-2", "MY_JOB_UID": ""}, ["--pvc-name", "x"], "MY_JOB_UID"),
+            (dict(job, MY_JOB_NAME="backup-3"), ["--pvc-name", "Bad_Name"], "--pvc-name=Bad_Name"),
+            (dict(job, MY_JOB_NAME="backup-4"), [], "--pvc-name="),
+            (dict(job, MY_JOB_NAME="backup-5"), ["--pvc-name", "x", "extra"], "no arguments")]:
+        rc, err = run(env, *args)
+        assert rc == 2 and needle in err, (env, args, rc, err)
+    r = kubectl("get", "etcdbackups.operator.openshift.io", "-o", "name")
+    assert r.stdout.split() == ["etcdbackup.operator.openshift.io/backup-28815120"], r.stdout
+    print("ok")
+
+
+if __name__ == "__main__":
+    main()
