@@ -100,10 +100,17 @@ static int sync_cluster_member(const SyncContext *ctx, Plan *p)
                                 plan_requeue_after(p, 5 * USEC_PER_SEC);
                                 return 0;
                         }
-                        /* A node being rolled out restarts its etcd any moment: promoted, it would
-                         * be a voter down (one of two, early in the bootstrap). The rollout first. */
+                        /* A node being rolled out restarts its etcd any moment. Promoted, it is a
+                         * voter down then: harmless while the other voters (all healthy here) still
+                         * make the quorum of the grown cluster, fatal for the first master (one of
+                         * two voters). Then the rollout goes first. */
+                        size_t voters = 0;
+                        for (size_t k = 0; k < s->n_members; k++)
+                                voters += !s->states[k].is_learner;
                         const char *node = node_of_member(ctx, s, m);
-                        int64_t target = node ? node_rollout_target(op_etcd_cr(ctx), node) : 0;
+                        int64_t target = node && voters < (voters + 1) / 2 + 1
+                                                 ? node_rollout_target(op_etcd_cr(ctx), node)
+                                                 : 0;
                         if (target > 0) {
                                 plan_waiting(
                                         p, "MemberAddWaiting",
