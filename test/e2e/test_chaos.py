@@ -7,9 +7,10 @@ controls), with the writer and the invariant watcher:
   and of three 429 with Retry-After on GET there (watches included);
 - every 5 s a 503 on a create there;
 - every 15 s etcd is compacted (watches and lists from before get 410);
-- every 4 s a write there (PUT and PATCH in turn) is carried out but answered
-  with 504 Timeout, as kube-apiserver answers one that "may still be
-  processing the request".
+- every 4 s a write of the operator's (PUT and PATCH in turn, to its
+  ConfigMaps, Secrets and Endpoints there or etcds/cluster) is carried out
+  but answered with 504 Timeout, as kube-apiserver answers one that "may
+  still be processing the request".
 The bootstrap must complete as a calm one does (three voters, the bootstrap
 member removed, clusteroperator/etcd settled at the release's versions),
 with no membership change while a voter is unhealthy, every acknowledged
@@ -36,6 +37,7 @@ from scenario import Cluster, start_actors, stop_actors  # noqa: E402
 TIMEOUT = int(os.environ.get("E2E_BOOTSTRAP_TIMEOUT", "600"))
 OPERATOR_AGENT = "cluster-etcd-operator/"
 MAX_IDENTICAL_IN_A_ROW = 3
+OPERATOR_WRITES = r"/namespaces/openshift-etcd/(configmaps|secrets|endpoints)/|/etcds/cluster"
 
 
 def sim_post(env, path, body):
@@ -87,8 +89,10 @@ class FaultProfile(threading.Thread):
                                                        "count": 1})
                     next_503 += 5
                 if t >= next_lost:
-                    sim_post(self.env, "/sim/faults", {"method": lost_method, "path_regex": ns, "code": 504,
-                                                       "count": 1, "after": True})
+                    # On what only the operator writes (the kubelets' pod status writes would
+                    # take most of them otherwise).
+                    sim_post(self.env, "/sim/faults", {"method": lost_method, "path_regex": OPERATOR_WRITES,
+                                                       "code": 504, "count": 1, "after": True})
                     lost_method = "PATCH" if lost_method == "PUT" else "PUT"
                     next_lost += 4
                     self.counts["lost_answers"] += 1
