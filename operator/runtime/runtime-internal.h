@@ -86,9 +86,10 @@ struct Runtime {
         size_t n;
         bool started;
         bool shutting_down;
-        usec_t last_etcd_change;       /* CLOCK_MONOTONIC of the last membership change carried out */
-        Informer *status_informer;     /* of cfg.status_res, when it has one */
-        uint64_t status_rv_written;    /* resourceVersion of our newest conditions write */
+        usec_t last_etcd_change;    /* CLOCK_MONOTONIC of the last membership change carried out */
+        Informer *status_informer;  /* of cfg.status_res, when it has one */
+        uint64_t status_rv_written; /* resourceVersion of our newest conditions write, or of the object read
+                                       live */
         HeartbeatVerdict last_verdict; /* of the informer event being handed out */
         void (*on_drained)(Runtime *rt, void *userdata);
         void *drained_userdata;

@@ -107,6 +107,13 @@ static void on_status_get(KubeClient *kc, const KubeResponse *resp, void *userda
                 runtime_finish_key(c);
                 return;
         }
+        /* The server has the object at least this new: a cached copy older than that must not be
+         * compared against later (after a write whose answer was lost, it would not show the write
+         * and the same conditions would go out again). */
+        uint64_t rv = 0;
+        if (json_get_uint64(resp->body, "metadata.resourceVersion", &rv) >= 0 &&
+            rv > c->rt->status_rv_written)
+                c->rt->status_rv_written = rv;
         _cleanup_(cJSON_Deletep) cJSON *obj = cJSON_Duplicate(resp->body, true);
         r = obj ? apply_conditions(c, obj) : -ENOMEM;
         if (r <= 0) {
