@@ -184,7 +184,9 @@ static void on_settling_read(KubeClient *kc, const KubeResponse *resp, void *use
         /* Our cache is behind what the server has: the next write of this object reads it again
          * first and goes only once the cache shows it (a plan from a cache that has not caught up
          * within the expectation's deadline would repeat what landed). */
-        if (!c->unsettled) {
+        if (!is_unsettled(c, i)) {
+                /* One slot per controller: the newest unknown outcome takes it. */
+                free(c->unsettled);
                 c->unsettled = object_key(i);
                 c->unsettled_error = c->settling_error;
         }
