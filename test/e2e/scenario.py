@@ -51,7 +51,7 @@ class Watcher(threading.Thread):
         self.member_ids = set()  # every member ID ever listed
         self.min_healthy = None  # fewest healthy voters seen once there were three or more voters
         self.membership = None   # (ID, learner) pairs: what the operator changes (a name appearing is etcd's)
-        self.recent = []         # (time, {unhealthy voter: why}) of the last samples, newest last
+        self.recent = []         # (time, {unhealthy voter: why}, held readings) of the last samples, newest last
         self.sick = {}           # the last sample's unhealthy voters
         self.changes = 0         # membership changes seen
         self.first_shape = None  # the first membership seen, as (name, learner) pairs
@@ -65,12 +65,16 @@ class Watcher(threading.Thread):
             t_sample = time.monotonic()
             sick = {}  # voter name -> why /health said no
             slowest = 0.0  # the longest reading: a voter that did not answer for a while
+            held = set()   # voters whose reading was held (frozen): unhealthy only at its start
             for m in voters or []:
                 t_read = time.monotonic()
                 why = self.etcd.health(m["clientURLs"][0])
-                slowest = max(slowest, time.monotonic() - t_read)
+                took = time.monotonic() - t_read
+                slowest = max(slowest, took)
                 if why is not None:
                     sick[m.get("name") or m["clientURLs"][0]] = why
+                    if took > self.JUDGE_READING:
+                        held.add(m.get("name") or m["clientURLs"][0])
             try:
                 members = self.etcd.members(self.endpoints())
             except Exception:
@@ -120,12 +124,13 @@ class Watcher(threading.Thread):
                 if only_removal and sick_now and sick_now <= gone:
                     log("the unhealthy voter(s) %s removed" % ", ".join(sorted(gone)))
                 elif len(self.recent) >= 2 and all(r[1] for r in self.recent[-2:]) and not sick and \
-                        slowest > self.JUDGE_READING:
-                    # The voter did not answer for part of this sample, then answered healthy (a
-                    # frozen member resumed): the change fell in the time it recovered, before or
-                    # after it, no telling which.
-                    log("membership changed while an unhealthy voter recovered (a reading held "
-                        "%.1f s, then healthy): not judged" % slowest)
+                        (slowest > self.JUDGE_READING or set(self.recent[-1][1]) <= self.recent[-1][2]):
+                    # The voter did not answer for part of this sample or the last one (a frozen
+                    # member: a held reading shows it unhealthy only when it began, whatever it
+                    # ends with), then answered healthy: the change fell in the time it recovered,
+                    # before or after it, no telling which.
+                    log("membership changed while an unhealthy voter recovered (a reading held, "
+                        "then healthy): not judged")
                 elif len(self.recent) >= 2 and all(r[1] for r in self.recent[-2:]):
                     self.violations.append("membership changed to %s while %d voter(s) were unhealthy "
                                            "(samples %.1f s and %.1f s before: %s)" % (
@@ -135,7 +140,7 @@ class Watcher(threading.Thread):
                                                " | ".join("; ".join("%s: %s" % kv for kv in sorted(r[1].items()))
                                                           for r in self.recent[-2:])))
             self.membership, self.names = membership, names
-            self.recent = (self.recent + [(t_sample, sick)])[-3:]
+            self.recent = (self.recent + [(t_sample, sick, held)])[-3:]
             shape = sorted((m.get("name") or "(unstarted)", bool(m.get("isLearner"))) for m in members)
             if shape != self.last:
                 if self.last is None:

@@ -45,16 +45,16 @@ RENEW_DEADLINE = 4.0  # --leader-elect-renew-deadline of the e2e operator (scena
 
 def descendants(pid):
     """Every process under `pid` (the kernel's children lists), depth first."""
-    out, todo = [], [pid]
-    while todo:
-        p = todo.pop()
+    out, pending = [], [pid]
+    while pending:
+        p = pending.pop()
         for task in glob.glob("/proc/%d/task/*/children" % p):
             try:
                 kids = [int(x) for x in open(task).read().split()]
             except OSError:
                 continue
             out += kids
-            todo += kids
+            pending += kids
     return out
 
 

@@ -42,6 +42,9 @@ class Script:
         if "held:" + url in sick:
             time.sleep(1.2)  # a frozen member resumed while it was asked: late, then healthy
             return None
+        if "held-error:" + url in sick:
+            time.sleep(1.2)  # resumed while asked, but the held connection broke: late, an error
+            return "SSLEOFError after 1.2 s"
         return "scripted" if url in sick else None
 
 
@@ -89,6 +92,14 @@ def main():
     w = run(resumed)
     assert not w.violations, w.violations
     assert w.changes == 1, w.changes
+
+    # The same when the held reading itself ends in an error (its connection broke as the
+    # member resumed) and the next one is healthy: not judged.
+    resumed_err = [([A, B], ()), ([A, B], ("https://b",)), ([A, B], ("https://b",)),
+                   ([A, B], ("held-error:https://b",)), ([A, B], ()), ([A, B, C_UNSTARTED], ()),
+                   ([A, B, C_UNSTARTED], ())]
+    w = run(resumed_err)
+    assert not w.violations, w.violations
 
     # The unhealthy voter itself removed (the single-member runbook, a dead master
     # replaced): not flagged. A healthy one removed while another is unhealthy: flagged.
