@@ -6,8 +6,9 @@
  * the contract: the masters are voting members and published in
  * etcd-endpoints; every kube-apiserver runs a revision whose etcd-servers
  * list every voting master; bootstrap is complete (kube-system/bootstrap
- * says so, or the bootstrap-finished event exists); and removing the member
- * keeps quorum with every remaining voter healthy. Then
+ * says so, or the bootstrap-finished event exists); no node is being rolled
+ * out to a new etcd revision (its member restarts any moment); and removing
+ * the member keeps quorum with every remaining voter healthy. Then
  * EtcdBootstrapMemberRemoved. (The bootstrap annotation goes afterwards, in
  * EtcdEndpointsController.) */
 #include "base/json.h"
@@ -121,6 +122,20 @@ static int sync_teardown(const SyncContext *ctx, Plan *p)
         if (!bootstrap_reported_complete(ctx)) {
                 plan_condition(p, "EtcdBootstrapMemberRemoved", "False", "WaitingForBootstrapComplete",
                                "kube-system/bootstrap does not say complete yet");
+                plan_requeue_after(p, 5 * USEC_PER_SEC);
+                return 0;
+        }
+        /* A node being rolled out restarts its etcd at any moment: a voter down just as the
+         * bootstrap member goes would be one fewer than the health seen here. (Between two
+         * nodes of a rollout no restart is pending, and the removal takes a fraction of the
+         * time the next installer needs to stop a member.) */
+        int64_t target = 0;
+        const char *rolling = etcd_node_rolling_out(op_etcd_cr(ctx), &target);
+        if (rolling) {
+                plan_condition(p, "EtcdBootstrapMemberRemoved", "False", "WaitingForRollout",
+                               "node %s is being rolled out to etcd revision %" PRId64
+                               " (its etcd restarts any moment)",
+                               rolling, target);
                 plan_requeue_after(p, 5 * USEC_PER_SEC);
                 return 0;
         }

@@ -66,6 +66,50 @@ int64_t node_rollout_target(const KubeObject *etcd_cr, const char *node)
         return 0;
 }
 
+const char *etcd_node_rolling_out(const KubeObject *etcd_cr, int64_t *ret_target)
+{
+        cJSON *e;
+        JSON_ARRAY_FOREACH (e, etcd_cr ? json_get_array(etcd_cr->json, "status.nodeStatuses") : NULL) {
+                int64_t current = 0, target = 0;
+                (void) json_get_int64(e, "currentRevision", &current);
+                if (json_get_int64(e, "targetRevision", &target) < 0 || target <= current)
+                        continue;
+                if (ret_target)
+                        *ret_target = target;
+                return strempty(json_get_string(e, "nodeName"));
+        }
+        return NULL;
+}
+
+bool etcd_revision_stable(const KubeObject *etcd_cr, char *why, size_t n)
+{
+        int64_t latest = 0;
+        size_t nodes = 0;
+        cJSON *e;
+
+        if (!etcd_cr || json_get_int64(etcd_cr->json, "status.latestAvailableRevision", &latest) < 0 ||
+            latest <= 0) {
+                if (why)
+                        (void) snprintf(why, n, "no etcd revision is published yet");
+                return false;
+        }
+        JSON_ARRAY_FOREACH (e, json_get_array(etcd_cr->json, "status.nodeStatuses")) {
+                int64_t current = 0, target = 0;
+                (void) json_get_int64(e, "currentRevision", &current);
+                (void) json_get_int64(e, "targetRevision", &target);
+                if (current != latest || target > current) {
+                        if (why)
+                                (void) snprintf(why, n, "node %s runs etcd revision %" PRId64 " of %" PRId64,
+                                                strempty(json_get_string(e, "nodeName")), current, latest);
+                        return false;
+                }
+                nodes++;
+        }
+        if (nodes == 0 && why)
+                (void) snprintf(why, n, "no node reports an etcd revision yet");
+        return nodes > 0;
+}
+
 /* ---- Members and masters ---- */
 
 int url_host_ip(const char *url, IpAddr *ret)

@@ -38,6 +38,15 @@ const KubeObject *etcd_pod_of_node(const SyncContext *ctx, const char *node);
  * NodeStatusController clears it once the node runs it), 0 when none. While
  * it is set, that node's etcd may restart at any moment. */
 int64_t node_rollout_target(const KubeObject *etcd_cr, const char *node);
+/* The static pod revision is stable: etcds/cluster publishes a
+ * latestAvailableRevision and every node in status.nodeStatuses runs it with
+ * no rollout pending. When it is not, and `why` is given, says which node is
+ * behind (a rollout restarts etcd members at any moment until then). */
+bool etcd_revision_stable(const KubeObject *etcd_cr, char *why, size_t n);
+/* The node a rollout is taking to a new revision right now (the first
+ * nodeStatuses entry with a targetRevision above its currentRevision, see
+ * node_rollout_target), NULL when none; its target in `ret_target`. */
+const char *etcd_node_rolling_out(const KubeObject *etcd_cr, int64_t *ret_target);
 
 /* ---- Members and the masters they run on ---- */
 

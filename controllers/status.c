@@ -249,21 +249,9 @@ static int add_version(cJSON *versions, const char *name, const char *version)
  * and every member started, healthy and reporting the same etcd version. */
 static bool rollout_done(const SyncContext *ctx)
 {
-        const KubeObject *cr = op_etcd_cr(ctx);
         const EtcdViewSnapshot *s = op_etcd(ctx);
-        int64_t latest = 0;
-        size_t nodes = 0;
-        cJSON *e;
 
-        if (!cr || json_get_int64(cr->json, "status.latestAvailableRevision", &latest) < 0 || latest <= 0)
-                return false;
-        JSON_ARRAY_FOREACH (e, json_get_array(cr->json, "status.nodeStatuses")) {
-                int64_t cur = 0;
-                if (json_get_int64(e, "currentRevision", &cur) < 0 || cur != latest)
-                        return false;
-                nodes++;
-        }
-        if (nodes == 0 || !etcd_version(s))
+        if (!etcd_revision_stable(op_etcd_cr(ctx), NULL, 0) || !etcd_version(s))
                 return false;
         for (size_t i = 0; i < s->n_members; i++)
                 if (!s->states[i].started || !s->states[i].healthy || s->states[i].is_learner)

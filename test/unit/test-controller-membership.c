@@ -220,12 +220,18 @@ static void test_no_view(void **state)
 
 /* ---- bootstrap teardown ---- */
 
+#define STABLE_AT_4                                                                               \
+        "\"latestAvailableRevision\":4,\"nodeStatuses\":[{\"nodeName\":\"master-0\","             \
+        "\"currentRevision\":4},{\"nodeName\":\"master-1\",\"currentRevision\":4},{\"nodeName\":" \
+        "\"master-2\",\"currentRevision\":4}]"
+
 static Fixture *four_members(void)
 {
         Fixture *f = bootstrap_phase();
         fixture_member(f, 10, "master-0", "10.0.0.10", false, true, true);
         fixture_member(f, 11, "master-1", "10.0.0.11", false, true, true);
         fixture_member(f, 12, "master-2", "10.0.0.12", false, true, true);
+        fixture_etcd_cr(f, NULL, STABLE_AT_4);
         return f;
 }
 
@@ -318,6 +324,33 @@ static void test_teardown_removes_when_safe(void **state)
         fixture_free(f);
 }
 
+static void test_teardown_waits_for_rollout(void **state)
+{
+        /* Every gate holds but master-1 is being taken to revision 5 (its etcd restarts any
+         * moment): a bootstrap removal then could see one voter fewer than it checked. */
+        Fixture *f = four_members();
+        kas_at(f, 3, ALL_MASTERS);
+        complete(f);
+        fixture_etcd_cr(f, NULL,
+                        "\"latestAvailableRevision\":5,\"nodeStatuses\":[{\"nodeName\":\"master-0\","
+                        "\"currentRevision\":5},{\"nodeName\":\"master-1\",\"currentRevision\":4,"
+                        "\"targetRevision\":5},{\"nodeName\":\"master-2\",\"currentRevision\":4}]");
+        assert_int_equal(fixture_sync(f, &controller_bootstrap_teardown), 0);
+        fixture_expect_condition(f, "EtcdBootstrapMemberRemoved", "False", "WaitingForRollout");
+        assert_string_equal(fixture_condition(f, "EtcdBootstrapMemberRemoved")->cond_message,
+                            "node master-1 is being rolled out to etcd revision 5 (its etcd restarts any "
+                            "moment)");
+        assert_int_equal(fixture_count(f, INTENT_ETCD_REMOVE), 0);
+        /* Between two nodes of the rollout no restart is pending: removed. */
+        fixture_etcd_cr(f, NULL,
+                        "\"latestAvailableRevision\":5,\"nodeStatuses\":[{\"nodeName\":\"master-0\","
+                        "\"currentRevision\":5},{\"nodeName\":\"master-1\",\"currentRevision\":5,"
+                        "\"targetRevision\":5},{\"nodeName\":\"master-2\",\"currentRevision\":4}]");
+        assert_int_equal(fixture_sync(f, &controller_bootstrap_teardown), 0);
+        assert_non_null(fixture_find(f, INTENT_ETCD_REMOVE, NULL, "etcd-bootstrap"));
+        fixture_free(f);
+}
+
 static void test_teardown_never_with_unhealthy_master(void **state)
 {
         Fixture *f = bootstrap_phase();
@@ -354,7 +387,8 @@ static void test_unsafe_single_replica(void **state)
                     "v1\",\"kind\":\"Etcd\",\"metadata\":{\"name\":\"cluster\"},"
                     "\"spec\":{\"unsupportedConfigOverrides\":{"
                     "\"useUnsupportedUnsafeNonHANonProductionUnstableEtcd\":"
-                    "true}}}");
+                    "true}},\"status\":{\"latestAvailableRevision\":2,\"nodeStatuses\":[{\"nodeName\":"
+                    "\"master-0\",\"currentRevision\":2}]}}");
         kas_at(f, 3, "\\\"https://10.0.0.10:2379\\\"");
         complete(f);
         assert_int_equal(fixture_sync(f, &controller_bootstrap_teardown), 0);
@@ -371,6 +405,7 @@ static void test_single_replica_topology(void **state)
 {
         Fixture *f = bootstrap_phase();
         fixture_member(f, 10, "master-0", "10.0.0.10", false, true, true);
+        fixture_etcd_cr(f, NULL, STABLE_AT_4);
         fixture_add(f, W_INFRASTRUCTURES,
                     "{\"apiVersion\":\"config.openshift.io/v1\",\"kind\":\"Infrastructure\",\"metadata\":{"
                     "\"name\":\"cluster\"},\"status\":{\"controlPlaneTopology\":\"SingleReplica\"}}");
@@ -396,6 +431,7 @@ static void test_delayed_ha(void **state)
         Fixture *f = bootstrap_phase();
         fixture_member(f, 10, "master-0", "10.0.0.10", false, true, true);
         fixture_member(f, 11, "master-1", "10.0.0.11", false, true, true);
+        fixture_etcd_cr(f, NULL, STABLE_AT_4);
         kas_at(f, 3, ALL_MASTERS);
         complete(f);
         assert_int_equal(fixture_sync(f, &controller_bootstrap_teardown), 0);
@@ -427,6 +463,7 @@ int main(void)
                 cmocka_unit_test(test_teardown_waits_for_kube_apiserver),
                 cmocka_unit_test(test_teardown_waits_for_bootstrap_complete),
                 cmocka_unit_test(test_teardown_removes_when_safe),
+                cmocka_unit_test(test_teardown_waits_for_rollout),
                 cmocka_unit_test(test_teardown_never_with_unhealthy_master),
                 cmocka_unit_test(test_teardown_done),
                 cmocka_unit_test(test_unsafe_single_replica),
