@@ -109,7 +109,7 @@ for i in 0 1 2; do
         mkdir -p "$state/nodes/master-$i"
         start_bg "kubelet-master-$i" "$root/test/sim/kubelet-sim" --node-name "master-$i" \
                 --node-ip "$net.$((10 + i))" --root "$state/nodes/master-$i" --kubeconfig "$KUBECONFIG" \
-                --operator-binary "$bin" --master --backoff-base 0.5 --backoff-max 5 "${image_flags[@]}"
+                --operator-binary "$bin" --master --backoff-base 0.5 --backoff-max 5 --startup-probe-step 0.5 "${image_flags[@]}"
 done
 for _ in $(seq 1 1200); do
         [ -f "$state/sim/ready" ] && break

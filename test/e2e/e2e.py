@@ -127,7 +127,8 @@ class Env:
         root = os.path.join(self.dir, "nodes", node)
         os.makedirs(root, exist_ok=True)
         argv = [KUBELET, "--node-name", node, "--node-ip", ip, "--root", root, "--kubeconfig", self.kubeconfig,
-                "--operator-binary", self.binary, "--backoff-base", "0.5", "--backoff-max", "5"]
+                "--operator-binary", self.binary, "--backoff-base", "0.5", "--backoff-max", "5",
+                "--startup-probe-step", "0.5"]
         images = os.path.join(os.path.dirname(self.binary), "images")
         for pattern, name in IMAGES:
             argv += ["--image", "%s=%s" % (pattern, os.path.join(images, name))]

@@ -799,6 +799,26 @@ class ProbeChecks(unittest.TestCase):
             srv.server_close()
 
 
+    def test_startup_probe_step(self):
+        """--startup-probe-step: a startup probe checked sooner and more often, failing at
+        the deadline its spec sets; other probes keep the kubelet's timing."""
+        from types import SimpleNamespace
+        from kubeletsim import probes
+
+        def timing(kind, probe, step):
+            worker = SimpleNamespace(node=SimpleNamespace(startup_probe_step=step))
+            return probes.Prober(worker, SimpleNamespace(name="c"), kind, probe, {}, 0).timing()
+        etcd = {"initialDelaySeconds": 10, "periodSeconds": 10, "failureThreshold": 18}
+        self.assertEqual(timing("startup", etcd, 0), (10.0, 10.0, 18))
+        # first check at 0.5 s, then every 0.5 s: killed after 0.5 + 0.5 x 379 = 190 s, as 10 + 10 x 18
+        self.assertEqual(timing("startup", etcd, 0.5), (0.5, 0.5, 379))
+        self.assertEqual(timing("liveness", etcd, 0.5), (10.0, 10.0, 18))
+        self.assertEqual(timing("readiness", {"periodSeconds": 1}, 0.5), (0.0, 1.0, 3))
+        # a probe already finer than the step is left alone
+        self.assertEqual(timing("startup", {"periodSeconds": 0.2, "failureThreshold": 5}, 0.5),
+                         (0.0, 0.2, 5))
+
+
 class StrictImages(Base):
     """--image: a container runs with only its image's commands (hack/image-rootfs.py
     builds the root filesystem from images/base/Containerfile), a command the image lacks

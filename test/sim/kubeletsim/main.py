@@ -41,6 +41,7 @@ class Kubelet:
         self.state_dir = os.path.join(self.root, "var/lib/kubelet")
         self.bindir = os.path.join(self.state_dir, "sim-bin")
         self.backoff_base = args.backoff_base
+        self.startup_probe_step = args.startup_probe_step
         self.backoff_max = args.backoff_max
         self.sync_period = args.sync_period
         os.makedirs(self.state_dir, exist_ok=True)
@@ -331,6 +332,10 @@ def parse_args(argv):
                     help="crash-loop backoff start in seconds (kubelet: 10; default 1)")
     ap.add_argument("--backoff-max", type=float, default=300.0,
                     help="crash-loop backoff cap in seconds (default 300)")
+    ap.add_argument("--startup-probe-step", type=float, default=0.0, metavar="S",
+                    help="check startup probes at least every S seconds, from S seconds after the "
+                    "start, with the failure deadline (initialDelay + period x failureThreshold) "
+                    "unchanged (default 0: the kubelet's timing)")
     ap.add_argument("--map", action="append", metavar="NAME=PATH",
                     help="extra command mapping (repeatable)")
     ap.add_argument("--image", action="append", metavar="PATTERN=ROOTFS",

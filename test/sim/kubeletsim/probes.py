@@ -10,6 +10,7 @@ by a TCP connect).
 """
 
 import http.client
+import math
 import socket
 import ssl
 import threading
@@ -98,12 +99,28 @@ class Prober(threading.Thread):
     def stop(self):
         self.stop_ev.set()
 
+    def timing(self):
+        """(initial delay, period, failure threshold). With the kubelet-sim's
+        --startup-probe-step S, a startup probe is checked every min(period, S) seconds
+        from min(initialDelay, S) on, and fails at the deadline the pod spec sets
+        (initialDelay + period x failureThreshold) as the kubelet's would: a started
+        container is seen sooner, a failing one is killed no sooner."""
+        p = self.probe
+        delay = float(p.get("initialDelaySeconds") or 0)
+        period = max(float(p.get("periodSeconds") or 10), 0.1)
+        fail_th = max(int(p.get("failureThreshold") or 3), 1)
+        step = getattr(self.worker.node, "startup_probe_step", 0) or 0
+        if self.kind != "startup" or step <= 0 or (step >= period and step >= delay):
+            return delay, period, fail_th
+        deadline = delay + period * fail_th
+        d, per = min(delay, step), min(period, step)
+        return d, per, max(int(math.ceil((deadline - d) / per - 1e-9)), 1)
+
     def run(self):
         p = self.probe
-        period = max(float(p.get("periodSeconds") or 10), 0.1)
+        delay, period, fail_th = self.timing()
         succ_th = max(int(p.get("successThreshold") or 1), 1)
-        fail_th = max(int(p.get("failureThreshold") or 3), 1)
-        if self.stop_ev.wait(float(p.get("initialDelaySeconds") or 0)):
+        if self.stop_ev.wait(delay):
             return
         succ = fail = 0
         while not self.stop_ev.is_set():
