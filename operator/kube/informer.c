@@ -37,6 +37,8 @@ struct Informer {
         uint64_t rv;
         bool synced;
         bool running;
+        usec_t optional_recheck; /* informer_set_optional */
+        bool absent;             /* optional, and the last list answered 404 */
 
         Backoff backoff;
         unsigned failures; /* in a row, since the last event a watch delivered */
@@ -216,7 +218,7 @@ static int on_retry(sd_event_source *s, uint64_t usec, void *userdata)
         inf->retry_timer = sd_event_source_disable_unref(inf->retry_timer);
         if (!inf->running)
                 return 0;
-        if (!inf->synced)
+        if (!inf->synced || inf->absent)
                 start_list(inf);
         else
                 start_watch(inf);
@@ -314,11 +316,28 @@ static void on_list(KubeClient *c, const KubeResponse *resp, void *userdata)
         inf->call = NULL;
         if (resp->error == -ECANCELED)
                 return; /* the client is going away */
+        if (resp->error == -ENOENT && inf->optional_recheck && !inf->cont) {
+                /* Not served (no CRD): an empty cache, synced, and a look again later. */
+                if (!inf->absent)
+                        log_info("informer %s: not served by the API server (is its CRD installed?); "
+                                 "empty until it is, checking every %llu s",
+                                 inf->res->plural,
+                                 (unsigned long long) (inf->optional_recheck / USEC_PER_SEC));
+                inf->absent = true;
+                inf->failures = 0;
+                finish_list(inf, inf->rv);
+                schedule(inf, inf->optional_recheck, false);
+                return;
+        }
         if (resp->error < 0) {
                 inf->listing = hashmap_free(inf->listing);
                 inf->cont = mfree(inf->cont);
                 schedule_error(inf, true, resp->error, resp->status ? resp->status->retry_after : 0);
                 return;
+        }
+        if (inf->absent) {
+                log_info("informer %s: served now", inf->res->plural);
+                inf->absent = false;
         }
         JSON_ARRAY_FOREACH (item, json_get_array(resp->body, "items")) {
                 cJSON *copy = cJSON_Duplicate(item, true);
@@ -347,7 +366,9 @@ static void start_list(Informer *inf)
         _cleanup_free_ char *path = NULL;
         int r;
 
-        inf->synced = false;
+        /* (An absent resource's empty cache stays synced while we look again.) */
+        if (!inf->absent)
+                inf->synced = false;
         if (!inf->listing && !(inf->listing = hashmap_new(kube_object_unref_void))) {
                 schedule_error(inf, true, -ENOMEM, 0);
                 return;
@@ -498,6 +519,17 @@ void informer_stop(Informer *inf)
 }
 
 /* ---- reading the cache ---- */
+
+void informer_set_optional(Informer *inf, usec_t recheck)
+{
+        if (inf)
+                inf->optional_recheck = recheck;
+}
+
+bool informer_is_absent(Informer *inf)
+{
+        return inf && inf->absent;
+}
 
 bool informer_has_synced(Informer *inf)
 {

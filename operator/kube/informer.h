@@ -31,6 +31,12 @@ int informer_add_handler(Informer *inf, InformerHandler h, void *userdata);
 void informer_set_resync(Informer *inf, usec_t period);
 /* Keeps an index of objects by this label's value (see informer_list_by_label). */
 int informer_add_label_index(Informer *inf, const char *label);
+/* For a resource the server may not serve (its CRD not installed): a 404 on
+ * list counts as an empty list (so the cache syncs, and what it held is
+ * deleted), and the list is tried again every `recheck` until it is served. */
+void informer_set_optional(Informer *inf, usec_t recheck);
+/* The resource answered 404 on the last list (only with informer_set_optional). */
+bool informer_is_absent(Informer *inf);
 int informer_start(Informer *inf);
 void informer_stop(Informer *inf);
 

@@ -1,13 +1,13 @@
 /* The resources this operator reads and writes, and their REST paths. */
 #include "resource.h"
 
-#define CORE(p, k, ns)             \
-        {                          \
-                "", "v1", p, k, ns \
+#define CORE(p, k, ns)                                                                 \
+        {                                                                              \
+                .group = "", .version = "v1", .plural = p, .kind = k, .namespaced = ns \
         }
-#define GROUP(g, p, k, ns)        \
-        {                         \
-                g, "v1", p, k, ns \
+#define GROUP(g, p, k, ns)                                                            \
+        {                                                                             \
+                .group = g, .version = "v1", .plural = p, .kind = k, .namespaced = ns \
         }
 
 const KubeResource KUBE_NODES = CORE("nodes", "Node", false);
@@ -33,8 +33,14 @@ const KubeResource KUBE_CRDS =
         GROUP("apiextensions.k8s.io", "customresourcedefinitions", "CustomResourceDefinition", false);
 const KubeResource KUBE_ETCDS = GROUP("operator.openshift.io", "etcds", "Etcd", false);
 /* Behind the AutomatedEtcdBackup feature gate upstream: v1alpha1. */
-const KubeResource KUBE_ETCDBACKUPS = {"operator.openshift.io", "v1alpha1", "etcdbackups", "EtcdBackup",
-                                       false};
+/* TechPreview upstream (feature gate AutomatedEtcdBackup): the CRD may not be installed. */
+const KubeResource KUBE_ETCDBACKUPS = {.group = "operator.openshift.io",
+                                       .version = "v1alpha1",
+                                       .plural = "etcdbackups",
+                                       .kind = "EtcdBackup",
+                                       .optional = true};
+const KubeResource KUBE_JOBS = GROUP("batch", "jobs", "Job", true);
+const KubeResource KUBE_PVCS = CORE("persistentvolumeclaims", "PersistentVolumeClaim", true);
 const KubeResource KUBE_KUBEAPISERVERS =
         GROUP("operator.openshift.io", "kubeapiservers", "KubeAPIServer", false);
 const KubeResource KUBE_CLUSTEROPERATORS =
@@ -67,6 +73,8 @@ static const KubeResource *const all[] = {
         &KUBE_CLUSTEROPERATORS,
         &KUBE_INFRASTRUCTURES,
         &KUBE_NETWORKS,
+        &KUBE_JOBS,
+        &KUBE_PVCS,
 };
 
 bool kube_name_is_valid(const char *name)

@@ -9,13 +9,16 @@ typedef struct KubeResource {
         const char *plural;
         const char *kind;
         bool namespaced;
+        /* Served only while its CRD is installed (a feature-gated API): informers of it
+         * take a 404 as an empty list (informer_set_optional). */
+        bool optional;
 } KubeResource;
 
 extern const KubeResource KUBE_NODES, KUBE_PODS, KUBE_CONFIGMAPS, KUBE_SECRETS, KUBE_ENDPOINTS,
         KUBE_SERVICES, KUBE_NAMESPACES, KUBE_EVENTS, KUBE_SERVICEACCOUNTS, KUBE_LEASES, KUBE_ROLES,
         KUBE_ROLEBINDINGS, KUBE_CLUSTERROLES, KUBE_CLUSTERROLEBINDINGS, KUBE_DEPLOYMENTS, KUBE_PDBS,
         KUBE_CRDS, KUBE_ETCDS, KUBE_ETCDBACKUPS, KUBE_KUBEAPISERVERS, KUBE_CLUSTEROPERATORS,
-        KUBE_INFRASTRUCTURES, KUBE_NETWORKS;
+        KUBE_INFRASTRUCTURES, KUBE_NETWORKS, KUBE_JOBS, KUBE_PVCS;
 
 /* "/api/v1/namespaces/ns/configmaps/name/status"; ns NULL for all namespaces
  * or cluster-scoped, name NULL for the collection, sub NULL for none. Names

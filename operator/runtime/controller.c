@@ -15,6 +15,8 @@
 #define SYNC_PRIORITY_BASE 100
 #define SYNC_COST_UNIT     (250 * USEC_PER_MSEC / 1000) /* 250 us: bucket 0 */
 #define SYNC_COST_BUCKETS  16
+/* How often an informer of a resource that is not served (no CRD) looks again. */
+#define OPTIONAL_RECHECK (30 * USEC_PER_SEC)
 
 static void controller_free(Controller *c)
 {
@@ -350,6 +352,8 @@ int runtime_add(Runtime *rt, const ControllerSpec *spec)
         for (size_t k = 0; k < spec->n_watches; k++) {
                 const WatchSpec *w = spec->watches[k];
                 Informer *inf = informer_factory_get(rt->informers, w->res, w->namespace, w->label_selector);
+                if (inf && w->res->optional)
+                        informer_set_optional(inf, OPTIONAL_RECHECK);
                 r = inf ? informer_add_handler(inf, on_informer_event, c) : -ENOMEM;
                 if (r < 0) {
                         controller_free(c);

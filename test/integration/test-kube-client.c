@@ -391,13 +391,63 @@ static void test_informer_churn(void **state)
         informer_stop(inf);
 }
 
+/* A resource no CRD serves yet: the optional informer syncs empty at once (controllers are
+ * not held up), and once the CRD is installed it lists and watches it like any other. */
+static void test_optional_informer(void **state)
+{
+        static const KubeResource widgets = {
+                .group = "itest.example.com", .version = "v1", .plural = "widgets", .kind = "Widget"};
+        _cleanup_(informer_freep) Informer *inf = informer_new(client, &widgets, NULL, NULL);
+        Result r = {};
+        bool never = false;
+
+        informer_set_optional(inf, 500 * USEC_PER_MSEC);
+        assert_int_equal(informer_start(inf), 0);
+        assert_int_equal(loop_run_until(loop, &never, 300 * USEC_PER_MSEC), -ETIMEDOUT);
+        assert_true(informer_has_synced(inf));
+        assert_true(informer_is_absent(inf));
+        assert_int_equal(informer_size(inf), 0);
+
+        _cleanup_(cJSON_Deletep) cJSON *crd =
+                parse("{\"apiVersion\":\"apiextensions.k8s.io/v1\",\"kind\":\"CustomResourceDefinition\","
+                      "\"metadata\":{\"name\":\"widgets.itest.example.com\"},\"spec\":{\"group\":"
+                      "\"itest.example.com\",\"scope\":\"Cluster\",\"names\":{\"plural\":\"widgets\","
+                      "\"singular\":\"widget\",\"kind\":\"Widget\",\"listKind\":\"WidgetList\"},"
+                      "\"versions\":[{\"name\":\"v1\",\"served\":true,\"storage\":true,\"schema\":{"
+                      "\"openAPIV3Schema\":{\"type\":\"object\",\"x-kubernetes-preserve-unknown-fields\":"
+                      "true}}}]}}");
+        assert_int_equal(kube_create(client, &KUBE_CRDS, NULL, crd, on_result, &r), 0);
+        wait_for(&r);
+        assert_true(r.error == 0 || r.error == -EEXIST);
+        result_done(&r);
+        _cleanup_(cJSON_Deletep) cJSON *w = parse("{\"apiVersion\":\"itest.example.com/v1\",\"kind\":"
+                                                  "\"Widget\",\"metadata\":{\"name\":\"one\"}}");
+        usec_t deadline = now_usec(CLOCK_MONOTONIC) + 20 * USEC_PER_SEC;
+        for (;;) { /* the CRD is served once the simulator has installed it */
+                assert_int_equal(kube_create(client, &widgets, NULL, w, on_result, &r), 0);
+                wait_for(&r);
+                int e = r.error;
+                result_done(&r);
+                if (e == 0 || e == -EEXIST)
+                        break;
+                assert_true(now_usec(CLOCK_MONOTONIC) < deadline);
+                (void) loop_run_until(loop, &never, 200 * USEC_PER_MSEC);
+        }
+        while (!informer_get(inf, NULL, "one")) {
+                assert_true(now_usec(CLOCK_MONOTONIC) < deadline);
+                (void) loop_run_until(loop, &never, 100 * USEC_PER_MSEC);
+        }
+        assert_false(informer_is_absent(inf));
+        assert_true(informer_has_synced(inf));
+        informer_stop(inf);
+}
+
 int main(void)
 {
         const struct CMUnitTest tests[] = {
-                cmocka_unit_test(test_verbs_and_errors),
-                cmocka_unit_test(test_retry_after),
-                cmocka_unit_test(test_events_dedup),
-                cmocka_unit_test(test_informer_churn),
+                cmocka_unit_test(test_verbs_and_errors),  cmocka_unit_test(test_retry_after),
+                cmocka_unit_test(test_events_dedup),      cmocka_unit_test(test_informer_churn),
+                cmocka_unit_test(test_optional_informer),
         };
         return cmocka_run_group_tests(tests, setup, teardown);
 }
