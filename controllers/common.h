@@ -41,7 +41,10 @@
         X(W_KUBEAPISERVERS,         KUBE_KUBEAPISERVERS,   NULL,           NULL)                   \
         X(W_CLUSTEROPERATORS,       KUBE_CLUSTEROPERATORS, NULL,           NULL)                   \
         X(W_KAS_CONFIGMAPS,         KUBE_CONFIGMAPS,       NS_KAS,         NULL) /* config-<N> */  \
-        X(W_NAMESPACES,             KUBE_NAMESPACES,       NULL,           NULL) /* delayed-HA annotation */
+        X(W_NAMESPACES,             KUBE_NAMESPACES,       NULL,           NULL) /* delayed-HA annotation */ \
+        X(W_ETCD_BACKUPS,           KUBE_ETCDBACKUPS,      NULL,           NULL) /* may not be served */ \
+        X(W_BACKUP_JOBS,            KUBE_JOBS,             NS_ETCD,        "app=cluster-backup-job") \
+        X(W_ETCD_PVCS,              KUBE_PVCS,             NS_ETCD,        NULL)
 /* clang-format on */
 
 /* clang-format off */

@@ -19,6 +19,7 @@ extern const ControllerSpec controller_node_status;
 extern const ControllerSpec controller_prune;
 extern const ControllerSpec controller_defrag;
 extern const ControllerSpec controller_guard;
+extern const ControllerSpec controller_backup;
 
 /* controllers/cert-signer.c: days until a signer in openshift-etcd expires,
  * for openshift_etcd_operator_signer_expiration_days{name}; `name` is one

@@ -33,6 +33,7 @@ static const ControllerSpec *const controllers[] = {
         &controller_prune,
         &controller_defrag,
         &controller_guard,
+        &controller_backup,
         &controller_etcd_members,
         &controller_cluster_member,
         &controller_host_endpoints,

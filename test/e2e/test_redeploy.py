@@ -17,6 +17,7 @@ three masters every 200 ms):
 - the 50 ms writer loses no acknowledged write, the watcher's invariants
   hold throughout, and clusteroperator/etcd ends Available, not Progressing,
   not Degraded.
+Then, on the same cluster, the EtcdBackup checks of backup_checks.py.
 Usage: test_redeploy.py BUILD_DIR"""
 import json
 import os
@@ -27,6 +28,7 @@ import time
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 from e2e import Env, log, wait_for  # noqa: E402
+from backup_checks import check_etcd_backups  # noqa: E402
 from scenario import Cluster, start_actors, stop_actors  # noqa: E402
 
 TIMEOUT = int(os.environ.get("E2E_BOOTSTRAP_TIMEOUT", "420"))
@@ -233,6 +235,8 @@ def main():
         assert c.member_names() == c.masters, c.member_names()
         c.check_writer(writer)
         c.check_endpoints()
+        # On the same settled cluster: one backup now (backup_checks.py).
+        check_etcd_backups(env, c)
         log("ok (%.0f s)" % (time.monotonic() - t0))
 
 

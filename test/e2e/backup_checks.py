@@ -1,0 +1,120 @@
+"""One backup now (EtcdBackup -> Job), on a settled cluster, checked with kubectl
+(issue 14 section 3). Shared by the e2e tests that end on a settled cluster, so it
+needs no bootstrap of its own:
+
+- a claim bound to a hostPath volume; an EtcdBackup naming it becomes Job
+  cluster-backup-<name> in openshift-etcd; its pod runs on a master (verify
+  backup-storage, then cluster-backup) and the EtcdBackup ends BackupCompleted
+  with status.backupJob set; the snapshot and the static resources archive are
+  in backup-<name>-<timestamp>/ on the claim's volume, the snapshot a database
+  etcd itself can read (its hash checked by cluster-backup while it streamed);
+- an EtcdBackup naming a claim that does not exist ends BackupFailed at once,
+  naming the claim, and no Job is made;
+- two EtcdBackups at once: never two Jobs at a time (the second skipped, or
+  run after the first is complete);
+- both are labelled state=processed, as are their Jobs."""
+import glob
+import json
+import os
+import subprocess
+import time
+
+from e2e import log, wait_for
+
+NS = "openshift-etcd"
+
+
+def condition(obj, t):
+    for c in (obj or {}).get("status", {}).get("conditions", []):
+        if c.get("type") == t:
+            return c
+    return None
+
+
+def check_etcd_backups(env, c):
+    t0 = time.monotonic()
+    c.install_control_plane_fixture()  # the static pods a backup archives, as on a real master
+    for obj in ({"apiVersion": "v1", "kind": "PersistentVolume", "metadata": {"name": "etcd-backups"},
+                 "spec": {"capacity": {"storage": "10Gi"}, "accessModes": ["ReadWriteOnce"],
+                          "hostPath": {"path": "/var/lib/etcd-backups", "type": "DirectoryOrCreate"}}},
+                {"apiVersion": "v1", "kind": "PersistentVolumeClaim",
+                 "metadata": {"name": "etcd-backups", "namespace": NS},
+                 "spec": {"accessModes": ["ReadWriteOnce"], "resources": {"requests": {"storage": "1Gi"}},
+                          "storageClassName": ""}}):
+        env.kubectl("apply", "-f", "-", input=json.dumps(obj))
+    wait_for("the claim bound", lambda: (env.get_json("pvc", "-n", NS, "etcd-backups") or {})
+             .get("status", {}).get("phase") == "Bound", 60)
+
+    def backup(name, pvc):
+        env.kubectl("apply", "-f", "-", input=json.dumps({
+            "apiVersion": "operator.openshift.io/v1alpha1", "kind": "EtcdBackup", "metadata": {"name": name},
+            "spec": {"pvcName": pvc}}))
+
+    def ended(name):
+        def f():
+            b = env.get_json("etcdbackup", name)
+            for t in ("BackupCompleted", "BackupFailed", "BackupSkipped"):
+                cond = condition(b, t)
+                if cond and cond["status"] == "True":
+                    return b
+            return None
+        return f
+
+    # A missing claim: failed at once, no Job.
+    backup("e2e-no-claim", "no-such-claim")
+    b = wait_for("e2e-no-claim to end", ended("e2e-no-claim"), 60)
+    cond = condition(b, "BackupFailed")
+    log("e2e-no-claim: %s" % cond)
+    assert cond and cond["status"] == "True" and "no-such-claim" in cond["message"], b.get("status")
+    assert env.get_json("job", "-n", NS, "cluster-backup-e2e-no-claim") is None
+
+    # Two at once: never two backup Jobs at a time. Both in the operator's cache at one sync,
+    # the second is skipped; when it arrives while the first runs, it waits and runs after.
+    env.kubectl("apply", "-f", "-", input="\n".join(json.dumps({
+        "apiVersion": "operator.openshift.io/v1alpha1", "kind": "EtcdBackup", "metadata": {"name": n},
+        "spec": {"pvcName": "etcd-backups"}}) for n in ("e2e-backup-a", "e2e-backup-b")))
+    a = wait_for("e2e-backup-a to end", ended("e2e-backup-a"), 240)
+    b = wait_for("e2e-backup-b to end", ended("e2e-backup-b"), 240)
+    job = env.get_json("job", "-n", NS, "cluster-backup-e2e-backup-a")
+    log("e2e-backup-a: %s; job: %s" % (a.get("status"), job and job.get("status")))
+    if not condition(a, "BackupCompleted") or condition(a, "BackupCompleted")["status"] != "True":
+        for log_file in glob.glob(os.path.join(c.node_root("*"), "var/log/pods/%s_cluster-backup-e2e-backup-a-*"
+                                               % NS, "*", "*.log")):
+            log("%s: %s" % (log_file, open(log_file).read()[-2000:]))
+        raise AssertionError("e2e-backup-a did not complete: %s" % a.get("status"))
+    assert a["status"]["backupJob"] == {"namespace": NS, "name": "cluster-backup-e2e-backup-a"}, a["status"]
+    skipped = condition(b, "BackupSkipped")
+    if skipped and skipped["status"] == "True":
+        assert "e2e-backup-a" in skipped["message"], b.get("status")
+        assert env.get_json("job", "-n", NS, "cluster-backup-e2e-backup-b") is None
+        log("e2e-backup-b: skipped (%s)" % skipped["message"])
+    else:
+        job_b = env.get_json("job", "-n", NS, "cluster-backup-e2e-backup-b")
+        done_a = [x["lastTransitionTime"] for x in job["status"]["conditions"] if x["type"] == "Complete"]
+        log("e2e-backup-b: ran after e2e-backup-a (created %s, a complete %s): %s" % (
+            job_b["metadata"]["creationTimestamp"], done_a, b.get("status")))
+        assert done_a and job_b["metadata"]["creationTimestamp"] >= done_a[0], (job_b["metadata"], done_a)
+    for name in ("e2e-no-claim", "e2e-backup-a", "e2e-backup-b"):
+        wait_for("%s labelled processed" % name, lambda: env.get_json("etcdbackup", name)["metadata"]
+                 .get("labels", {}).get("state") == "processed", 30)
+    wait_for("the job labelled processed", lambda: env.get_json("job", "-n", NS, "cluster-backup-e2e-backup-a")
+             ["metadata"].get("labels", {}).get("state") == "processed", 30)
+
+    # The files, on the node the pod ran on.
+    pod = [p for p in env.get_json("pods", "-n", NS, "-l", "backup-name=e2e-backup-a")["items"]]
+    assert len(pod) == 1, [p["metadata"]["name"] for p in pod]
+    node = pod[0]["spec"]["nodeName"]
+    dirs = glob.glob(os.path.join(c.node_root(node), "var/lib/etcd-backups/backup-e2e-backup-a-*"))
+    assert len(dirs) == 1, dirs
+    files = sorted(os.listdir(dirs[0]))
+    log("backup on %s: %s %s" % (node, os.path.basename(dirs[0]), files))
+    assert len(files) == 2 and files[0].startswith("snapshot_") and files[0].endswith(".db") and \
+        files[1].startswith("static_kuberesources_") and files[1].endswith(".tar.gz"), files
+    snap = os.path.join(dirs[0], files[0])
+    assert os.path.getsize(snap) > 0
+    # etcd's own tool reads it (cluster-backup checked the hash etcd appends while it streamed).
+    r = subprocess.run(["etcdctl", "snapshot", "status", snap, "-w", "json"], capture_output=True, text=True,
+                       env=dict(os.environ, ETCDCTL_API="3"))
+    log("etcdctl snapshot status: %s" % (r.stdout.strip() or r.stderr.strip()))
+    assert r.returncode == 0 and json.loads(r.stdout)["totalKey"] > 0, r.stderr
+    log("backups checked in %.0f s" % (time.monotonic() - t0))

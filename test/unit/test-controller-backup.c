@@ -1,0 +1,266 @@
+/* BackupController as a table: EtcdBackups, backup Jobs and claims in, the
+ * Job it makes and the status it writes out. One Job at a time, the others
+ * skipped; a missing claim failed at once; a finished Job reported and both
+ * labelled processed; an orphaned Job deleted. */
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#include <cmocka.h>
+
+#include "base/json.h"
+#include "controller-fixture.h"
+#include "controllers/controllers.h"
+#include "runtime/conditions.h"
+
+static void backup(Fixture *f, const char *name, const char *pvc, const char *labels)
+{
+        fixture_addf(
+                f, W_ETCD_BACKUPS,
+                "{\"apiVersion\":\"operator.openshift.io/v1alpha1\",\"kind\":\"EtcdBackup\",\"metadata\":"
+                "{\"name\":\"%s\",\"uid\":\"uid-%s\"%s%s%s},\"spec\":{\"pvcName\":\"%s\"}}",
+                name, name, labels ? ",\"labels\":{" : "", labels ? labels : "", labels ? "}" : "", pvc);
+}
+
+static void claim(Fixture *f, const char *name)
+{
+        fixture_addf(
+                f, W_ETCD_PVCS,
+                "{\"apiVersion\":\"v1\",\"kind\":\"PersistentVolumeClaim\",\"metadata\":{\"name\":\"%s\","
+                "\"namespace\":\"openshift-etcd\"},\"spec\":{\"accessModes\":[\"ReadWriteOnce\"]}}",
+                name);
+}
+
+/* A backup Job for EtcdBackup `owner`; `cond` its terminal condition type or NULL while running. */
+static void job(Fixture *f, const char *name, const char *owner, const char *cond, const char *reason)
+{
+        char status[256] = "{}";
+        if (cond)
+                (void) snprintf(status, sizeof status,
+                                "{\"conditions\":[{\"type\":\"%s\",\"status\":\"True\",\"reason\":\"%s\","
+                                "\"message\":\"it %s\"}]}",
+                                cond, reason, cond);
+        fixture_addf(
+                f, W_BACKUP_JOBS,
+                "{\"apiVersion\":\"batch/v1\",\"kind\":\"Job\",\"metadata\":{\"name\":\"%s\",\"namespace\":"
+                "\"openshift-etcd\",\"uid\":\"juid-%s\",\"labels\":{\"app\":\"cluster-backup-job\","
+                "\"backup-name\":\"%s\"}},\"status\":%s}",
+                name, name, owner, status);
+}
+
+/* The status the plan writes for EtcdBackup `name`, NULL when none. */
+static cJSON *written_status(Fixture *f, const char *name)
+{
+        const Intent *i = fixture_find(f, INTENT_UPDATE_STATUS, "etcdbackups", name);
+        return i ? json_get(i->object, "status") : NULL;
+}
+
+static void expect_condition(Fixture *f, const char *name, const char *type, const char *status,
+                             const char *substr)
+{
+        cJSON *st = written_status(f, name);
+        assert_non_null(st);
+        cJSON *c = conditions_find(json_get_array(st, "conditions"), type);
+        assert_non_null(c);
+        assert_string_equal(json_get_string(c, "status"), status);
+        assert_string_equal(json_get_string(c, "reason"), type);
+        if (substr && !strstr(strempty(json_get_string(c, "message")), substr))
+                fail_msg("%s %s: message \"%s\" lacks \"%s\"", name, type, json_get_string(c, "message"),
+                         substr);
+}
+
+static bool labelled_processed(Fixture *f, const char *plural, const char *name)
+{
+        for (size_t k = 0; k < f->plan.n; k++) {
+                const Intent *i = &f->plan.intents[k];
+                if (i->type == INTENT_PATCH && streq_ptr(i->res->plural, plural) &&
+                    streq_ptr(i->name, name) &&
+                    streq_ptr(json_get_string(i->object, "metadata.labels.state"), "processed"))
+                        return true;
+        }
+        return false;
+}
+
+static void test_first_backup_gets_a_job(void **state)
+{
+        Fixture *f = fixture_new();
+        f->state.operator_image = "quay.io/openshift/ceo@sha256:1";
+        claim(f, "backups");
+        backup(f, "nightly", "backups", NULL);
+        assert_int_equal(fixture_sync(f, &controller_backup), 0);
+
+        const Intent *create = fixture_find(f, INTENT_CREATE, "jobs", "cluster-backup-nightly");
+        assert_non_null(create);
+        cJSON *j = create->object;
+        assert_string_equal(json_get_string(j, "metadata.namespace"), "openshift-etcd");
+        assert_string_equal(json_get_string(j, "metadata.labels.app"), "cluster-backup-job");
+        assert_string_equal(json_get_string(j, "metadata.labels.backup-name"), "nightly");
+        assert_string_equal(json_get_string(j, "spec.template.metadata.labels.backup-name"), "nightly");
+        assert_string_equal(
+                json_get_string(cJSON_GetArrayItem(json_get_array(j, "metadata.ownerReferences"), 0), "uid"),
+                "uid-nightly");
+        int64_t deadline = 0, backoff = -1;
+        assert_int_equal(json_get_int64(j, "spec.activeDeadlineSeconds", &deadline), 0);
+        assert_int_equal(deadline, 900);
+        assert_int_equal(json_get_int64(j, "spec.backoffLimit", &backoff), 0);
+        assert_int_equal(backoff, 0);
+        cJSON *pod = json_get(j, "spec.template.spec");
+        assert_true(json_get_bool(pod, "hostNetwork", false));
+        assert_string_equal(json_get_string(pod, "restartPolicy"), "Never");
+        assert_non_null(cJSON_GetObjectItemCaseSensitive(json_get_object(pod, "nodeSelector"),
+                                                         "node-role.kubernetes.io/master"));
+        cJSON *init = cJSON_GetArrayItem(json_get_array(pod, "initContainers"), 0);
+        cJSON *main = cJSON_GetArrayItem(json_get_array(pod, "containers"), 0);
+        assert_string_equal(json_get_string(init, "image"), "quay.io/openshift/ceo@sha256:1");
+        assert_string_equal(json_string(cJSON_GetArrayItem(json_get_array(init, "command"), 1)), "verify");
+        assert_string_equal(json_string(cJSON_GetArrayItem(json_get_array(init, "command"), 2)),
+                            "backup-storage");
+        assert_string_equal(json_string(cJSON_GetArrayItem(json_get_array(main, "command"), 1)),
+                            "cluster-backup");
+        const char *dir = json_string(cJSON_GetArrayItem(json_get_array(main, "command"), 3));
+        assert_non_null(dir);
+        assert_true(startswith(dir, "--backup-dir=/etc/kubernetes/cluster-backup/backup-nightly-"));
+        cJSON *vol;
+        bool has_claim = false;
+        JSON_ARRAY_FOREACH (vol, json_get_array(pod, "volumes"))
+                has_claim |= streq_ptr(json_get_string(vol, "persistentVolumeClaim.claimName"), "backups");
+        assert_true(has_claim);
+
+        expect_condition(f, "nightly", "BackupPending", "True", "cluster-backup-nightly");
+        assert_string_equal(json_get_string(written_status(f, "nightly"), "backupJob.name"),
+                            "cluster-backup-nightly");
+        assert_false(labelled_processed(f, "etcdbackups", "nightly"));
+        fixture_free(f);
+}
+
+static void test_one_at_a_time(void **state)
+{
+        Fixture *f = fixture_new();
+        claim(f, "backups");
+        backup(f, "a-first", "backups", NULL);
+        backup(f, "b-second", "backups", NULL);
+        backup(f, "c-third", "backups", NULL);
+        assert_int_equal(fixture_sync(f, &controller_backup), 0);
+        assert_int_equal(fixture_count(f, INTENT_CREATE), 1);
+        assert_non_null(fixture_find(f, INTENT_CREATE, "jobs", "cluster-backup-a-first"));
+        expect_condition(f, "b-second", "BackupSkipped", "True", "a-first");
+        expect_condition(f, "c-third", "BackupSkipped", "True", "a-first");
+        assert_true(labelled_processed(f, "etcdbackups", "b-second"));
+        assert_true(labelled_processed(f, "etcdbackups", "c-third"));
+
+        /* While a-first's Job runs, a new EtcdBackup waits (neither run nor skipped). */
+        fixture_delete(f, W_ETCD_BACKUPS, NULL, "b-second");
+        fixture_delete(f, W_ETCD_BACKUPS, NULL, "c-third");
+        job(f, "cluster-backup-a-first", "a-first", NULL, NULL);
+        backup(f, "d-fourth", "backups", NULL);
+        assert_int_equal(fixture_sync(f, &controller_backup), 0);
+        assert_int_equal(fixture_count(f, INTENT_CREATE), 0);
+        assert_null(written_status(f, "d-fourth"));
+        assert_true(f->plan.requeue_after > 0);
+        fixture_free(f);
+}
+
+static void test_missing_claim_fails_at_once(void **state)
+{
+        Fixture *f = fixture_new();
+        backup(f, "nightly", "nope", NULL);
+        assert_int_equal(fixture_sync(f, &controller_backup), 0);
+        assert_int_equal(fixture_count(f, INTENT_CREATE), 0);
+        expect_condition(f, "nightly", "BackupFailed", "True",
+                         "persistentvolumeclaim openshift-etcd/nope not found");
+        assert_true(labelled_processed(f, "etcdbackups", "nightly"));
+        fixture_free(f);
+}
+
+static void test_finished_jobs_reported(void **state)
+{
+        Fixture *f = fixture_new();
+        claim(f, "backups");
+        backup(f, "good", "backups", NULL);
+        backup(f, "bad", "backups", NULL);
+        job(f, "cluster-backup-good", "good", "Complete", "CompletionsReached");
+        job(f, "cluster-backup-bad", "bad", "Failed", "DeadlineExceeded");
+        assert_int_equal(fixture_sync(f, &controller_backup), 0);
+        expect_condition(f, "good", "BackupCompleted", "True", "claim backups");
+        expect_condition(f, "bad", "BackupFailed", "True", "DeadlineExceeded");
+        assert_true(labelled_processed(f, "etcdbackups", "good"));
+        assert_true(labelled_processed(f, "jobs", "cluster-backup-good"));
+        assert_true(labelled_processed(f, "etcdbackups", "bad"));
+        assert_true(labelled_processed(f, "jobs", "cluster-backup-bad"));
+        assert_int_equal(fixture_count(f, INTENT_CREATE), 0);
+
+        /* Fed back: the Pending condition an earlier sync wrote goes False. */
+        fixture_free(f);
+        f = fixture_new();
+        claim(f, "backups");
+        backup(f, "good", "backups", NULL);
+        assert_int_equal(fixture_sync(f, &controller_backup), 0);
+        assert_int_equal(fixture_feed(f, W_ETCD_BACKUPS), 1);
+        job(f, "cluster-backup-good", "good", "Complete", "CompletionsReached");
+        assert_int_equal(fixture_sync(f, &controller_backup), 0);
+        expect_condition(f, "good", "BackupCompleted", "True", NULL);
+        expect_condition(f, "good", "BackupPending", "False", NULL);
+        assert_int_equal(fixture_feed(f, W_ETCD_BACKUPS), 2);
+        assert_int_equal(fixture_feed(f, W_BACKUP_JOBS), 1);
+        /* Processed: nothing more to do. */
+        assert_int_equal(fixture_sync(f, &controller_backup), 0);
+        assert_int_equal(f->plan.n - fixture_count(f, INTENT_CONDITION), 0);
+        fixture_free(f);
+}
+
+static void test_orphaned_job_deleted(void **state)
+{
+        Fixture *f = fixture_new();
+        job(f, "cluster-backup-gone", "gone", NULL, NULL);
+        assert_int_equal(fixture_sync(f, &controller_backup), 0);
+        const Intent *del = fixture_find(f, INTENT_DELETE, "jobs", "cluster-backup-gone");
+        assert_non_null(del);
+        assert_string_equal(del->precondition_uid, "juid-cluster-backup-gone");
+        fixture_free(f);
+}
+
+static void test_long_names(void **state)
+{
+        /* 60 characters: a valid label value, but cluster-backup-<name> is too long for a Job
+         * name; the Job gets a hashed name, the same on every sync. */
+        Fixture *f = fixture_new();
+        const char *name = "a-rather-long-backup-name-for-the-nightly-run-of-the-cluster";
+        claim(f, "backups");
+        backup(f, name, "backups", NULL);
+        assert_int_equal(fixture_sync(f, &controller_backup), 0);
+        const Intent *create = NULL;
+        for (size_t k = 0; k < f->plan.n; k++)
+                if (f->plan.intents[k].type == INTENT_CREATE)
+                        create = &f->plan.intents[k];
+        assert_non_null(create);
+        _cleanup_free_ char *first = strdup(create->name);
+        assert_true(strlen(first) <= 63);
+        assert_true(startswith(first, "cluster-backup-"));
+        assert_int_equal(fixture_sync(f, &controller_backup), 0);
+        assert_non_null(fixture_find(f, INTENT_CREATE, "jobs", first));
+        fixture_free(f);
+
+        /* Over 63: cannot label its Job; failed, with the fix. */
+        f = fixture_new();
+        claim(f, "backups");
+        backup(f, "x123456789x123456789x123456789x123456789x123456789x123456789xyzw", "backups", NULL);
+        assert_int_equal(fixture_sync(f, &controller_backup), 0);
+        assert_int_equal(fixture_count(f, INTENT_CREATE), 0);
+        expect_condition(f, "x123456789x123456789x123456789x123456789x123456789x123456789xyzw",
+                         "BackupFailed", "True", "shorter name");
+        fixture_free(f);
+}
+
+int main(void)
+{
+        const struct CMUnitTest tests[] = {
+                cmocka_unit_test(test_first_backup_gets_a_job),
+                cmocka_unit_test(test_one_at_a_time),
+                cmocka_unit_test(test_missing_claim_fails_at_once),
+                cmocka_unit_test(test_finished_jobs_reported),
+                cmocka_unit_test(test_orphaned_job_deleted),
+                cmocka_unit_test(test_long_names),
+        };
+        return cmocka_run_group_tests(tests, NULL, NULL);
+}
