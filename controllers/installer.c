@@ -14,7 +14,9 @@
  * checking the rule again), so an installer pod never exists without its
  * target on record; a target whose installer has not started gives way to
  * a better choice. Never two installer pods at once; a finished installer
- * holds the rollout until the node runs the revision. A failed installer
+ * holds the rollout until the node runs the revision, even when a newer
+ * revision appeared meanwhile (the node's etcd is restarting: another node
+ * chosen then would be a second member down). A failed installer
  * is recorded (lastFailed*) and retried with backoff, up to
  * spec.failedRevisionLimit attempts (then NodeInstallerDegraded, until a
  * new revision, e.g. from forceRedeploymentReason). */
@@ -26,6 +28,8 @@
 
 #define BACKOFF_BASE (10 * USEC_PER_SEC)
 #define BACKOFF_MAX  (5 * 60 * USEC_PER_SEC)
+/* How long an older target whose installer ran holds back a newer revision at most. */
+#define STALE_TARGET_HOLD (2 * 60 * USEC_PER_SEC)
 
 typedef struct NodeInfo {
         const KubeObject *node;
@@ -280,8 +284,9 @@ static int start_installer(const State *st, Plan *p, const NodeInfo *ni)
 }
 
 /* The node holding the target: 1 when it decides this sync (its installer
- * failed, or finished and its etcd restarts now), 0 when the node is open
- * for a new choice (nothing started for the latest revision yet). */
+ * failed, or finished and its etcd restarts now, also for a revision older
+ * than the latest), 0 when the node is open for a new choice (nothing
+ * started for its target yet). */
 static int holder(const State *st, Plan *p, const NodeInfo *ni)
 {
         int64_t t = ni->target, attempt = attempt_of(ni, t);
@@ -295,6 +300,30 @@ static int holder(const State *st, Plan *p, const NodeInfo *ni)
         if (pod && t == st->latest) {
                 plan_requeue_after(p, 10 * USEC_PER_SEC); /* installed: the kubelet restarts etcd */
                 return 1;
+        }
+        if (pod) {
+                /* An older target whose installer ran: the kubelet is restarting that node's etcd
+                 * to it right now, though its member may still look healthy. A newer revision
+                 * waits for that node to run it (the NodeStatusController then moves it along):
+                 * choosing another node now would restart two members at once. Should that node
+                 * never come up at the old revision, the hold ends 2 minutes after its installer
+                 * finished. */
+                usec_t finished = 0;
+                cJSON *cs;
+                JSON_ARRAY_FOREACH (cs, json_get_array(pod->json, "status.containerStatuses"))
+                        (void) parse_rfc3339(json_get_string(cs, "state.terminated.finishedAt"), &finished);
+                if (finished == 0) /* (a kubelet that said nothing of it: count from its creation) */
+                        (void) parse_rfc3339(json_get_string(pod->json, "metadata.creationTimestamp"),
+                                             &finished);
+                if (st->ctx->now < finished + STALE_TARGET_HOLD) {
+                        plan_waiting(
+                                p, "InstallerWaiting",
+                                "not installing revision %lld yet: node %s is restarting etcd at revision "
+                                "%lld (its installer ran)",
+                                (long long) st->latest, ni->node->name, (long long) t);
+                        plan_requeue_after(p, 5 * USEC_PER_SEC);
+                        return 1;
+                }
         }
         return 0;
 }

@@ -404,6 +404,34 @@ static void test_stale_target_cleared(void **state)
         fixture_free(f);
 }
 
+static void test_newer_revision_waits_for_a_restarting_node(void **state)
+{
+        /* master-1's installer for revision 4 finished 30 s ago: its etcd restarts now, though
+         * the view still says healthy. Revision 5 appears meanwhile: no other node is chosen
+         * until master-1 runs 4 (CI caught master-0 and master-1 restarting together). */
+        char finished[64], json[1024];
+        Fixture *f = masters(5, (const int[]){4, 3, 4});
+        voters(f, true, true, true);
+        cr(f, NULL, 5, (const int[]){4, 3, 4}, (const char *const[]){NULL, "\"targetRevision\":4", NULL});
+        (void) format_rfc3339(finished, sizeof finished, f->now - 30 * USEC_PER_SEC);
+        (void) snprintf(
+                json, sizeof json,
+                "{\"apiVersion\":\"v1\",\"kind\":\"Pod\",\"metadata\":{\"name\":\"installer-4-master-1\","
+                "\"namespace\":\"openshift-etcd\",\"labels\":{\"app\":\"installer\"}},\"status\":{"
+                "\"phase\":\"Succeeded\",\"containerStatuses\":[{\"name\":\"installer\",\"state\":{"
+                "\"terminated\":{\"exitCode\":0,\"finishedAt\":\"%s\"}}}]}}",
+                finished);
+        fixture_add(f, W_ETCD_PODS, json);
+        assert_int_equal(fixture_sync(f, &controller_installer), 0);
+        expect_waiting(f);
+        assert_non_null(strstr(strempty(f->plan.waiting), "node master-1 is restarting etcd at revision 4"));
+        /* Three minutes on, master-1 never came up at 4: the hold ends, revision 5 goes on. */
+        f->now += 3 * 60 * USEC_PER_SEC;
+        assert_int_equal(fixture_sync(f, &controller_installer), 0);
+        assert_int_equal(fixture_count(f, INTENT_UPDATE_STATUS), 1);
+        fixture_free(f);
+}
+
 static void test_all_done(void **state)
 {
         Fixture *f = masters(3, (const int[]){3, 3, 3});
@@ -446,6 +474,7 @@ int main(void)
                 cmocka_unit_test(test_bootstrap_member_leaving),
                 cmocka_unit_test(test_failed_installer_retried),
                 cmocka_unit_test(test_stale_target_cleared),
+                cmocka_unit_test(test_newer_revision_waits_for_a_restarting_node),
                 cmocka_unit_test(test_all_done),
                 cmocka_unit_test(test_nothing_without_etcd_view_or_revision),
         };
