@@ -301,13 +301,14 @@ static int holder(const State *st, Plan *p, const NodeInfo *ni)
                 plan_requeue_after(p, 10 * USEC_PER_SEC); /* installed: the kubelet restarts etcd */
                 return 1;
         }
-        if (pod) {
-                /* An older target whose installer ran: the kubelet is restarting that node's etcd
-                 * to it right now, though its member may still look healthy. A newer revision
-                 * waits for that node to run it (the NodeStatusController then moves it along):
-                 * choosing another node now would restart two members at once. Should that node
-                 * never come up at the old revision, the hold ends 2 minutes after its installer
-                 * finished. */
+        if (pod && node_group(ni) != NODE_NOT_VOTING) {
+                /* An older target whose installer ran on a voter: the kubelet is restarting that
+                 * member right now, though it may still look healthy. A newer revision waits for
+                 * that node to run it (the NodeStatusController then moves it along): choosing
+                 * another node now could take two voters down at once. (A node that is no voter
+                 * costs quorum nothing: it gives way at once, as a node whose etcd cannot start
+                 * before the newer revision must.) Should that node never come up at the old
+                 * revision, the hold ends 2 minutes after its installer finished. */
                 usec_t finished = 0;
                 cJSON *cs;
                 JSON_ARRAY_FOREACH (cs, json_get_array(pod->json, "status.containerStatuses"))

@@ -404,24 +404,29 @@ static void test_stale_target_cleared(void **state)
         fixture_free(f);
 }
 
+/* Installer pod `name` Succeeded, its container finished `ago_s` seconds before f->now. */
+static void installer_succeeded(Fixture *f, const char *name, unsigned ago_s)
+{
+        char finished[64];
+        (void) format_rfc3339(finished, sizeof finished, f->now - ago_s * USEC_PER_SEC);
+        fixture_addf(
+                f, W_ETCD_PODS,
+                "{\"apiVersion\":\"v1\",\"kind\":\"Pod\",\"metadata\":{\"name\":\"%s\",\"namespace\":"
+                "\"openshift-etcd\",\"labels\":{\"app\":\"installer\"}},\"status\":{\"phase\":\"Succeeded\","
+                "\"containerStatuses\":[{\"name\":\"installer\",\"state\":{\"terminated\":{\"exitCode\":0,"
+                "\"finishedAt\":\"%s\"}}}]}}",
+                name, finished);
+}
+
 static void test_newer_revision_waits_for_a_restarting_node(void **state)
 {
         /* master-1's installer for revision 4 finished 30 s ago: its etcd restarts now, though
          * the view still says healthy. Revision 5 appears meanwhile: no other node is chosen
          * until master-1 runs 4 (CI caught master-0 and master-1 restarting together). */
-        char finished[64], json[1024];
         Fixture *f = masters(5, (const int[]){4, 3, 4});
         voters(f, true, true, true);
         cr(f, NULL, 5, (const int[]){4, 3, 4}, (const char *const[]){NULL, "\"targetRevision\":4", NULL});
-        (void) format_rfc3339(finished, sizeof finished, f->now - 30 * USEC_PER_SEC);
-        (void) snprintf(
-                json, sizeof json,
-                "{\"apiVersion\":\"v1\",\"kind\":\"Pod\",\"metadata\":{\"name\":\"installer-4-master-1\","
-                "\"namespace\":\"openshift-etcd\",\"labels\":{\"app\":\"installer\"}},\"status\":{"
-                "\"phase\":\"Succeeded\",\"containerStatuses\":[{\"name\":\"installer\",\"state\":{"
-                "\"terminated\":{\"exitCode\":0,\"finishedAt\":\"%s\"}}}]}}",
-                finished);
-        fixture_add(f, W_ETCD_PODS, json);
+        installer_succeeded(f, "installer-4-master-1", 30);
         assert_int_equal(fixture_sync(f, &controller_installer), 0);
         expect_waiting(f);
         assert_non_null(strstr(strempty(f->plan.waiting), "node master-1 is restarting etcd at revision 4"));
@@ -429,6 +434,18 @@ static void test_newer_revision_waits_for_a_restarting_node(void **state)
         f->now += 3 * 60 * USEC_PER_SEC;
         assert_int_equal(fixture_sync(f, &controller_installer), 0);
         assert_int_equal(fixture_count(f, INTENT_UPDATE_STATUS), 1);
+        fixture_free(f);
+
+        /* A node that is no voter (its etcd may not even start before the newer revision)
+         * holds nothing: it takes revision 5 at once. */
+        f = masters(5, (const int[]){4, 3, 4});
+        fixture_member(f, 1, "master-0", "10.0.0.1", false, true, true);
+        fixture_member(f, 2, "master-1", "10.0.0.2", true, false, false);
+        fixture_member(f, 3, "master-2", "10.0.0.3", false, true, true);
+        cr(f, NULL, 5, (const int[]){4, 3, 4}, (const char *const[]){NULL, "\"targetRevision\":4", NULL});
+        installer_succeeded(f, "installer-4-master-1", 30);
+        assert_int_equal(fixture_sync(f, &controller_installer), 0);
+        expect_target(f, "master-1", 5);
         fixture_free(f);
 }
 
