@@ -1367,6 +1367,67 @@ class Workloads(Base):
         self.assertEqual(C.delete("/apis/batch/v1/namespaces/%s/jobs/ok" % ns).status, 200)
         self.assertEqual(until(lambda: not self.pods_of(ns, "ok")), True)
 
+    def test_cronjob(self):
+        """CronJobs: validation, the most recent missed time run once, Forbid, history,
+        lastSuccessfulTime, and a deleted CronJob's Jobs deleted."""
+        ns = new_ns()
+        cjs = "/apis/batch/v1/namespaces/%s/cronjobs" % ns
+        jobs = "/apis/batch/v1/namespaces/%s/jobs" % ns
+
+        def cronjob(name, schedule="*/5 * * * *", tz=None, restart="Never"):
+            spec = {"schedule": schedule, "concurrencyPolicy": "Forbid", "successfulJobsHistoryLimit": 1,
+                    "jobTemplate": {"metadata": {"labels": {"app": "cj-" + name}}, "spec": {"template": {"spec": {
+                        "restartPolicy": restart, "schedulerName": "none",
+                        "containers": [{"name": "c", "image": "x", "command": ["true"]}]}}}}}
+            if tz:
+                spec["timeZone"] = tz
+            return C.post(cjs, {"apiVersion": "batch/v1", "kind": "CronJob", "metadata": {"name": name},
+                                "spec": spec})
+        self.assertStatus(cronjob("bad", schedule="61 * * * *"), 422, "Invalid")
+        self.assertStatus(cronjob("bad", tz="Mars/Olympus_Mons"), 422, "Invalid")
+        self.assertStatus(cronjob("bad", restart="Always"), 422, "Invalid")
+        r = cronjob("nightly")
+        self.assertEqual(r.status, 201, r)
+        self.assertEqual(r.json["spec"]["failedJobsHistoryLimit"], 1)
+        uid = r.json["metadata"]["uid"]
+        time.sleep(0.5)
+        self.assertEqual(C.get(jobs).json["items"], [])   # not due yet (created just now)
+
+        def owned():
+            return [j for j in C.get(jobs).json["items"]
+                    if j["metadata"].get("ownerReferences", [{}])[0].get("uid") == uid]
+        # Last run 11 minutes ago: two times were missed; only the most recent one runs.
+        ago = time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime(time.time() - 660))
+        r = C.patch(cjs + "/nightly/status", {"status": {"lastScheduleTime": ago}})
+        self.assertEqual(r.status, 200, r)
+        js = until(owned)
+        self.assertEqual(len(js), 1, js)
+        j = js[0]
+        recent = int(time.time() // 300 * 300)
+        self.assertEqual(j["metadata"]["name"], "nightly-%d" % (recent // 60))
+        self.assertEqual(j["metadata"]["labels"]["app"], "cj-nightly")
+        self.assertTrue(j["metadata"]["ownerReferences"][0]["controller"])
+        self.assertEqual(j["metadata"]["annotations"]["batch.kubernetes.io/cronjob-scheduled-timestamp"],
+                         time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime(recent)))
+        st = until(lambda: (lambda s: s if s.get("active") else None)(C.get(cjs + "/nightly").json["status"]))
+        self.assertEqual(st["active"][0]["name"], j["metadata"]["name"])
+        self.assertEqual(st["lastScheduleTime"], time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime(recent)))
+        # Forbid: due again while that Job runs, no second Job.
+        r = C.patch(cjs + "/nightly/status", {"status": {"lastScheduleTime": ago}})
+        self.assertEqual(r.status, 200, r)
+        time.sleep(1.0)
+        self.assertEqual(len(owned()), 1)
+        # The Job completes: not active, lastSuccessfulTime; then the missed time runs.
+        done = time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime())
+        r = C.patch(jobs + "/" + j["metadata"]["name"] + "/status", {"status": {"completionTime": done, "conditions": [
+            {"type": "Complete", "status": "True", "reason": "CompletionsReached", "message": "done"}]}})
+        self.assertEqual(r.status, 200, r)
+        st = until(lambda: (lambda s: s if s.get("lastSuccessfulTime") else None)(C.get(cjs + "/nightly").json["status"]))
+        self.assertEqual(st["lastSuccessfulTime"], done)
+        # Deleting the CronJob deletes its Jobs.
+        self.assertEqual(C.delete(cjs + "/nightly").status, 200)
+        self.assertEqual(until(lambda: not owned()), True)
+
     def test_job_failures(self):
         ns = new_ns()
         # backoffLimit 1: a failed pod is replaced once (after 1 s), the second failure fails the Job.

@@ -14,7 +14,7 @@
   disruptedPods keeps what the eviction handler added until the pod is gone, and a
   pod in it does not count as healthy (so a recount from a pod list read before the
   eviction cannot hand the spent disruption back);
-* the scheduler, the persistent volume binder and the Job controller (workloads.py);
+* the scheduler, the persistent volume binder, the Job and CronJob controllers (workloads.py);
 * optional periodic compaction (--compact-keep N keeps the last N revisions).
 Work items are retried every second until done, so objects with other finalizers
 simply keep their namespace Terminating, as in a real cluster.
@@ -76,6 +76,11 @@ class Controllers:
                     self.enqueue(("job", md.get("namespace"), ref.get("name")), delay=0.05)
         if rt.plural == "jobs" and rt.group == "batch":
             self.enqueue(("job", md.get("namespace"), md.get("name")))
+            for ref in md.get("ownerReferences") or []:
+                if ref.get("kind") == "CronJob" and ref.get("controller"):
+                    self.enqueue(("cronjob", md.get("namespace"), ref.get("name")), delay=0.05)
+        if rt.plural == "cronjobs" and rt.group == "batch":
+            self.enqueue(("cronjob", md.get("namespace"), md.get("name")))
         if not rt.group and rt.plural in ("persistentvolumeclaims", "persistentvolumes") and event != "delete":
             self.enqueue(("pvbind",), delay=0.05)
         if event in ("terminating", "update") and md.get("deletionTimestamp") and \
@@ -144,8 +149,9 @@ class Controllers:
             return self._finalize_namespace(key[1])
         if key[0] == "pdb":
             return self._disruption(key[1])
-        if key[0] in ("sched", "job", "pvbind"):
+        if key[0] in ("sched", "job", "pvbind", "cronjob"):
             fn = {"sched": self.workloads.schedule, "job": self.workloads.sync_job,
+                  "cronjob": self.workloads.sync_cronjob,
                   "pvbind": lambda: self.workloads.bind_claims()}[key[0]]
             again = fn(*key[1:])
             if again is not None:

@@ -110,6 +110,8 @@ def _builtins():
           subresources=["status"]),
         R("batch", "v1", "jobs", "Job", True, categories=["all"], subresources=["status"],
           tracks_generation=True),
+        R("batch", "v1", "cronjobs", "CronJob", True, short_names=["cj"], categories=["all"],
+          subresources=["status"], tracks_generation=True),
         R("apps", "v1", "deployments", "Deployment", True, short_names=["deploy"],
           categories=["all"], subresources=["status", "scale"], tracks_generation=True),
         R("apiextensions.k8s.io", "v1", "customresourcedefinitions", "CustomResourceDefinition",

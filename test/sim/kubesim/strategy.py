@@ -12,7 +12,7 @@ import hashlib
 import json
 import re
 
-from . import errors
+from . import cron, errors
 from .objects import meta, normalize_micro, now_rfc3339
 
 # top-level fields per built-in kind, for fieldValidation=Strict
@@ -29,7 +29,7 @@ _TOP = {
     "RoleBinding": {"subjects", "roleRef"}, "ClusterRoleBinding": {"subjects", "roleRef"},
     "Lease": {"spec"}, "PodDisruptionBudget": {"spec", "status"},
     "Deployment": {"spec", "status"}, "CustomResourceDefinition": {"spec", "status"},
-    "Job": {"spec", "status"}, "PersistentVolume": {"spec", "status"},
+    "Job": {"spec", "status"}, "CronJob": {"spec", "status"}, "PersistentVolume": {"spec", "status"},
     "PersistentVolumeClaim": {"spec", "status"},
 }
 
@@ -138,6 +138,15 @@ def _job_defaults(obj):
     _pod_spec_defaults(tmpl.setdefault("spec", {}))
 
 
+def _cronjob_defaults(obj):
+    spec = obj.setdefault("spec", {})
+    for k, v in (("concurrencyPolicy", "Allow"), ("suspend", False), ("successfulJobsHistoryLimit", 3),
+                 ("failedJobsHistoryLimit", 1)):
+        spec.setdefault(k, v)
+    tmpl = spec.setdefault("jobTemplate", {}).setdefault("spec", {}).setdefault("template", {})
+    _pod_spec_defaults(tmpl.setdefault("spec", {}))
+
+
 def _secret_normalize(obj):
     obj.setdefault("type", "Opaque")
     sd = obj.pop("stringData", None)
@@ -215,6 +224,9 @@ def on_create(rt, obj):
     elif k == ("batch", "jobs"):
         obj["status"] = {}
         _job_defaults(obj)
+    elif k == ("batch", "cronjobs"):
+        obj["status"] = {}
+        _cronjob_defaults(obj)
     elif k == ("", "persistentvolumeclaims"):
         obj["status"] = {"phase": "Pending"}
     elif k == ("", "persistentvolumes"):
@@ -342,6 +354,28 @@ def validate(rt, obj, old, subresource=None):
         if old is not None:
             _immutable(obj, old, "spec.selector", causes)
             _immutable(obj, old, "spec.template", causes)
+    if k == ("batch", "cronjobs"):
+        spec = obj.get("spec") or {}
+        try:
+            cron.Schedule(spec.get("schedule") or "")
+        except cron.CronError as e:
+            causes.append(("FieldValueInvalid", "spec.schedule", 'Invalid value: "%s": %s' % (
+                spec.get("schedule", ""), e)))
+        if spec.get("timeZone"):
+            try:
+                cron.Schedule("* * * * *", spec["timeZone"])
+            except cron.CronError:
+                causes.append(("FieldValueInvalid", "spec.timeZone", 'Invalid value: "%s": unknown time zone %s'
+                               % (spec["timeZone"], spec["timeZone"])))
+        if spec.get("concurrencyPolicy") not in ("Allow", "Forbid", "Replace"):
+            causes.append(("FieldValueNotSupported", "spec.concurrencyPolicy",
+                           'Unsupported value: "%s": supported values: "Allow", "Forbid", "Replace"'
+                           % spec.get("concurrencyPolicy")))
+        rp = (((spec.get("jobTemplate") or {}).get("spec") or {}).get("template") or {}).get("spec", {}) \
+            .get("restartPolicy")
+        if rp not in ("Never", "OnFailure"):
+            causes.append(("FieldValueNotSupported", "spec.jobTemplate.spec.template.spec.restartPolicy",
+                           'Unsupported value: "%s": supported values: "OnFailure", "Never"' % rp))
     if k == ("", "persistentvolumeclaims") and old is not None:
         for f in ("spec.accessModes", "spec.storageClassName", "spec.resources"):
             _immutable(obj, old, f, causes, "spec is immutable after creation except "

@@ -7,7 +7,7 @@ import glob
 import os
 import unittest
 
-from kubesim import cel, jsonpath, objects, patch, yaml_lite
+from kubesim import cel, cron, jsonpath, objects, patch, yaml_lite
 from kubesim.errors import ApiError
 from kubesim.selectors import FieldSelector, LabelSelector
 
@@ -203,6 +203,36 @@ class CelTest(unittest.TestCase):
         self.assertTrue(E("has(self.a) ? self.a.b == 'x' : true", {}, None, False, False))
         self.assertIsNone(E("self.unknownFunction()", 1, None, False, False))
         self.assertIsNone(E("self.a.b == 1", {}, None, False, False))    # runtime error: skip
+
+
+class CronTest(unittest.TestCase):
+    def test_next_after(self):
+        import datetime
+
+        def t(*a):
+            return datetime.datetime(*a, tzinfo=datetime.timezone.utc).timestamp()
+        s = cron.Schedule("*/15 * * * *")
+        self.assertEqual(s.next_after(t(2026, 11, 26, 10, 7, 30)), t(2026, 11, 26, 10, 15))
+        self.assertEqual(s.next_after(t(2026, 11, 26, 10, 15)), t(2026, 11, 26, 10, 30))   # strictly after
+        self.assertEqual(cron.Schedule("0 3 * * *").next_after(t(2026, 11, 26, 10, 0)), t(2026, 11, 27, 3, 0))
+        self.assertEqual(cron.Schedule("@hourly").next_after(t(2026, 11, 26, 23, 59)), t(2026, 11, 27, 0, 0))
+        self.assertEqual(cron.Schedule("@monthly").next_after(t(2026, 12, 5)), t(2027, 1, 1))
+        # 2026-11-26 is a Thursday: the next Sunday (0 or 7 or SUN) is the 29th
+        for dow in ("0", "7", "SUN"):
+            self.assertEqual(cron.Schedule("30 1 * * %s" % dow).next_after(t(2026, 11, 26)), t(2026, 11, 29, 1, 30))
+        # both day fields restricted: either matches (the 1st, or a Monday)
+        self.assertEqual(cron.Schedule("0 0 1 * MON").next_after(t(2026, 11, 26)), t(2026, 11, 30))
+        self.assertEqual(cron.Schedule("0 0 1-5/2 JAN *").next_after(t(2026, 11, 26)), t(2027, 1, 1))
+        # in a time zone: 03:00 in Berlin (UTC+1 in November) is 02:00 UTC
+        self.assertEqual(cron.Schedule("0 3 * * *", "Europe/Berlin").next_after(t(2026, 11, 26, 10)),
+                         t(2026, 11, 27, 2, 0))
+
+    def test_invalid(self):
+        for bad in ("* * * *", "60 * * * *", "*/0 * * * *", "a * * * *", "0 0 32 * *", "@often"):
+            with self.assertRaises(cron.CronError, msg=bad):
+                cron.Schedule(bad)
+        with self.assertRaises(cron.CronError):
+            cron.Schedule("* * * * *", "Mars/Olympus_Mons")
 
 
 class MiscTest(unittest.TestCase):

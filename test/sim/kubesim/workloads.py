@@ -22,10 +22,21 @@ again after, or None when done):
   (DeadlineExceeded); a Succeeded pod makes it Complete (with SuccessCriteriaMet,
   as since Kubernetes 1.31). A deleted Job's pods are deleted (kubectl's default
   background propagation, which the garbage collector would carry out).
+* CronJob controller: at each time of spec.schedule (cron.py, in spec.timeZone) a Job
+  <cronjob>-<minutes since the epoch> from spec.jobTemplate, owned by the CronJob,
+  annotated batch.kubernetes.io/cronjob-scheduled-timestamp; status.lastScheduleTime,
+  active, lastSuccessfulTime. Only the most recent missed time runs (no
+  startingDeadlineSeconds). concurrencyPolicy Forbid skips a time while a Job runs (it
+  runs once that one ends, as the real controller does), Replace deletes the running
+  Job; suspend stops new Jobs. Finished Jobs beyond successfulJobsHistoryLimit (3) and
+  failedJobsHistoryLimit (1) are deleted, oldest first; a deleted CronJob's Jobs are
+  deleted (the garbage collector's work).
 """
 
 import copy
 import time
+
+from . import cron
 
 from . import errors, objects
 from .etcd import prefix_end
@@ -324,6 +335,99 @@ class Workloads:
             return s != before
         self._status_update(jobt, ns, name, mutate)
         return delay
+
+    def sync_cronjob(self, ns, name):
+        cjt, jobt = self._type("batch", "cronjobs"), self._type("batch", "jobs")
+        cj, _ = self.store.read(cjt, ns, name)
+        owned = [j for j in self._list(jobt, ns)
+                 if any(r.get("kind") == "CronJob" and r.get("name") == name and r.get("controller")
+                        for r in meta(j).get("ownerReferences") or [])]
+        if cj is None:
+            for j in owned:
+                self._delete_job(jobt, ns, j)
+            return None
+        md, spec, st = meta(cj), cj.get("spec") or {}, cj.get("status") or {}
+        owned = [j for j in owned if any(r.get("uid") == md["uid"] for r in meta(j).get("ownerReferences") or [])]
+
+        def done(j):
+            for c in (j.get("status") or {}).get("conditions") or []:
+                if c.get("type") in ("Complete", "Failed") and c.get("status") == "True":
+                    return c["type"]
+            return None
+        active = [j for j in owned if not done(j) and not meta(j).get("deletionTimestamp")]
+        sched = cron.Schedule(spec.get("schedule", ""), spec.get("timeZone"))
+        now = time.time()
+        last = _parse_time(st.get("lastScheduleTime")) or _parse_time(md.get("creationTimestamp")) or now
+        due, t = None, sched.next_after(last)
+        while t <= now:
+            due, t = t, sched.next_after(t)
+        created = None
+        if due is not None and not spec.get("suspend"):
+            policy = spec.get("concurrencyPolicy", "Allow")
+            if policy == "Forbid" and active:
+                self.log("cronjob controller: %s/%s: a Job still runs; not starting another" % (ns, name))
+                t = now + 1.0   # look again; the Job's end also wakes this CronJob
+            else:
+                if policy == "Replace":
+                    for j in active:
+                        self._delete_job(jobt, ns, j)
+                    active = []
+                created = self._create_job(jobt, cj, due)
+                if not done(created):   # (that time's Job may exist already, finished)
+                    active.append(created)
+        for kind, limit in (("Complete", spec.get("successfulJobsHistoryLimit", 3)),
+                            ("Failed", spec.get("failedJobsHistoryLimit", 1))):
+            finished = sorted((j for j in owned if done(j) == kind),
+                              key=lambda j: (meta(j).get("creationTimestamp", ""), meta(j)["name"]))
+            for j in finished[:max(len(finished) - limit, 0)]:
+                self._delete_job(jobt, ns, j)
+        successes = [(j.get("status") or {}).get("completionTime") for j in owned if done(j) == "Complete"]
+
+        def mutate(c):
+            s = c.setdefault("status", {})
+            before = copy.deepcopy(s)
+            if created is not None:
+                s["lastScheduleTime"] = time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime(due))
+            refs = [{"apiVersion": "batch/v1", "kind": "Job", "name": meta(j)["name"], "namespace": ns,
+                     "uid": meta(j)["uid"]} for j in active]
+            if refs:
+                s["active"] = refs
+            else:
+                s.pop("active", None)
+            if [x for x in successes if x]:
+                s["lastSuccessfulTime"] = max(x for x in successes if x)
+            return s != before
+        self._status_update(cjt, ns, name, mutate)
+        return max(0.2, t - time.time())
+
+    def _create_job(self, jobt, cj, when):
+        md, tmpl = meta(cj), copy.deepcopy((cj.get("spec") or {}).get("jobTemplate") or {})
+        name = "%s-%d" % (md["name"], int(when // 60))
+        job = {"apiVersion": "batch/v1", "kind": "Job",
+               "metadata": {"name": name, "namespace": md["namespace"],
+                            "labels": dict(meta(tmpl).get("labels") or {}),
+                            "annotations": dict(meta(tmpl).get("annotations") or {},
+                                                **{"batch.kubernetes.io/cronjob-scheduled-timestamp":
+                                                   time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime(when))}),
+                            "ownerReferences": [{"apiVersion": "batch/v1", "kind": "CronJob", "name": md["name"],
+                                                 "uid": md["uid"], "controller": True,
+                                                 "blockOwnerDeletion": True}]},
+               "spec": tmpl.get("spec") or {}}
+        try:
+            obj = self.store.create(jobt, md["namespace"], job, WriteOpts(manager="kube-controller-manager"))
+        except errors.ApiError as e:
+            if e.code != 409:
+                raise
+            obj, _ = self.store.read(jobt, md["namespace"], name)
+        self.log("cronjob controller: cronjob %s/%s: created job %s" % (md["namespace"], md["name"], name))
+        return obj
+
+    def _delete_job(self, jobt, ns, job):
+        try:
+            self.store.delete(jobt, ns, meta(job)["name"], {}, WriteOpts())
+        except errors.ApiError as e:
+            if e.code != 404:
+                raise
 
     @staticmethod
     def _finished_at(pod):
