@@ -44,7 +44,10 @@
         X(W_NAMESPACES,             KUBE_NAMESPACES,       NULL,           NULL) /* delayed-HA annotation */ \
         X(W_ETCD_BACKUPS,           KUBE_ETCDBACKUPS,      NULL,           NULL) /* may not be served */ \
         X(W_BACKUP_JOBS,            KUBE_JOBS,             NS_ETCD,        "app=cluster-backup-job") \
-        X(W_ETCD_PVCS,              KUBE_PVCS,             NS_ETCD,        NULL)
+        X(W_ETCD_PVCS,              KUBE_PVCS,             NS_ETCD,        NULL)                   \
+        X(W_BACKUPS,                KUBE_BACKUPS,          NULL,           NULL) /* may not be served */ \
+        X(W_BACKUP_CRONJOBS,        KUBE_CRONJOBS,         NS_ETCD,        "app=cluster-backup-cronjob") \
+        X(W_CRON_BACKUP_JOBS,       KUBE_JOBS,             NS_ETCD,        "app=cluster-backup-cronjob")
 /* clang-format on */
 
 /* clang-format off */

@@ -21,8 +21,12 @@ static const WatchSpec own[] = {
         {&KUBE_SERVICEACCOUNTS, NS_ETCD, NULL},
         {&KUBE_ROLES, NS_ETCD, NULL},
         {&KUBE_ROLEBINDINGS, NS_ETCD, NULL},
+        /* Cluster-wide kinds: only ours (manifests/static/backup-rbac.yaml carries the label). */
+        {&KUBE_CLUSTERROLES, NULL, "app=etcd-backup"},
+        {&KUBE_CLUSTERROLEBINDINGS, NULL, "app=etcd-backup"},
 };
-static const WatchSpec *const watches[] = {OP_WATCH(W_NAMESPACES), &own[0], &own[1], &own[2], &own[3]};
+static const WatchSpec *const watches[] = {
+        OP_WATCH(W_NAMESPACES), &own[0], &own[1], &own[2], &own[3], &own[4], &own[5]};
 
 /* Every member of `want` is in `have` with the same value; arrays match
  * element by element and in length. */
@@ -81,7 +85,8 @@ static Informer *watched(const SyncContext *ctx, const KubeResource *res, const 
 {
         for (size_t i = 0; i < ELEMENTSOF(watches); i++)
                 if (watches[i]->res == res && (!res->namespaced || streq_ptr(watches[i]->namespace, ns)))
-                        return informer_factory_find(ctx->informers, res, watches[i]->namespace, NULL);
+                        return informer_factory_find(ctx->informers, res, watches[i]->namespace,
+                                                     watches[i]->label_selector);
         return NULL;
 }
 

@@ -34,6 +34,8 @@ static const ControllerSpec *const controllers[] = {
         &controller_defrag,
         &controller_guard,
         &controller_backup,
+        &controller_periodic_backup,
+        &controller_backup_removal,
         &controller_etcd_members,
         &controller_cluster_member,
         &controller_host_endpoints,

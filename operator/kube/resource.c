@@ -40,6 +40,13 @@ const KubeResource KUBE_ETCDBACKUPS = {.group = "operator.openshift.io",
                                        .kind = "EtcdBackup",
                                        .optional = true};
 const KubeResource KUBE_JOBS = GROUP("batch", "jobs", "Job", true);
+const KubeResource KUBE_CRONJOBS = GROUP("batch", "cronjobs", "CronJob", true);
+/* config.openshift.io/v1alpha1 Backup: the same feature gate, the same may-be-absent CRD. */
+const KubeResource KUBE_BACKUPS = {.group = "config.openshift.io",
+                                   .version = "v1alpha1",
+                                   .plural = "backups",
+                                   .kind = "Backup",
+                                   .optional = true};
 const KubeResource KUBE_PVCS = CORE("persistentvolumeclaims", "PersistentVolumeClaim", true);
 const KubeResource KUBE_KUBEAPISERVERS =
         GROUP("operator.openshift.io", "kubeapiservers", "KubeAPIServer", false);
@@ -75,6 +82,8 @@ static const KubeResource *const all[] = {
         &KUBE_NETWORKS,
         &KUBE_JOBS,
         &KUBE_PVCS,
+        &KUBE_CRONJOBS,
+        &KUBE_BACKUPS,
 };
 
 bool kube_name_is_valid(const char *name)

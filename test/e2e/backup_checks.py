@@ -12,7 +12,10 @@ needs no bootstrap of its own:
   naming the claim, and no Job is made;
 - two EtcdBackups at once: never two Jobs at a time (the second skipped, or
   run after the first is complete);
-- both are labelled state=processed, as are their Jobs."""
+- both are labelled state=processed, as are their Jobs;
+- a Backup scheduled every minute: its CronJob's Job asks for one backup (an
+  EtcdBackup named after the Job, owned by it), which completes; deleting the
+  Backup deletes the CronJob."""
 import glob
 import json
 import os
@@ -118,3 +121,39 @@ def check_etcd_backups(env, c):
     log("etcdctl snapshot status: %s" % (r.stdout.strip() or r.stderr.strip()))
     assert r.returncode == 0 and json.loads(r.stdout)["totalKey"] > 0, r.stderr
     log("backups checked in %.0f s" % (time.monotonic() - t0))
+    check_scheduled_backups(env)
+
+
+def check_scheduled_backups(env):
+    """A Backup every minute: its CronJob runs a Job whose pod prunes the claim and asks
+    for one backup (an EtcdBackup named after the Job, owned by it), which completes.
+    Deleting the Backup deletes the CronJob."""
+    t0 = time.monotonic()
+    env.kubectl("apply", "-f", "-", input=json.dumps({
+        "apiVersion": "config.openshift.io/v1alpha1", "kind": "Backup", "metadata": {"name": "e2e-every-minute"},
+        "spec": {"etcd": {"schedule": "* * * * *", "pvcName": "etcd-backups", "retentionPolicy": {
+            "retentionType": "RetentionNumber", "retentionNumber": {"maxNumberOfBackups": 3}}}}}))
+    cj = wait_for("cronjob e2e-every-minute", lambda: env.get_json("cronjob", "-n", NS, "e2e-every-minute"), 60)
+    assert cj["spec"]["concurrencyPolicy"] == "Forbid" and cj["spec"]["schedule"] == "* * * * *", cj["spec"]
+    log("cronjob %s/e2e-every-minute: %s" % (NS, cj["spec"]["schedule"]))
+
+    def scheduled_backup():
+        for b in env.get_json("etcdbackups")["items"]:
+            refs = b["metadata"].get("ownerReferences") or []
+            if refs and refs[0].get("kind") == "Job" and refs[0]["name"].startswith("e2e-every-minute-"):
+                c = condition(b, "BackupCompleted")
+                if c and c["status"] == "True":
+                    return b
+                failed = condition(b, "BackupFailed")
+                assert not (failed and failed["status"] == "True"), b.get("status")
+        return None
+    b = wait_for("a scheduled backup to complete", scheduled_backup, 150)
+    owner = b["metadata"]["ownerReferences"][0]
+    assert b["metadata"]["name"] == owner["name"], (b["metadata"]["name"], owner)
+    job = env.get_json("job", "-n", NS, owner["name"])
+    assert job and job["metadata"]["uid"] == owner["uid"], (job and job["metadata"], owner)
+    log("scheduled backup %s (owned by job %s) completed %.0f s after the Backup was made" % (
+        b["metadata"]["name"], owner["name"], time.monotonic() - t0))
+    env.kubectl("delete", "backup.config.openshift.io", "e2e-every-minute")
+    wait_for("the cronjob to go with its Backup",
+             lambda: env.get_json("cronjob", "-n", NS, "e2e-every-minute") is None, 60)

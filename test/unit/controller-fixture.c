@@ -371,11 +371,16 @@ size_t fixture_feed(Fixture *f, OperatorWatch w)
 
 /* ---- objects of informers outside the shared set (a controller's own watches) ---- */
 
-static Informer *informer_at(Fixture *f, const KubeResource *res, const char *ns)
+static Informer *informer_at_selected(Fixture *f, const KubeResource *res, const char *ns, const char *sel)
 {
-        Informer *inf = informer_factory_get(f->factory, res, res->namespaced ? ns : NULL, NULL);
+        Informer *inf = informer_factory_get(f->factory, res, res->namespaced ? ns : NULL, sel);
         assert_non_null(inf);
         return inf;
+}
+
+static Informer *informer_at(Fixture *f, const KubeResource *res, const char *ns)
+{
+        return informer_at_selected(f, res, ns, NULL);
 }
 
 static void apply_at(Fixture *f, Informer *inf, const char *type, cJSON *obj)
@@ -419,7 +424,12 @@ const KubeObject *fixture_get_from(Fixture *f, const KubeResource *res, const ch
 
 size_t fixture_feed_to(Fixture *f, const KubeResource *res, const char *ns)
 {
-        Informer *inf = informer_at(f, res, ns);
+        return fixture_feed_to_selected(f, res, ns, NULL);
+}
+
+size_t fixture_feed_to_selected(Fixture *f, const KubeResource *res, const char *ns, const char *selector)
+{
+        Informer *inf = informer_at_selected(f, res, ns, selector);
         size_t n = 0;
 
         for (size_t i = 0; i < f->plan.n; i++) {

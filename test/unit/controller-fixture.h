@@ -65,6 +65,8 @@ void fixture_add_to(Fixture *f, const KubeResource *res, const char *ns, const c
 void fixture_delete_from(Fixture *f, const KubeResource *res, const char *ns, const char *name);
 const KubeObject *fixture_get_from(Fixture *f, const KubeResource *res, const char *ns, const char *name);
 size_t fixture_feed_to(Fixture *f, const KubeResource *res, const char *ns);
+/* The same into the informer of a watch with a label selector. */
+size_t fixture_feed_to_selected(Fixture *f, const KubeResource *res, const char *ns, const char *selector);
 
 /* fixture_add with a printf-style JSON template. */
 void fixture_addf(Fixture *f, OperatorWatch w, const char *fmt, ...) _printf_(3, 4);

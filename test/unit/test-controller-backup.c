@@ -252,6 +252,53 @@ static void test_long_names(void **state)
         fixture_free(f);
 }
 
+static void scheduled(Fixture *f, const char *name, const char *created, const char *job_uid)
+{
+        fixture_addf(
+                f, W_ETCD_BACKUPS,
+                "{\"apiVersion\":\"operator.openshift.io/v1alpha1\",\"kind\":\"EtcdBackup\",\"metadata\":"
+                "{\"name\":\"%s\",\"uid\":\"uid-%s\",\"creationTimestamp\":\"%s\",\"labels\":{\"state\":"
+                "\"processed\"},\"ownerReferences\":[{\"apiVersion\":\"batch/v1\",\"kind\":\"Job\","
+                "\"name\":\"%s\",\"uid\":\"%s\"}]},\"spec\":{\"pvcName\":\"backups\"}}",
+                name, name, created, name, job_uid);
+}
+
+static void test_removal_of_backups_whose_job_is_gone(void **state)
+{
+        Fixture *f = fixture_new();
+        usec_t now = 0;
+        assert_int_equal(parse_rfc3339("2026-11-26T10:00:00Z", &now), 0);
+        f->now = now;
+        /* Its Job is there: kept. Its Job is gone: deleted. A Job of that name with another uid
+         * (made again) is not its owner: deleted. Gone but made 30 s ago: kept (the cache may
+         * not show a new Job yet). */
+        scheduled(f, "nightly-1", "2026-11-26T09:00:00Z", "juid-nightly-1");
+        scheduled(f, "nightly-2", "2026-11-26T09:10:00Z", "juid-nightly-2");
+        scheduled(f, "nightly-3", "2026-11-26T09:20:00Z", "old-uid");
+        scheduled(f, "nightly-4", "2026-11-26T09:59:30Z", "juid-nightly-4");
+        for (int k = 1; k <= 3; k += 2)
+                fixture_addf(f, W_CRON_BACKUP_JOBS,
+                             "{\"apiVersion\":\"batch/v1\",\"kind\":\"Job\",\"metadata\":{\"name\":"
+                             "\"nightly-%d\",\"namespace\":\"openshift-etcd\",\"uid\":\"juid-nightly-%d\","
+                             "\"labels\":{\"app\":\"cluster-backup-cronjob\"}}}",
+                             k, k);
+        assert_int_equal(fixture_sync(f, &controller_backup_removal), 0);
+        assert_null(fixture_find(f, INTENT_DELETE, "etcdbackups", "nightly-1"));
+        assert_non_null(fixture_find(f, INTENT_DELETE, "etcdbackups", "nightly-2"));
+        assert_string_equal(fixture_find(f, INTENT_DELETE, "etcdbackups", "nightly-2")->precondition_uid,
+                            "uid-nightly-2");
+        assert_non_null(fixture_find(f, INTENT_DELETE, "etcdbackups", "nightly-3"));
+        assert_null(fixture_find(f, INTENT_DELETE, "etcdbackups", "nightly-4"));
+        /* An EtcdBackup someone made by hand (no owner) is never removed. */
+        fixture_free(f);
+        f = fixture_new();
+        f->now = now;
+        backup(f, "by-hand", "backups", "\"state\":\"processed\"");
+        assert_int_equal(fixture_sync(f, &controller_backup_removal), 0);
+        assert_int_equal(fixture_count(f, INTENT_DELETE), 0);
+        fixture_free(f);
+}
+
 int main(void)
 {
         const struct CMUnitTest tests[] = {
@@ -261,6 +308,7 @@ int main(void)
                 cmocka_unit_test(test_finished_jobs_reported),
                 cmocka_unit_test(test_orphaned_job_deleted),
                 cmocka_unit_test(test_long_names),
+                cmocka_unit_test(test_removal_of_backups_whose_job_is_gone),
         };
         return cmocka_run_group_tests(tests, NULL, NULL);
 }

@@ -14,10 +14,15 @@
 
 static const struct {
         const KubeResource *res;
-        const char *ns;
+        const char *ns, *selector;
 } kinds[] = {
-        {&KUBE_NAMESPACES, NULL}, {&KUBE_SERVICES, NS_ETCD},     {&KUBE_SERVICEACCOUNTS, NS_ETCD},
-        {&KUBE_ROLES, NS_ETCD},   {&KUBE_ROLEBINDINGS, NS_ETCD},
+        {&KUBE_NAMESPACES, NULL, NULL},
+        {&KUBE_SERVICES, NS_ETCD, NULL},
+        {&KUBE_SERVICEACCOUNTS, NS_ETCD, NULL},
+        {&KUBE_ROLES, NS_ETCD, NULL},
+        {&KUBE_ROLEBINDINGS, NS_ETCD, NULL},
+        {&KUBE_CLUSTERROLES, NULL, "app=etcd-backup"},
+        {&KUBE_CLUSTERROLEBINDINGS, NULL, "app=etcd-backup"},
 };
 
 static size_t count_writes(Fixture *f)
@@ -28,7 +33,7 @@ static size_t count_writes(Fixture *f)
 static void feed_all(Fixture *f)
 {
         for (size_t i = 0; i < ELEMENTSOF(kinds); i++)
-                (void) fixture_feed_to(f, kinds[i].res, kinds[i].ns);
+                (void) fixture_feed_to_selected(f, kinds[i].res, kinds[i].ns, kinds[i].selector);
 }
 
 static cJSON *parse_asset(const char *path)
@@ -44,8 +49,11 @@ static void test_fresh_cluster(void **state)
 {
         Fixture *f = fixture_new();
         assert_int_equal(fixture_sync(f, &controller_static_resources), 0);
-        assert_int_equal(count_writes(f), 6);
-        assert_int_equal(fixture_count(f, INTENT_APPLY), 6);
+        assert_int_equal(count_writes(f), 9);
+        assert_int_equal(fixture_count(f, INTENT_APPLY), 9);
+        assert_non_null(fixture_find(f, INTENT_APPLY, "serviceaccounts", "etcd-backup-sa"));
+        assert_non_null(fixture_find(f, INTENT_APPLY, "clusterroles", "openshift-etcd-backup"));
+        assert_non_null(fixture_find(f, INTENT_APPLY, "clusterrolebindings", "openshift-etcd-backup"));
         assert_non_null(fixture_find(f, INTENT_APPLY, "namespaces", "openshift-etcd"));
         assert_non_null(fixture_find(f, INTENT_APPLY, "services", "etcd"));
         assert_non_null(fixture_find(f, INTENT_APPLY, "serviceaccounts", "etcd-sa"));
@@ -166,7 +174,7 @@ static void test_manifests_parse(void **state)
                         docs++;
                 }
         }
-        assert_int_equal(docs, 6);
+        assert_int_equal(docs, 9);
 }
 
 int main(void)
