@@ -17,7 +17,9 @@ three masters every 200 ms):
 - the 50 ms writer loses no acknowledged write, the watcher's invariants
   hold throughout, and clusteroperator/etcd ends Available, not Progressing,
   not Degraded.
-Then, on the same cluster, the EtcdBackup checks of backup_checks.py.
+Then, on the same cluster with the writer and the watcher still running, the
+EtcdBackup and Backup checks of backup_checks.py (the checks above cover that
+window too).
 Usage: test_redeploy.py BUILD_DIR"""
 import json
 import os
@@ -212,6 +214,9 @@ def main():
             log("revision %d everywhere %.1f s after the patch" % (new, time.monotonic() - t_patch))
             c.wait_settled(120)
             assert latest() == new and seen <= {base, new}, "more than one new revision: %s" % sorted(seen)
+            # On the same settled cluster, the writer and the invariant watcher still running:
+            # backups now and on a schedule (backup_checks.py).
+            check_etcd_backups(env, c)
         finally:
             stop_actors(*([watcher, writer, pods] + ([health] if health else [])))
 
@@ -235,8 +240,6 @@ def main():
         assert c.member_names() == c.masters, c.member_names()
         c.check_writer(writer)
         c.check_endpoints()
-        # On the same settled cluster: one backup now (backup_checks.py).
-        check_etcd_backups(env, c)
         log("ok (%.0f s)" % (time.monotonic() - t0))
 
 
