@@ -6,7 +6,9 @@
  * healthy and no rollout is restarting the learner's node, letting etcd say
  * whether it is in sync. The record is etcd's member list itself: after
  * a restart an existing learner is promoted, never added again. At most one
- * membership change per sync. */
+ * membership change per sync. A master whose Machine is being deleted is
+ * leaving: it is not added, and its learner is not promoted (the
+ * ClusterMemberRemovalController removes it). */
 #include "base/json.h"
 #include "controllers.h"
 #include "facts.h"
@@ -39,7 +41,7 @@ static void describe_unsettled(const EtcdViewSnapshot *s, const EtcdMemberState 
                 const EtcdMemberState *m = &s->states[i];
                 if (m == except)
                         continue;
-                const char *name = m->name ? m->name : etcd_id_to_hex(m->id, hex);
+                const char *name = etcd_member_label(m, hex);
                 if (!m->started)
                         (void) snprintf(buf, n, "member %s has not started", name);
                 else if (m->is_learner)
@@ -54,20 +56,6 @@ static void describe_unsettled(const EtcdViewSnapshot *s, const EtcdMemberState 
         (void) snprintf(buf, n, "%s",
                         s->split_brain ? "the members disagree on the cluster ID"
                                        : "not every member is healthy");
-}
-
-/* The master whose member `m` is, NULL if none. */
-static const char *node_of_member(const SyncContext *ctx, const EtcdViewSnapshot *s,
-                                  const EtcdMemberState *m)
-{
-        _cleanup_free_ const KubeObject **nodes = NULL;
-        size_t n = 0;
-        if (op_list(ctx, W_MASTER_NODES, &nodes, &n) < 0)
-                return NULL;
-        for (size_t k = 0; k < n; k++)
-                if (member_of_node(s, nodes[k]) == m)
-                        return nodes[k]->name;
-        return NULL;
 }
 
 static int sync_cluster_member(const SyncContext *ctx, Plan *p)
@@ -90,6 +78,12 @@ static int sync_cluster_member(const SyncContext *ctx, Plan *p)
                 const EtcdMemberState *m = &s->states[i];
                 if (!m->is_learner)
                         continue;
+                if (machine_pending_deletion(machine_of_member(ctx, m))) {
+                        plan_waiting(p, "MemberAddWaiting",
+                                     "learner %s not promoted: its Machine is being deleted",
+                                     strempty(m->name));
+                        return 0;
+                }
                 if (m->started && m->healthy) {
                         /* A promotion changes the quorum: like any change, only while every
                          * member is healthy (a stopped or frozen voter would be one fewer). */
@@ -107,7 +101,8 @@ static int sync_cluster_member(const SyncContext *ctx, Plan *p)
                         size_t voters = 0;
                         for (size_t k = 0; k < s->n_members; k++)
                                 voters += !s->states[k].is_learner;
-                        const char *node = node_of_member(ctx, s, m);
+                        const KubeObject *node_obj = node_of_member(ctx, s, m);
+                        const char *node = node_obj ? node_obj->name : NULL;
                         int64_t target = node && voters < (voters + 1) / 2 + 1
                                                  ? node_rollout_target(op_etcd_cr(ctx), node)
                                                  : 0;
@@ -137,7 +132,8 @@ static int sync_cluster_member(const SyncContext *ctx, Plan *p)
                 return r;
         bool all_members = true;
         for (size_t k = 0; k < n; k++)
-                all_members &= member_of_node(s, nodes[k]) != NULL;
+                all_members &= member_of_node(s, nodes[k]) != NULL ||
+                               machine_pending_deletion(machine_of_node(ctx, nodes[k]->name));
         if (all_members)
                 return 0; /* nothing to add: no need to say why */
 
@@ -152,6 +148,11 @@ static int sync_cluster_member(const SyncContext *ctx, Plan *p)
                 char peer_url[128];
                 if (member_of_node(s, nodes[k]))
                         continue;
+                if (machine_pending_deletion(machine_of_node(ctx, nodes[k]->name))) {
+                        plan_waiting(p, "MemberAddWaiting", "%s not added: its Machine is being deleted",
+                                     nodes[k]->name);
+                        continue;
+                }
                 if (etcd_peer_url_for_ip(ip, peer_url, sizeof peer_url) < 0) {
                         plan_waiting(p, "MemberAddWaiting", "%s not added: %s", nodes[k]->name,
                                      ip ? "its InternalIP is no IP address" : "it has no InternalIP");
@@ -169,7 +170,7 @@ static int sync_cluster_member(const SyncContext *ctx, Plan *p)
 }
 
 static const WatchSpec *const watches[] = {OP_WATCH(W_MASTER_NODES), OP_WATCH(W_ETCD_PODS),
-                                           OP_WATCH(W_ETCD_CR)};
+                                           OP_WATCH(W_ETCD_CR), OP_WATCH(W_MASTER_MACHINES)};
 
 const ControllerSpec controller_cluster_member = {
         .name = "ClusterMemberController",

@@ -17,6 +17,7 @@
 #define NS_CONFIG_MANAGED "openshift-config-managed"
 #define NS_KUBE_SYSTEM    "kube-system"
 #define NS_KAS            "openshift-kube-apiserver"
+#define NS_MACHINE_API    "openshift-machine-api"
 
 /* The one table of the watches controllers share (index, resource,
  * namespace or NULL for all, label selector or NULL): the enum and
@@ -47,7 +48,8 @@
         X(W_ETCD_PVCS,              KUBE_PVCS,             NS_ETCD,        NULL)                   \
         X(W_BACKUPS,                KUBE_BACKUPS,          NULL,           NULL) /* may not be served */ \
         X(W_BACKUP_CRONJOBS,        KUBE_CRONJOBS,         NS_ETCD,        "app=cluster-backup-cronjob") \
-        X(W_CRON_BACKUP_JOBS,       KUBE_JOBS,             NS_ETCD,        "app=cluster-backup-cronjob")
+        X(W_CRON_BACKUP_JOBS,       KUBE_JOBS,             NS_ETCD,        "app=cluster-backup-cronjob") \
+        X(W_MASTER_MACHINES,        KUBE_MACHINES,         NS_MACHINE_API, "machine.openshift.io/cluster-api-machine-role=master") /* may not be served */
 /* clang-format on */
 
 /* clang-format off */

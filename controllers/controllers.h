@@ -22,6 +22,8 @@ extern const ControllerSpec controller_guard;
 extern const ControllerSpec controller_backup;
 extern const ControllerSpec controller_periodic_backup;
 extern const ControllerSpec controller_backup_removal;
+extern const ControllerSpec controller_machine_hooks;
+extern const ControllerSpec controller_member_removal;
 
 /* controllers/cert-signer.c: days until a signer in openshift-etcd expires,
  * for openshift_etcd_operator_signer_expiration_days{name}; `name` is one

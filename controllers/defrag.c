@@ -46,11 +46,6 @@
 #define QUOTA_FULL_PERCENT 95u
 #define MIB                (1024.0 * 1024.0)
 
-static const char *member_label(const EtcdMemberState *m, char hex[static 17])
-{
-        return m->name ? m->name : etcd_id_to_hex(m->id, hex);
-}
-
 static void describe_sizes(const EtcdMemberState *m, char *buf, size_t n)
 {
         (void) snprintf(buf, n, "db %.1f MiB, %.1f MiB in use, %u%% free", (double) m->status.db_size / MIB,
@@ -68,7 +63,7 @@ static bool members_up(const EtcdViewSnapshot *s, char *why, size_t n)
         for (size_t i = 0; i < s->n_members; i++) {
                 const EtcdMemberState *m = &s->states[i];
                 if (!m->started || !m->healthy || !m->has_status) {
-                        (void) snprintf(why, n, "member %s is %s", member_label(m, hex),
+                        (void) snprintf(why, n, "member %s is %s", etcd_member_label(m, hex),
                                         !m->started ? "not started" : "unhealthy");
                         return false;
                 }
@@ -94,23 +89,7 @@ static void plan_defrag(Plan *p, const EtcdMemberState *m)
 {
         char sizes[128], hex[17];
         describe_sizes(m, sizes, sizeof sizes);
-        plan_etcd_defragment(p, member_label(m, hex), m->id, m->client_url, sizes);
-}
-
-/* The healthy voter to hand leadership to before the leader is defragmented:
- * one not due itself, the most caught up first. */
-static const EtcdMemberState *handover_target(const EtcdViewSnapshot *s)
-{
-        const EtcdMemberState *best = NULL;
-        for (size_t i = 0; i < s->n_members; i++) {
-                const EtcdMemberState *m = &s->states[i];
-                if (m->id == s->leader || m->is_learner || !m->started || !m->healthy || !m->has_status ||
-                    etcd_member_needs_defrag(m))
-                        continue;
-                if (!best || m->status.raft_applied_index > best->status.raft_applied_index)
-                        best = m;
-        }
-        return best;
+        plan_etcd_defragment(p, etcd_member_label(m, hex), m->id, m->client_url, sizes);
 }
 
 static int routine(const SyncContext *ctx, const EtcdViewSnapshot *s, Plan *p)
@@ -142,9 +121,9 @@ static int routine(const SyncContext *ctx, const EtcdViewSnapshot *s, Plan *p)
         }
         const EtcdMaintRecord *moved =
                 etcd_maint_log_last(op_state(ctx)->maint, ETCD_MAINT_MOVE_LEADER, 0, false);
-        const EtcdMemberState *target = handover_target(s);
+        const EtcdMemberState *target = leader_handover_target(s, etcd_member_needs_defrag);
         if (target && !(moved && moved->error < 0 && moved->finished + MOVE_LEADER_BACKOFF > ctx->now)) {
-                plan_etcd_move_leader(p, member_label(target, hex), target->id, leader->client_url);
+                plan_etcd_move_leader(p, etcd_member_label(target, hex), target->id, leader->client_url);
                 return 0;
         }
         plan_defrag(p, leader); /* no member to take over, or the handover failed just now */
@@ -162,7 +141,8 @@ static void alarmed_members(const EtcdViewSnapshot *s, char *buf, size_t n)
                         continue;
                 const EtcdMemberState *m = etcd_view_find(s, s->alarms[i].member_id);
                 int k = snprintf(buf + used, n - used, "%s%s", used ? ", " : "",
-                                 m ? member_label(m, hex) : etcd_id_to_hex(s->alarms[i].member_id, hex));
+                                 m ? etcd_member_label(m, hex)
+                                   : etcd_id_to_hex(s->alarms[i].member_id, hex));
                 used += k > 0 ? (size_t) k : 0;
         }
 }
@@ -222,7 +202,7 @@ static int recover_nospace(const SyncContext *ctx, const EtcdViewSnapshot *s, Pl
                 plan_condition(
                         p, NOSPACE_COND, "True", "NoSpace",
                         "etcd refuses writes: NOSPACE on %s; recovering: defragmenting %s (%zu of %zu done)",
-                        who, member_label(m, hex), done, s->n_members);
+                        who, etcd_member_label(m, hex), done, s->n_members);
                 plan_defrag(p, m);
                 return 0;
         }
@@ -265,7 +245,8 @@ static int recover_nospace(const SyncContext *ctx, const EtcdViewSnapshot *s, Pl
                                "etcd refuses writes: NOSPACE on %s; recovering: compacted and defragmented, "
                                "disarming",
                                who);
-                plan_etcd_disarm(p, m ? member_label(m, hex) : etcd_id_to_hex(s->alarms[i].member_id, hex),
+                plan_etcd_disarm(p,
+                                 m ? etcd_member_label(m, hex) : etcd_id_to_hex(s->alarms[i].member_id, hex),
                                  s->alarms[i].member_id, "NOSPACE");
                 return 0;
         }
@@ -300,7 +281,7 @@ static int sync_defrag(const SyncContext *ctx, Plan *p)
                 plan_condition(
                         p, DEGRADED_COND, "True", "Error",
                         "degraded after %u defragmentation attempts in a row failed; the last, of %s: %s",
-                        failures, m ? member_label(m, hex) : etcd_id_to_hex(last->member_id, hex),
+                        failures, m ? etcd_member_label(m, hex) : etcd_id_to_hex(last->member_id, hex),
                         etcd_strerror(last->error));
         } else
                 plan_condition(p, DEGRADED_COND, "False", "AsExpected", "%s", "");

@@ -86,7 +86,7 @@ static size_t describe_unhealthy(const SyncContext *ctx, const EtcdViewSnapshot 
                 if (st->started && st->healthy)
                         continue;
                 char hex[17];
-                const char *name = st->name ? st->name : etcd_id_to_hex(st->id, hex);
+                const char *name = etcd_member_label(st, hex);
                 append(buf, n, &off, "%s%s", count ? ", " : "", name);
                 append(why, wn, &woff, "%s%s: ", count ? "; " : "", name);
                 describe_why(ctx, s, st, why, wn, &woff);

@@ -176,6 +176,114 @@ const EtcdMemberState *member_of_node(const EtcdViewSnapshot *s, const KubeObjec
         return NULL;
 }
 
+const char *etcd_member_label(const EtcdMemberState *m, char hex[static 17])
+{
+        return m->name ? m->name : etcd_id_to_hex(m->id, hex);
+}
+
+const EtcdMemberState *leader_handover_target(const EtcdViewSnapshot *s,
+                                              bool (*skip)(const EtcdMemberState *m))
+{
+        const EtcdMemberState *best = NULL;
+        for (size_t i = 0; s && i < s->n_members; i++) {
+                const EtcdMemberState *m = &s->states[i];
+                if (m->id == s->leader || m->is_learner || !m->started || !m->healthy || !m->has_status ||
+                    (skip && skip(m)))
+                        continue;
+                if (!best || m->status.raft_applied_index > best->status.raft_applied_index)
+                        best = m;
+        }
+        return best;
+}
+
+const KubeObject *node_of_member(const SyncContext *ctx, const EtcdViewSnapshot *s, const EtcdMemberState *m)
+{
+        _cleanup_free_ const KubeObject **nodes = NULL;
+        size_t n = 0;
+        if (!m || op_list(ctx, W_MASTER_NODES, &nodes, &n) < 0)
+                return NULL;
+        for (size_t k = 0; k < n; k++)
+                if (member_of_node(s, nodes[k]) == m)
+                        return nodes[k];
+        return NULL;
+}
+
+/* ---- Machines ---- */
+
+bool machine_api_functional(const SyncContext *ctx)
+{
+        _cleanup_free_ const KubeObject **machines = NULL;
+        size_t n = 0;
+        if (op_list(ctx, W_MASTER_MACHINES, &machines, &n) < 0)
+                return false;
+        for (size_t k = 0; k < n; k++)
+                if (streq_ptr(json_get_string(machines[k]->json, "status.phase"), "Running"))
+                        return true;
+        return false;
+}
+
+bool machine_pending_deletion(const KubeObject *machine)
+{
+        return machine && json_get_string(machine->json, "metadata.deletionTimestamp");
+}
+
+bool machine_has_deletion_hook(const KubeObject *machine)
+{
+        cJSON *h;
+        JSON_ARRAY_FOREACH (h,
+                            machine ? json_get_array(machine->json, "spec.lifecycleHooks.preDrain") : NULL)
+                if (streq_ptr(json_get_string(h, "name"), MACHINE_DELETION_HOOK) &&
+                    streq_ptr(json_get_string(h, "owner"), MACHINE_DELETION_HOOK_OWNER))
+                        return true;
+        return false;
+}
+
+/* One of the Machine's InternalIP addresses is among the member's peer URL hosts. */
+static bool machine_has_member_ip(const KubeObject *machine, const EtcdMemberState *m)
+{
+        cJSON *a;
+        JSON_ARRAY_FOREACH (a, json_get_array(machine->json, "status.addresses")) {
+                IpAddr ip;
+                if (streq_ptr(json_get_string(a, "type"), "InternalIP") &&
+                    ip_parse(strempty(json_get_string(a, "address")), &ip) >= 0 &&
+                    etcd_member_has_ip(m, &ip))
+                        return true;
+        }
+        return false;
+}
+
+const KubeObject *machine_of_member(const SyncContext *ctx, const EtcdMemberState *m)
+{
+        _cleanup_free_ const KubeObject **machines = NULL;
+        size_t n = 0;
+        if (!m || op_list(ctx, W_MASTER_MACHINES, &machines, &n) < 0)
+                return NULL;
+        for (size_t k = 0; k < n; k++)
+                if (machine_has_member_ip(machines[k], m))
+                        return machines[k];
+        return NULL;
+}
+
+const EtcdMemberState *member_of_machine(const EtcdViewSnapshot *s, const KubeObject *machine)
+{
+        for (size_t i = 0; s && machine && i < s->n_members; i++)
+                if (machine_has_member_ip(machine, &s->states[i]))
+                        return &s->states[i];
+        return NULL;
+}
+
+const KubeObject *machine_of_node(const SyncContext *ctx, const char *node)
+{
+        _cleanup_free_ const KubeObject **machines = NULL;
+        size_t n = 0;
+        if (!node || op_list(ctx, W_MASTER_MACHINES, &machines, &n) < 0)
+                return NULL;
+        for (size_t k = 0; k < n; k++)
+                if (streq_ptr(json_get_string(machines[k]->json, "status.nodeRef.name"), node))
+                        return machines[k];
+        return NULL;
+}
+
 /* ---- Bootstrap ---- */
 
 const char *bootstrap_ip_of(const KubeObject *o)
@@ -318,6 +426,19 @@ size_t scaling_members_before_teardown(ScalingStrategy s)
 bool scaling_is_single_member(ScalingStrategy s)
 {
         return s == SCALING_UNSAFE || s == SCALING_BOOTSTRAP_IN_PLACE;
+}
+
+size_t desired_control_plane_replicas(const SyncContext *ctx)
+{
+        const KubeObject *cm = op_get(ctx, W_KUBE_SYSTEM_CONFIGMAPS, NS_KUBE_SYSTEM, "cluster-config-v1");
+        const char *text = cm ? json_get_string(cm->json, "data.install-config") : NULL;
+        _cleanup_(cJSON_Deletep) cJSON *ic = NULL;
+        int64_t replicas = 0;
+
+        if (!text || yaml_parse(text, strlen(text), &ic, NULL) < 0 ||
+            json_get_int64(ic, "controlPlane.replicas", &replicas) < 0 || replicas < 1 || replicas > 15)
+                return 0;
+        return (size_t) replicas;
 }
 
 uint64_t etcd_backend_quota_bytes(const KubeObject *etcd_cr)

@@ -62,6 +62,41 @@ bool etcd_member_has_ip(const EtcdMemberState *m, const IpAddr *a);
  * whose peer URL has one of the node's InternalIPs. NULL when none. */
 const EtcdMemberState *member_of_node(const EtcdViewSnapshot *s, const KubeObject *node);
 
+/* The member's name, or its ID in hex while it has none (unstarted). */
+const char *etcd_member_label(const EtcdMemberState *m, char hex[static 17]);
+/* The voter to hand leadership to before the leader goes away or is busy: a
+ * started, healthy voter other than the leader that answered its status, the
+ * most caught up first; `skip` (NULL: none) rules members out. NULL when none. */
+const EtcdMemberState *leader_handover_target(const EtcdViewSnapshot *s,
+                                              bool (*skip)(const EtcdMemberState *m));
+/* The master a member runs on (member_of_node's inverse), NULL when no master Node has it. */
+const KubeObject *node_of_member(const SyncContext *ctx, const EtcdViewSnapshot *s,
+                                 const EtcdMemberState *m);
+
+/* ---- Machines (machine.openshift.io, where the Machine API runs; W_MASTER_MACHINES) ---- */
+
+/* The pre-drain lifecycle hook the operator keeps on every master Machine: the
+ * Machine API drains (and so stops etcd on) a deleted master only once it is
+ * lifted, which the operator does when that master's member is gone. */
+#define MACHINE_DELETION_HOOK       "EtcdQuorumOperator"
+#define MACHINE_DELETION_HOOK_OWNER "clusteroperator/etcd"
+
+/* The Machine API is functional: some master Machine is in phase Running
+ * (upstream's test). Without it no member is removed for a Machine. */
+bool machine_api_functional(const SyncContext *ctx);
+/* The Machine is being deleted (it has a deletionTimestamp). */
+bool machine_pending_deletion(const KubeObject *machine);
+/* The Machine carries the operator's pre-drain hook, name and owner both. */
+bool machine_has_deletion_hook(const KubeObject *machine);
+/* The master Machine one of whose InternalIP addresses a peer URL of `m`
+ * has, NULL when none (the Machine keeps its addresses after its Node is gone). */
+const KubeObject *machine_of_member(const SyncContext *ctx, const EtcdMemberState *m);
+/* The member (learners and unstarted ones included) with a peer URL on one of
+ * the Machine's InternalIPs, NULL when none. */
+const EtcdMemberState *member_of_machine(const EtcdViewSnapshot *s, const KubeObject *machine);
+/* The master Machine whose status.nodeRef names `node`, NULL when none. */
+const KubeObject *machine_of_node(const SyncContext *ctx, const char *node);
+
 /* ---- Bootstrap ---- */
 
 /* The bootstrap host's IP from the etcd-endpoints annotation, NULL once it is gone. */
@@ -90,6 +125,13 @@ typedef enum BootstrapPhase {
 
 BootstrapPhase bootstrap_phase(const SyncContext *ctx, const EtcdViewSnapshot *s);
 const char *bootstrap_phase_to_string(BootstrapPhase p);
+
+/* ---- The control plane's size ---- */
+
+/* controlPlane.replicas of the install-config (kube-system/cluster-config-v1,
+ * W_KUBE_SYSTEM_CONFIGMAPS): the masters the cluster is meant to have. 0 when
+ * unknown: nothing that needs the number is done then. */
+size_t desired_control_plane_replicas(const SyncContext *ctx);
 
 /* ---- etcd's configuration ---- */
 

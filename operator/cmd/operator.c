@@ -38,6 +38,8 @@ static const ControllerSpec *const controllers[] = {
         &controller_backup_removal,
         &controller_etcd_members,
         &controller_cluster_member,
+        &controller_member_removal,
+        &controller_machine_hooks,
         &controller_host_endpoints,
         &controller_etcd_endpoints,
         &controller_bootstrap_teardown,

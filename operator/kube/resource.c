@@ -47,6 +47,14 @@ const KubeResource KUBE_BACKUPS = {.group = "config.openshift.io",
                                    .plural = "backups",
                                    .kind = "Backup",
                                    .optional = true};
+/* machine.openshift.io/v1beta1 Machine: served only where the Machine API runs (not on
+ * bare-metal UPI or with the MachineAPI capability off). */
+const KubeResource KUBE_MACHINES = {.group = "machine.openshift.io",
+                                    .version = "v1beta1",
+                                    .plural = "machines",
+                                    .kind = "Machine",
+                                    .namespaced = true,
+                                    .optional = true};
 const KubeResource KUBE_PVCS = CORE("persistentvolumeclaims", "PersistentVolumeClaim", true);
 const KubeResource KUBE_KUBEAPISERVERS =
         GROUP("operator.openshift.io", "kubeapiservers", "KubeAPIServer", false);
@@ -84,6 +92,7 @@ static const KubeResource *const all[] = {
         &KUBE_PVCS,
         &KUBE_CRONJOBS,
         &KUBE_BACKUPS,
+        &KUBE_MACHINES,
 };
 
 bool kube_name_is_valid(const char *name)

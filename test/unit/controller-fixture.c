@@ -224,6 +224,16 @@ static EtcdMemberState *state_of(Fixture *f, uint64_t id)
         return NULL;
 }
 
+void fixture_member_set(Fixture *f, uint64_t id, bool learner, bool healthy)
+{
+        EtcdMemberState *m = state_of(f, id);
+        m->is_learner = learner;
+        m->status.is_learner = learner;
+        ((EtcdMember *) m->member)->is_learner = learner;
+        m->healthy = healthy;
+        m->error = healthy ? 0 : -ECONNREFUSED;
+}
+
 void fixture_member_db(Fixture *f, uint64_t id, uint64_t db_size, uint64_t in_use, uint64_t revision)
 {
         EtcdMemberState *m = state_of(f, id);

@@ -40,6 +40,8 @@ void fixture_expect_condition(Fixture *f, const char *type, const char *status, 
 
 /* The cached object, NULL when absent. */
 const KubeObject *fixture_get(Fixture *f, OperatorWatch w, const char *ns, const char *name);
+/* Changes a member of the snapshot: learner or voter, healthy or not (refused). */
+void fixture_member_set(Fixture *f, uint64_t id, bool learner, bool healthy);
 /* Sets what a member's status reports about its database and revision. */
 void fixture_member_db(Fixture *f, uint64_t id, uint64_t db_size, uint64_t in_use, uint64_t revision);
 /* Makes `id` the leader every member reports. */

@@ -1,0 +1,206 @@
+/* ClusterMemberRemovalController: removes the members of masters that are
+ * leaving, where the Machine API runs (upstream's controller of the same
+ * name, made stricter). Nothing happens before the bootstrap is over. One
+ * removal per sync, in this order:
+ *
+ *  1. a learner (or a member never started) whose Machine is being deleted:
+ *     it has no vote, so its removal costs no quorum;
+ *  2. a voter whose Machine is being deleted, or that has neither a Machine
+ *     nor a Node (a dead master deleted by hand), unhealthy ones first:
+ *     - an unhealthy one goes when the voters left would all be healthy and
+ *       keep quorum (it serves nothing now, so the cluster loses no margin,
+ *       and a replacement can then be added, which needs every member
+ *       healthy);
+ *     - a healthy one goes only once a replacement has joined (more voters
+ *       than the install-config's controlPlane.replicas) and every member is
+ *       healthy; a healthy member without Machine or Node is never removed
+ *       (upstream raises the same refusal);
+ *  and only while the static pod revision is stable (a rollout restarts
+ *  members at any moment), no learner is being added, and etcd-endpoints
+ *  publishes exactly the started voters (the kube-apiserver follows it).
+ * A leader is not removed while it leads: leadership moves to the most
+ * caught-up healthy voter first (unless that failed in the last 5 minutes).
+ * Each refusal says what it waits for. */
+#include "base/json.h"
+#include "controllers.h"
+#include "facts.h"
+
+/* After a failed leadership handover, the leader is removed as it is for this long. */
+#define MOVE_LEADER_BACKOFF (5 * 60 * USEC_PER_SEC)
+
+/* etcd-endpoints lists exactly the started voters' IPs (values of its data). */
+static bool endpoints_match_voters(const SyncContext *ctx, const EtcdViewSnapshot *s, char *why, size_t n)
+{
+        const KubeObject *cm = op_get(ctx, W_ETCD_CONFIGMAPS, NS_ETCD, "etcd-endpoints");
+        cJSON *data = cm ? json_get_object(cm->json, "data") : NULL, *e;
+        size_t voters = 0;
+        char hex[17];
+
+        if (!cm) {
+                (void) snprintf(why, n, "openshift-etcd/etcd-endpoints does not exist");
+                return false;
+        }
+        for (size_t i = 0; i < s->n_members; i++) {
+                const EtcdMemberState *m = &s->states[i];
+                bool listed = false;
+                if (m->is_learner || !m->started)
+                        continue;
+                voters++;
+                cJSON_ArrayForEach(e, data)
+                {
+                        IpAddr ip;
+                        listed |= ip_parse(strempty(json_string(e)), &ip) >= 0 && etcd_member_has_ip(m, &ip);
+                }
+                if (!listed) {
+                        (void) snprintf(why, n, "etcd-endpoints does not list member %s yet",
+                                        etcd_member_label(m, hex));
+                        return false;
+                }
+        }
+        if ((size_t) cJSON_GetArraySize(data) != voters) {
+                (void) snprintf(why, n, "etcd-endpoints lists %d servers for %zu voters",
+                                cJSON_GetArraySize(data), voters);
+                return false;
+        }
+        return true;
+}
+
+typedef enum Leaving {
+        LEAVING_NO,
+        LEAVING_MACHINE_DELETED, /* its Machine is being deleted */
+        LEAVING_ORPHANED,        /* neither a Machine nor a Node */
+} Leaving;
+
+static Leaving member_leaving(const SyncContext *ctx, const EtcdViewSnapshot *s, const EtcdMemberState *m,
+                              const KubeObject **ret_machine)
+{
+        const KubeObject *machine = machine_of_member(ctx, m);
+        *ret_machine = machine;
+        if (machine)
+                return machine_pending_deletion(machine) ? LEAVING_MACHINE_DELETED : LEAVING_NO;
+        return node_of_member(ctx, s, m) ? LEAVING_NO : LEAVING_ORPHANED;
+}
+
+static int sync_member_removal(const SyncContext *ctx, Plan *p)
+{
+        const EtcdViewSnapshot *s = op_etcd(ctx);
+        const EtcdMemberState *pick = NULL;
+        const KubeObject *pick_machine = NULL;
+        char why[256], hex[17];
+
+        if (!s || s->error < 0 || !s->members) {
+                plan_requeue_after(p, 5 * USEC_PER_SEC);
+                return 0;
+        }
+        if (!machine_api_functional(ctx))
+                return 0; /* without the Machine API members leave by the runbooks only */
+        if (bootstrap_phase(ctx, s) != BOOTSTRAP_OVER)
+                return 0; /* the bootstrap member is the BootstrapTeardownController's */
+
+        /* 1. A leaving learner: no vote, no quorum cost. */
+        for (size_t i = 0; i < s->n_members; i++) {
+                const EtcdMemberState *m = &s->states[i];
+                const KubeObject *machine = machine_of_member(ctx, m);
+                if ((m->is_learner || !m->started) && machine_pending_deletion(machine)) {
+                        plan_event(p, false, "ScaleDown", "removing learner %s: Machine %s is being deleted",
+                                   etcd_member_label(m, hex), machine->name);
+                        plan_etcd_remove(p, m->name, m->id);
+                        return 0;
+                }
+        }
+
+        /* 2. Which voter is leaving: an unhealthy one first. */
+        for (size_t i = 0; i < s->n_members; i++) {
+                const EtcdMemberState *m = &s->states[i];
+                const KubeObject *machine;
+                if (m->is_learner || !m->started)
+                        continue;
+                Leaving l = member_leaving(ctx, s, m, &machine);
+                if (l == LEAVING_NO)
+                        continue;
+                if (l == LEAVING_ORPHANED && m->healthy) {
+                        plan_waiting(
+                                p, "ScaleDownWaiting",
+                                "member %s has neither a Machine nor a Node but is healthy: not removed",
+                                etcd_member_label(m, hex));
+                        continue;
+                }
+                if (!pick || (pick->healthy && !m->healthy)) {
+                        pick = m;
+                        pick_machine = machine;
+                }
+        }
+        if (!pick)
+                return 0;
+
+        const char *what =
+                pick_machine ? "its Machine is being deleted" : "it has neither a Machine nor a Node";
+        if (!etcd_revision_stable(op_etcd_cr(ctx), why, sizeof why) ||
+            !endpoints_match_voters(ctx, s, why, sizeof why)) {
+                plan_waiting(p, "ScaleDownWaiting", "member %s (%s) not removed while %s",
+                             etcd_member_label(pick, hex), what, why);
+                plan_requeue_after(p, 5 * USEC_PER_SEC);
+                return 0;
+        }
+        if (etcd_view_count_pending(s) > 0) {
+                plan_waiting(p, "ScaleDownWaiting",
+                             "member %s (%s) not removed while a member is being added",
+                             etcd_member_label(pick, hex), what);
+                plan_requeue_after(p, 5 * USEC_PER_SEC);
+                return 0;
+        }
+        if (pick->healthy) {
+                size_t desired = desired_control_plane_replicas(ctx), voters = etcd_view_count_voters(s);
+                if (desired == 0 || voters <= desired) {
+                        plan_waiting(p, "ScaleDownWaiting",
+                                     "member %s (%s) is healthy and kept until its replacement joins "
+                                     "(%zu voters, %zu masters wanted)",
+                                     etcd_member_label(pick, hex), what, voters, desired);
+                        return 0;
+                }
+                if (!etcd_view_all_healthy(s)) {
+                        plan_waiting(p, "ScaleDownWaiting",
+                                     "member %s (%s) not removed while a member is unhealthy",
+                                     etcd_member_label(pick, hex), what);
+                        plan_requeue_after(p, 5 * USEC_PER_SEC);
+                        return 0;
+                }
+        }
+        if (!etcd_view_removal_keeps_quorum(s, pick->id)) {
+                plan_waiting(p, "ScaleDownWaiting",
+                             "member %s (%s) not removed: the voters left would not all be healthy",
+                             etcd_member_label(pick, hex), what);
+                plan_requeue_after(p, 5 * USEC_PER_SEC);
+                return 0;
+        }
+        /* The leader of a healthy cluster hands over first: removed while leading, it steps
+         * down only once the removal commits, and the cluster elects (writes wait) meanwhile. */
+        const EtcdMaintRecord *moved =
+                etcd_maint_log_last(op_state(ctx)->maint, ETCD_MAINT_MOVE_LEADER, 0, false);
+        const EtcdMemberState *target =
+                pick->healthy && pick->id == s->leader ? leader_handover_target(s, NULL) : NULL;
+        if (target && pick->client_url &&
+            !(moved && moved->error < 0 && moved->finished + MOVE_LEADER_BACKOFF > ctx->now)) {
+                plan_etcd_move_leader(p, etcd_member_label(target, hex), target->id, pick->client_url);
+                return 0;
+        }
+        plan_event(p, false, "ScaleDown", "removing member %s: %s%s%s", etcd_member_label(pick, hex), what,
+                   pick->healthy ? "" : ", and it is unhealthy: ",
+                   pick->healthy ? "" : etcd_strerror(pick->error));
+        plan_etcd_remove(p, etcd_member_label(pick, hex), pick->id);
+        return 0;
+}
+
+static const WatchSpec *const watches[] = {
+        OP_WATCH(W_MASTER_MACHINES), OP_WATCH(W_MASTER_NODES),           OP_WATCH(W_ETCD_CONFIGMAPS),
+        OP_WATCH(W_ETCD_CR),         OP_WATCH(W_KUBE_SYSTEM_CONFIGMAPS), OP_WATCH(W_KUBE_SYSTEM_EVENTS)};
+
+const ControllerSpec controller_member_removal = {
+        .name = "ClusterMemberRemovalController",
+        .degraded_condition = "ClusterMemberRemovalControllerDegraded",
+        .reads_etcd_view = true,
+        .watches = watches,
+        .n_watches = ELEMENTSOF(watches),
+        .resync = 30 * USEC_PER_SEC,
+        .sync = sync_member_removal,
+};
