@@ -23,7 +23,11 @@ The same cluster then takes two day-2 checks that need a settled cluster:
   through the eviction API, a second master's is refused by etcd-guard-pdb;
 - a healthy member removed behind the operator's back (`member remove`)
   comes back by itself as a new learner, promoted, its old data moved aside,
-  with the watcher and a writer running again, and the cluster settles.
+  with the watcher and a writer running again, and the cluster settles;
+- a master replaced through the Machine API (machines.py): a new master
+  joins, the old one's Machine is deleted, its member is removed only once
+  the new one votes, the operator's pre-drain hook is lifted only then, and
+  the drain goes through (3 -> 4 -> 3, watcher and writer running).
 Usage: test_bootstrap.py BUILD_DIR"""
 import calendar
 import os
@@ -32,6 +36,7 @@ import time
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 from e2e import Env, log, wait_for  # noqa: E402
+from machines import check_master_replaced  # noqa: E402
 from scenario import Cluster, etcd_servers, start_actors, stop_actors  # noqa: E402
 
 TIMEOUT = int(os.environ.get("E2E_BOOTSTRAP_TIMEOUT", "420"))
@@ -103,6 +108,12 @@ def main():
 
         # A member removed behind the operator's back comes back by itself (issue 13, point 2).
         c.check_removed_member_rejoins(c.masters[2])
+        c.wait_settled(240)
+        c.wait_at_latest(240)
+        c.check_endpoints()
+
+        # A master replaced through the Machine API (issue 13, point 3).
+        check_master_replaced(c, "master-0", "master-3", env.ip(13))
         c.wait_settled(240)
         c.wait_at_latest(240)
         c.check_endpoints()
