@@ -130,11 +130,7 @@ static int sync_cluster_member(const SyncContext *ctx, Plan *p)
         r = op_list(ctx, W_MASTER_NODES, &nodes, &n);
         if (r < 0)
                 return r;
-        bool all_members = true;
-        for (size_t k = 0; k < n; k++)
-                all_members &= member_of_node(s, nodes[k]) != NULL ||
-                               machine_pending_deletion(machine_of_node(ctx, nodes[k]->name));
-        if (all_members)
+        if (!master_joining(ctx, s))
                 return 0; /* nothing to add: no need to say why */
 
         if (etcd_view_count_pending(s) > 0 || !etcd_view_all_healthy(s)) {

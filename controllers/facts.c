@@ -208,6 +208,19 @@ const KubeObject *node_of_member(const SyncContext *ctx, const EtcdViewSnapshot 
         return NULL;
 }
 
+const KubeObject *master_joining(const SyncContext *ctx, const EtcdViewSnapshot *s)
+{
+        _cleanup_free_ const KubeObject **nodes = NULL;
+        size_t n = 0;
+        if (op_list(ctx, W_MASTER_NODES, &nodes, &n) < 0)
+                return NULL;
+        for (size_t k = 0; k < n; k++)
+                if (!member_of_node(s, nodes[k]) &&
+                    !machine_pending_deletion(machine_of_node(ctx, nodes[k]->name)))
+                        return nodes[k];
+        return NULL;
+}
+
 /* ---- Machines ---- */
 
 bool machine_api_functional(const SyncContext *ctx)

@@ -73,6 +73,10 @@ const EtcdMemberState *leader_handover_target(const EtcdViewSnapshot *s,
 const KubeObject *node_of_member(const SyncContext *ctx, const EtcdViewSnapshot *s,
                                  const EtcdMemberState *m);
 
+/* The first master Node that runs no member and is not leaving (its Machine is
+ * not being deleted): a master waiting to join. NULL when none. */
+const KubeObject *master_joining(const SyncContext *ctx, const EtcdViewSnapshot *s);
+
 /* ---- Machines (machine.openshift.io, where the Machine API runs; W_MASTER_MACHINES) ---- */
 
 /* The pre-drain lifecycle hook the operator keeps on every master Machine: the

@@ -10,7 +10,9 @@
  * "latestAvailableRevision N => every copy of N exists" true: a half-created
  * N+1 is simply completed (or refreshed) by the next sync. After bootstrap,
  * a new revision (which restarts every member in turn) needs a
- * fault-tolerant etcd (ceo-contracts.md, "Membership"). */
+ * fault-tolerant etcd (ceo-contracts.md, "Membership"), unless a master is
+ * waiting to join: then the InstallerController takes the revision to it
+ * first and restarts no voter without quorum to spare. */
 #include "base/json.h"
 #include "base/log.h"
 #include "controllers.h"
@@ -86,7 +88,10 @@ static bool revision_allowed(const SyncContext *ctx, char *why, size_t n)
                 (void) snprintf(why, n, "the etcd membership is unknown");
                 return false;
         }
-        if (!etcd_view_is_fault_tolerant(s)) {
+        /* A master waiting to join needs a revision that carries it (its certificates, its
+         * address), or a cluster short of a member could never grow back. The installer
+         * takes it to the new master first and restarts no voter without quorum to spare. */
+        if (!etcd_view_is_fault_tolerant(s) && !master_joining(ctx, s)) {
                 (void) snprintf(why, n,
                                 "%zu of %zu voting members are healthy; quorum is %zu and a revision "
                                 "rollout needs at least 3 healthy members and one to spare",
@@ -242,6 +247,7 @@ static const WatchSpec *const watches[] = {OP_WATCH(W_ETCD_CR),
                                            OP_WATCH(W_ETCD_SECRETS),
                                            OP_WATCH(W_KUBE_SYSTEM_CONFIGMAPS),
                                            OP_WATCH(W_KUBE_SYSTEM_EVENTS),
+                                           OP_WATCH(W_MASTER_MACHINES),
                                            OP_WATCH(W_INFRASTRUCTURES),
                                            OP_WATCH(W_MASTER_NODES),
                                            OP_WATCH(W_NAMESPACES)};

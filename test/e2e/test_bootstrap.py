@@ -27,7 +27,9 @@ The same cluster then takes two day-2 checks that need a settled cluster:
 - a master replaced through the Machine API (machines.py): a new master
   joins, the old one's Machine is deleted, its member is removed only once
   the new one votes, the operator's pre-drain hook is lifted only then, and
-  the drain goes through (3 -> 4 -> 3, watcher and writer running).
+  the drain goes through (3 -> 4 -> 3, watcher and writer running);
+- a master's host dies and its Machine is deleted: the dead member is
+  removed first, then a new master joins (3 -> 2 -> 3).
 Usage: test_bootstrap.py BUILD_DIR"""
 import calendar
 import os
@@ -36,7 +38,7 @@ import time
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 from e2e import Env, log, wait_for  # noqa: E402
-from machines import check_master_replaced  # noqa: E402
+from machines import check_dead_master_replaced, check_master_replaced  # noqa: E402
 from scenario import Cluster, etcd_servers, start_actors, stop_actors  # noqa: E402
 
 TIMEOUT = int(os.environ.get("E2E_BOOTSTRAP_TIMEOUT", "420"))
@@ -114,6 +116,11 @@ def main():
 
         # A master replaced through the Machine API (issue 13, point 3).
         check_master_replaced(c, "master-0", "master-3", env.ip(13))
+        c.wait_settled(240)
+        c.wait_at_latest(240)
+        c.check_endpoints()
+        # A dead master's Machine deleted: its member goes first, then a replacement joins.
+        check_dead_master_replaced(c, "master-1", "master-4", env.ip(14))
         c.wait_settled(240)
         c.wait_at_latest(240)
         c.check_endpoints()

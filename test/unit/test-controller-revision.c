@@ -255,6 +255,24 @@ static void test_quorum_gate(void **state)
         cm(f, "etcd-pod", "\"pod.yaml\":\"kind: Pod v2\"");
         assert_int_equal(fixture_sync(f, &controller_revision), 0);
         assert_int_equal(f->plan.n, 0);
+        fixture_master(f, "master-0", "10.0.0.1", true);
+        fixture_master(f, "master-1", "10.0.0.2", true);
+        assert_int_equal(fixture_sync(f, &controller_revision), 0);
+        assert_int_equal(f->plan.n, 0);
+        /* ... unless a master waits to join (a dead one's replacement): it needs a revision
+         * that carries it, or the cluster could never grow back to three. */
+        fixture_master(f, "master-2", "10.0.0.3", true);
+        assert_int_equal(fixture_sync(f, &controller_revision), 0);
+        expect_copies(f, 4);
+        /* A master whose Machine is being deleted is leaving, not joining. */
+        fixture_add(f, W_MASTER_MACHINES,
+                    "{\"apiVersion\":\"machine.openshift.io/v1beta1\",\"kind\":\"Machine\",\"metadata\":{"
+                    "\"name\":\"m2\",\"namespace\":\"openshift-machine-api\",\"deletionTimestamp\":"
+                    "\"2026-11-26T10:00:00Z\"},\"status\":{\"phase\":\"Deleting\",\"nodeRef\":{\"name\":"
+                    "\"master-2\"}}}");
+        assert_int_equal(fixture_sync(f, &controller_revision), 0);
+        assert_int_equal(f->plan.n, 0);
+        fixture_delete(f, W_MASTER_NODES, NULL, "master-2");
         /* ... unless the cluster is single-replica by design. */
         fixture_add(f, W_INFRASTRUCTURES,
                     "{\"apiVersion\":\"config.openshift.io/"
