@@ -137,6 +137,14 @@ class Env:
         self.spawn("kubelet-" + node, argv)
         return root
 
+    def stop_kubelet(self, node, timeout=60):
+        """SIGTERM to the node's kubelet-sim: it stops its containers, then exits (the host
+        going down with its pods). Returns once it has."""
+        for p, name in self.procs:
+            if name == "kubelet-" + node and p.poll() is None:
+                p.send_signal(signal.SIGTERM)
+                p.wait(timeout=timeout)
+
     def render(self, out, bootstrap_ip, hostname="bootstrap", extra=(), inputs=None):
         data = os.path.join(ROOT, "test", "data", "render")
         inputs = inputs or {}

@@ -13,7 +13,6 @@ drain then goes through the guard budget. check_dead_master_replaced():
 a master's host dies and its Machine is deleted; the dead member goes
 first, then the replacement joins (3 -> 2 -> 3). Python 3 stdlib only."""
 import json
-import signal
 import time
 
 from e2e import log, wait_for
@@ -66,10 +65,7 @@ def remove_host(c, node):
     """The machine controller's last steps once it may: the host goes (its kubelet stops
     with its pods), then its Node, then the Machine's finalizer."""
     env = c.env
-    for p, name in env.procs:
-        if name == "kubelet-" + node and p.poll() is None:
-            p.send_signal(signal.SIGTERM)
-            p.wait(timeout=30)
+    env.stop_kubelet(node)
     env.kubectl("delete", "node", node, "--ignore-not-found", "--wait=false")
     env.kubectl("delete", "pods", "-n", "openshift-etcd", "--field-selector", "spec.nodeName=" + node,
                 "--grace-period=0", "--force", "--ignore-not-found", "--wait=false")
@@ -158,10 +154,7 @@ def check_dead_master_replaced(c, dead, new, new_ip):
     watcher, writer = c.actors()
     start_actors(watcher, writer)
     try:
-        for p, name in env.procs:
-            if name == "kubelet-" + dead and p.poll() is None:
-                p.send_signal(signal.SIGTERM)  # the host goes down with its pods
-                p.wait(timeout=30)
+        env.stop_kubelet(dead)  # the host goes down with its pods
         log("%s's host is down" % dead)
         env.kubectl("delete", "machine", "-n", NS, machine_name(dead), "--wait=false")
         wait_hook_lifted(c, dead)

@@ -344,10 +344,7 @@ class Cluster:
         go, as the node lifecycle controller and the pod GC remove them."""
         wait_for("EtcdBootstrapMemberRemoved=True", lambda: condition(
             self.env.get_json("etcd", "cluster"), "EtcdBootstrapMemberRemoved")[0] == "True", timeout)
-        for p, name in self.env.procs:
-            if name == "kubelet-bootstrap" and p.poll() is None:
-                p.send_signal(signal.SIGTERM)
-                p.wait(timeout=30)
+        self.env.stop_kubelet("bootstrap")
         self.env.kubectl("delete", "node", "bootstrap", "--ignore-not-found", "--wait=false")
         self.env.kubectl("delete", "pods", "-n", "openshift-etcd", "--field-selector", "spec.nodeName=bootstrap",
                          "--grace-period=0", "--force", "--ignore-not-found", "--wait=false")
@@ -446,11 +443,14 @@ class Cluster:
         wait_for("the guard back on %s" % first, lambda: guards_ready(3), 120)
         wait_for("etcd-guard-pdb to allow one disruption again", budget, 60)
 
-    def check_removed_member_rejoins(self, node):
+    def check_removed_member_rejoins(self, node, stopped=False):
         """`etcdctl member remove` of a healthy, running member (the seed design's exceptional
         scenario): it learns it was removed and exits, its kubelet restarts it, discover finds
         it missing and moves its data aside, the operator adds it back as a learner and
-        promotes it. The watcher and the writer run throughout: quorum kept, nothing lost."""
+        promotes it. With `stopped`, the member's host is down when it is removed (its
+        kubelet stopped with its pods) and comes back after: discover finds it removed on
+        its first start. The watcher and the writer run throughout: quorum kept (two voters
+        meanwhile, neither restarted), nothing lost."""
         watcher, writer = self.actors()
         start_actors(watcher, writer)
         data = os.path.join(self.node_root(node), "var/lib/etcd")
@@ -459,8 +459,18 @@ class Cluster:
                 self.endpoints())}, 60)
             old = members[node]["ID"]
             before = set(os.listdir(data))
-            self.etcd.first(self.master_eps, "/v3/cluster/member/remove", {"ID": old})
-            log("removed %s (%x), healthy and running, behind the operator's back" % (node, int(old)))
+            if stopped:
+                self.env.stop_kubelet(node)
+                ep = "https://%s:2379" % self.master_ips[node]
+                wait_for("%s's etcd to be down" % node, lambda: not self.etcd.healthy(ep), 30)
+            self.etcd.first([e for e in self.master_eps if not stopped or e != ep],
+                            "/v3/cluster/member/remove", {"ID": old})
+            log("removed %s (%x), %s, behind the operator's back" % (
+                node, int(old), "stopped" if stopped else "healthy and running"))
+            if stopped:
+                time.sleep(3)  # the cluster runs on two voters meanwhile
+                self.env.start_kubelet(node, self.master_ips[node], master=True)
+                log("%s's host is back" % node)
 
             def back():
                 ms = self.etcd.members(self.master_eps)

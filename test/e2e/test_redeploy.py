@@ -19,7 +19,12 @@ three masters every 200 ms):
   not Degraded.
 Then, on the same cluster with the writer and the watcher still running, the
 EtcdBackup and Backup checks of backup_checks.py (the checks above cover that
-window too).
+window too). Then a member removed (etcdctl member remove) while its host
+is down comes back by itself once the host is up (scenario.py). Last, on
+the same cluster, all nodes off and on
+(restarts.py): every master and the operator stopped, the masters started
+again in another order; the members find each other with no operator
+action (same cluster, same members, no new revision), nothing is lost.
 Usage: test_redeploy.py BUILD_DIR"""
 import json
 import os
@@ -31,6 +36,7 @@ import time
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 from e2e import Env, log, wait_for  # noqa: E402
 from backup_checks import check_etcd_backups  # noqa: E402
+from restarts import check_whole_cluster_restart  # noqa: E402
 from scenario import Cluster, start_actors, stop_actors  # noqa: E402
 
 TIMEOUT = int(os.environ.get("E2E_BOOTSTRAP_TIMEOUT", "420"))
@@ -240,6 +246,15 @@ def main():
         assert c.member_names() == c.masters, c.member_names()
         c.check_writer(writer)
         c.check_endpoints()
+
+        # A member removed while its host is down comes back by itself (issue 13, point 2).
+        c.check_removed_member_rejoins(c.masters[1], stopped=True)
+        c.wait_settled(240)
+        c.wait_at_latest(240)
+        c.check_endpoints()
+
+        # All nodes off and on (issue 13, point 5).
+        check_whole_cluster_restart(c, sup)
         log("ok (%.0f s)" % (time.monotonic() - t0))
 
 
