@@ -204,12 +204,13 @@ def condition(obj, t):
 
 
 RELEASE = "4.99.0-e2e"  # OPERATOR_IMAGE_VERSION and OPERAND_IMAGE_VERSION of the e2e operator
+ETCD_IMAGE = "quay.io/openshift/etcd@sha256:0123456789abcdef"  # the release's etcd image
 
 
-def at_release(co):
+def at_release(co, release=RELEASE):
     """The versions the cluster-version operator waits for: operator and etcd at the release."""
     v = {e.get("name"): e.get("version") for e in (co.get("status") or {}).get("versions") or []}
-    return v.get("operator") == RELEASE and v.get("etcd") == RELEASE
+    return v.get("operator") == release and v.get("etcd") == release
 
 
 def settled(obj):
@@ -233,6 +234,9 @@ class Cluster:
         self.master_eps = ["https://%s:2379" % ip for ip in self.master_ips.values()]
         self.etcd = None
         self.operators = 0
+        # What the release payload gives the operator (an upgrade changes both).
+        self.release = RELEASE
+        self.etcd_image = ETCD_IMAGE
 
     def endpoints(self):
         return self.all_eps
@@ -290,7 +294,7 @@ class Cluster:
                 "--leader-elect-renew-deadline=4s", "--leader-elect-retry-period=1s",
                 "--etcd-poll-interval=1s", "--listen-on-node-ip",
                 "--operator-image", "quay.io/openshift/cluster-etcd-operator@sha256:e2e",
-                "--etcd-image", "quay.io/openshift/etcd@sha256:0123456789abcdef",
+                "--etcd-image", self.etcd_image,
                 "--etcd-ca", os.path.join(tls, "etcd-ca-bundle.crt"),
                 "--etcd-cert", os.path.join(tls, "etcd-client.crt"),
                 "--etcd-key", os.path.join(tls, "etcd-client.key")]
@@ -301,8 +305,8 @@ class Cluster:
         self.operators += 1
         name = "operator" if self.operators == 1 else "operator-%d" % self.operators
         # The Deployment's release versions, as the cluster-version operator fills them in.
-        p = self.env.spawn(name, self.operator_argv(), env=dict(os.environ, OPERATOR_IMAGE_VERSION=RELEASE,
-                                                                 OPERAND_IMAGE_VERSION=RELEASE))
+        p = self.env.spawn(name, self.operator_argv(), env=dict(os.environ, OPERATOR_IMAGE_VERSION=self.release,
+                                                                 OPERAND_IMAGE_VERSION=self.release))
         p.log_path = os.path.join(self.env.dir, name + ".log")
         p.started = time.monotonic()
         return p
@@ -383,8 +387,8 @@ class Cluster:
     def wait_settled(self, timeout=120):
         """Settled, and at the release's versions: what the cluster-version operator waits
         for before it calls an install or upgrade complete."""
-        co = wait_for("clusteroperator/etcd to settle at version %s" % RELEASE,
-                      lambda: (lambda o: o if settled(o) and at_release(o) else None)(
+        co = wait_for("clusteroperator/etcd to settle at version %s" % self.release,
+                      lambda: (lambda o: o if settled(o) and at_release(o, self.release) else None)(
                           self.env.get_json("co", "etcd")), timeout)
         log("clusteroperator/etcd: %s" % [(c["type"], c["status"]) for c in co["status"]["conditions"]])
         return co

@@ -30,6 +30,9 @@ two pending members, no lasting quorum loss); no member ever added twice
 master); no acknowledged write lost; members end as the three masters,
 clusteroperator/etcd settles Available, not Progressing, not Degraded, and
 every node reaches latestAvailableRevision. No failpoints in the operator.
+Then, on the same cluster, a release upgrade, a downgrade and the upgrade
+again (upgrades.py): each a new operator with another etcd image, rolled one
+node at a time with quorum kept, settled at the release's versions.
 Usage: test_operator_restarts.py BUILD_DIR"""
 import glob
 import os
@@ -42,6 +45,7 @@ import time
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 from e2e import Env, log, wait_for  # noqa: E402
 from scenario import BOOTSTRAP_MEMBER, Cluster, kill9, start_actors, stop_actors  # noqa: E402
+from upgrades import check_upgrade_downgrade  # noqa: E402
 
 TIMEOUT = int(os.environ.get("E2E_BOOTSTRAP_TIMEOUT", "420"))
 LEASE_S = 6  # --leader-elect-lease-duration in Cluster.operator_argv
@@ -234,6 +238,15 @@ def main():
         assert c.member_names() == c.masters, c.member_names()
         c.check_writer(writer)
         c.check_endpoints()
+
+        # A release upgrade, a downgrade and the upgrade again (issue 13, point 5): each
+        # operator replaced as its Deployment rolls (SIGTERM, then the new one).
+        def replace_operator():
+            with ops.lock:
+                ops.proc.send_signal(signal.SIGTERM)
+                ops.proc.wait(timeout=30)
+                ops._start()
+        check_upgrade_downgrade(c, replace_operator)
         log("ok (%.0f s)" % (time.monotonic() - t0))
 
 
