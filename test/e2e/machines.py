@@ -13,6 +13,7 @@ drain then goes through the guard budget. check_dead_master_replaced():
 a master's host dies and its Machine is deleted; the dead member goes
 first, then the replacement joins (3 -> 2 -> 3). Python 3 stdlib only."""
 import json
+import threading
 import time
 
 from e2e import log, wait_for
@@ -168,3 +169,54 @@ def check_dead_master_replaced(c, dead, new, new_ip):
     sizes = check_actors(c, watcher, writer)
     log("member counts after %s died: %s" % (dead, sizes))
     assert max(sizes) == 3 and min(sizes) == 2 and sizes[-1] == 3, sizes
+
+
+def check_two_masters_replaced(c, old, new):
+    """Two masters replaced at once: both new Machines created and both old ones deleted
+    together. The members are added one at a time, then removed one at a time (five
+    voters at most, never a leaving one removed before both new ones vote); the machine
+    controller handles each deleted Machine on its own (drain once its hook is lifted,
+    then the host goes), so the drains overlap and must not wait on each other through
+    etcd-guard-pdb (the operator deletes the guard of a cordoned master whose hook it
+    lifted)."""
+    env = c.env
+    ensure_machines(c)
+    watcher, writer = c.actors()
+    start_actors(watcher, writer)
+    errors = []
+
+    def machine_controller(node):
+        try:
+            wait_hook_lifted(c, node)
+            r = env.kubectl("drain", node, "--ignore-daemonsets", "--force", "--delete-emptydir-data",
+                            "--timeout", "120s", check=False)
+            assert r.returncode == 0, "drain of %s: %s %s" % (node, r.stdout, r.stderr)
+            log("drained %s" % node)
+            remove_host(c, node)
+        except Exception as e:  # reported by the test's thread
+            errors.append("%s: %s" % (node, e))
+    threads = [threading.Thread(target=machine_controller, args=(node,), daemon=True) for node in old]
+    try:
+        for node, ip in new:
+            add_master(c, node, ip)
+        for node in old:
+            env.kubectl("delete", "machine", "-n", NS, machine_name(node), "--wait=false")
+        log("Machines %s deleted, %s created" % (", ".join(machine_name(n) for n in old),
+                                                  ", ".join(machine_name(n) for n, _ in new)))
+        for t in threads:
+            t.start()
+        for t in threads:
+            t.join(timeout=600)
+        assert not errors, errors
+        final = sorted((n, False) for n in c.masters)
+        wait_for("the watcher to see the three masters as voters", lambda: watcher.last == final, 120)
+    finally:
+        stop_actors(watcher, writer)
+    sizes = check_actors(c, watcher, writer)
+    log("member counts while two masters were replaced: %s" % sizes)
+    assert max(sizes) == 5 and sizes[-1] == 3, sizes
+    for _, shape, _ in watcher.history:
+        names = dict(shape)
+        if any(n not in names for n in old):
+            assert all(names.get(n) is False for n, _ in new), "an old member left before both new ones voted: %s" \
+                % shape

@@ -29,7 +29,10 @@ The same cluster then takes two day-2 checks that need a settled cluster:
   the new one votes, the operator's pre-drain hook is lifted only then, and
   the drain goes through (3 -> 4 -> 3, watcher and writer running);
 - a master's host dies and its Machine is deleted: the dead member is
-  removed first, then a new master joins (3 -> 2 -> 3).
+  removed first, then a new master joins (3 -> 2 -> 3);
+- two masters replaced at once (3 -> 5 -> 3): members added and removed one
+  at a time, and the two drains, run together, do not deadlock on the
+  guard budget.
 Usage: test_bootstrap.py BUILD_DIR"""
 import calendar
 import os
@@ -38,7 +41,7 @@ import time
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 from e2e import Env, log, wait_for  # noqa: E402
-from machines import check_dead_master_replaced, check_master_replaced  # noqa: E402
+from machines import check_dead_master_replaced, check_master_replaced, check_two_masters_replaced  # noqa: E402
 from scenario import Cluster, etcd_servers, start_actors, stop_actors  # noqa: E402
 
 TIMEOUT = int(os.environ.get("E2E_BOOTSTRAP_TIMEOUT", "420"))
@@ -121,6 +124,11 @@ def main():
         c.check_endpoints()
         # A dead master's Machine deleted: its member goes first, then a replacement joins.
         check_dead_master_replaced(c, "master-1", "master-4", env.ip(14))
+        c.wait_settled(240)
+        c.wait_at_latest(240)
+        c.check_endpoints()
+        # Two masters replaced at once: no drain deadlock on the guard budget.
+        check_two_masters_replaced(c, ["master-2", "master-3"], [("master-5", env.ip(15)), ("master-6", env.ip(16))])
         c.wait_settled(240)
         c.wait_at_latest(240)
         c.check_endpoints()
