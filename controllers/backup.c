@@ -326,6 +326,36 @@ static const WatchSpec *const watches[] = {OP_WATCH(W_ETCD_BACKUPS), OP_WATCH(W_
  * EtcdBackup. Only a finished one (processed), and only when it is older than a minute (a
  * Job just made may not be in the cache yet). Upstream's filter has && where || was meant
  * and misses some; this reads each owner reference. */
+int backup_last_completed(InformerFactory *f, usec_t *ret)
+{
+        _cleanup_free_ const KubeObject **backups = NULL;
+        Informer *inf;
+        usec_t newest = 0;
+        size_t n = 0;
+        int r;
+
+        assert_return(f && ret, -EINVAL);
+        inf = informer_factory_find(f, &KUBE_ETCDBACKUPS, NULL, NULL);
+        if (!inf)
+                return -ENOENT;
+        if ((r = informer_list(inf, &backups, &n)) < 0)
+                return r;
+        for (size_t i = 0; i < n; i++) {
+                cJSON *c;
+                JSON_ARRAY_FOREACH (c, json_get_array(backups[i]->json, "status.conditions")) {
+                        usec_t t;
+                        if (streq_ptr(json_get_string(c, "type"), COND_COMPLETED) &&
+                            streq_ptr(json_get_string(c, "status"), "True") &&
+                            parse_rfc3339(json_get_string(c, "lastTransitionTime"), &t) >= 0 && t > newest)
+                                newest = t;
+                }
+        }
+        if (newest == 0)
+                return -ENOENT;
+        *ret = newest;
+        return 0;
+}
+
 #define REMOVAL_MIN_AGE (60 * USEC_PER_SEC)
 
 static int sync_backup_removal(const SyncContext *ctx, Plan *p)

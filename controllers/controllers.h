@@ -25,6 +25,11 @@ extern const ControllerSpec controller_backup_removal;
 extern const ControllerSpec controller_machine_hooks;
 extern const ControllerSpec controller_member_removal;
 
+/* controllers/backup.c: when the newest EtcdBackup (one now, or one a Backup's
+ * schedule made) completed, for openshift_etcd_operator_last_backup_timestamp_seconds;
+ * -ENOENT when none has (or the CRD is not served). */
+int backup_last_completed(InformerFactory *f, usec_t *ret);
+
 /* controllers/cert-signer.c: days until a signer in openshift-etcd expires,
  * for openshift_etcd_operator_signer_expiration_days{name}; `name` is one
  * of cert_signer_names (NULL-terminated). -ENOENT when it is not cached. */

@@ -83,7 +83,7 @@ typedef struct Operator {
         LeaderElector *elector;
         HttpServer *http;
         MetricsRegistry *metrics;
-        Metric *m_leader, *m_requests, *m_retries, *m_events, *m_relists, *m_signer_days;
+        Metric *m_leader, *m_requests, *m_retries, *m_signer_days, *m_last_backup;
         Metric *m_syncs, *m_sync_failures, *m_sync_cost;
         EtcdMetrics *etcd_metrics;
         EtcdClient *etcd;
@@ -290,6 +290,10 @@ static int collect(MetricsRegistry *reg, void *userdata)
                 (void) metrics_set(o->m_sync_cost, (double) cs.sync_cost / USEC_PER_SEC, name, NULL);
         }
         etcd_metrics_update(o->etcd_metrics, o->view ? etcd_view_get(o->view) : NULL, o->state.maint);
+        usec_t last_backup;
+        metrics_reset(o->m_last_backup);
+        if (backup_last_completed(o->informers, &last_backup) >= 0)
+                (void) metrics_set(o->m_last_backup, (double) last_backup / USEC_PER_SEC, NULL);
         metrics_reset(o->m_signer_days);
         for (size_t i = 0; cert_signer_names[i]; i++) {
                 double days = 0;
@@ -324,7 +328,16 @@ static int setup_metrics(Operator *o)
                                "openshift_etcd_operator_controller_sync_seconds",
                                "Moving average of the time a controller's sync function runs on the loop "
                                "(its scheduling rank)",
-                               "controller", NULL)) < 0)
+                               "controller", NULL)) < 0 ||
+            (r = metrics_gauge(
+                     o->metrics, &o->m_signer_days, "openshift_etcd_operator_signer_expiration_days",
+                     "Days until a signer certificate in openshift-etcd expires (negative once it has)",
+                     "name", NULL)) < 0 ||
+            (r = metrics_gauge(o->metrics, &o->m_last_backup,
+                               "openshift_etcd_operator_last_backup_timestamp_seconds",
+                               "When the newest EtcdBackup (one now, or one a Backup's schedule made) "
+                               "completed, as Unix time; absent until one has",
+                               NULL)) < 0)
                 return r;
         r = etcd_metrics_register(o->metrics, &o->etcd_metrics);
         if (r < 0)

@@ -16,11 +16,14 @@ needs no bootstrap of its own:
 - a Backup scheduled every minute: its CronJob's Job asks for one backup (an
   EtcdBackup named after the Job, owned by it), which completes; deleting the
   Backup deletes the CronJob."""
+import calendar
 import glob
 import json
 import os
+import re
 import subprocess
 import time
+import urllib.request
 
 from e2e import log, wait_for
 
@@ -120,6 +123,23 @@ def check_etcd_backups(env, c):
                        env=dict(os.environ, ETCDCTL_API="3"))
     log("etcdctl snapshot status: %s" % (r.stdout.strip() or r.stderr.strip()))
     assert r.returncode == 0 and json.loads(r.stdout)["totalKey"] > 0, r.stderr
+
+    # Seen from outside: the operator's /metrics says when the newest backup completed.
+    done = calendar.timegm(time.strptime(condition(a, "BackupCompleted")["lastTransitionTime"],
+                                         "%Y-%m-%dT%H:%M:%SZ"))
+
+    def last_backup():
+        with urllib.request.urlopen("http://%s:8443/metrics" % env.ip(2), timeout=5) as resp:
+            text = resp.read().decode()
+        m = re.search(r"^openshift_etcd_operator_last_backup_timestamp_seconds (\S+)$", text, re.M)
+        signer = re.search(r'^openshift_etcd_operator_signer_expiration_days\{name="etcd-signer"\} (\S+)$',
+                           text, re.M)
+        return (float(m.group(1)), float(signer.group(1))) if m and signer else None
+    seen, signer_days = wait_for("the last-backup metric", last_backup, 30)
+    log("metrics: last backup at %.0f (e2e-backup-a completed at %d), etcd-signer expires in %.0f days"
+        % (seen, done, signer_days))
+    assert done <= seen <= time.time() + 1, (done, seen)
+    assert signer_days > 300, signer_days
     log("backups checked in %.0f s" % (time.monotonic() - t0))
     check_scheduled_backups(env)
 
