@@ -26,10 +26,20 @@ static void append(char *buf, size_t n, size_t *off, const char *fmt, ...)
                 *off = MIN(n - 1, *off + (size_t) k);
 }
 
-/* The last non-empty line of a termination message, at most 160 characters. */
+/* The line of a termination message that says why the process ended, at most 160
+ * characters: a Go panic's own line ("panic: ..."; etcd's output then ends with its
+ * goroutine traces, whose last line names only a source file), else the last
+ * non-empty line. */
 static void last_line(const char *msg, char *out, size_t n)
 {
-        const char *end = msg + strlen(msg), *start;
+        const char *end, *start;
+        for (const char *p = msg; (p = strstr(p, "panic: ")); p++)
+                if (p == msg || p[-1] == '\n') {
+                        end = p + strcspn(p, "\n");
+                        (void) snprintf(out, n, "%.*s", (int) MIN((size_t) (end - p), (size_t) 160), p);
+                        return;
+                }
+        end = msg + strlen(msg);
         while (end > msg && (end[-1] == '\n' || end[-1] == ' ' || end[-1] == '\r'))
                 end--;
         start = end;

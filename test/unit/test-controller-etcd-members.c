@@ -54,6 +54,23 @@ static void test_one_unhealthy(void **state)
                 "2 of 3 members are available, master-1 is unhealthy (master-1: Connection refused; "
                 "raised the CORRUPT alarm; its etcd container restarted 4 times, last exit code 2: "
                 "panic: assertion failed: Page expected to be: 7, but got: 0)");
+
+        /* etcd's real output on a database whose meta pages are gone: the panic line, then
+         * goroutine traces. The panic is what the condition names, not the last frame. */
+        fixture_addf(
+                f, W_ETCD_PODS,
+                "{\"apiVersion\":\"v1\",\"kind\":\"Pod\",\"metadata\":{\"name\":\"etcd-master-1\","
+                "\"namespace\":\"openshift-etcd\"},\"spec\":{\"nodeName\":\"master-1\"},\"status\":{"
+                "\"containerStatuses\":[{\"name\":\"etcd\",\"restartCount\":5,\"ready\":false,"
+                "\"state\":{\"waiting\":{\"reason\":\"CrashLoopBackOff\"}},\"lastState\":{"
+                "\"terminated\":{\"exitCode\":2,\"reason\":\"Error\",\"message\":\"... recovered store\n"
+                "panic: failed to open database: invalid database\n\ngoroutine 148 [running]:\n"
+                "go.etcd.io/etcd/etcdserver.openBackend.func1()\n"
+                "\\tgo.etcd.io/etcd/etcdserver/backend.go:74 +0x58\n\"}}}]}}");
+        assert_int_equal(fixture_sync(f, &controller_etcd_members), 0);
+        assert_non_null(strstr(fixture_condition(f, "EtcdMembersDegraded")->cond_message,
+                               "restarted 5 times, last exit code 2: panic: failed to open database: "
+                               "invalid database)"));
         fixture_free(f);
 }
 
