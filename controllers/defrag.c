@@ -225,30 +225,35 @@ static int recover_nospace(const SyncContext *ctx, const EtcdViewSnapshot *s, Pl
                 plan_requeue_after(p, 60 * USEC_PER_SEC);
                 return 0;
         }
-        /* The alarm came straight back (members still on a smaller quota than etcds/cluster
-         * says, during its rollout): disarm at most once a minute, never in a tight loop. */
-        const EtcdMaintRecord *disarmed = etcd_maint_log_last(log, ETCD_MAINT_DISARM, 0, true);
-        if (disarmed && disarmed->finished + DISARM_INTERVAL > ctx->now) {
+        /* An alarm that came straight back on a member disarmed within the minute (members
+         * still on a smaller quota than etcds/cluster says, during its rollout) waits: never a
+         * tight loop. Every other member's alarm is disarmed now, one per sync. */
+        usec_t retry_at = 0;
+        for (size_t i = 0; i < s->n_alarms; i++) {
+                if (!streq(s->alarms[i].alarm, "NOSPACE"))
+                        continue;
+                uint64_t id = s->alarms[i].member_id;
+                const EtcdMaintRecord *disarmed = etcd_maint_log_last(log, ETCD_MAINT_DISARM, id, true);
+                if (disarmed && disarmed->finished + DISARM_INTERVAL > ctx->now) {
+                        usec_t at = disarmed->finished + DISARM_INTERVAL;
+                        retry_at = retry_at == 0 ? at : MIN(retry_at, at);
+                        continue;
+                }
+                const EtcdMemberState *m = etcd_view_find(s, id);
+                plan_condition(p, NOSPACE_COND, "True", "NoSpace",
+                               "etcd refuses writes: NOSPACE on %s; recovering: compacted and defragmented, "
+                               "disarming",
+                               who);
+                plan_etcd_disarm(p, m ? etcd_member_label(m, hex) : etcd_id_to_hex(id, hex), id, "NOSPACE");
+                return 0;
+        }
+        if (retry_at > 0) {
                 plan_condition(
                         p, NOSPACE_COND, "True", "NoSpace",
                         "etcd refuses writes: NOSPACE on %s again within a minute of the last disarm; "
                         "retrying then (a raised quota takes effect as each member restarts with it)",
                         who);
-                plan_requeue_after(p, disarmed->finished + DISARM_INTERVAL - ctx->now);
-                return 0;
-        }
-        for (size_t i = 0; i < s->n_alarms; i++) {
-                if (!streq(s->alarms[i].alarm, "NOSPACE"))
-                        continue;
-                const EtcdMemberState *m = etcd_view_find(s, s->alarms[i].member_id);
-                plan_condition(p, NOSPACE_COND, "True", "NoSpace",
-                               "etcd refuses writes: NOSPACE on %s; recovering: compacted and defragmented, "
-                               "disarming",
-                               who);
-                plan_etcd_disarm(p,
-                                 m ? etcd_member_label(m, hex) : etcd_id_to_hex(s->alarms[i].member_id, hex),
-                                 s->alarms[i].member_id, "NOSPACE");
-                return 0;
+                plan_requeue_after(p, retry_at - ctx->now);
         }
         return 0;
 }
