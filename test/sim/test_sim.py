@@ -1134,8 +1134,10 @@ class Writes(Base):
         # No Retry-After: client-go would retry it by itself (kubectl drain would hang for 100 s).
         self.assertIsNone(evict("g-1").header("Retry-After"))
         self.assertEqual(C.get(pods + "/g-1").status, 200)
+        # The disruption controller catches up with both deletions (it may publish a status
+        # that has seen one and not yet the other first, as kube-controller-manager can).
         deadline = time.time() + 10
-        while status().get("currentHealthy") != 2 and time.time() < deadline:
+        while (status().get("expectedPods"), status().get("currentHealthy")) != (2, 2) and time.time() < deadline:
             time.sleep(0.05)
         st = status()
         self.assertEqual((st["expectedPods"], st["currentHealthy"], st["disruptionsAllowed"]), (2, 2, 0))
