@@ -173,8 +173,8 @@ def check_dead_master_replaced(c, dead, new, new_ip):
 
 def check_two_masters_replaced(c, old, new):
     """Two masters replaced at once: both new Machines created and both old ones deleted
-    together. The members are added one at a time, then removed one at a time (five
-    voters at most, never a leaving one removed before both new ones vote); the machine
+    together. The members are added and removed one at a time, never fewer than three
+    voters (an old one may go as soon as one new one votes); the machine
     controller handles each deleted Machine on its own (drain once its hook is lifted,
     then the host goes), so the drains overlap and must not wait on each other through
     etcd-guard-pdb (the operator deletes the guard of a cordoned master whose hook it
@@ -214,9 +214,9 @@ def check_two_masters_replaced(c, old, new):
         stop_actors(watcher, writer)
     sizes = check_actors(c, watcher, writer)
     log("member counts while two masters were replaced: %s" % sizes)
-    assert max(sizes) == 5 and sizes[-1] == 3, sizes
+    assert max(sizes) >= 4 and sizes[-1] == 3, sizes
+    # Whether an old member goes once the first new one votes or after the second joins is
+    # the operator's choice; never is the cluster below three voters.
     for _, shape, _ in watcher.history:
-        names = dict(shape)
-        if any(n not in names for n in old):
-            assert all(names.get(n) is False for n, _ in new), "an old member left before both new ones voted: %s" \
-                % shape
+        voting = [n for n, learner in shape if not learner]
+        assert len(voting) >= 3, "fewer than three voters while replacing two masters: %s" % shape
