@@ -196,6 +196,58 @@ const EtcdMemberState *leader_handover_target(const EtcdViewSnapshot *s,
         return best;
 }
 
+/* What etcd (and bbolt under it) write when the data on disk is damaged. */
+static const char *const damaged_data_messages[] = {
+        "failed to open database",
+        "invalid database",
+        "checksum error",
+        "crc mismatch",
+        "unexpected fault address",
+        "assertion failed: Page expected",
+        "failed to recover v3 backend",
+        "database file size changed",
+};
+
+#define DAMAGED_MIN_EXITS 3
+
+bool member_data_damaged(const SyncContext *ctx, const EtcdViewSnapshot *s, const EtcdMemberState *m,
+                         char *why, size_t n)
+{
+        cJSON *cs;
+        for (size_t i = 0; s && i < s->n_alarms; i++)
+                if (s->alarms[i].member_id == m->id && streq_ptr(s->alarms[i].alarm, "CORRUPT")) {
+                        (void) snprintf(why, n, "it raised the CORRUPT alarm");
+                        return true;
+                }
+        const KubeObject *pod = m->name ? etcd_pod_of_node(ctx, m->name) : NULL;
+        JSON_ARRAY_FOREACH (cs, pod ? json_get_array(pod->json, "status.containerStatuses") : NULL) {
+                int64_t restarts = 0;
+                if (!streq_ptr(json_get_string(cs, "name"), "etcd"))
+                        continue;
+                const char *msg = json_get_string(cs, "lastState.terminated.message");
+                if (json_get_int64(cs, "restartCount", &restarts) < 0 || restarts < DAMAGED_MIN_EXITS ||
+                    !msg)
+                        return false;
+                for (size_t k = 0; k < ELEMENTSOF(damaged_data_messages); k++)
+                        if (strstr(msg, damaged_data_messages[k])) {
+                                (void) snprintf(why, n,
+                                                "its etcd exited %" PRId64 " times, last saying \"%s\"",
+                                                restarts, damaged_data_messages[k]);
+                                return true;
+                        }
+                return false;
+        }
+        return false;
+}
+
+bool replace_damaged_members(const SyncContext *ctx)
+{
+        const KubeObject *cr = op_etcd_cr(ctx);
+        cJSON *v =
+                cr ? json_get(cr->json, "spec.unsupportedConfigOverrides." REPLACE_DAMAGED_OVERRIDE) : NULL;
+        return cJSON_IsTrue(v) || streq_ptr(json_string(v), "true");
+}
+
 const KubeObject *node_of_member(const SyncContext *ctx, const EtcdViewSnapshot *s, const EtcdMemberState *m)
 {
         _cleanup_free_ const KubeObject **nodes = NULL;

@@ -18,7 +18,9 @@
 #define DELAYED_BOOTSTRAP_ANNOTATION    "openshift.io/delayed-bootstrap"
 #define DELAYED_HA_BOOTSTRAP_ANNOTATION "openshift.io/delayed-ha-bootstrap"
 #define UNSAFE_NON_HA_OVERRIDE          "useUnsupportedUnsafeNonHANonProductionUnstableEtcd"
-#define ETCD_PEER_PORT                  2380
+/* The opt-in for the automatic remedy of a member whose data is damaged (member-removal.c). */
+#define REPLACE_DAMAGED_OVERRIDE "replaceDamagedMembers"
+#define ETCD_PEER_PORT           2380
 
 /* ---- Nodes and pods ---- */
 
@@ -69,6 +71,14 @@ const char *etcd_member_label(const EtcdMemberState *m, char hex[static 17]);
  * most caught up first; `skip` (NULL: none) rules members out. NULL when none. */
 const EtcdMemberState *leader_handover_target(const EtcdViewSnapshot *s,
                                               bool (*skip)(const EtcdMemberState *m));
+/* The member's data is damaged, in etcd's own words: it raised the CORRUPT alarm, or its
+ * etcd container (in pod etcd-<member name>) has exited at least 3 times and the last
+ * exit's output carries one of etcd's or bbolt's messages for damaged data ("failed to
+ * open database", "checksum error", ...). Says which in `why`. */
+bool member_data_damaged(const SyncContext *ctx, const EtcdViewSnapshot *s, const EtcdMemberState *m,
+                         char *why, size_t n);
+/* spec.unsupportedConfigOverrides.replaceDamagedMembers of etcds/cluster is true. */
+bool replace_damaged_members(const SyncContext *ctx);
 /* The master a member runs on (member_of_node's inverse), NULL when no master Node has it. */
 const KubeObject *node_of_member(const SyncContext *ctx, const EtcdViewSnapshot *s,
                                  const EtcdMemberState *m);

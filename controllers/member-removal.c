@@ -20,7 +20,13 @@
  *  publishes exactly the started voters (the kube-apiserver follows it).
  * A leader is not removed while it leads: leadership moves to the most
  * caught-up healthy voter first (unless that failed in the last 5 minutes).
- * Each refusal says what it waits for. */
+ * Each refusal says what it waits for.
+ *
+ * Opt-in (etcds/cluster spec.unsupportedConfigOverrides.replaceDamagedMembers),
+ * with or without the Machine API: a member whose data etcd itself calls
+ * damaged (the CORRUPT alarm, or a crash loop whose output says so) is
+ * removed while the voters left are all healthy, and comes back empty: the
+ * automatic form of docs/runbooks/restore-single-member.md. */
 #include "base/json.h"
 #include "controllers.h"
 #include "facts.h"
@@ -81,6 +87,38 @@ static Leaving member_leaving(const SyncContext *ctx, const EtcdViewSnapshot *s,
         return node_of_member(ctx, s, m) ? LEAVING_NO : LEAVING_ORPHANED;
 }
 
+/* The opt-in remedy for damaged data: an unhealthy member whose data etcd itself calls
+ * damaged is removed while the voters left are all healthy; its etcd's discover then
+ * moves the damaged data aside (it is not in the member list any more), and the
+ * ClusterMemberController adds it back, empty, to sync from the others. True when it
+ * acted or waits. */
+static bool remove_damaged(const SyncContext *ctx, const EtcdViewSnapshot *s, Plan *p)
+{
+        char why[160], hex[17];
+        for (size_t i = 0; i < s->n_members; i++) {
+                const EtcdMemberState *m = &s->states[i];
+                if (!m->started || m->healthy || !member_data_damaged(ctx, s, m, why, sizeof why))
+                        continue;
+                if (!m->is_learner && !etcd_view_removal_keeps_quorum(s, m->id)) {
+                        plan_waiting(
+                                p, "DamagedMemberWaiting",
+                                "member %s has damaged data (%s) and is kept: the voters left would not "
+                                "all be healthy",
+                                etcd_member_label(m, hex), why);
+                        plan_requeue_after(p, 5 * USEC_PER_SEC);
+                        return true;
+                }
+                plan_event(p, true, "DamagedMemberRemoved",
+                           "removing member %s: its data is damaged (%s); it rejoins empty, its data moved "
+                           "aside "
+                           "(" REPLACE_DAMAGED_OVERRIDE " is on)",
+                           etcd_member_label(m, hex), why);
+                plan_etcd_remove(p, etcd_member_label(m, hex), m->id);
+                return true;
+        }
+        return false;
+}
+
 static int sync_member_removal(const SyncContext *ctx, Plan *p)
 {
         const EtcdViewSnapshot *s = op_etcd(ctx);
@@ -92,10 +130,12 @@ static int sync_member_removal(const SyncContext *ctx, Plan *p)
                 plan_requeue_after(p, 5 * USEC_PER_SEC);
                 return 0;
         }
-        if (!machine_api_functional(ctx))
-                return 0; /* without the Machine API members leave by the runbooks only */
         if (bootstrap_phase(ctx, s) != BOOTSTRAP_OVER)
                 return 0; /* the bootstrap member is the BootstrapTeardownController's */
+        if (replace_damaged_members(ctx) && remove_damaged(ctx, s, p))
+                return 0;
+        if (!machine_api_functional(ctx))
+                return 0; /* without the Machine API members leave by the runbooks only */
 
         /* 1. A leaving learner: no vote, no quorum cost. */
         for (size_t i = 0; i < s->n_members; i++) {
@@ -193,7 +233,8 @@ static int sync_member_removal(const SyncContext *ctx, Plan *p)
 
 static const WatchSpec *const watches[] = {
         OP_WATCH(W_MASTER_MACHINES), OP_WATCH(W_MASTER_NODES),           OP_WATCH(W_ETCD_CONFIGMAPS),
-        OP_WATCH(W_ETCD_CR),         OP_WATCH(W_KUBE_SYSTEM_CONFIGMAPS), OP_WATCH(W_KUBE_SYSTEM_EVENTS)};
+        OP_WATCH(W_ETCD_CR),         OP_WATCH(W_KUBE_SYSTEM_CONFIGMAPS), OP_WATCH(W_KUBE_SYSTEM_EVENTS),
+        OP_WATCH(W_ETCD_PODS)};
 
 const ControllerSpec controller_member_removal = {
         .name = "ClusterMemberRemovalController",

@@ -53,6 +53,9 @@ class Env:
         return self
 
     def __exit__(self, *exc):
+        # A second SIGTERM (ctest stopping its whole process group, then the test) must not
+        # cut the cleanup short: the simulator runs in a session of its own and would stay.
+        signal.signal(signal.SIGTERM, signal.SIG_IGN)
         for fn in reversed(self.on_exit):
             try:
                 fn()

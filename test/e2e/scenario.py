@@ -119,10 +119,17 @@ class Watcher(threading.Thread):
                 # Removing the unhealthy voters themselves (and nothing else) costs no quorum:
                 # the single-member runbook does it, and so does replacing a dead master.
                 gone = {self.names.get(i) for i, _ in self.membership} - set(names.values())
+                added = set(membership) - set(self.membership)
                 only_removal = set(membership) < set(self.membership)
+                # The same removal followed within one sample by a learner's add (the damaged-data
+                # remedy re-adds the member at once): a learner has no vote, and which came first
+                # is not observable here (the add needs every member healthy: unit-tested).
+                removal_then_learner = bool(added) and all(learner for _, learner in added) and \
+                    set(membership) - added < set(self.membership)
                 sick_now = set().union(*(r[1] for r in self.recent[-2:])) if self.recent else set()
-                if only_removal and sick_now and sick_now <= gone:
-                    log("the unhealthy voter(s) %s removed" % ", ".join(sorted(gone)))
+                if (only_removal or removal_then_learner) and sick_now and sick_now <= gone:
+                    log("the unhealthy voter(s) %s removed%s" % (", ".join(sorted(gone)),
+                                                                " and a learner added" if added else ""))
                 elif len(self.recent) >= 2 and all(r[1] for r in self.recent[-2:]) and not sick and \
                         (slowest > self.JUDGE_READING or set(self.recent[-1][1]) <= self.recent[-1][2]):
                     # The voter did not answer for part of this sample or the last one (a frozen
@@ -447,6 +454,20 @@ class Cluster:
         wait_for("the guard back on %s" % first, lambda: guards_ready(3), 120)
         wait_for("etcd-guard-pdb to allow one disruption again", budget, 60)
 
+    def wait_member_back(self, node, old, watcher, timeout=300):
+        """Until `node` is a voter again under a new member ID (not `old`), every member
+        healthy, and `watcher` has seen it promoted (it samples every 200 ms). Its member."""
+        def back():
+            ms = self.etcd.members(self.master_eps)
+            m = next((m for m in ms if m.get("name") == node), None)
+            ok = m and m["ID"] != old and not m.get("isLearner") and len(ms) == len(self.masters) and \
+                all(self.etcd.healthy(x["clientURLs"][0]) for x in ms if x.get("clientURLs"))
+            return m if ok else None
+        m = wait_for("%s back as a new voter, every member healthy" % node, back, timeout)
+        final = sorted((n, False) for n in self.masters)
+        wait_for("the watcher to see %s promoted" % node, lambda: watcher.last == final, 30)
+        return m
+
     def check_removed_member_rejoins(self, node, stopped=False):
         """`etcdctl member remove` of a healthy, running member (the seed design's exceptional
         scenario): it learns it was removed and exits, its kubelet restarts it, discover finds
@@ -475,18 +496,8 @@ class Cluster:
                 time.sleep(3)  # the cluster runs on two voters meanwhile
                 self.env.start_kubelet(node, self.master_ips[node], master=True)
                 log("%s's host is back" % node)
-
-            def back():
-                ms = self.etcd.members(self.master_eps)
-                m = next((m for m in ms if m.get("name") == node), None)
-                ok = m and m["ID"] != old and not m.get("isLearner") and len(ms) == len(self.masters) and \
-                    all(self.etcd.healthy(x["clientURLs"][0]) for x in ms if x.get("clientURLs"))
-                return m if ok else None
-            m = wait_for("%s back as a new voter, every member healthy" % node, back, 300)
+            m = self.wait_member_back(node, old, watcher)
             log("%s is back as %x" % (node, int(m["ID"])))
-            # The watcher samples every 200 ms: let it see the promotion too before it stops.
-            final = [(n, False) for n in self.masters]
-            wait_for("the watcher to see %s promoted" % node, lambda: watcher.last == final, 30)
         finally:
             stop_actors(watcher, writer)
         assert not watcher.violations, "invariants broken: %s" % watcher.violations[:5]

@@ -29,8 +29,11 @@ Scenario quorum-restore (quorum-restore.md):
   before gets 410, the member dir was copied aside first; clusteroperator/etcd
   settles.
 Scenario single-member (restore-single-member.md):
+- master-1's database damaged while its etcd is stopped (both meta pages):
+  started again it crash-loops, and EtcdMembersDegraded names it with
+  etcd's panic ("failed to open database"), as the runbook's step 1 shows;
 - a backup on master-0, then an object created after it; master-1's etcd
-  stopped by the runbook and its database damaged;
+  stopped by the runbook;
 - etcd-member-remove.sh on master-0 removes master-1's member (the unhealthy
   voter: the watcher allows that removal and nothing else), the in-place
   restore on master-1, which then rejoins as a new learner and is promoted;
@@ -38,8 +41,15 @@ Scenario single-member (restore-single-member.md):
   acknowledged write are there (the quorum kept them); the cluster ID is
   the same; the damaged member is in /var/lib/etcd-backup byte for byte, the
   restored one archived; clusteroperator/etcd settles.
-The scenarios run in turn on one cluster (CI: single-member, quorum-restore,
-quorum-loss), each from the settled cluster the one before left.
+The scenarios run in turn on one cluster (CI: single-member, damaged-member,
+quorum-restore, quorum-loss), each from the settled cluster the one before left.
+Scenario damaged-member (the opt-in automatic form of the single-member
+runbook, unsupportedConfigOverrides.replaceDamagedMembers):
+- master-2's database damaged the same way; the operator removes the member
+  (event DamagedMemberRemoved naming etcd's panic), discover moves the data
+  aside, the member rejoins empty, learner then voter: no human step;
+- quorum never lost, nothing lost, the cluster ID the same, the damaged file
+  kept byte for byte in member-removed-archive-*.
 Usage: test_dr.py BUILD_DIR SCENARIO..."""
 import hashlib
 import json
@@ -326,21 +336,31 @@ def scenario_single_member(env, c, watcher, writer):
     old_id = cluster_id(c)
     old_m1 = [m for m in c.etcd.members(c.master_eps) if m.get("name") == "master-1"][0]["ID"]
 
+    # The disaster: master-1's database damaged (both bbolt meta pages, so etcd cannot open
+    # it) while its etcd is stopped; started again, it crash-loops, and EtcdMembersDegraded
+    # names it with etcd's own panic.
+    since = time.time()
+    damaged = damage(c, "master-1")
+    db = os.path.join(m1, "var/lib/etcd/member/snap/db")
+
+    def degraded():
+        conds = (env.get_json("etcd", "cluster") or {}).get("status", {}).get("conditions", [])
+        msg = next((x.get("message", "") for x in conds if x["type"] == "EtcdMembersDegraded" and
+                    x["status"] == "True"), "")
+        return msg if "master-1" in msg and "panic: failed to open database" in msg else None
+    log("EtcdMembersDegraded: %s" % wait_for("EtcdMembersDegraded to name master-1's damaged database",
+                                             degraded, 120))
+
     book = Runbook(env, "restore-single-member.md", hosts, roots)
     out = book.run(last=2)  # the members' state, a backup on master-0
-    assert "EtcdMembersAvailable: 3 members are available" in out[0], out[0]
+    assert "master-1 is unhealthy" in out[0] and "panic: failed to open database" in out[0], out[0]
     backup = os.path.join(roots["master-0"], "home/core/assets/backup")
     shutil.copytree(backup, os.path.join(m1, "home/core/assets/backup"))  # the copy step 2 asks for
     configmap(env, "after-backup", at="after")
 
-    t0, since = time.monotonic(), time.time()
+    t0 = time.monotonic()
     book.run(first=3, last=3)  # etcd stopped on master-1
-    # The bad data: master-1's database damaged while its etcd is stopped.
-    db = os.path.join(m1, "var/lib/etcd/member/snap/db")
-    with open(db, "r+b") as f:
-        f.seek(4096)
-        f.write(b"\xde\xad" * 2048)
-    damaged = hashlib.sha256(open(db, "rb").read()).hexdigest()
+    assert hashlib.sha256(open(db, "rb").read()).hexdigest() == damaged
     book.run(first=4)  # removed, restored in place, back as a learner, promoted, settled
     stop_actors(watcher, writer)
     log("runbook done in %.0f s" % (time.monotonic() - t0))
@@ -348,7 +368,7 @@ def scenario_single_member(env, c, watcher, writer):
     # master-1 removed (the unhealthy voter itself), then added as a new learner
     # and promoted: one change at a time, quorum never lost (the watcher ran throughout).
     shapes = [h[1] for h in watcher.history if h[0] >= since]
-    log("membership since the runbook's step 3: %s" % shapes)
+    log("membership since the damage: %s" % shapes)
     gone = [("master-0", False), ("master-2", False)]
     assert gone in shapes, shapes
     after = shapes[shapes.index(gone):]
@@ -375,8 +395,65 @@ def scenario_single_member(env, c, watcher, writer):
     assert settled(env.get_json("co", "etcd"))
 
 
+def damage(c, node):
+    """Stops etcd on `node`, damages both bbolt meta pages of its database (etcd then
+    cannot open it) and starts it again; returns the damaged file's SHA-256."""
+    root = c.node_root(node)
+    stop_etcd(c, node)
+    wait_for("etcd gone on %s" % node, lambda: container_pid(c, node, "etcd") is None, 60)
+    db = os.path.join(root, "var/lib/etcd/member/snap/db")
+    with open(db, "r+b") as f:
+        f.write(b"\xde\xad" * 4096)
+    digest = hashlib.sha256(open(db, "rb").read()).hexdigest()
+    shutil.move(os.path.join(root, "disaster/etcd-pod.yaml"), os.path.join(root, "etc/kubernetes/manifests/etcd-pod.yaml"))
+    return digest
+
+
+def scenario_damaged_member(env, c, watcher, writer):
+    """The opt-in automatic form of restore-single-member.md (etcds/cluster
+    unsupportedConfigOverrides.replaceDamagedMembers): master-2's database damaged, its
+    etcd crash-loops saying so; the operator removes it (the two left are healthy), its
+    discover moves the damaged data aside, and it rejoins empty as a new member. No
+    human step; nothing lost; the damaged file kept byte for byte."""
+    node = "master-2"
+    root = c.node_root(node)
+    env.kubectl("create", "namespace", NS)
+    configmap(env, "before-damage", at="before")
+    old_id = cluster_id(c)
+    old = [m for m in c.etcd.members(c.master_eps) if m.get("name") == node][0]["ID"]
+    env.kubectl("patch", "etcd", "cluster", "--type=merge", "-p",
+                json.dumps({"spec": {"unsupportedConfigOverrides": {"replaceDamagedMembers": True}}}))
+    before = set(os.listdir(os.path.join(root, "var/lib/etcd")))
+    t0 = time.monotonic()
+    digest = damage(c, node)
+    log("%s's database damaged and its etcd started again" % node)
+
+    m = c.wait_member_back(node, old, watcher)
+    log("%s is back as %x, %.0f s after the damage, with no human step" % (node, int(m["ID"]),
+                                                                        time.monotonic() - t0))
+    stop_actors(watcher, writer)
+    assert not watcher.violations, "invariants broken: %s" % watcher.violations[:5]
+    assert cluster_id(c) == old_id
+    ev = env.get_json("events", "-n", "openshift-etcd-operator", "--field-selector",
+                      "reason=DamagedMemberRemoved")["items"]
+    assert ev and "failed to open database" in ev[0]["message"], ev
+    log("event: %s" % ev[0]["message"])
+    archived = [d for d in os.listdir(os.path.join(root, "var/lib/etcd"))
+                if d.startswith("member-removed-archive-") and d not in before]
+    assert len(archived) == 1, os.listdir(os.path.join(root, "var/lib/etcd"))
+    kept = os.path.join(root, "var/lib/etcd", archived[0], "snap/db")
+    assert hashlib.sha256(open(kept, "rb").read()).hexdigest() == digest, "the damaged data was not kept as it was"
+    assert env.get_json("configmap", "-n", NS, "before-damage") is not None
+    lost = [k for k in writer.acked if c.etcd.get(c.master_eps, k) is None]
+    assert not lost, "acknowledged writes are gone: %s" % lost[:5]
+    log("nothing lost: %d acknowledged writes; the damaged data is in %s" % (len(writer.acked), archived[0]))
+    env.kubectl("patch", "etcd", "cluster", "--type=merge", "-p",
+                json.dumps({"spec": {"unsupportedConfigOverrides": {"replaceDamagedMembers": None}}}))
+    c.wait_settled(180)
+
+
 SCENARIOS = {"quorum-loss": scenario_quorum_loss, "quorum-restore": scenario_quorum_restore,
-             "single-member": scenario_single_member}
+             "single-member": scenario_single_member, "damaged-member": scenario_damaged_member}
 
 
 def set_aside_backups(c, name):

@@ -113,6 +113,21 @@ def main():
              ([A, C], sick_c)]
     w = run(wrong)
     assert any("while 1 voter(s) were unhealthy" in v for v in w.violations), w.violations
+    # Removed and re-added as a learner within one sample (the damaged-data remedy): not
+    # flagged. A learner added while the unhealthy voter stays: flagged; so is a voter added.
+    C_AGAIN = {"ID": "4", "name": "", "isLearner": True}
+    again = [([A, B, C], ()), ([A, B, C], sick_c), ([A, B, C], sick_c), ([A, B, C], sick_c),
+             ([A, B, C_AGAIN], ()), ([A, B, C_AGAIN], ())]
+    w = run(again)
+    assert not w.violations, w.violations
+    D_LEARNER = {"ID": "5", "name": "", "isLearner": True}
+    w = run([([A, B, C], ()), ([A, B, C], sick_c), ([A, B, C], sick_c), ([A, B, C], sick_c),
+             ([A, B, C, D_LEARNER], sick_c), ([A, B, C, D_LEARNER], sick_c)])
+    assert any("while 1 voter(s) were unhealthy" in v for v in w.violations), w.violations
+    D_VOTER = {"ID": "5", "name": "d", "clientURLs": ["https://d"]}
+    w = run([([A, B, C], ()), ([A, B, C], sick_c), ([A, B, C], sick_c), ([A, B, C], sick_c),
+             ([A, B, D_VOTER], ()), ([A, B, D_VOTER], ())])
+    assert any("while 1 voter(s) were unhealthy" in v for v in w.violations), w.violations
 
     # A voter of two stopped (a restart): flagged, as quorum is lost while it restarts;
     # allowed where the disaster-recovery override permits it. Unhealthy but running

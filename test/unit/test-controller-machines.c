@@ -413,6 +413,73 @@ static void test_desired_replicas(void **state)
         fixture_free(f);
 }
 
+/* master-1's etcd crash-looping `restarts` times, its last exit saying `msg`. */
+static void crash_looping(Fixture *f, int restarts, const char *msg)
+{
+        fixture_addf(
+                f, W_ETCD_PODS,
+                "{\"apiVersion\":\"v1\",\"kind\":\"Pod\",\"metadata\":{\"name\":\"etcd-master-1\","
+                "\"namespace\":\"openshift-etcd\"},\"spec\":{\"nodeName\":\"master-1\"},\"status\":{"
+                "\"containerStatuses\":[{\"name\":\"etcd\",\"restartCount\":%d,\"ready\":false,"
+                "\"state\":{\"waiting\":{\"reason\":\"CrashLoopBackOff\"}},\"lastState\":{\"terminated\":{"
+                "\"exitCode\":2,\"message\":\"%s\"}}}]}}",
+                restarts, msg);
+}
+
+static void test_damaged_member_remedy(void **state)
+{
+        Fixture *f = cluster();
+        /* No Machine API needed: the Machines are gone. */
+        for (int i = 0; i < 3; i++) {
+                char m[32];
+                (void) snprintf(m, sizeof m, "cluster-master-%d", i);
+                fixture_delete(f, W_MASTER_MACHINES, "openshift-machine-api", m);
+        }
+        fixture_member_set(f, 2, false, false);
+        crash_looping(f, 4, "panic: failed to open database: invalid database\\n\\ngoroutine 1 [running]:");
+
+        /* Not opted in: nothing. */
+        assert_int_equal(fixture_sync(f, &controller_member_removal), 0);
+        assert_int_equal(fixture_count(f, INTENT_ETCD_REMOVE), 0);
+
+        /* Opted in: removed, with a warning event that says why. */
+        fixture_etcd_cr(f, "\"unsupportedConfigOverrides\":{\"replaceDamagedMembers\":true}",
+                        "\"latestAvailableRevision\":3");
+        assert_int_equal(fixture_sync(f, &controller_member_removal), 0);
+        const Intent *rm = fixture_find(f, INTENT_ETCD_REMOVE, NULL, NULL);
+        assert_non_null(rm);
+        assert_int_equal(rm->member_id, 2);
+        const Intent *ev = fixture_find(f, INTENT_EVENT, NULL, NULL);
+        assert_non_null(ev);
+        assert_true(ev->warning);
+        assert_non_null(strstr(ev->message, "failed to open database"));
+
+        /* Two restarts only, or an exit that says nothing of damaged data: not damaged. */
+        crash_looping(f, 2, "panic: failed to open database");
+        assert_int_equal(fixture_sync(f, &controller_member_removal), 0);
+        assert_int_equal(fixture_count(f, INTENT_ETCD_REMOVE), 0);
+        crash_looping(f, 9, "listen tcp 10.0.0.11:2380: bind: address already in use");
+        assert_int_equal(fixture_sync(f, &controller_member_removal), 0);
+        assert_int_equal(fixture_count(f, INTENT_ETCD_REMOVE), 0);
+
+        /* The CORRUPT alarm says so too; but not while another voter is down. */
+        fixture_alarm(f, 2, "CORRUPT");
+        fixture_member_set(f, 3, false, false);
+        assert_int_equal(fixture_sync(f, &controller_member_removal), 0);
+        assert_int_equal(fixture_count(f, INTENT_ETCD_REMOVE), 0);
+        assert_non_null(
+                strstr(f->plan.waiting, "has damaged data (it raised the CORRUPT alarm) and is kept"));
+        fixture_member_set(f, 3, false, true);
+        assert_int_equal(fixture_sync(f, &controller_member_removal), 0);
+        assert_int_equal(fixture_find(f, INTENT_ETCD_REMOVE, NULL, NULL)->member_id, 2);
+
+        /* A healthy member is never removed as damaged, whatever its past exits say. */
+        fixture_member_set(f, 2, false, true);
+        assert_int_equal(fixture_sync(f, &controller_member_removal), 0);
+        assert_int_equal(fixture_count(f, INTENT_ETCD_REMOVE), 0);
+        fixture_free(f);
+}
+
 int main(void)
 {
         const struct CMUnitTest tests[] = {
@@ -425,6 +492,7 @@ int main(void)
                 cmocka_unit_test(test_orphaned_member),
                 cmocka_unit_test(test_leaving_learner_removed),
                 cmocka_unit_test(test_desired_replicas),
+                cmocka_unit_test(test_damaged_member_remedy),
         };
         return cmocka_run_group_tests(tests, NULL, NULL);
 }
