@@ -130,14 +130,14 @@ class Watcher(threading.Thread):
                 if (only_removal or removal_then_learner) and sick_now and sick_now <= gone:
                     log("the unhealthy voter(s) %s removed%s" % (", ".join(sorted(gone)),
                                                                 " and a learner added" if added else ""))
-                elif len(self.recent) >= 2 and all(r[1] for r in self.recent[-2:]) and not sick and \
-                        (slowest > self.JUDGE_READING or set(self.recent[-1][1]) <= self.recent[-1][2]):
-                    # The voter did not answer for part of this sample or the last one (a frozen
-                    # member: a held reading shows it unhealthy only when it began, whatever it
-                    # ends with), then answered healthy: the change fell in the time it recovered,
-                    # before or after it, no telling which.
-                    log("membership changed while an unhealthy voter recovered (a reading held, "
-                        "then healthy): not judged")
+                elif len(self.recent) >= 2 and all(r[1] for r in self.recent[-2:]) and not sick:
+                    # Every voter answered healthy in this sample, whose readings came before the
+                    # list that shows the change: the voter recovered between the last sample and
+                    # this one (a frozen member's held reading shows it unhealthy only when it
+                    # began; a restarted one comes back within a sample), and the operator, on a
+                    # view polled in between, may have acted after it did. No telling which: not
+                    # judged. A change seen while the voter is still unhealthy is a violation.
+                    log("membership changed while an unhealthy voter recovered: not judged")
                 elif len(self.recent) >= 2 and all(r[1] for r in self.recent[-2:]):
                     self.violations.append("membership changed to %s while %d voter(s) were unhealthy "
                                            "(samples %.1f s and %.1f s before: %s)" % (

@@ -60,11 +60,29 @@ class Operators:
         self.c = cluster
         self.lock = threading.RLock()
         self.kills = []  # dicts: state, detail, killed (monotonic), leader_after (s) once the next one leads
+        self.restarts = 0  # operators that exited by themselves and were started again (supervise)
         self._start()
 
     def _start(self):
         self.proc = self.c.start_operator()
         self.offset, self.leader, self.leader_since = 0, False, None
+
+    def supervise(self):
+        """From here on, as its Deployment: an operator that exits by itself (it steps down
+        when it loses its lease, as when the API stalls while the member it reads through is
+        removed) is started again. Stopped with the returned event; counts in self.restarts."""
+        stop = threading.Event()
+
+        def run():
+            while not stop.wait(0.2):
+                with self.lock:
+                    if self.proc.poll() is not None:
+                        self.restarts += 1
+                        log("operator exited by itself (%s); restarting it, as its Deployment would"
+                            % self.proc.returncode)
+                        self._start()
+        threading.Thread(target=run, daemon=True).start()
+        return stop
 
     def is_leader(self):
         with self.lock:
@@ -182,6 +200,7 @@ def main():
         ops = Operators(c)
         chaos = Chaos(c, ops)
         chaos.start()
+        supervisor = None
         try:
             # The installer marks bootstrap complete once etcd runs in the cluster.
             wait_for("EtcdRunningInCluster=True", lambda: chaos.error is not None or c.running_in_cluster(), TIMEOUT)
@@ -205,16 +224,20 @@ def main():
                 log("after the kill the bootstrap member is %s" % (
                     "still listed" if BOOTSTRAP_MEMBER in c.member_names() else "gone already"))
                 ops.wait_leader(60)
+            # The kills are over: from here an operator that steps down by itself is restarted.
+            supervisor = ops.supervise()
             wait_for("the bootstrap member to be removed", lambda: c.member_names() == c.masters, TIMEOUT)
             wait_for("the bootstrap annotation to go", c.bootstrap_annotation_gone, 60)
             c.destroy_bootstrap()
             # Keep watching and writing while the operator rolls the post-bootstrap revision.
             c.wait_settled(180)
             c.wait_at_latest(180)
-            ops.is_leader()  # the last operator is still alive
+            ops.wait_leader(60)  # an operator leads (the last one, or its restart)
         finally:
             chaos.stop.set()
             stop_actors(watcher, writer)
+            if supervisor:
+                supervisor.set()
 
         hit = [k["state"] for k in ops.kills]
         log("kills: %d" % len(hit))
@@ -246,7 +269,12 @@ def main():
                 ops.proc.send_signal(signal.SIGTERM)
                 ops.proc.wait(timeout=30)
                 ops._start()
-        check_upgrade_downgrade(c, replace_operator)
+        supervisor = ops.supervise()
+        try:
+            check_upgrade_downgrade(c, replace_operator)
+        finally:
+            supervisor.set()
+        log("operators restarted after exiting by themselves: %d" % ops.restarts)
         log("ok (%.0f s)" % (time.monotonic() - t0))
 
 
