@@ -78,6 +78,16 @@ def remove_host(c, node):
     del c.master_ips[node]
 
 
+def drain_and_remove(c, node):
+    """The machine controller once the hooks are lifted: it drains the node (the guard
+    through its budget, kubectl as the real client), then the host goes (remove_host)."""
+    r = c.env.kubectl("drain", node, "--ignore-daemonsets", "--force", "--delete-emptydir-data",
+                      "--timeout", "120s", check=False)
+    assert r.returncode == 0, "drain of %s: %s %s" % (node, r.stdout, r.stderr)
+    log("drained %s" % node)
+    remove_host(c, node)
+
+
 def voters(c):
     return sorted(m.get("name") or "" for m in c.etcd.members(c.endpoints()) if not m.get("isLearner"))
 
@@ -127,12 +137,7 @@ def check_master_replaced(c, old, new, new_ip):
         # The old master's Machine is deleted: the finalizer holds it, the hook holds its drain.
         env.kubectl("delete", "machine", "-n", NS, machine_name(old), "--wait=false")
         wait_hook_lifted(c, old)
-        # The machine controller drains (the guard through its budget), then the host goes.
-        r = env.kubectl("drain", old, "--ignore-daemonsets", "--force", "--delete-emptydir-data",
-                        "--timeout", "90s", check=False)
-        assert r.returncode == 0, "drain of %s: %s %s" % (old, r.stdout, r.stderr)
-        log("drained %s" % old)
-        remove_host(c, old)
+        drain_and_remove(c, old)
         final = sorted((n, False) for n in c.masters)
         wait_for("the watcher to see the three masters as voters", lambda: watcher.last == final, 60)
     finally:
@@ -188,11 +193,7 @@ def check_two_masters_replaced(c, old, new):
     def machine_controller(node):
         try:
             wait_hook_lifted(c, node)
-            r = env.kubectl("drain", node, "--ignore-daemonsets", "--force", "--delete-emptydir-data",
-                            "--timeout", "120s", check=False)
-            assert r.returncode == 0, "drain of %s: %s %s" % (node, r.stdout, r.stderr)
-            log("drained %s" % node)
-            remove_host(c, node)
+            drain_and_remove(c, node)
         except Exception as e:  # reported by the test's thread
             errors.append("%s: %s" % (node, e))
     threads = [threading.Thread(target=machine_controller, args=(node,), daemon=True) for node in old]
