@@ -71,6 +71,13 @@ class Env:
                     p.wait()
         if self.sim_dir:
             subprocess.run(["bash", SIM_UP, "stop", self.sim_dir], capture_output=True)
+        # The operator and the pods run with their ServiceAccounts' tokens: a request the
+        # RBAC that render and the operator wrote does not allow fails the scenario, as it
+        # would break a real cluster (the simulator logs every denial).
+        denied = self.rbac_denials()
+        if denied and exc[0] is None:
+            log("RBAC denied %d request(s), first ones:\n  %s" % (len(denied), "\n  ".join(denied[:10])))
+            exc = (AssertionError, None, None)
         if exc[0] is not None or os.environ.get("KEEP_TEST_DIRS"):
             log("scenario directory kept: %s" % self.dir)
             for f in sorted(os.listdir(self.dir)):
@@ -79,7 +86,17 @@ class Env:
                     sys.stdout.write("---- %s (tail) ----\n%s\n" % (f, tail))
         if not os.environ.get("KEEP_TEST_DIRS") and exc[0] is None:
             shutil.rmtree(self.dir, ignore_errors=True)
+        if denied and exc[0] is AssertionError and exc[1] is None:
+            raise AssertionError("RBAC denied %d request(s): %s" % (len(denied), denied[0]))
         return False
+
+    def rbac_denials(self):
+        """The requests the simulator's RBAC refused (its log's "RBAC DENY" lines)."""
+        path = os.path.join(self.sim_dir or "", "sim.log")
+        if not self.sim_dir or not os.path.exists(path):
+            return []
+        with open(path, errors="replace") as f:
+            return [line.split("RBAC DENY ", 1)[1].strip() for line in f if "RBAC DENY " in line]
 
     def ip(self, host):
         return "%s.%d" % (self.net, host)

@@ -294,9 +294,38 @@ class Cluster:
         cm = self.env.get_json("configmap", "-n", "openshift-kube-apiserver", "config-%s" % n) if n else None
         return sorted(etcd_servers(cm))
 
+    def operator_kubeconfig(self):
+        """The operator's credentials as its Deployment's pod has them: a token of
+        ServiceAccount openshift-etcd-operator/etcd-operator (a TokenRequest, as the
+        kubelet projects it; render wrote the account and its RBAC), read from a file.
+        So every request the operator makes must pass that RBAC (Env fails a scenario
+        on any denial)."""
+        d = os.path.join(self.env.dir, "operator-sa")
+        kc = os.path.join(d, "kubeconfig")
+        if os.path.exists(kc):
+            return kc
+        os.makedirs(d, exist_ok=True)
+        wait_for("ServiceAccount etcd-operator", lambda: self.env.kubectl(
+            "-n", "openshift-etcd-operator", "get", "serviceaccount", "etcd-operator", check=False).returncode == 0, 60)
+        token = self.env.kubectl("-n", "openshift-etcd-operator", "create", "token", "etcd-operator",
+                                 "--duration=24h").stdout.strip()
+        with open(os.path.join(d, "token"), "w") as f:
+            f.write(token + "\n")
+        admin = json.loads(self.env.kubectl("config", "view", "--raw", "-o", "json").stdout)
+        cluster = admin["clusters"][0]["cluster"]
+        with open(kc + ".tmp", "w") as f:
+            f.write("apiVersion: v1\nkind: Config\ncurrent-context: operator\n"
+                    "clusters:\n- name: sim\n  cluster:\n    server: %s\n    certificate-authority-data: %s\n"
+                    "users:\n- name: etcd-operator\n  user:\n    tokenFile: token\n"
+                    "contexts:\n- name: operator\n  context:\n    cluster: sim\n    user: etcd-operator\n"
+                    "    namespace: openshift-etcd-operator\n" % (
+                        cluster["server"], cluster["certificate-authority-data"]))
+        os.rename(kc + ".tmp", kc)
+        return kc
+
     def operator_argv(self):
         env, tls = self.env, self.tls
-        return [env.binary, "operator", "--kubeconfig", env.kubeconfig, "-v=2",
+        return [env.binary, "operator", "--kubeconfig", self.operator_kubeconfig(), "-v=2",
                 "--listen", env.ip(2) + ":8443", "--leader-elect-lease-duration=6s",
                 "--leader-elect-renew-deadline=4s", "--leader-elect-retry-period=1s",
                 "--etcd-poll-interval=1s", "--listen-on-node-ip",

@@ -252,4 +252,19 @@ k delete node master-0 >/dev/null
 wait $pid || fail "wait --for=delete: $(cat "$tmp/wait-delete.out")"
 ok "wait --for=delete"
 
+# -- ServiceAccount tokens and RBAC ------------------------------------------------------------
+k create namespace rbac-demo >/dev/null
+k -n rbac-demo create serviceaccount app >/dev/null
+tok=$(k -n rbac-demo create token app --duration=15m) || fail "create token"
+[ "$(printf '%s' "$tok" | tr -cd . | wc -c)" = 2 ] || fail "create token: not a JWT: $tok"
+ok "create token"
+expect_fail "a ServiceAccount without a role is denied" \
+        'Error from server \(Forbidden\): pods is forbidden: User "system:serviceaccount:rbac-demo:app" cannot list resource "pods" in API group "" in the namespace "rbac-demo"' \
+        k -n rbac-demo --token "$tok" get pods
+k -n rbac-demo create role pod-reader --verb=get,list --resource=pods >/dev/null
+k -n rbac-demo create rolebinding pod-reader --role=pod-reader --serviceaccount=rbac-demo:app >/dev/null
+expect "the role's binding lets it list" 'No resources found in rbac-demo namespace' \
+        k -n rbac-demo --token "$tok" get pods
+expect_fail "not beyond the role" 'cannot list resource "secrets"' k -n rbac-demo --token "$tok" get secrets
+
 echo "kubectl conformance: all $n checks passed"

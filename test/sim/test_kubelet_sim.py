@@ -231,11 +231,13 @@ class Base(unittest.TestCase):
     def node_log(self, k):
         return "\n--- kubelet log ---\n" + k.tail()
 
-    def _api_pod(self, ns, name, ctr, policy="Never", k=None):
+    def _api_pod(self, ns, name, ctr, policy="Never", k=None, sa=None):
         k = k or self.k
         body = {"apiVersion": "v1", "kind": "Pod", "metadata": {"name": name, "namespace": ns},
                 "spec": {"nodeName": k.name, "restartPolicy": policy, "containers": [ctr],
                          "terminationGracePeriodSeconds": 5}}
+        if sa:
+            body["spec"]["serviceAccountName"] = sa
         r = C.post("/api/v1/namespaces/%s/pods" % ns, body)
         self.assertEqual(r.status, 201, r.raw)
         return r.json
@@ -464,14 +466,34 @@ url = "https://%s:%s/api/v1/namespaces/%s/pods/%s" % (
 req = urllib.request.Request(url, headers={"Authorization": "Bearer " + tok})
 pod = json.load(urllib.request.urlopen(req, context=ctx))
 print("in-cluster ok", pod["metadata"]["name"], pod["status"]["phase"], os.environ["NODE"])
+import base64
+claims = json.loads(base64.urlsafe_b64decode(tok.split(".")[1] + "=="))
+print("token of", claims["sub"], "bound to", claims["kubernetes.io"]["pod"]["name"])
 # own PID namespace with its /proc, own UTS namespace
 procs = [p for p in os.listdir("/proc") if p.isdigit()]
 print("pid", os.getpid(), "procs", len(procs), "hostname", os.uname().nodename)
 """
+        # the kubelet asks a token for the pod's own ServiceAccount: RBAC applies to it
+        rbac = "/apis/rbac.authorization.k8s.io/v1/namespaces/%s" % ns
+        for path, body in (
+                ("/api/v1/namespaces/%s/serviceaccounts" % ns, {
+                    "apiVersion": "v1", "kind": "ServiceAccount", "metadata": {"name": "installer-sa"}}),
+                (rbac + "/roles", {"apiVersion": "rbac.authorization.k8s.io/v1", "kind": "Role",
+                                   "metadata": {"name": "pod-reader"},
+                                   "rules": [{"apiGroups": [""], "resources": ["pods"], "verbs": ["get"]}]}),
+                (rbac + "/rolebindings", {
+                    "apiVersion": "rbac.authorization.k8s.io/v1", "kind": "RoleBinding",
+                    "metadata": {"name": "pod-reader"},
+                    "roleRef": {"apiGroup": "rbac.authorization.k8s.io", "kind": "Role", "name": "pod-reader"},
+                    "subjects": [{"kind": "ServiceAccount", "name": "installer-sa", "namespace": ns}]})):
+            r = C.post(path, body)
+            self.assertIn(r.status, (201, 409), r)
         ok = self._api_pod(ns, "installer-1-node-a", {
             "name": "installer", "image": "x", "command": ["python3", "-c", script],
             "env": [fieldref("MY_NS", "metadata.namespace"), fieldref("MY_NAME", "metadata.name"),
-                    fieldref("NODE", "spec.nodeName")]})
+                    fieldref("NODE", "spec.nodeName")]}, sa="installer-sa")
+        nosa = self._api_pod(ns, "no-account", {"name": "c", "image": "x", "command": ["true"]},
+                             sa="missing")
         bad = self._api_pod(ns, "installer-2-node-a", {
             "name": "installer", "image": "x", "terminationMessagePolicy":
             "FallbackToLogsOnError", "command": ["sh", "-c", "echo boom: no revision; exit 7"]})
@@ -493,7 +515,17 @@ print("pid", os.getpid(), "procs", len(procs), "hostname", os.uname().nodename)
         self.assertEqual(cond(p, "Ready"), "False")
         with open(self.k.host("/var/log/pods/%s_installer-1-node-a/installer/0.log" % ns)) as f:
             self.assertEqual(f.read(), "in-cluster ok installer-1-node-a Running node-a\n"
-                             "pid 2 procs 2 hostname installer-1-node-a\n")
+                             "token of system:serviceaccount:%s:installer-sa bound to installer-1-node-a\n"
+                             "pid 2 procs 2 hostname installer-1-node-a\n" % ns)
+        # no ServiceAccount, no token: the pod does not start (kubelet: FailedMount)
+        self.assertTrue(nosa["metadata"]["uid"])
+
+        def waiting_for_token():
+            st = cstatus(get_pod(ns, "no-account") or {}, "c") or {}
+            return "failed to fetch token for service account %s/missing" % ns in \
+                ((st.get("state") or {}).get("waiting") or {}).get("message", "")
+        wait_for(waiting_for_token, 30, "no-account waiting for its token")
+        C.delete("/api/v1/namespaces/%s/pods/no-account" % ns)
         self.assertEqual(p["metadata"]["uid"], ok["metadata"]["uid"])
 
         wait_for(phase("installer-2-node-a", "Failed"), 30, "installer-2 Failed")

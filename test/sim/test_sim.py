@@ -1732,5 +1732,168 @@ class ExternalEtcd(Base):
         return json.loads(r.json["data"]["config.yaml"])["apiServerArguments"]["etcd-servers"]
 
 
+# ---------------------------------------------------------------- RBAC (c36)
+RBAC = "/apis/rbac.authorization.k8s.io/v1"
+
+
+class Rbac(Base):
+    """ServiceAccount tokens (TokenRequest) and the RBAC authorizer, with kube-apiserver's
+    exact denials and escalation prevention."""
+
+    def _sa_client(self, ns, name="app"):
+        r = C.post("/api/v1/namespaces/%s/serviceaccounts" % ns, {
+            "apiVersion": "v1", "kind": "ServiceAccount", "metadata": {"name": name}})
+        self.assertIn(r.status, (201, 409), r)
+        r = C.post("/api/v1/namespaces/%s/serviceaccounts/%s/token" % (ns, name), {
+            "apiVersion": "authentication.k8s.io/v1", "kind": "TokenRequest",
+            "spec": {"expirationSeconds": 3600}})
+        self.assertEqual(r.status, 201, r)
+        self.assertEqual(r.json["kind"], "TokenRequest")
+        self.assertTrue(r.json["status"]["expirationTimestamp"].endswith("Z"))
+        return SIM.client(token=r.json["status"]["token"])
+
+    def _grant(self, ns, name, rules, sa="app", cluster=False, sa_ns=None):
+        kind = "ClusterRole" if cluster else "Role"
+        base = RBAC if cluster else "%s/namespaces/%s" % (RBAC, ns)
+        r = C.post(base + ("/clusterroles" if cluster else "/roles"), {
+            "apiVersion": "rbac.authorization.k8s.io/v1", "kind": kind,
+            "metadata": {"name": name}, "rules": rules})
+        self.assertEqual(r.status, 201, r)
+        r = C.post(base + ("/clusterrolebindings" if cluster else "/rolebindings"), {
+            "apiVersion": "rbac.authorization.k8s.io/v1", "kind": kind + "Binding",
+            "metadata": {"name": name},
+            "roleRef": {"apiGroup": "rbac.authorization.k8s.io", "kind": kind, "name": name},
+            "subjects": [{"kind": "ServiceAccount", "name": sa, "namespace": sa_ns or ns}]})
+        self.assertEqual(r.status, 201, r)
+
+    def test_c36_token_and_denials(self):
+        ns = new_ns("rbac")
+        sa = self._sa_client(ns)
+        user = "system:serviceaccount:%s:app" % ns
+        # every authenticated user may discover the API
+        for path in ("/api", "/apis", "/version", "/api/v1", "/apis/apps/v1"):
+            self.assertEqual(sa.get(path).status, 200, path)
+        r = sa.get("/api/v1/namespaces/%s/pods" % ns)
+        st = self.assertStatus(r, 403, "Forbidden")
+        self.assertEqual(st["message"], 'pods is forbidden: User "%s" cannot list resource "pods" in API '
+                         'group "" in the namespace "%s"' % (user, ns))
+        self.assertEqual(st["details"], {"kind": "pods"})
+        st = self.assertStatus(sa.get("/api/v1/namespaces/%s/configmaps/x" % ns), 403)
+        self.assertEqual(st["message"], 'configmaps "x" is forbidden: User "%s" cannot get resource '
+                         '"configmaps" in API group "" in the namespace "%s"' % (user, ns))
+        st = self.assertStatus(sa.get("/apis/apps/v1/deployments"), 403)
+        self.assertEqual(st["message"], 'deployments.apps is forbidden: User "%s" cannot list resource '
+                         '"deployments" in API group "apps" at the cluster scope' % user)
+        st = self.assertStatus(sa.post("/api/v1/namespaces/%s/pods/p/eviction" % ns, {}), 403)
+        self.assertIn('cannot create resource "pods/eviction"', st["message"])
+        st = self.assertStatus(sa.get("/sim/stats"), 403)
+        self.assertEqual(st["message"], 'forbidden: User "%s" cannot get path "/sim/stats"' % user)
+        # a Role in the namespace: list but not watch, one named ConfigMap, pods/status only
+        self._grant(ns, "reader", [
+            {"apiGroups": [""], "resources": ["pods"], "verbs": ["list", "get"]},
+            {"apiGroups": [""], "resources": ["configmaps"], "verbs": ["get"], "resourceNames": ["mine"]},
+            {"apiGroups": [""], "resources": ["pods/status"], "verbs": ["patch"]}])
+        self.assertEqual(sa.get("/api/v1/namespaces/%s/pods" % ns).status, 200)
+        self.assertStatus(sa.get("/api/v1/namespaces/%s/pods?watch=true" % ns), 403)
+        self.assertStatus(sa.get("/api/v1/namespaces/%s/configmaps/other" % ns), 403)
+        self.assertStatus(sa.get("/api/v1/namespaces/%s/configmaps/mine" % ns), 404, "NotFound")
+        # a watch of one name is a get of that name to RBAC only when it has resourceNames rules
+        st = self.assertStatus(sa.get("/api/v1/namespaces/%s/configmaps?fieldSelector=metadata.name%%3Dmine"
+                                      "&watch=true" % ns), 403)
+        self.assertIn('"mine" is forbidden: User "%s" cannot watch' % user, st["message"])
+        self.assertStatus(sa.patch("/api/v1/namespaces/%s/pods/p" % ns, {}), 403)
+        self.assertStatus(sa.patch("/api/v1/namespaces/%s/pods/p/status" % ns, {}), 404, "NotFound")
+        # only in its namespace; the cluster scope needs a ClusterRoleBinding
+        other = new_ns("rbac")
+        self.assertStatus(sa.get("/api/v1/namespaces/%s/pods" % other), 403)
+        self.assertStatus(sa.get("/api/v1/pods"), 403)
+        self._grant(ns, "node-reader-" + ns, [{"apiGroups": [""], "resources": ["nodes"], "verbs": ["*"]}],
+                    cluster=True)
+        self.assertEqual(sa.get("/api/v1/nodes").status, 200)
+        # the denials are kept for tests
+        log = C.get("/sim/forbidden").json["forbidden"]
+        mine = [f for f in log if f["user"] == user]
+        self.assertTrue(any(f["verb"] == "watch" and f["path"].endswith("/pods") for f in mine), mine[-5:])
+
+    def test_c36_default_service_account(self):
+        ns = new_ns("rbac")   # kube-controller-manager's service account controller
+        deadline = time.monotonic() + 10
+        while C.get("/api/v1/namespaces/%s/serviceaccounts/default" % ns).status != 200:
+            self.assertLess(time.monotonic(), deadline, "no ServiceAccount default in a new namespace")
+            time.sleep(0.1)
+
+    def test_c36_bad_tokens(self):
+        ns = new_ns("rbac")
+        sa = self._sa_client(ns, "gone")
+        self.assertEqual(sa.get("/api").status, 200)
+        forged = sa.token[:-2] + ("AA" if not sa.token.endswith("AA") else "BB")
+        self.assertStatus(SIM.client(token=forged).get("/api"), 401, "Unauthorized")
+        r = C.post("/api/v1/namespaces/%s/serviceaccounts/gone/token" % ns, {
+            "apiVersion": "authentication.k8s.io/v1", "kind": "TokenRequest", "spec": {"expirationSeconds": 60}})
+        st = self.assertStatus(r, 422, "Invalid")
+        self.assertIn("may not specify a duration less than 10 minutes", st["message"])
+        self.assertStatus(C.post("/api/v1/namespaces/%s/serviceaccounts/none/token" % ns, {}), 404)
+        # the token dies with its ServiceAccount, also when one of the same name comes back
+        self.assertEqual(C.delete("/api/v1/namespaces/%s/serviceaccounts/gone" % ns).status, 200)
+        self.assertStatus(sa.get("/api"), 401, "Unauthorized")
+        r = C.post("/api/v1/namespaces/%s/serviceaccounts" % ns, {
+            "apiVersion": "v1", "kind": "ServiceAccount", "metadata": {"name": "gone"}})
+        self.assertEqual(r.status, 201, r)
+        self.assertStatus(sa.get("/api"), 401, "Unauthorized")
+
+    def test_c36_escalation(self):
+        ns = new_ns("rbac")
+        sa = self._sa_client(ns)
+        user = "system:serviceaccount:%s:app" % ns
+        self._grant(ns, "role-admin", [
+            {"apiGroups": ["rbac.authorization.k8s.io"], "resources": ["roles", "rolebindings"],
+             "verbs": ["create", "update", "get"]},
+            {"apiGroups": [""], "resources": ["configmaps"], "verbs": ["get", "list"]}])
+
+        def role(name, rules):
+            return sa.post("%s/namespaces/%s/roles" % (RBAC, ns), {
+                "apiVersion": "rbac.authorization.k8s.io/v1", "kind": "Role",
+                "metadata": {"name": name}, "rules": rules})
+        self.assertEqual(role("held", [{"apiGroups": [""], "resources": ["configmaps"],
+                                        "verbs": ["get"]}]).status, 201)
+        st = self.assertStatus(role("more", [{"apiGroups": [""], "resources": ["secrets", "configmaps"],
+                                              "verbs": ["get"]}]), 403, "Forbidden")
+        self.assertTrue(st["message"].startswith(
+            'roles.rbac.authorization.k8s.io "more" is forbidden: user "%s" (groups=' % user), st["message"])
+        self.assertIn("attempting to grant RBAC permissions not currently held:\n"
+                      '{APIGroups:[""], Resources:["secrets"], Verbs:["get"]}', st["message"])
+        self.assertNotIn('Resources:["configmaps"]', st["message"])
+        # a wildcard is held only through a wildcard
+        self.assertStatus(role("wild", [{"apiGroups": [""], "resources": ["*"], "verbs": ["get"]}]), 403)
+        # updating a held role to grant more is refused too
+        r = sa.get("%s/namespaces/%s/roles/held" % (RBAC, ns))
+        body = r.json
+        body["rules"][0]["verbs"] = ["get", "delete"]
+        self.assertStatus(sa.put("%s/namespaces/%s/roles/held" % (RBAC, ns), body), 403)
+
+        def binding(name, role_name):
+            return sa.post("%s/namespaces/%s/rolebindings" % (RBAC, ns), {
+                "apiVersion": "rbac.authorization.k8s.io/v1", "kind": "RoleBinding", "metadata": {"name": name},
+                "roleRef": {"apiGroup": "rbac.authorization.k8s.io", "kind": "Role", "name": role_name},
+                "subjects": [{"kind": "ServiceAccount", "name": "default", "namespace": ns}]})
+        self.assertEqual(binding("b1", "held").status, 201)
+        r = C.post("%s/namespaces/%s/roles" % (RBAC, ns), {
+            "apiVersion": "rbac.authorization.k8s.io/v1", "kind": "Role", "metadata": {"name": "secrets"},
+            "rules": [{"apiGroups": [""], "resources": ["secrets"], "verbs": ["get"]}]})
+        self.assertEqual(r.status, 201, r)
+        st = self.assertStatus(binding("b2", "secrets"), 403)
+        self.assertIn('rolebindings.rbac.authorization.k8s.io "b2" is forbidden', st["message"])
+        self.assertStatus(binding("b3", "no-such-role"), 404, "NotFound")
+        # the bind verb on that role (by name) allows binding it without holding it
+        self._grant(ns, "binder", [{"apiGroups": ["rbac.authorization.k8s.io"], "resources": ["roles"],
+                                    "verbs": ["bind"], "resourceNames": ["secrets"]}])
+        self.assertEqual(binding("b2", "secrets").status, 201)
+        # the admin (system:masters) is never checked
+        r = C.post("%s/namespaces/%s/roles" % (RBAC, ns), {
+            "apiVersion": "rbac.authorization.k8s.io/v1", "kind": "Role", "metadata": {"name": "all"},
+            "rules": [{"apiGroups": ["*"], "resources": ["*"], "verbs": ["*"]}]})
+        self.assertEqual(r.status, 201, r)
+
+
 if __name__ == "__main__":
     unittest.main(verbosity=2)

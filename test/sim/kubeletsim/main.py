@@ -24,7 +24,7 @@ from . import log as logmod
 from .client import ApiError, Client, KubeConfig, quote
 from .log import log
 from .node import NodeStatus
-from .podspec import apply_defaults, pod_dir
+from .podspec import ConfigError, apply_defaults, pod_dir
 from .podworker import PodWorker, now_iso
 from .runtime import Spawner
 from .sources import ApiPodSource, ManifestSource
@@ -49,7 +49,7 @@ class Kubelet:
         os.makedirs(self.host_path("/var/log/pods"), exist_ok=True)
         self.kc = KubeConfig(args.kubeconfig, os.path.join(self.state_dir, "sim-pki"))
         self.client = Client(self.kc, user_agent="kubelet-sim/%s" % self.name)
-        self.sa_token = self.kc.token
+        self.sa_token = None    # a fixed token for every API pod (--service-account-token-file)
         if args.service_account_token_file:
             with open(args.service_account_token_file) as f:
                 self.sa_token = f.read().strip()
@@ -193,6 +193,25 @@ class Kubelet:
                 threading.Thread(target=self._mark_lost, args=(pod,), daemon=True).start()
                 return
             self._start_worker(pod, uid, "api")
+
+    def pod_token(self, pod):
+        """The token an API pod gets, as the kubelet projects it: a TokenRequest for the
+        pod's ServiceAccount, bound to the pod (kubelet's default lifetime). A missing
+        ServiceAccount fails the pod's start (the kubelet's FailedMount)."""
+        if self.sa_token:
+            return self.sa_token
+        md, spec = pod["metadata"], pod.get("spec") or {}
+        sa = spec.get("serviceAccountName") or spec.get("serviceAccount") or "default"
+        body = {"apiVersion": "authentication.k8s.io/v1", "kind": "TokenRequest",
+                "spec": {"expirationSeconds": 3607, "boundObjectRef": {
+                    "kind": "Pod", "apiVersion": "v1", "name": md["name"], "uid": md.get("uid", "")}}}
+        try:
+            r = self.client.post("/api/v1/namespaces/%s/serviceaccounts/%s/token"
+                                 % (quote(md["namespace"]), quote(sa)), body)
+        except ApiError as e:
+            raise ConfigError("failed to fetch token for service account %s/%s: %s"
+                                % (md["namespace"], sa, e))
+        return r["status"]["token"]
 
     def _mark_lost(self, pod):
         md = pod["metadata"]

@@ -304,7 +304,7 @@ def _downward_files(node, pod, items):
 
 def sa_files(node, pod):
     ns = (pod.get("metadata") or {}).get("namespace", "default")
-    return {"token": (node.sa_token or "").encode(), "ca.crt": node.kc.ca_pem or b"",
+    return {"token": node.pod_token(pod).encode(), "ca.crt": node.kc.ca_pem or b"",
             "namespace": ns.encode()}
 
 
@@ -361,8 +361,7 @@ def prepare_volumes(node, pod, uid, api_pod, client):
             files = {}
             for s in pv.get("sources") or []:
                 if "serviceAccountToken" in s:
-                    files[s["serviceAccountToken"].get("path", "token")] = \
-                        (node.sa_token or "").encode()
+                    files[s["serviceAccountToken"].get("path", "token")] = node.pod_token(pod).encode()
                 elif "configMap" in s or "secret" in s:
                     if not api_pod:
                         raise ConfigError("static pods may not use configMap/secret volumes")

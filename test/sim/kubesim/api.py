@@ -15,6 +15,7 @@ import traceback
 import urllib.parse
 
 from . import discovery, errors, lists, objects, protobuf, tables, watchserve, yaml_lite
+from . import rbac as rbac_mod
 from .etcd import EtcdError
 from .objects import meta
 from .patch import apply_patch
@@ -67,7 +68,7 @@ WRITE_METHODS = ("POST", "PUT", "PATCH", "DELETE")
 
 class App:
     def __init__(self, registry, store, hub, faults, token, plain, server_address, log,
-                 verbose=False, sim_ops=None):
+                 verbose=False, sim_ops=None, rbac=None):
         self.registry = registry
         self.store = store
         self.hub = hub
@@ -78,6 +79,7 @@ class App:
         self.log = log
         self.verbose = verbose
         self.sim_ops = sim_ops          # SimOps: /sim/* handlers
+        self.rbac = rbac                # rbac.Rbac: ServiceAccount tokens, authorization
         self.abort_drops = False
 
     def access_log(self, req, msg):
@@ -100,13 +102,20 @@ class App:
         path = url.path
         q = {k: v[0] for k, v in urllib.parse.parse_qs(url.query, keep_blank_values=True).items()}
         try:
-            if path not in PUBLIC_PATHS and not self._authenticated(req):
+            req.user = self._authenticate(req)
+            if req.user is None and path not in PUBLIC_PATHS:
                 raise errors.unauthorized()
             if path.startswith("/sim/"):
+                if not req.user.is_master:
+                    raise errors.ApiError(403, "Forbidden", 'forbidden: User "%s" cannot %s path "%s"'
+                                          % (req.user.name, req.command.lower(), path))
                 self.faults.count(req.command, "sim")
                 return self.sim_ops.handle(req, path, q)
             if self.faults.latency_ms:
                 time.sleep(self.faults.latency_ms / 1000.0)
+            if req.user is not None and not req.user.is_master and self.rbac:
+                self.rbac.authorize(req.user, rbac_mod.request_attributes(req.command, path, q),
+                                    req.headers.get("User-Agent", ""))
             fault = self.faults.check(req.command, req.path)
             if fault is not None and getattr(fault, "after", False):
                 req.lose_response = fault   # served, then answered with the fault (server.py)
@@ -132,14 +141,19 @@ class App:
             except OSError:
                 pass
 
-    def _authenticated(self, req):
+    def _authenticate(self, req):
+        """The user of the request (rbac.User), or None."""
         if self.plain:
-            return True
+            return rbac_mod.ADMIN
         auth = req.headers.get("Authorization", "")
-        if auth.startswith("Bearer ") and hmac.compare_digest(auth[7:].strip().encode(),
-                                                              self.token.encode()):
-            return True
-        return req.peer_authenticated()
+        if auth.startswith("Bearer "):
+            tok = auth[7:].strip()
+            if hmac.compare_digest(tok.encode(), self.token.encode()):
+                return rbac_mod.ADMIN
+            # kube-apiserver answers 401 to a bad token even with a good certificate
+            return self.rbac.user_of_token(tok) if self.rbac else None
+        cert = req.peer_certificate()
+        return rbac_mod.Rbac.user_of_cert(cert) if cert else None
 
     # -- routing -----------------------------------------------------------------------
     def _route(self, req, path, q):
@@ -367,6 +381,8 @@ class App:
             return self._evict(req, rt, ns, name, q)
         if sub == "binding" and m == "POST":
             return self._bind(req, rt, ns, name, q)
+        if sub == "token" and m == "POST" and self.rbac:
+            return self._token_request(req, rt, ns, name)
         raise errors.method_not_allowed()
 
     @staticmethod
@@ -480,6 +496,28 @@ class App:
         req.send_json(201, {"kind": "Status", "apiVersion": "v1", "metadata": {},
                             "status": "Success", "code": 201})
 
+    def _token_request(self, req, rt, ns, name):
+        """TokenRequest (authentication.k8s.io/v1): a token for ServiceAccount ns/name."""
+        body = self._body(req) or {}
+        spec = body.get("spec") or {}
+        exp = spec.get("expirationSeconds", 3600)
+        if not isinstance(exp, int) or exp < 600:
+            raise errors.invalid_plain("TokenRequest", name, [
+                ("FieldValueInvalid", "spec.expirationSeconds",
+                 "Invalid value: %s: may not specify a duration less than 10 minutes" % json.dumps(exp))],
+                group="authentication.k8s.io")
+        sa = self.store.get(rt, ns, name)
+        bound = spec.get("boundObjectRef")
+        token, expires = self.rbac.issue_token(ns, sa, exp, spec.get("audiences") or [], bound)
+        out = {"kind": "TokenRequest", "apiVersion": "authentication.k8s.io/v1",
+               "metadata": {"name": name, "namespace": ns,
+                            "creationTimestamp": objects.now_rfc3339()},
+               "spec": {"audiences": spec.get("audiences") or [rbac_mod.ISSUER],
+                        "expirationSeconds": exp, "boundObjectRef": bound},
+               "status": {"token": token,
+                          "expirationTimestamp": time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime(expires))}}
+        req.send_json(201, out)
+
     def _bind(self, req, rt, ns, name, q):
         body = self._body(req)
         node = ((body or {}).get("target") or {}).get("name")
@@ -556,7 +594,13 @@ class App:
         if not manager and patch_type != "application/apply-patch+yaml":
             ua = req.headers.get("User-Agent", "")
             manager = ua.split("/", 1)[0][:128] if ua else "unknown"
-        return WriteOpts(manager, fv or "Warn", dry == "All", force == "true")
+        opts = WriteOpts(manager, fv or "Warn", dry == "All", force == "true")
+        user = getattr(req, "user", None)
+        if self.rbac and user is not None and not user.is_master:
+            agent = req.headers.get("User-Agent", "")
+            opts.admit = lambda rt, obj: self.rbac.check_escalation(user, rt, meta(obj).get("namespace"),
+                                                                    obj, agent)
+        return opts
 
     def _delete_options(self, req, q):
         raw = req.read_body()

@@ -14,6 +14,8 @@
   disruptedPods keeps what the eviction handler added until the pod is gone, and a
   pod in it does not count as healthy (so a recount from a pod list read before the
   eviction cannot hand the spent disruption back);
+* the service account controller: ServiceAccount "default" in every new namespace (what a
+  pod without serviceAccountName runs as; the kubelet asks a token for it);
 * the scheduler, the persistent volume binder, the Job and CronJob controllers (workloads.py);
 * optional periodic compaction (--compact-keep N keeps the last N revisions).
 Work items are retried every second until done, so objects with other finalizers
@@ -64,6 +66,8 @@ class Controllers:
         if rt.plural == "namespaces" and not rt.group and md.get("deletionTimestamp") and \
                 event != "delete":
             self.enqueue(("ns", md.get("name")))
+        if rt.plural == "namespaces" and not rt.group and event == "create":
+            self.enqueue(("default-sa", md.get("name")))
         if (rt.plural == "pods" and not rt.group) or \
                 (rt.plural == "poddisruptionbudgets" and rt.group == "policy" and event != "delete"):
             self.enqueue(("pdb", md.get("namespace")), delay=0.05)
@@ -149,6 +153,8 @@ class Controllers:
             return self._finalize_namespace(key[1])
         if key[0] == "pdb":
             return self._disruption(key[1])
+        if key[0] == "default-sa":
+            return self._default_sa(key[1])
         if key[0] in ("sched", "job", "pvbind", "cronjob"):
             fn = {"sched": self.workloads.schedule, "job": self.workloads.sync_job,
                   "cronjob": self.workloads.sync_cronjob,
@@ -160,6 +166,19 @@ class Controllers:
         if key[0] == "gc":
             rt = self.registry.lookup(key[1], key[2], key[3])
             return rt is None or self._gc(rt, key[4], key[5])
+        return True
+
+    # -- service account controller ---------------------------------------------------
+    def _default_sa(self, ns):
+        sat = self.registry.lookup("", "v1", "serviceaccounts")
+        try:
+            self.store.create(sat, ns, {"apiVersion": "v1", "kind": "ServiceAccount",
+                                        "metadata": {"name": "default", "namespace": ns}},
+                              WriteOpts("kube-controller-manager"))
+        except errors.ApiError as e:
+            # there already, or the namespace is going away (403 NamespaceTerminating) or gone
+            if e.code not in (403, 404, 409):
+                raise
         return True
 
     # -- disruption controller --------------------------------------------------------

@@ -50,6 +50,8 @@ def _resource_entries(rt):
             e.update(group="policy", version="v1", kind="Eviction")
         elif sub == "binding":
             e.update(kind="Binding")
+        elif sub == "token":
+            e.update(group="authentication.k8s.io", version="v1", kind="TokenRequest")
         out.append(e)
     return out
 
@@ -109,6 +111,8 @@ def _aggregated_resource(rt):
             kind = {"group": "policy", "version": "v1", "kind": "Eviction"}
         elif sub == "binding":
             kind = {"group": "", "version": "v1", "kind": "Binding"}
+        elif sub == "token":
+            kind = {"group": "authentication.k8s.io", "version": "v1", "kind": "TokenRequest"}
         subs.append({"subresource": sub, "responseKind": kind, "verbs": SUB_VERBS[sub]})
     if subs:
         r["subresources"] = subs

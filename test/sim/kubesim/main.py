@@ -24,6 +24,7 @@ from .etcd import EtcdClient, EtcdError, prefix_end
 from .etcd_proc import PrivateEtcd
 from .faults import Faults
 from .kasfollow import KasFollower
+from .rbac import Rbac
 from .resources import Registry
 from .server import SimHTTPServer, make_ssl_context
 from .simops import SimOps
@@ -185,6 +186,8 @@ def main(argv=None):
         store = Store(etcd, registry, cel.evaluate, log)
         ctrls = Controllers(store, registry, hub, log, a.compact_keep, a.compact_interval)
         store.after_write.append(ctrls.after_write)
+        authz = Rbac(store, registry, token, log)
+        store.after_write.append(authz.after_write)
         load_crds_from_etcd(etcd, registry)
         ensure_namespaces(store, registry, ["default", "kube-system", "kube-public",
                                             "kube-node-lease"])
@@ -194,7 +197,7 @@ def main(argv=None):
         holder = {}
         simops = SimOps(lambda: holder["app"], etcd, hub, faults, log)
         app = App(registry, store, hub, faults, token, a.plain_http, "%s:%d" % (a.ip, port), log,
-                  a.verbose, simops)
+                  a.verbose, simops, authz)
         holder["app"] = app
         ssl_ctx = None if a.plain_http else make_ssl_context(
             os.path.join(d, "server.crt"), os.path.join(d, "server.key"), os.path.join(d, "ca.crt"))

@@ -78,6 +78,11 @@ OBJECT_META = {1: ("name", STRING), 2: ("generateName", STRING), 3: ("namespace"
 OBJECT_REF = {1: ("kind", STRING), 2: ("namespace", STRING), 3: ("name", STRING),
               4: ("uid", STRING), 5: ("apiVersion", STRING), 6: ("resourceVersion", STRING),
               7: ("fieldPath", STRING)}
+POLICY_RULE = {1: ("verbs", ("repeated", STRING)), 2: ("apiGroups", ("repeated", STRING)),
+               3: ("resources", ("repeated", STRING)), 4: ("resourceNames", ("repeated", STRING)),
+               5: ("nonResourceURLs", ("repeated", STRING))}
+SUBJECT = {1: ("kind", STRING), 2: ("apiGroup", STRING), 3: ("name", STRING), 4: ("namespace", STRING)}
+ROLE_REF = {1: ("apiGroup", STRING), 2: ("kind", STRING), 3: ("name", STRING)}
 
 KINDS = {
     ("v1", "ConfigMap"): {1: ("metadata", OBJECT_META), 2: ("data", MAP_SS),
@@ -91,6 +96,22 @@ KINDS = {
                                2: ("secrets", ("repeated", OBJECT_REF)),
                                3: ("imagePullSecrets", ("repeated", {1: ("name", STRING)})),
                                4: ("automountServiceAccountToken", BOOL)},
+    # `kubectl create role|rolebinding|clusterrole|clusterrolebinding` (k8s.io/api/rbac/v1)
+    ("rbac.authorization.k8s.io/v1", "Role"): {1: ("metadata", OBJECT_META), 2: ("rules", ("repeated", POLICY_RULE))},
+    ("rbac.authorization.k8s.io/v1", "ClusterRole"): {1: ("metadata", OBJECT_META),
+                                                      2: ("rules", ("repeated", POLICY_RULE))},
+    ("rbac.authorization.k8s.io/v1", "RoleBinding"): {1: ("metadata", OBJECT_META),
+                                                      2: ("subjects", ("repeated", SUBJECT)), 3: ("roleRef", ROLE_REF)},
+    ("rbac.authorization.k8s.io/v1", "ClusterRoleBinding"): {1: ("metadata", OBJECT_META),
+                                                             2: ("subjects", ("repeated", SUBJECT)),
+                                                             3: ("roleRef", ROLE_REF)},
+    # `kubectl create token`
+    ("authentication.k8s.io/v1", "TokenRequest"): {
+        1: ("metadata", OBJECT_META),
+        2: ("spec", {1: ("audiences", ("repeated", STRING)), 4: ("expirationSeconds", INT),
+                     3: ("boundObjectRef", {1: ("kind", STRING), 2: ("apiVersion", STRING),
+                                            3: ("name", STRING), 4: ("uid", STRING)})}),
+        3: ("status", {1: ("token", STRING), 2: ("expirationTimestamp", TIME)})},
 }
 
 

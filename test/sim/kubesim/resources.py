@@ -11,7 +11,8 @@ from . import jsonpath
 
 ALL_VERBS = ["create", "delete", "deletecollection", "get", "list", "patch", "update", "watch"]
 SUB_VERBS = {"status": ["get", "patch", "update"], "scale": ["get", "patch", "update"],
-             "eviction": ["create"], "finalize": ["update"], "binding": ["create"]}
+             "eviction": ["create"], "finalize": ["update"], "binding": ["create"],
+             "token": ["create"]}
 
 
 class ResourceType:
@@ -96,7 +97,7 @@ def _builtins():
           subresources=["status", "finalize"], return_deleted=True),
         R("", "v1", "events", "Event", True, short_names=["ev"]),
         R("", "v1", "serviceaccounts", "ServiceAccount", True, short_names=["sa"],
-          return_deleted=True),
+          subresources=["token"], return_deleted=True),
         R("rbac.authorization.k8s.io", "v1", "roles", "Role", True),
         R("rbac.authorization.k8s.io", "v1", "rolebindings", "RoleBinding", True),
         R("rbac.authorization.k8s.io", "v1", "clusterroles", "ClusterRole", False),

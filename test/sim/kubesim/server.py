@@ -109,14 +109,15 @@ class Handler(BaseHTTPRequestHandler):
         self.server.app.access_log(self, fmt % args)
 
     # -- request helpers ----------------------------------------------------------
-    def peer_authenticated(self):
+    def peer_certificate(self):
+        """The verified client certificate (ssl's dict form), or None."""
         getpeercert = getattr(self.connection, "getpeercert", None)
         if getpeercert is None:
-            return False
+            return None
         try:
-            return bool(getpeercert())
+            return getpeercert() or None
         except (ValueError, ssl.SSLError):
-            return False
+            return None
 
     def discard_body(self):
         if self.body_read:

@@ -7,6 +7,7 @@ POST /sim/latency       {"ms": N}
 POST /sim/compact       {"revision": R}    compact etcd (default: current revision)
 GET  /sim/stats         counters, open watches, revisions, etcd endpoints (and the one asked first)
 GET  /sim/writes?since=N  the write requests served, with body digests (faults.py)
+GET  /sim/forbidden     the requests RBAC denied (rbac.py), newest last
 """
 
 import json
@@ -78,6 +79,9 @@ class SimOps:
             except ValueError:
                 raise errors.bad_request("since must be an integer")
             return req.send_json(200, {"writes": self.faults.writes_since(since)})
+        if name == "forbidden" and m == "GET":
+            rbac = self._app().rbac
+            return req.send_json(200, {"forbidden": list(rbac.forbidden_log) if rbac else []})
         if name == "stats" and m == "GET":
             st = self.faults.stats()
             st.update(revision=self.etcd.current_revision(), watchCacheRevision=self.hub.rev,

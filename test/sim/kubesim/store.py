@@ -33,6 +33,7 @@ class WriteOpts:
         self.dry_run = dry_run
         self.force = force
         self.warnings = []
+        self.admit = None       # callable(rt, obj): admission after validation (RBAC escalation)
 
 
 def etcd_errors(fn):
@@ -187,6 +188,8 @@ class Store:
                                                        'Invalid value: "%s": %s' % (md["name"], problem))])
         objects.normalize_meta(obj, not rt.is_custom)
         self._validate(rt, obj, None)
+        if opts.admit:
+            opts.admit(rt, obj)
         mf = md.get("managedFields")
         md.pop("managedFields", None)
         if mf == []:
@@ -291,6 +294,8 @@ class Store:
                      "found new finalizers []string{%s}" % ", ".join('"%s"' % f for f in added))])
         objects.normalize_meta(new, not rt.is_custom)
         self._validate(rt, new, old, sub)
+        if opts.admit:
+            opts.admit(rt, new)
         # generation: bump on changes outside metadata (and status when it is a subresource)
         if rt.tracks_generation and sub is None and old_md.get("generation"):
             def body(o):
