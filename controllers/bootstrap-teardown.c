@@ -84,10 +84,11 @@ static int sync_teardown(const SyncContext *ctx, Plan *p)
         size_t needed = scaling_members_before_teardown(strategy); /* the bootstrap member and the masters */
 
         if (!bootstrap) {
-                plan_condition(p, "EtcdRunningInCluster", "True", "EnoughEtcdMembers",
+                /* Upstream's reasons once the bootstrap member is gone. */
+                plan_condition(p, "EtcdRunningInCluster", "True", "BootstrapAlreadyRemoved",
                                "the bootstrap member is gone and etcd runs on the masters");
-                plan_condition(p, "EtcdBootstrapMemberRemoved", "True", "BootstrapAlreadyRemoved",
-                               "no bootstrap member in the cluster");
+                plan_condition(p, "EtcdBootstrapMemberRemoved", "True", "BootstrapMemberRemoved",
+                               "etcd bootstrap member is removed");
                 return 0;
         }
 

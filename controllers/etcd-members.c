@@ -148,7 +148,7 @@ static int sync_members(const SyncContext *ctx, Plan *p)
 
         size_t pending = etcd_view_count_pending(s);
         if (pending > 0)
-                plan_condition(p, "EtcdMembersProgressing", "True", "MembersNotReady",
+                plan_condition(p, "EtcdMembersProgressing", "True", "MembersNotStarted",
                                "%zu member(s) are learners or have not started yet", pending);
         else
                 plan_condition(p, "EtcdMembersProgressing", "False", "AsExpected",

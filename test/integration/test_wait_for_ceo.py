@@ -38,7 +38,7 @@ def finish(p, timeout=30):
 
 def condition(status):
     body = {"status": {"conditions": [{"type": "EtcdBootstrapMemberRemoved", "status": status,
-                                       "reason": "BootstrapAlreadyRemoved" if status == "True" else "Waiting",
+                                       "reason": "BootstrapMemberRemoved" if status == "True" else "Waiting",
                                        "message": "test says %s" % status,
                                        "lastTransitionTime": "2026-11-25T00:00:00Z"}]}}
     kubectl("patch", "etcd", "cluster", "--subresource=status", "--type=merge", "-p", json.dumps(body))

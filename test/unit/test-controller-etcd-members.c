@@ -86,7 +86,7 @@ static void test_no_quorum_and_learner(void **state)
         fixture_expect_condition(f, "EtcdMembersDegraded", "True", "UnhealthyMembers");
         assert_non_null(
                 strstr(fixture_condition(f, "EtcdMembersDegraded")->cond_message, "0000000000000004"));
-        fixture_expect_condition(f, "EtcdMembersProgressing", "True", "MembersNotReady");
+        fixture_expect_condition(f, "EtcdMembersProgressing", "True", "MembersNotStarted");
         fixture_free(f);
 }
 
