@@ -154,9 +154,17 @@ supervise() {
                 sleep 1
         done
 }
+# Its credentials, as its pod has them: a token of ServiceAccount
+# openshift-etcd-operator/etcd-operator, so the RBAC render wrote applies to it.
+sa=$state/operator-sa
+mkdir -p "$sa"
+kc -n openshift-etcd-operator create token etcd-operator --duration=720h >"$sa/token"
+kc config view --raw --minify -o jsonpath='{.clusters[0].cluster.server} {.clusters[0].cluster.certificate-authority-data}' |
+        { read -r server ca
+          printf 'apiVersion: v1\nkind: Config\ncurrent-context: operator\nclusters:\n- name: sim\n  cluster:\n    server: %s\n    certificate-authority-data: %s\nusers:\n- name: etcd-operator\n  user:\n    tokenFile: token\ncontexts:\n- name: operator\n  context:\n    cluster: sim\n    user: etcd-operator\n    namespace: openshift-etcd-operator\n' "$server" "$ca"; } >"$sa/kubeconfig"
 # The Deployment's release versions (the cluster-version operator fills them in).
 export OPERATOR_IMAGE_VERSION=4.99.0-local OPERAND_IMAGE_VERSION=4.99.0-local
-start_bg operator bash -c "$(declare -f supervise)"'; supervise "$@"' supervise "$bin" operator --kubeconfig "$KUBECONFIG" --listen "$net.2:8443" \
+start_bg operator bash -c "$(declare -f supervise)"'; supervise "$@"' supervise "$bin" operator --kubeconfig "$sa/kubeconfig" --listen "$net.2:8443" \
         --leader-elect-lease-duration 15s --leader-elect-renew-deadline 10s --leader-elect-retry-period 2s \
         --etcd-poll-interval 1s --listen-on-node-ip --cert-key-type ecdsa \
         --etcd-image quay.io/openshift/etcd:local --operator-image quay.io/openshift/cluster-etcd-operator:local \
@@ -205,6 +213,12 @@ echo
 kc get etcd cluster -o jsonpath='{range .status.conditions[?(@.status=="True")]}{.type}: {.reason} {.message}{"\n"}{end}' | grep -v "Degraded:" || true
 echo
 kc get co etcd
+denied=$(grep -c "RBAC DENY" "$state/sim/sim.log" || true)
+if [ "${denied:-0}" -gt 0 ]; then
+        echo "local-up: WARNING: RBAC denied $denied request(s) (grep 'RBAC DENY' $state/sim/sim.log)" >&2
+else
+        echo "RBAC: the operator and the pods ran on their ServiceAccounts' tokens; no request was denied."
+fi
 cat <<MSG
 
 The simulated control plane is up: etcd runs on ${masters[*]} ($net.10-12); the bootstrap member is gone.
