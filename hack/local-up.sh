@@ -56,7 +56,7 @@ fi
 
 bash "$root/hack/install-deps.sh"
 cmake -S "$root" -B "$root/build" >/dev/null
-make -s -C "$root/build" -j2 cluster-etcd-operator
+make -s -C "$root/build" -j2 cluster-etcd-operator images  # the kubelets run strict images
 bin=$root/build/cluster-etcd-operator
 
 if [ -d "$state/pids" ] && ls "$state"/pids/*.pid >/dev/null 2>&1; then
@@ -160,7 +160,7 @@ sa=$state/operator-sa
 mkdir -p "$sa"
 kc -n openshift-etcd-operator create token etcd-operator --duration=720h >"$sa/token"
 kc config view --raw --minify -o jsonpath='{.clusters[0].cluster.server} {.clusters[0].cluster.certificate-authority-data}' |
-        { read -r server ca
+        { read -r server ca || true  # jsonpath prints no newline
           printf 'apiVersion: v1\nkind: Config\ncurrent-context: operator\nclusters:\n- name: sim\n  cluster:\n    server: %s\n    certificate-authority-data: %s\nusers:\n- name: etcd-operator\n  user:\n    tokenFile: token\ncontexts:\n- name: operator\n  context:\n    cluster: sim\n    user: etcd-operator\n    namespace: openshift-etcd-operator\n' "$server" "$ca"; } >"$sa/kubeconfig"
 # The Deployment's release versions (the cluster-version operator fills them in).
 export OPERATOR_IMAGE_VERSION=4.99.0-local OPERAND_IMAGE_VERSION=4.99.0-local
