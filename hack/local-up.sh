@@ -13,6 +13,9 @@
 #
 #   hack/local-up.sh          start (state under .local-up/)
 #   hack/local-up.sh --down   stop everything it started (by PID)
+# LOCAL_UP_DIR (state), LOCAL_UP_NET (first three octets of its loopback
+# addresses, default 127.0.100) and LOCAL_UP_BUILD (a build tree to use as it
+# is, skipping install and build) change the defaults.
 set -euo pipefail
 root=$(cd "$(dirname "$0")/.." && pwd)
 state=${LOCAL_UP_DIR:-$root/.local-up}
@@ -54,10 +57,15 @@ if [ $# -gt 0 ]; then
         exit 2
 fi
 
-bash "$root/hack/install-deps.sh"
-cmake -S "$root" -B "$root/build" >/dev/null
-make -s -C "$root/build" -j2 cluster-etcd-operator images  # the kubelets run strict images
-bin=$root/build/cluster-etcd-operator
+if [ -n "${LOCAL_UP_BUILD:-}" ]; then
+        # A build tree made already (its test, e2e/local-up, runs from one): no install, no build.
+        bin=$(cd "$LOCAL_UP_BUILD" && pwd)/cluster-etcd-operator
+else
+        bash "$root/hack/install-deps.sh"
+        cmake -S "$root" -B "$root/build" >/dev/null
+        make -s -C "$root/build" -j2 cluster-etcd-operator images  # the kubelets run strict images
+        bin=$root/build/cluster-etcd-operator
+fi
 
 if [ -d "$state/pids" ] && ls "$state"/pids/*.pid >/dev/null 2>&1; then
         echo "local-up: already running; 'hack/local-up.sh --down' first" >&2

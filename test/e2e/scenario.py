@@ -539,6 +539,13 @@ class Cluster:
         assert archived, "the removed member's data was not moved aside: %s" % os.listdir(data)
         self.check_writer(writer)
 
+    def check_contract(self):
+        """What other OpenShift components read, against upstream's table (contract.py)."""
+        import contract
+        members = wait_for("the member list", lambda: self.etcd.members(self.endpoints()), 60)
+        voters = [int(m["ID"]) for m in members if not m.get("isLearner")]
+        contract.check(self.env, sorted(self.master_ips), voters, "http://%s:8443/metrics" % self.env.ip(2))
+
     def check_endpoints(self):
         """etcd-endpoints maps each master's member ID to its IP; host-etcd-2 names exactly the masters."""
         env = self.env

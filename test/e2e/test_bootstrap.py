@@ -110,6 +110,7 @@ def main():
         c.wait_at_latest(180)
         c.check_endpoints()
         c.check_quorum_guard()
+        c.check_contract()
 
         # A member removed behind the operator's back comes back by itself (issue 13, point 2).
         c.check_removed_member_rejoins(c.masters[2])

@@ -1,0 +1,194 @@
+"""The OpenShift contract, checked on a settled e2e cluster: the objects other
+components read (names, namespaces, keys, types, labels, condition types and
+reasons, the static pod's shape, the ClusterOperator) against one
+machine-readable table, test/data/contract.json, whose every entry is
+upstream's value. check() collects every mismatch and fails with all of them."""
+import json
+import os
+import urllib.request
+
+from e2e import ROOT, log
+
+TABLE = os.path.join(ROOT, "test", "data", "contract.json")
+
+
+def load():
+    with open(TABLE) as f:
+        return json.load(f)
+
+
+def _expand(pattern, nodes):
+    if "{node" not in pattern:
+        return [pattern]
+    return [pattern.replace("{node}", n).replace("{node_envvar}", n.replace("-", "_").replace(".", "_"))
+            for n in nodes]
+
+
+def _expand_all(patterns, nodes):
+    return [x for p in patterns for x in _expand(p, nodes)]
+
+
+def _conditions(obj):
+    return {c.get("type"): c for c in ((obj or {}).get("status") or {}).get("conditions") or []}
+
+
+class Checker:
+    def __init__(self, env, nodes, member_ids, metrics_url=None):
+        self.env, self.nodes, self.member_ids, self.metrics_url = env, nodes, member_ids, metrics_url
+        self.table = load()
+        self.problems = []
+        self.checked = 0
+
+    def expect(self, ok, what):
+        self.checked += 1
+        if not ok:
+            self.problems.append(what)
+
+    def get(self, kind, ns, name):
+        args = [kind, name] + (["-n", ns] if ns else [])
+        return self.env.get_json(*args)
+
+    def namespaces(self):
+        for ns, want in self.table["namespaces"].items():
+            obj = self.get("namespace", None, ns)
+            self.expect(obj is not None, "namespace %s missing" % ns)
+            labels = ((obj or {}).get("metadata") or {}).get("labels") or {}
+            for k, v in (want.get("labels") or {}).items():
+                self.expect(labels.get(k) == v, "namespace %s: label %s=%r, upstream %r" % (ns, k, labels.get(k), v))
+
+    def data_objects(self, kind, entries):
+        for e in entries:
+            for name in _expand(e["name"], self.nodes):
+                obj = self.get(kind, e["namespace"], name)
+                where = "%s %s/%s" % (kind, e["namespace"], name)
+                self.expect(obj is not None, "%s missing" % where)
+                if obj is None:
+                    continue
+                if "type" in e:
+                    self.expect(obj.get("type") == e["type"], "%s: type %r, upstream %r" % (where, obj.get("type"), e["type"]))
+                keys = set((obj.get("data") or {}).keys())
+                for k in _expand_all(e.get("keys") or [], self.nodes):
+                    self.expect(k in keys, "%s: no key %s (has %s)" % (where, k, sorted(keys)))
+                if e.get("member_id_keys"):
+                    # upstream: fmt.Sprintf("%x", member.ID), no zero padding
+                    want = {"%x" % i for i in self.member_ids}
+                    self.expect(keys == want, "%s: keys %s, upstream %%x of the voters' IDs %s" % (
+                        where, sorted(keys), sorted(want)))
+
+    def revisions(self):
+        etcd = self.get("etcd", None, "cluster") or {}
+        rev = (etcd.get("status") or {}).get("latestAvailableRevision")
+        self.expect(isinstance(rev, int) and rev > 0, "etcds/cluster: no latestAvailableRevision")
+        if not isinstance(rev, int):
+            return
+        for kind, names in (("configmap", self.table["revisioned"]), ("secret", self.table["revisioned_secrets"])):
+            for n in names:
+                self.expect(self.get(kind, "openshift-etcd", "%s-%d" % (n, rev)) is not None,
+                            "revisioned copy %s openshift-etcd/%s-%d missing" % (kind, n, rev))
+        self.expect(self.get("configmap", "openshift-etcd", "revision-status-%d" % rev) is not None,
+                    "revision-status-%d missing" % rev)
+
+    def static_pods(self):
+        sp = self.table["static_pod"]
+        for node in self.nodes:
+            name = sp["name"].replace("{node}", node)
+            pod = self.get("pod", sp["namespace"], name)
+            where = "pod %s/%s" % (sp["namespace"], name)
+            self.expect(pod is not None, "%s missing" % where)
+            if pod is None:
+                continue
+            md, spec = pod.get("metadata") or {}, pod.get("spec") or {}
+            labels, ann = md.get("labels") or {}, md.get("annotations") or {}
+            for k, v in sp["labels"].items():
+                self.expect(labels.get(k) == v, "%s: label %s=%r, upstream %r" % (where, k, labels.get(k), v))
+            for k in sp["label_keys"]:
+                self.expect(k in labels, "%s: no label %s" % (where, k))
+            for k, v in sp["annotations"].items():
+                self.expect(ann.get(k) == v, "%s: annotation %s=%r, upstream %r" % (where, k, ann.get(k), v))
+            inits = [c.get("name") for c in spec.get("initContainers") or []]
+            ctrs = [c.get("name") for c in spec.get("containers") or []]
+            self.expect(inits == sp["init_containers"], "%s: init containers %s, upstream %s" % (
+                where, inits, sp["init_containers"]))
+            self.expect(ctrs == sp["containers"], "%s: containers %s, upstream %s" % (where, ctrs, sp["containers"]))
+            self.expect(spec.get("priorityClassName") == sp["priority_class"], "%s: priorityClassName %r" % (
+                where, spec.get("priorityClassName")))
+            self.expect(bool(spec.get("hostNetwork")) == sp["host_network"], "%s: hostNetwork %r" % (
+                where, spec.get("hostNetwork")))
+            env = {}
+            for c in spec.get("containers") or []:
+                if c.get("name") == "etcd":
+                    env = {e.get("name"): e.get("value") for e in c.get("env") or []}
+            for k in _expand_all(sp["env_per_node"], self.nodes) + sp["env"]:
+                self.expect(k in env, "%s: container etcd has no env %s" % (where, k))
+            for k, v in sp["env_values"].items():
+                self.expect(env.get(k) == v, "%s: env %s=%r, upstream %r" % (where, k, env.get(k), v))
+
+    def guard_and_service(self):
+        g = self.table["guard"]
+        for name in _expand(g["pod"], self.nodes):
+            self.expect(self.get("pod", g["namespace"], name) is not None, "guard pod %s/%s missing" % (g["namespace"], name))
+        self.expect(self.get("pdb", g["namespace"], g["pdb"]) is not None, "PodDisruptionBudget %s missing" % g["pdb"])
+        s = self.table["service"]
+        svc = self.get("service", s["namespace"], s["name"])
+        self.expect(svc is not None, "service %s/%s missing" % (s["namespace"], s["name"]))
+        ports = {p.get("port") for p in ((svc or {}).get("spec") or {}).get("ports") or []}
+        for p in s["ports"]:
+            self.expect(p in ports, "service %s: no port %d (has %s)" % (s["name"], p, sorted(ports)))
+        le = self.table["lease"]
+        self.expect(self.get("lease", le["namespace"], le["name"]) is not None,
+                    "leader lease %s/%s missing" % (le["namespace"], le["name"]))
+
+    def conditions(self):
+        etcd = self.get("etcd", None, "cluster")
+        conds = _conditions(etcd)
+        for t in self.table["etcd_conditions"]:
+            self.expect(t in conds, "etcds/cluster: no condition %s" % t)
+        for t, (status, reason) in self.table["etcd_condition_reasons"].items():
+            c = conds.get(t) or {}
+            self.expect((c.get("status"), c.get("reason")) == (status, reason),
+                        "etcds/cluster: %s is %s/%s, upstream %s/%s" % (t, c.get("status"), c.get("reason"), status, reason))
+        for f in self.table["etcd_status_fields"]:
+            self.expect(f in ((etcd or {}).get("status") or {}), "etcds/cluster: no status.%s" % f)
+        co_want = self.table["clusteroperator"]
+        co = self.get("clusteroperator", None, co_want["name"]) or {}
+        cconds = _conditions(co)
+        for t in co_want["conditions"]:
+            self.expect(t in cconds, "clusteroperators/etcd: no condition %s" % t)
+        versions = {v.get("name") for v in (co.get("status") or {}).get("versions") or []}
+        for v in co_want["versions"]:
+            self.expect(v in versions, "clusteroperators/etcd: no version %s (has %s)" % (v, sorted(versions)))
+        related = (co.get("status") or {}).get("relatedObjects") or []
+        for r in co_want["related_objects"]:
+            self.expect(any(all(o.get(k, "") == r[k] for k in r) for o in related),
+                        "clusteroperators/etcd: relatedObjects lacks %s" % r)
+
+    def metrics(self):
+        if not self.metrics_url:
+            return
+        try:
+            text = urllib.request.urlopen(self.metrics_url, timeout=10).read().decode()
+        except OSError as e:
+            self.expect(False, "metrics %s: %s" % (self.metrics_url, e))
+            return
+        for m in self.table["metrics"]:
+            self.expect(m in text, "metrics: no %s" % m)
+
+    def run(self):
+        self.namespaces()
+        self.data_objects("secret", self.table["secrets"])
+        self.data_objects("configmap", self.table["configmaps"])
+        self.revisions()
+        self.static_pods()
+        self.guard_and_service()
+        self.conditions()
+        self.metrics()
+        return self.problems
+
+
+def check(env, nodes, member_ids, metrics_url=None):
+    """Fail with every difference between the cluster and the table."""
+    c = Checker(env, nodes, member_ids, metrics_url)
+    problems = c.run()
+    assert not problems, "the cluster differs from upstream's contract (%s) in %d of %d checks:\n  %s" % (
+        os.path.relpath(TABLE, ROOT), len(problems), c.checked, "\n  ".join(problems))
+    log("contract: %d checks against %s passed" % (c.checked, os.path.relpath(TABLE, ROOT)))
