@@ -57,6 +57,12 @@ def new_ns(prefix="t"):
     r = C.post("/api/v1/namespaces", {"apiVersion": "v1", "kind": "Namespace",
                                       "metadata": {"name": name}})
     assert r.status == 201, r
+    # The service account controller adds "default" right after (a write of its own):
+    # wait for it, so that tests comparing revisions see only their own writes.
+    deadline = time.monotonic() + 10
+    while C.get("/api/v1/namespaces/%s/serviceaccounts/default" % name).status != 200:
+        assert time.monotonic() < deadline, "no ServiceAccount default in namespace %s" % name
+        time.sleep(0.02)
     return name
 
 
