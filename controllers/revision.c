@@ -178,6 +178,11 @@ static bool copies_ready(const SyncContext *ctx, const KubeObject *cr, int64_t n
         const KubeObject *st = status_cm(ctx, next);
         if (!st || !streq(force_reason(cr), recorded_force_reason(st)))
                 return false;
+        /* etcd-pod carries the reason too (TargetConfigController writes it on the same
+         * change): publishing before it does would make a second revision right after. */
+        const char *pod_reason = json_get_string(get_rev(ctx, 0, 0)->json, "data." FORCE_KEY);
+        if (pod_reason && !streq(pod_reason, force_reason(cr)))
+                return false;
         for (size_t i = 0; i < ELEMENTSOF(revisioned); i++) {
                 const KubeObject *copy = get_rev(ctx, i, next);
                 if (!copy || !same_content(get_rev(ctx, i, 0), copy))

@@ -275,6 +275,10 @@ static int sync_target_config(const SyncContext *ctx, Plan *p)
                 {"restore-etcd-pod", "pod.yaml", "etcd-pod/restore-pod.yaml"},
                 {"restore-etcd-pod", "quorum-restore-pod.yaml", "etcd-pod/quorum-restore-pod.yaml"},
         };
+        const KubeObject *cr = op_etcd_cr(ctx);
+        const char *force_reason =
+                cr ? strempty(json_get_string(cr->json, "spec.forceRedeploymentReason")) : "";
+        const char *version = st->operator_version ? st->operator_version : CEO_VERSION;
         cJSON *data = NULL;
         for (size_t i = 0; i < ELEMENTSOF(pods); i++) {
                 _cleanup_free_ char *yaml = NULL;
@@ -283,7 +287,14 @@ static int sync_target_config(const SyncContext *ctx, Plan *p)
                 r = staticpod_render(pods[i][2], vars, ELEMENTSOF(vars), &env, &yaml);
                 if (r >= 0 && !cJSON_AddStringToObject(data, pods[i][1], yaml))
                         r = -ENOMEM;
-                if (r >= 0 && (i + 1 == ELEMENTSOF(pods) || !streq(pods[i + 1][0], pods[i][0])))
+                bool last_key = i + 1 == ELEMENTSOF(pods) || !streq(pods[i + 1][0], pods[i][0]);
+                /* Upstream's other two keys: a new operator version or a forced redeployment
+                 * changes etcd-pod itself, so the revision it makes carries them. */
+                if (r >= 0 && last_key &&
+                    (!cJSON_AddStringToObject(data, "forceRedeploymentReason", force_reason) ||
+                     !cJSON_AddStringToObject(data, "version", version)))
+                        r = -ENOMEM;
+                if (r >= 0 && last_key)
                         r = want_configmap(ctx, p, pods[i][0], TAKE_PTR(data));
                 if (r < 0) {
                         cJSON_Delete(data);

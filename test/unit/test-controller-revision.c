@@ -310,6 +310,35 @@ static void test_force_redeployment(void **state)
         fixture_free(f);
 }
 
+/* etcd-pod carries forceRedeploymentReason as upstream's does: a forced redeployment is
+ * published only once etcd-pod has the new reason, so the one change makes one revision
+ * (published earlier, the etcd-pod update would make a second one right after). */
+static void test_force_waits_for_etcd_pod(void **state)
+{
+        Fixture *f = objects(3, "\"forceRedeploymentReason\":\"try again\"");
+        three_healthy(f);
+        bootstrap_complete(f);
+        cm(f, "etcd-pod", "\"pod.yaml\":\"kind: Pod\",\"forceRedeploymentReason\":\"\"");
+        assert_int_equal(fixture_sync(f, &controller_revision), 0);
+        expect_copies(f, 4);
+        assert_int_equal(fixture_feed(f, W_ETCD_CONFIGMAPS), 4);
+        assert_int_equal(fixture_feed(f, W_ETCD_SECRETS), 1);
+        /* Copies made, but etcd-pod still says "": not published, the copies stay. */
+        assert_int_equal(fixture_sync(f, &controller_revision), 0);
+        assert_int_equal(fixture_count(f, INTENT_UPDATE_STATUS), 0);
+        assert_int_equal(latest(f), 3);
+        /* TargetConfigController writes the reason: the copies follow, then it is published. */
+        cm(f, "etcd-pod", "\"pod.yaml\":\"kind: Pod\",\"forceRedeploymentReason\":\"try again\"");
+        assert_int_equal(fixture_sync(f, &controller_revision), 0);
+        expect_copies(f, 4);
+        const Intent *copy = fixture_find(f, INTENT_APPLY, "configmaps", "etcd-pod-4");
+        assert_string_equal(json_get_string(copy->object, "data.forceRedeploymentReason"), "try again");
+        assert_string_equal(complete(f, 4),
+                            "configmap/etcd-pod has changed, forced redeployment: try again");
+        expect_nothing(f);
+        fixture_free(f);
+}
+
 int main(void)
 {
         const struct CMUnitTest tests[] = {
@@ -321,6 +350,7 @@ int main(void)
                 cmocka_unit_test(test_waits_for_required_objects),
                 cmocka_unit_test(test_quorum_gate),
                 cmocka_unit_test(test_force_redeployment),
+                cmocka_unit_test(test_force_waits_for_etcd_pod),
         };
         return cmocka_run_group_tests(tests, NULL, NULL);
 }

@@ -117,6 +117,22 @@ static void test_golden_three_masters(void **state)
         fixture_free(f);
 }
 
+/* etcd-pod and restore-etcd-pod carry upstream's keys forceRedeploymentReason (the spec's,
+ * "" when none) and version (the operator's release, CEO_VERSION without one). */
+static void test_pod_configmap_keys(void **state)
+{
+        Fixture *f = three_masters();
+        assert_int_equal(fixture_sync(f, &controller_target_config), 0);
+        assert_string_equal(cm_key(f, "etcd-pod", "forceRedeploymentReason"), "");
+        assert_string_equal(cm_key(f, "etcd-pod", "version"), CEO_VERSION);
+        assert_string_equal(cm_key(f, "restore-etcd-pod", "version"), CEO_VERSION);
+        fixture_etcd_cr(f, "\"forceRedeploymentReason\":\"rotate\"", NULL);
+        assert_int_equal(fixture_sync(f, &controller_target_config), 0);
+        assert_string_equal(cm_key(f, "etcd-pod", "forceRedeploymentReason"), "rotate");
+        assert_string_equal(cm_key(f, "restore-etcd-pod", "forceRedeploymentReason"), "rotate");
+        fixture_free(f);
+}
+
 /* ConfigMap etcd-scripts: upstream's keys, marked scripts, and etcd.env as
  * `export NAME="value"` lines of the same variables the pods get. */
 static void test_etcd_scripts(void **state)
@@ -429,6 +445,7 @@ int main(void)
         const struct CMUnitTest tests[] = {
                 cmocka_unit_test(test_golden_three_masters),
                 cmocka_unit_test(test_etcd_scripts),
+                cmocka_unit_test(test_pod_configmap_keys),
                 cmocka_unit_test(test_idempotent),
                 cmocka_unit_test(test_env_ipv4),
                 cmocka_unit_test(test_env_ipv6_and_dual_stack),
