@@ -256,6 +256,23 @@ static int64_t attempt_of(const NodeInfo *ni, int64_t rev)
         return ni->failed_rev == rev ? ni->failed_count : 0;
 }
 
+/* The installer's quorum guard seeds (--etcd-endpoints): the first client URL
+ * of every started member, as the view has them (the installer reads the
+ * member list and health anew right before it restarts etcd). */
+static size_t guard_seeds(const State *st, char **v, size_t max)
+{
+        size_t n = 0;
+        for (size_t i = 0; st->s && i < st->s->n_members && n < max; i++) {
+                const EtcdMember *m = st->s->states[i].member;
+                if (!etcd_member_is_started(m))
+                        continue;
+                const char *u = m->client_urls[0];
+                if (startswith(u, "https://") && strlen(u) < 256 && !strpbrk(u, ", \t\r\n\""))
+                        v[n++] = (char *) u;
+        }
+        return n;
+}
+
 /* The target is on record and the node was chosen again: run its installer. */
 static int start_installer(const State *st, Plan *p, const NodeInfo *ni)
 {
@@ -273,7 +290,10 @@ static int start_installer(const State *st, Plan *p, const NodeInfo *ni)
         }
         pod_name(name, sizeof name, st->latest, attempt, node);
         _cleanup_(cJSON_Deletep) cJSON *obj = NULL;
-        int r = installer_pod_render(name, node, st->latest, op_state(st->ctx)->operator_image, &obj);
+        char *seeds[16];
+        size_t n_seeds = guard_seeds(st, seeds, ELEMENTSOF(seeds));
+        int r = installer_pod_render(name, node, st->latest, op_state(st->ctx)->operator_image, seeds,
+                                     n_seeds, &obj);
         if (r < 0)
                 return log_error_errno(r, "cannot render installer pod %s for node %s", name, node);
         log_info("installing revision %lld on node %s (%s)", (long long) st->latest, node, name);

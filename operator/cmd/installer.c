@@ -24,6 +24,7 @@
 #include "base/json.h"
 #include "base/log.h"
 #include "cmd.h"
+#include "etcd-sync.h"
 #include "kube/client.h"
 #include "node-util.h"
 
@@ -60,6 +61,7 @@ typedef struct Flags {
         unsigned revision;
         const char *namespace, *pod, *resource_dir, *manifest_dir, *cert_dir, *node_name, *kubeconfig;
         NodeCmdStrv lists[_L_MAX];
+        NodeCmdStrv etcd_endpoints; /* the quorum guard's seeds; none: no guard */
         usec_t timeout;
 } Flags;
 
@@ -418,6 +420,169 @@ static int pod_manifest(Installer *in, char **ret, size_t *ret_len)
         return log_error_errno(ENOENT, "installer: ConfigMap %s/%s has no key pod.yaml", f->namespace, name);
 }
 
+/* ---- the quorum guard ---- */
+
+/* The PEMs the guard talks to etcd with, from the objects this run fetched:
+ * the CA bundle that signs etcd's serving certificates and this node's peer
+ * certificate (etcd issues those for server and client use). */
+#define GUARD_CA_OBJECT   "etcd-all-bundles"
+#define GUARD_CA_KEY      "server-ca-bundle.crt"
+#define GUARD_CERT_OBJECT "etcd-all-certs"
+#define GUARD_CALL        (3 * USEC_PER_SEC)
+#define GUARD_RETRY       (2 * USEC_PER_SEC)
+
+static char *fetched_key(Installer *in, const char *list_name, bool secret, const char *key)
+{
+        for (size_t i = 0; i < in->n_objects; i++) {
+                const Object *o = &in->objects[i];
+                if (!o->present || o->secret != secret || !streq_ptr(o->dir_name, list_name))
+                        continue;
+                for (size_t k = 0; k < o->n_files; k++)
+                        if (streq(o->files[k].key, key))
+                                return strndup(o->files[k].data, o->files[k].len);
+        }
+        return NULL;
+}
+
+static int guard_tls(Installer *in, HttpTls *tls)
+{
+        _cleanup_free_ char *crt = strdup_printf("etcd-peer-%s.crt", in->f->node_name),
+                            *key = strdup_printf("etcd-peer-%s.key", in->f->node_name);
+        if (!crt || !key)
+                return -ENOMEM;
+        *tls = (HttpTls){.ca_pem = fetched_key(in, GUARD_CA_OBJECT, false, GUARD_CA_KEY),
+                         .cert_pem = fetched_key(in, GUARD_CERT_OBJECT, true, crt),
+                         .key_pem = fetched_key(in, GUARD_CERT_OBJECT, true, key)};
+        if (tls->ca_pem && tls->cert_pem && tls->key_pem)
+                return 0;
+        log_error("installer: --etcd-endpoints needs ConfigMap %s (key %s) and Secret %s (keys %s, %s) among "
+                  "the objects this run fetches (list them in --configmaps/--cert-configmaps and "
+                  "--secrets/--cert-secrets); nothing was written to %s",
+                  GUARD_CA_OBJECT, GUARD_CA_KEY, GUARD_CERT_OBJECT, crt, key, in->f->manifest_dir);
+        return -ENOENT;
+}
+
+/* One look: the member list from the first seed that answers, /health of
+ * every started member at once. *ret_why says what a restart would cost
+ * when it would cost quorum. */
+static int guard_look(Installer *in, EtcdClient *c, bool *ret_ok, char *why, size_t n)
+{
+        _cleanup_(etcd_member_list_freep) EtcdMemberList *l = NULL;
+        _cleanup_free_ EtcdSyncCall **calls = NULL;
+        _cleanup_free_ int *health = NULL;
+        const char *self = in->f->node_name;
+        int r = -EHOSTDOWN;
+
+        for (size_t i = 0; i < in->f->etcd_endpoints.n && !l; i++) {
+                r = etcd_sync_member_list(c, in->f->etcd_endpoints.v[i], GUARD_CALL, &l);
+                if (r == -ENOMEM)
+                        return r;
+                if (r < 0)
+                        log_debug("installer: no member list from %s: %s", in->f->etcd_endpoints.v[i],
+                                  etcd_strerror(r));
+        }
+        if (!l) {
+                /* No seed answers: no member can be counted on, so none is lost either; but the
+                 * seeds may just be wrong, so this is said, and only a member list decides. */
+                (void) snprintf(why, n, "no etcd member of --etcd-endpoints answers (%s)", etcd_strerror(r));
+                *ret_ok = false;
+                return 0;
+        }
+        calls = calloc(MAX(l->n_members, (size_t) 1), sizeof *calls);
+        health = calloc(MAX(l->n_members, (size_t) 1), sizeof *health);
+        if (!calls || !health)
+                return -ENOMEM;
+        for (size_t i = 0; i < l->n_members; i++) {
+                health[i] = -EINPROGRESS; /* not started: serves nothing */
+                if (!etcd_member_is_started(&l->members[i]))
+                        continue;
+                if (!(calls[i] = etcd_sync_call_new()))
+                        r = -ENOMEM;
+                else if ((r = etcd_health_reads(c, l->members[i].client_urls[0], GUARD_CALL,
+                                                etcd_sync_on_call, calls[i])) < 0)
+                        calls[i] = (etcd_sync_call_free(calls[i]), NULL);
+                health[i] = r < 0 ? r : -EINPROGRESS;
+        }
+        for (size_t i = 0; i < l->n_members; i++)
+                if (calls[i]) { /* all run at once: the loop serves every call while it waits on one */
+                        health[i] = etcd_sync_wait(etcd_client_get_loop(c), &calls[i], GUARD_CALL + USEC_PER_SEC);
+                        etcd_sync_call_free(calls[i]);
+                }
+
+        size_t up = 0, voters = 0, q = 0, off;
+        const EtcdMember *me = NULL;
+        *ret_ok = nodecmd_restart_keeps_quorum(l, health, self, &up, &voters, &q, &me);
+        if (*ret_ok) {
+                if (me)
+                        log_info("installer: restarting etcd member %s keeps quorum: %zu of %zu voting "
+                                 "members stay up, quorum is %zu",
+                                 self, up, voters, q);
+                else {
+                        const EtcdMember *m = etcd_member_list_find_by_name(l, self);
+                        log_info("installer: etcd member %s %s; restarting it costs quorum nothing", self,
+                                 !m                ? "does not exist (no started member has that name)"
+                                 : m->is_learner ? "is a learner"
+                                                   : "is not healthy (it is down already)");
+                }
+                return 0;
+        }
+        off = (size_t) MAX(snprintf(why, n, "restarting etcd member %s now would leave %zu of %zu voting "
+                                            "members up, quorum is %zu (down:",
+                                    self, up, voters, q),
+                           0);
+        for (size_t i = 0; i < l->n_members && off < n; i++) {
+                char hex[17];
+                if (l->members[i].is_learner || &l->members[i] == me || health[i] == 0)
+                        continue;
+                off += (size_t) MAX(snprintf(why + off, n - off, " %s (%s)",
+                                             l->members[i].name ? l->members[i].name
+                                                                : etcd_id_to_hex(l->members[i].id, hex),
+                                             health[i] == -EINPROGRESS ? "not started"
+                                                                       : etcd_strerror(health[i])),
+                                    0);
+        }
+        if (off < n)
+                (void) snprintf(why + off, n - off, ")");
+        return 0;
+}
+
+/* Waits until restarting this node's etcd member keeps quorum, up to the
+ * deadline. The view is taken right before the manifest is written, so a
+ * voter that went down after the operator chose this node is seen here. */
+static int quorum_guard(Installer *in)
+{
+        _cleanup_(nodecmd_tls_done) HttpTls tls = {};
+        _cleanup_(etcd_client_freep) EtcdClient *c = NULL;
+        char why[1024] = "", said[1024] = "";
+        int r;
+
+        if (in->f->etcd_endpoints.n == 0)
+                return 0;
+        if ((r = guard_tls(in, &tls)) < 0)
+                return r == -ENOMEM ? log_error_errno(r, "out of memory") : r;
+        if (!(c = etcd_client_new(in->loop, &tls)) ||
+            etcd_client_set_endpoints(c, in->f->etcd_endpoints.v, in->f->etcd_endpoints.n) < 0)
+                return log_error_errno(ENOMEM, "out of memory");
+        for (;;) {
+                bool ok = false;
+                if ((r = guard_look(in, c, &ok, why, sizeof why)) < 0)
+                        return log_error_errno(r, "out of memory");
+                if (ok)
+                        return 0;
+                if (!streq(why, said)) {
+                        log_warning("installer: waiting: %s", why);
+                        (void) snprintf(said, sizeof said, "%s", why);
+                }
+                if (now_usec(CLOCK_MONOTONIC) + GUARD_RETRY >= in->deadline) {
+                        log_error("installer: not installing revision %u on node %s: %s. Nothing was written "
+                                  "to %s; the operator retries this install",
+                                  in->f->revision, in->f->node_name, why, in->f->manifest_dir);
+                        return -ETIMEDOUT;
+                }
+                (void) usleep(GUARD_RETRY);
+        }
+}
+
 static int installer_run(const Flags *f)
 {
         _cleanup_(installer_done) Installer in = {.f = f};
@@ -455,7 +620,8 @@ static int installer_run(const Flags *f)
                     write_object(o->cert ? f->cert_dir : in.revision_dir, o) < 0)
                         return EXIT_RUNTIME;
         }
-        if (write_manifest(in.revision_dir, f->pod, manifest, manifest_len) < 0 ||
+        /* The manifest is what restarts etcd on this node: the quorum guard goes last. */
+        if (write_manifest(in.revision_dir, f->pod, manifest, manifest_len) < 0 || quorum_guard(&in) < 0 ||
             write_manifest(f->manifest_dir, f->pod, manifest, manifest_len) < 0)
                 return EXIT_RUNTIME;
         log_info("installer: revision %u of %s installed on node %s", f->revision, f->pod, f->node_name);
@@ -490,6 +656,13 @@ static void help(FILE *out)
                 "  --pod-manifest-dir DIR           e.g. /etc/kubernetes/manifests (required)\n"
                 "  --cert-dir DIR                   e.g. .../static-pod-resources/etcd-certs (required\n"
                 "                                   with any --*cert-* list)\n"
+                "  --etcd-endpoints URL,...         the quorum guard: before the manifest, which restarts\n"
+                "                                   this node's etcd member, is written, wait until the\n"
+                "                                   other voting members that answer /health make quorum\n"
+                "                                   without it (member list from the first URL that\n"
+                "                                   answers; TLS: etcd-all-bundles' server-ca-bundle.crt\n"
+                "                                   and etcd-all-certs' etcd-peer-<node> among the\n"
+                "                                   fetched objects). Without it: no guard\n"
                 "  --timeout-duration D             give up after D (default: 120s)\n"
                 "  --kubeconfig PATH                kubeconfig (default: $KUBECONFIG, in-cluster)\n"
                 "  -v=N                             log verbosity (4 and up: debug)\n"
@@ -550,6 +723,11 @@ static int validate(Flags *f)
                 return usage_error("--resource-dir is required (e.g. /etc/kubernetes/static-pod-resources)");
         if (!f->manifest_dir || !*f->manifest_dir)
                 return usage_error("--pod-manifest-dir is required (e.g. /etc/kubernetes/manifests)");
+        for (size_t i = 0; i < f->etcd_endpoints.n; i++)
+                if (!startswith(f->etcd_endpoints.v[i], "https://") || strlen(f->etcd_endpoints.v[i]) < 9)
+                        return usage_error("--etcd-endpoints: \"%s\" is not an https:// URL (e.g. "
+                                           "https://10.0.0.5:2379)",
+                                           f->etcd_endpoints.v[i]);
         if (any_cert && (!f->cert_dir || !*f->cert_dir))
                 return usage_error("--cert-dir is required with --cert-configmaps/--cert-secrets (e.g. "
                                    "/etc/kubernetes/static-pod-resources/etcd-certs)");
@@ -568,6 +746,7 @@ static int installer_main(int argc, char *argv[])
                 ARG_TIMEOUT,
                 ARG_NODE,
                 ARG_KUBECONFIG,
+                ARG_ETCD_ENDPOINTS,
                 ARG_LIST, /* + list index */
         };
         static const struct option options[] = {
@@ -580,6 +759,7 @@ static int installer_main(int argc, char *argv[])
                 {"timeout-duration", required_argument, NULL, ARG_TIMEOUT},
                 {"node-name", required_argument, NULL, ARG_NODE},
                 {"kubeconfig", required_argument, NULL, ARG_KUBECONFIG},
+                {"etcd-endpoints", required_argument, NULL, ARG_ETCD_ENDPOINTS},
                 {"configmaps", required_argument, NULL, ARG_LIST + L_CM},
                 {"secrets", required_argument, NULL, ARG_LIST + L_SECRET},
                 {"optional-configmaps", required_argument, NULL, ARG_LIST + L_OPT_CM},
@@ -627,6 +807,12 @@ static int installer_main(int argc, char *argv[])
                 case ARG_KUBECONFIG:
                         f.kubeconfig = optarg;
                         break;
+                case ARG_ETCD_ENDPOINTS:
+                        if (nodecmd_strv_add_csv(&f.etcd_endpoints, optarg) < 0) {
+                                log_error("out of memory");
+                                r = EXIT_RUNTIME;
+                        }
+                        break;
                 case ARG_TIMEOUT:
                         if (parse_duration(optarg, &f.timeout) < 0 || f.timeout == 0)
                                 r = usage_error("--timeout-duration: \"%s\" is not a duration such as 120s "
@@ -652,6 +838,7 @@ static int installer_main(int argc, char *argv[])
                 r = installer_run(&f);
         for (size_t l = 0; l < _L_MAX; l++)
                 nodecmd_strv_done(&f.lists[l]);
+        nodecmd_strv_done(&f.etcd_endpoints);
         return r < 0 ? EXIT_OK : r;
 }
 

@@ -270,6 +270,33 @@ void nodecmd_tls_done(HttpTls *t)
         *t = (HttpTls){};
 }
 
+bool nodecmd_restart_keeps_quorum(const EtcdMemberList *l, const int *health, const char *self,
+                                  size_t *ret_up, size_t *ret_voters, size_t *ret_quorum,
+                                  const EtcdMember **ret_self)
+{
+        const EtcdMember *me = etcd_member_list_find_by_name(l, self);
+        size_t up = 0, voters = 0;
+
+        if (me && (me->is_learner || health[me - l->members] != 0))
+                me = NULL; /* a learner or a member that is down already: nothing to lose */
+        for (size_t i = 0; l && i < l->n_members; i++) {
+                if (l->members[i].is_learner)
+                        continue;
+                voters++;
+                up += &l->members[i] != me && health[i] == 0;
+        }
+        size_t q = voters / 2 + 1;
+        if (ret_up)
+                *ret_up = up;
+        if (ret_voters)
+                *ret_voters = voters;
+        if (ret_quorum)
+                *ret_quorum = q;
+        if (ret_self)
+                *ret_self = me;
+        return !me || up >= q;
+}
+
 int nodecmd_mkdir_p(const char *path, mode_t mode)
 {
         _cleanup_free_ char *copy = path ? strdup(path) : NULL;

@@ -9,6 +9,7 @@
 
 #include <sys/types.h>
 
+#include "etcd/types.h"
 #include "loop/loop.h"
 
 /* DNS-1123 subdomain (<= 253, dot-separated labels of [a-z0-9-] that start
@@ -56,6 +57,18 @@ int nodecmd_ensure_env_check(const char *node_name, const char *pod_ip, NodeCmdE
  * *ret_error names the file and the reason. */
 int nodecmd_tls_load(const char *cacert, const char *cert, const char *key, HttpTls *ret, char **ret_error);
 void nodecmd_tls_done(HttpTls *t);
+
+/* The installer's quorum guard: whether restarting the etcd member named
+ * `self` now keeps quorum. health[i] is 0 when member i answered /health
+ * with true. Voters are the members that are no learners (an unstarted
+ * voter counts, as down); the voters other than `self` that are healthy
+ * must reach a majority of all voters. A restart costs nothing when `self`
+ * is no member, a learner, or not healthy itself. *ret_up, *ret_voters and
+ * *ret_quorum (optional) say what was counted; *ret_self is `self` as a
+ * voter that restarting takes down (NULL when the restart costs nothing). */
+bool nodecmd_restart_keeps_quorum(const EtcdMemberList *l, const int *health, const char *self,
+                                  size_t *ret_up, size_t *ret_voters, size_t *ret_quorum,
+                                  const EtcdMember **ret_self);
 
 /* mkdir -p with `mode` for every missing component (existing ones are left
  * as they are); -ENOTDIR when a component is not a directory. */

@@ -5,7 +5,9 @@
  * binary) and checks the tree it writes: contents, modes, the substituted
  * manifest, optional objects skipped, transient API errors retried, and that
  * a missing required object fails with exit 1 before anything (above all the
- * manifest) is written. */
+ * manifest) is written. The quorum guard (--etcd-endpoints) runs against a
+ * real three-member etcd from the harness: a frozen (SIGSTOP) voter holds
+ * the manifest back until it answers again or the time is up. */
 #include <dirent.h>
 #include <fcntl.h>
 #include <libgen.h>
@@ -23,12 +25,14 @@
 #include "base/fileio.h"
 #include "base/json.h"
 #include "base/log.h"
+#include "etcd-harness.h"
 #include "kube/client.h"
 
 #define NS "openshift-etcd"
 
 static Loop *loop;
 static KubeClient *client;
+static EtcdTestCluster cluster; /* the quorum guard's */
 static char bin[4096];
 static char tmp[256];
 
@@ -63,6 +67,22 @@ static const char pod_yaml_want[] =
         "      \"--target-peer-url-host=${NODE_master_0_example_ETCD_URL_HOST}\"]\n"
         "  volumes:\n"
         "  - hostPath: {path: /etc/kubernetes/static-pod-resources/etcd-pod-3}\n";
+
+static const char pod_yaml_want_5[] =
+        "apiVersion: v1\n"
+        "kind: Pod\n"
+        "metadata:\n"
+        "  name: etcd\n"
+        "  namespace: openshift-etcd\n"
+        "  labels:\n"
+        "    revision: \"5\"\n"
+        "spec:\n"
+        "  containers:\n"
+        "  - name: etcd\n"
+        "    command: [discover-etcd-initial-cluster, --target-name=m1,\n"
+        "      \"--target-peer-url-host=${NODE_m1_ETCD_URL_HOST}\"]\n"
+        "  volumes:\n"
+        "  - hostPath: {path: /etc/kubernetes/static-pod-resources/etcd-pod-5}\n";
 
 static const char peer_key[] = "-----BEGIN EC PRIVATE KEY-----\nnot really\n-----END EC PRIVATE KEY-----\n";
 static const char bin_data[] = {'\x00', '\x01', '\xff', 'R', 'E', 'V', 'I', 'S', 'I', 'O', 'N'};
@@ -194,6 +214,7 @@ static int setup(void **state)
 
 static int teardown(void **state)
 {
+        etcd_test_cluster_destroy(&cluster);
         client = kube_client_free(client);
         if (loop)
                 assert_int_equal(loop_http_in_flight(loop), 0);
@@ -203,6 +224,27 @@ static int teardown(void **state)
                 (void) system(cmd);
         }
         return 0;
+}
+
+/* Starts the binary with argv (argv[0] is `bin`); it dies with the test. */
+static pid_t spawn(char **argv)
+{
+        pid_t pid = fork();
+        assert_true(pid >= 0);
+        if (pid == 0) {
+                (void) prctl(PR_SET_PDEATHSIG, SIGKILL);
+                execv(bin, argv);
+                _exit(127);
+        }
+        return pid;
+}
+
+static int wait_exit(pid_t pid)
+{
+        int status = 0;
+        assert_int_equal(waitpid(pid, &status, 0), pid);
+        assert_true(WIFEXITED(status));
+        return WEXITSTATUS(status);
 }
 
 /* Runs the installer for `revision` into <tmp>/<root>; returns its exit code. */
@@ -233,18 +275,7 @@ static int run_installer(const char *root, const char *revision, const char *con
         if (extra)
                 argv[k++] = (char *) extra;
         argv[k] = NULL;
-
-        pid_t pid = fork();
-        assert_true(pid >= 0);
-        if (pid == 0) {
-                (void) prctl(PR_SET_PDEATHSIG, SIGKILL);
-                execv(bin, argv);
-                _exit(127);
-        }
-        int status = 0;
-        assert_int_equal(waitpid(pid, &status, 0), pid);
-        assert_true(WIFEXITED(status));
-        return WEXITSTATUS(status);
+        return wait_exit(spawn(argv));
 }
 
 static void check_file(const char *root, const char *rel, const void *want, size_t want_len, mode_t mode)
@@ -381,12 +412,104 @@ static void test_usage_errors(void **state)
         assert_false(exists("usage", ""));
 }
 
+/* ---- the quorum guard, on a real three-member etcd (m1, m2, m3) ---- */
+
+/* Starts the installer of revision 5 as node `node` with the members' client URLs as
+ * seeds; returns its PID. */
+static pid_t start_guarded(const char *root, const char *node, const char *timeout)
+{
+        char a[12][1024];
+        char *argv[16];
+        size_t k = 0;
+#define ARG(...) (void) snprintf(a[k], sizeof a[k], __VA_ARGS__), argv[k] = a[k], k++
+        argv[k++] = bin;
+        ARG("installer");
+        ARG("--revision=5");
+        ARG("--namespace=" NS);
+        ARG("--pod=etcd-pod");
+        ARG("--node-name=%s", node);
+        ARG("--configmaps=etcd-pod,etcd-all-bundles");
+        ARG("--secrets=etcd-all-certs");
+        ARG("--resource-dir=%s/%s/resources", tmp, root);
+        ARG("--pod-manifest-dir=%s/%s/manifests", tmp, root);
+        ARG("--timeout-duration=%s", timeout);
+        ARG("--etcd-endpoints=%s,%s,%s", cluster.members[0].client_url, cluster.members[1].client_url,
+            cluster.members[2].client_url);
+#undef ARG
+        argv[k] = NULL;
+        return spawn(argv);
+}
+
+/* SIGSTOP / SIGCONT a member (etcd_test_member_kill waits for it to end). */
+static void signal_member(size_t i, int sig)
+{
+        assert_true(cluster.members[i].pid > 0);
+        assert_int_equal(kill(cluster.members[i].pid, sig), 0);
+}
+
+static void test_quorum_guard(void **state)
+{
+        assert_int_equal(etcd_test_cluster_init(&cluster, 3, NULL), 0);
+        assert_int_equal(etcd_test_cluster_bootstrap(&cluster, 3), 0);
+        create_object(false, "etcd-pod-5", "pod.yaml", pod_yaml, NULL);
+        create_object(false, "etcd-all-bundles-5", "server-ca-bundle.crt", cluster.ca_pem, NULL);
+        /* The harness's client certificate stands in for the nodes' peer certificates (which
+         * etcd issues for client use too). */
+        create_object(true, "etcd-all-certs-5", "etcd-peer-m1.crt", cluster.client_cert_pem,
+                      "etcd-peer-m1.key", cluster.client_key_pem, "etcd-peer-m9.crt",
+                      cluster.client_cert_pem, "etcd-peer-m9.key", cluster.client_key_pem, NULL);
+
+        /* All healthy: m1 goes, two of three stay. */
+        assert_int_equal(wait_exit(start_guarded("g-ok", "m1", "20s")), 0);
+        assert_true(exists("g-ok", "manifests/etcd-pod.yaml"));
+
+        /* m2 frozen: restarting m1 would leave one of three. Nothing reaches the manifest dir. */
+        signal_member(1, SIGSTOP);
+        usec_t t0 = now_usec(CLOCK_MONOTONIC);
+        assert_int_equal(wait_exit(start_guarded("g-frozen", "m1", "8s")), 1);
+        assert_true(now_usec(CLOCK_MONOTONIC) - t0 >= 6 * USEC_PER_SEC);
+        assert_false(exists("g-frozen", "manifests/etcd-pod.yaml"));
+        assert_true(exists("g-frozen", "resources/etcd-pod-5/etcd-pod.yaml")); /* the revision is on disk */
+
+        /* A node whose etcd is no member (m9) costs quorum nothing, m2 frozen or not. */
+        assert_int_equal(wait_exit(start_guarded("g-none", "m9", "20s")), 0);
+        assert_true(exists("g-none", "manifests/etcd-pod.yaml"));
+
+        /* It waits, then goes once m2 answers again. */
+        pid_t pid = start_guarded("g-resume", "m1", "60s");
+        (void) usleep(5 * USEC_PER_SEC);
+        assert_false(exists("g-resume", "manifests/etcd-pod.yaml"));
+        signal_member(1, SIGCONT);
+        assert_int_equal(wait_exit(pid), 0);
+        check_str("g-resume", "manifests/etcd-pod.yaml", pod_yaml_want_5, 0644);
+
+        /* m1 itself frozen: it is down already, so restarting it costs nothing. */
+        signal_member(0, SIGSTOP);
+        int r = wait_exit(start_guarded("g-self", "m1", "20s"));
+        signal_member(0, SIGCONT);
+        assert_int_equal(r, 0);
+        assert_true(exists("g-self", "manifests/etcd-pod.yaml"));
+        etcd_test_cluster_destroy(&cluster);
+}
+
+static void test_quorum_guard_usage(void **state)
+{
+        assert_int_equal(run_installer("usage2", "3", "etcd-pod", "--etcd-endpoints=http://10.0.0.1:2379"),
+                         2);
+        /* The guard needs the CA and this node's peer certificate among what it fetched. */
+        /* (etcd-all-certs-4 and the cert copy have no etcd-peer-master-0.example.crt) */
+        assert_int_equal(run_installer("nocert", "4", "etcd-pod", "--etcd-endpoints=https://127.0.0.1:1"),
+                         1);
+        assert_false(exists("nocert", "manifests/etcd-pod.yaml"));
+}
+
 int main(void)
 {
         const struct CMUnitTest tests[] = {
                 cmocka_unit_test(test_install),          cmocka_unit_test(test_pod_configmap_not_listed),
                 cmocka_unit_test(test_missing_required), cmocka_unit_test(test_transient_errors_retried),
-                cmocka_unit_test(test_usage_errors),
+                cmocka_unit_test(test_usage_errors),     cmocka_unit_test(test_quorum_guard_usage),
+                cmocka_unit_test(test_quorum_guard),
         };
         return cmocka_run_group_tests(tests, setup, teardown);
 }

@@ -144,7 +144,9 @@ static void test_non_member_first_then_pod(void **state)
                 "\"--configmaps=etcd-pod,etcd-endpoints,etcd-all-bundles\",\"--secrets=etcd-all-certs\","
                 "\"--cert-configmaps=restore-etcd-pod,etcd-all-bundles,etcd-scripts\",\"--cert-secrets=etcd-"
                 "all-certs\","
-                "\"--node-name=master-2\"]");
+                "\"--node-name=master-2\","
+                /* the quorum guard's seeds: every started member's client URL */
+                "\"--etcd-endpoints=https://10.0.0.1:2379,https://10.0.0.2:2379,https://10.0.0.3:2379\"]");
         _cleanup_free_ char *vols = json_print(json_get_array(o, "spec.volumes"));
         assert_non_null(strstr(vols, "\"path\":\"/etc/kubernetes/static-pod-resources\""));
         assert_non_null(strstr(vols, "\"path\":\"/etc/kubernetes/manifests\""));

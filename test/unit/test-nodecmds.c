@@ -535,6 +535,53 @@ static void test_backup_names(void **state)
         assert_string_equal(snap, "snapshot_2025-11-25_131831__POSSIBLY_DIRTY__.db");
 }
 
+/* The installer's quorum guard: what restarting one member costs. */
+static void test_restart_keeps_quorum(void **state)
+{
+        EtcdMember m[5] = {
+                {.id = 1, .name = (char *) "a"},
+                {.id = 2, .name = (char *) "b"},
+                {.id = 3, .name = (char *) "c"},
+                {.id = 4, .name = (char *) "d", .is_learner = true},
+                {.id = 5}, /* an unstarted learner */
+        };
+        m[4].is_learner = true;
+        EtcdMemberList l = {.members = m, .n_members = 3};
+        const EtcdMember *self = NULL;
+        size_t up = 0, voters = 0, q = 0;
+
+        /* Three healthy voters: one may go. */
+        int h[5] = {0, 0, 0, 0, -EINPROGRESS};
+        assert_true(nodecmd_restart_keeps_quorum(&l, h, "a", &up, &voters, &q, &self));
+        assert_ptr_equal(self, &m[0]);
+        assert_int_equal(up, 2);
+        assert_int_equal(voters, 3);
+        assert_int_equal(q, 2);
+        /* One other voter down: restarting a healthy one leaves one of three. */
+        h[1] = -ETIMEDOUT;
+        assert_false(nodecmd_restart_keeps_quorum(&l, h, "a", &up, &voters, &q, &self));
+        assert_int_equal(up, 1);
+        /* ... but the voter that is down itself costs nothing. */
+        assert_true(nodecmd_restart_keeps_quorum(&l, h, "b", NULL, NULL, NULL, &self));
+        assert_null(self);
+        /* No member of that name, or a learner: nothing to lose. */
+        assert_true(nodecmd_restart_keeps_quorum(&l, h, "zz", NULL, NULL, NULL, NULL));
+        l.n_members = 5;
+        assert_true(nodecmd_restart_keeps_quorum(&l, h, "d", NULL, NULL, NULL, NULL));
+        /* Learners are no voters: still 1 of 3 up without a. */
+        assert_false(nodecmd_restart_keeps_quorum(&l, h, "a", &up, &voters, &q, NULL));
+        assert_int_equal(voters, 3);
+        /* Two voters: neither may restart while the other is needed (one of two voters). */
+        h[1] = 0;
+        l.n_members = 2;
+        assert_false(nodecmd_restart_keeps_quorum(&l, h, "a", &up, &voters, &q, NULL));
+        assert_int_equal(up, 1);
+        assert_int_equal(q, 2);
+        /* One voter: its restart always costs quorum (for a moment). */
+        l.n_members = 1;
+        assert_false(nodecmd_restart_keeps_quorum(&l, h, "a", NULL, NULL, NULL, NULL));
+}
+
 int main(void)
 {
         const struct CMUnitTest tests[] = {
@@ -552,6 +599,7 @@ int main(void)
                 cmocka_unit_test(test_revision_json),
                 cmocka_unit_test(test_ensure_env),
                 cmocka_unit_test(test_data_dir),
+                cmocka_unit_test(test_restart_keeps_quorum),
         };
         return cmocka_run_group_tests(tests, NULL, NULL);
 }

@@ -465,7 +465,8 @@ static void test_installer_pod(void **state)
 {
         static const char image[] = "quay.io/openshift/cluster-etcd-operator@sha256:0123";
         cJSON *pod = NULL;
-        assert_int_equal(installer_pod_render("installer-3-master-0", "master-0", 3, image, &pod), 0);
+        assert_int_equal(installer_pod_render("installer-3-master-0", "master-0", 3, image, NULL, 0, &pod),
+                         0);
         assert_string_equal(json_get_string(pod, "metadata.name"), "installer-3-master-0");
         assert_string_equal(json_get_string(pod, "spec.nodeName"), "master-0");
         cJSON *c = cJSON_GetArrayItem(json_get_array(pod, "spec.containers"), 0);
@@ -476,10 +477,29 @@ static void test_installer_pod(void **state)
                             "--node-name=master-0");
         cJSON_Delete(pod);
         pod = NULL;
-        assert_int_equal(installer_pod_render("installer-3-x", "Master_0", 3, image, &pod), -EINVAL);
-        assert_int_equal(installer_pod_render("installer-3-x", "master-0", 0, image, &pod), -EINVAL);
-        assert_int_equal(installer_pod_render("installer-3-x", "master-0", 3, "not an image", &pod),
+        assert_int_equal(installer_pod_render("installer-3-x", "Master_0", 3, image, NULL, 0, &pod),
                          -EINVAL);
+        assert_int_equal(installer_pod_render("installer-3-x", "master-0", 0, image, NULL, 0, &pod),
+                         -EINVAL);
+        assert_int_equal(installer_pod_render("installer-3-x", "master-0", 3, "not an image", NULL, 0, &pod),
+                         -EINVAL);
+        assert_null(pod);
+
+        /* The quorum guard's seeds: one flag, last; never a URL that could smuggle another. */
+        char *eps[] = {"https://10.0.0.5:2379", "https://[fd00::6]:2379"};
+        assert_int_equal(installer_pod_render("installer-3-master-0", "master-0", 3, image, eps, 2, &pod),
+                         0);
+        cmd = json_get_array(cJSON_GetArrayItem(json_get_array(pod, "spec.containers"), 0), "command");
+        assert_string_equal(cJSON_GetArrayItem(cmd, cJSON_GetArraySize(cmd) - 1)->valuestring,
+                            "--etcd-endpoints=https://10.0.0.5:2379,https://[fd00::6]:2379");
+        cJSON_Delete(pod);
+        pod = NULL;
+        char *bad[][1] = {
+                {"http://10.0.0.5:2379"}, {"https://a:1,https://b:2"}, {"https://a:1 --x"}, {"https://"}};
+        for (size_t i = 0; i < ELEMENTSOF(bad); i++)
+                assert_int_equal(
+                        installer_pod_render("installer-3-x", "master-0", 3, image, bad[i], 1, &pod),
+                        -EINVAL);
         assert_null(pod);
 }
 
