@@ -10,7 +10,7 @@ packages=(
         libyaml-dev libmicrohttpd-dev libcmocka-dev
         etcd-server etcd-client
         python3 dnsmasq-base util-linux iproute2 openssl curl valgrind
-        sudo tar gzip
+        sudo tar gzip nodejs
 )
 
 missing=()
@@ -42,3 +42,13 @@ if ! command -v kubectl >/dev/null; then
 fi
 # Debian ships etcd under /usr/bin/etcd; make sure it runs at all.
 etcd --version >/dev/null
+
+# The S3 test peer and the independent S3 client (test/s3: s3rver, AWS's
+# signer and SDK), from the npm registry at the versions package-lock.json
+# pins; again only when the lock changed since the last install.
+s3dir="$(dirname "$0")/../test/s3"
+if ! cmp -s "$s3dir/package-lock.json" "$s3dir/node_modules/.ceo-installed-lock" 2>/dev/null; then
+        echo "install-deps: npm ci in test/s3"
+        (cd "$s3dir" && npm ci --no-audit --no-fund --loglevel=error) || { echo "install-deps: npm ci in test/s3 failed" >&2; exit 1; }
+        cp "$s3dir/package-lock.json" "$s3dir/node_modules/.ceo-installed-lock"
+fi

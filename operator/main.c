@@ -27,6 +27,7 @@ static const Command *const commands[] = {
         &cmd_prune_backups,
         &cmd_verify,
         &cmd_request_backup,
+        &cmd_s3,
 };
 /* clang-format on */
 

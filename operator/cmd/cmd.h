@@ -35,6 +35,11 @@ extern const Command cmd_wait_for_ceo;
 extern const Command cmd_prune_backups;
 extern const Command cmd_verify;
 extern const Command cmd_request_backup;
+/* S3-compatible object storage. */
+extern const Command cmd_s3;
+
+/* Logs "<cmd>: <message>" as an error and returns EXIT_USAGE. */
+int cmd_usage_error(const char *cmd, const char *fmt, ...) _printf_(2, 3);
 
 /* Parses "-v=N"/"--v=N"/"-vN" style verbosity; returns true if `arg` was one. */
 bool cmd_parse_verbosity(const char *arg);

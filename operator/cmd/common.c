@@ -1,6 +1,20 @@
 /* Flag helpers shared by subcommands. */
+#include <stdarg.h>
+
 #include "base/log.h"
 #include "cmd.h"
+
+int cmd_usage_error(const char *cmd, const char *fmt, ...)
+{
+        va_list ap;
+        _cleanup_free_ char *s = NULL;
+
+        va_start(ap, fmt);
+        int n = vasprintf(&s, fmt, ap);
+        va_end(ap);
+        log_error("%s: %s", cmd, n < 0 ? fmt : s);
+        return EXIT_USAGE;
+}
 
 bool cmd_parse_verbosity(const char *arg)
 {

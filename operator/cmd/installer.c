@@ -455,10 +455,11 @@ static int guard_tls(Installer *in, HttpTls *tls)
                          .key_pem = fetched_key(in, GUARD_CERT_OBJECT, true, key)};
         if (tls->ca_pem && tls->cert_pem && tls->key_pem)
                 return 0;
-        log_error("installer: --etcd-endpoints needs ConfigMap %s (key %s) and Secret %s (keys %s, %s) among "
-                  "the objects this run fetches (list them in --configmaps/--cert-configmaps and "
-                  "--secrets/--cert-secrets); nothing was written to %s",
-                  GUARD_CA_OBJECT, GUARD_CA_KEY, GUARD_CERT_OBJECT, crt, key, in->f->manifest_dir);
+        log_error(
+                "installer: --etcd-endpoints needs ConfigMap %s (key %s) and Secret %s (keys %s, %s) among "
+                "the objects this run fetches (list them in --configmaps/--cert-configmaps and "
+                "--secrets/--cert-secrets); nothing was written to %s",
+                GUARD_CA_OBJECT, GUARD_CA_KEY, GUARD_CERT_OBJECT, crt, key, in->f->manifest_dir);
         return -ENOENT;
 }
 
@@ -505,7 +506,8 @@ static int guard_look(Installer *in, EtcdClient *c, bool *ret_ok, char *why, siz
         }
         for (size_t i = 0; i < l->n_members; i++)
                 if (calls[i]) { /* all run at once: the loop serves every call while it waits on one */
-                        health[i] = etcd_sync_wait(etcd_client_get_loop(c), &calls[i], GUARD_CALL + USEC_PER_SEC);
+                        health[i] = etcd_sync_wait(etcd_client_get_loop(c), &calls[i],
+                                                   GUARD_CALL + USEC_PER_SEC);
                         etcd_sync_call_free(calls[i]);
                 }
 
@@ -520,26 +522,27 @@ static int guard_look(Installer *in, EtcdClient *c, bool *ret_ok, char *why, siz
                 else {
                         const EtcdMember *m = etcd_member_list_find_by_name(l, self);
                         log_info("installer: etcd member %s %s; restarting it costs quorum nothing", self,
-                                 !m                ? "does not exist (no started member has that name)"
+                                 !m              ? "does not exist (no started member has that name)"
                                  : m->is_learner ? "is a learner"
-                                                   : "is not healthy (it is down already)");
+                                                 : "is not healthy (it is down already)");
                 }
                 return 0;
         }
-        off = (size_t) MAX(snprintf(why, n, "restarting etcd member %s now would leave %zu of %zu voting "
-                                            "members up, quorum is %zu (down:",
+        off = (size_t) MAX(snprintf(why, n,
+                                    "restarting etcd member %s now would leave %zu of %zu voting "
+                                    "members up, quorum is %zu (down:",
                                     self, up, voters, q),
                            0);
         for (size_t i = 0; i < l->n_members && off < n; i++) {
                 char hex[17];
                 if (l->members[i].is_learner || &l->members[i] == me || health[i] == 0)
                         continue;
-                off += (size_t) MAX(snprintf(why + off, n - off, " %s (%s)",
-                                             l->members[i].name ? l->members[i].name
-                                                                : etcd_id_to_hex(l->members[i].id, hex),
-                                             health[i] == -EINPROGRESS ? "not started"
-                                                                       : etcd_strerror(health[i])),
-                                    0);
+                off += (size_t) MAX(
+                        snprintf(why + off, n - off, " %s (%s)",
+                                 l->members[i].name ? l->members[i].name
+                                                    : etcd_id_to_hex(l->members[i].id, hex),
+                                 health[i] == -EINPROGRESS ? "not started" : etcd_strerror(health[i])),
+                        0);
         }
         if (off < n)
                 (void) snprintf(why + off, n - off, ")");
@@ -574,9 +577,10 @@ static int quorum_guard(Installer *in)
                         (void) snprintf(said, sizeof said, "%s", why);
                 }
                 if (now_usec(CLOCK_MONOTONIC) + GUARD_RETRY >= in->deadline) {
-                        log_error("installer: not installing revision %u on node %s: %s. Nothing was written "
-                                  "to %s; the operator retries this install",
-                                  in->f->revision, in->f->node_name, why, in->f->manifest_dir);
+                        log_error(
+                                "installer: not installing revision %u on node %s: %s. Nothing was written "
+                                "to %s; the operator retries this install",
+                                in->f->revision, in->f->node_name, why, in->f->manifest_dir);
                         return -ETIMEDOUT;
                 }
                 (void) usleep(GUARD_RETRY);
@@ -673,18 +677,7 @@ static void help(FILE *out)
                 "2 usage error.\n");
 }
 
-static int usage_error(const char *fmt, ...) _printf_(1, 2);
-static int usage_error(const char *fmt, ...)
-{
-        va_list ap;
-        _cleanup_free_ char *s = NULL;
-
-        va_start(ap, fmt);
-        int n = vasprintf(&s, fmt, ap);
-        va_end(ap);
-        log_error("installer: %s", n < 0 ? fmt : s);
-        return EXIT_USAGE;
-}
+#define usage_error(...) cmd_usage_error("installer", __VA_ARGS__)
 
 /* Every value that becomes a path component or an object name, checked before any I/O. */
 static int validate(Flags *f)

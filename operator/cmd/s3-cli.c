@@ -1,0 +1,174 @@
+/* `cluster-etcd-operator s3`: the object store by hand (put, get, list,
+ * delete), with the credentials a backup uses: what a cluster-admin runs to
+ * see what a store holds, to fetch a backup for a restore, or to check that
+ * a Secret's keys work before a Backup names it. Names are relative to
+ * --prefix, as the backups lay them out. */
+#include <curl/curl.h>
+#include <getopt.h>
+#include <inttypes.h>
+#include <stdarg.h>
+
+#include "base/log.h"
+#include "base/timeutil.h"
+#include "cmd.h"
+#include "node-util.h"
+#include "s3/s3.h"
+
+typedef struct Flags {
+        const char *dir, *bucket, *prefix, *cacert;
+        size_t part_size;
+} Flags;
+
+static void help(FILE *out)
+{
+        (void) fprintf(
+                out,
+                "Usage: cluster-etcd-operator s3 COMMAND [ARGS] --credentials-dir DIR --bucket NAME "
+                "[FLAGS]\n"
+                "\n"
+                "The S3-compatible object store of backups, by hand. NAMEs are relative to --prefix.\n"
+                "\n"
+                "  put FILE NAME        upload FILE (multipart above the part size), then check the\n"
+                "                       stored object's size and ETag against what was sent\n"
+                "  get NAME FILE        download to FILE (a temp file, checked, then renamed)\n"
+                "  list [NAME-PREFIX]   size, last modified and name of every object under the prefix\n"
+                "  delete NAME          delete one object\n"
+                "\n"
+                "  --credentials-dir DIR   the files accessKeyID and secretAccessKey, and optionally\n"
+                "                          region (default us-east-1), endpoint (default AWS's) and\n"
+                "                          s3ForcePathStyle (true/false): a mounted Secret, as\n"
+                "                          etcd-backup-restore reads it (required)\n"
+                "  --bucket NAME           the bucket (required)\n"
+                "  --prefix P              every object is under P/ (e.g. clusters/prod-1; default none)\n"
+                "  --part-size MiB         multipart part size in MiB (5 to 512, default 16)\n"
+                "  --cacert FILE           CA bundle for an https endpoint (default: the system's)\n"
+                "  -v=N                    log verbosity\n"
+                "  -h, --help              this text\n"
+                "\n"
+                "Exit codes: 0 done, 1 the store refused or failed (S3's code and message are\n"
+                "printed), 2 usage error or unreadable credentials.\n");
+}
+
+#define usage_error(...) cmd_usage_error("s3", __VA_ARGS__)
+
+static int run(const Flags *f, int argc, char *argv[])
+{
+        _cleanup_(s3_store_done) S3Store s = {};
+        _cleanup_free_ char *err = NULL;
+        const char *cmd = argv[0];
+        size_t want = streq(cmd, "put") || streq(cmd, "get") ? 3 : streq(cmd, "delete") ? 2 : 0;
+        int r;
+
+        if (streq(cmd, "list") ? argc > 2 : (want == 0 || (size_t) argc != want))
+                return usage_error("\"%s\" with %d argument(s): see --help", cmd, argc - 1);
+        if (s3_store_load_dir(f->dir, &s, &err) < 0)
+                return usage_error("%s", strempty(err));
+        if (!(s.bucket = strdup(f->bucket)) || (f->prefix && !(s.prefix = strdup(f->prefix))) ||
+            (f->cacert && !(s.ca_file = strdup(f->cacert))))
+                return log_error_errno(ENOMEM, "out of memory"), EXIT_RUNTIME;
+        s.part_size = f->part_size;
+        if (s3_store_check(&s, &err) < 0)
+                return usage_error("%s", strempty(err));
+
+        if (streq(cmd, "list")) {
+                _cleanup_(s3_object_list_done) S3ObjectList l = {};
+                _cleanup_free_ char *pfx = NULL;
+                size_t skip = *s.prefix ? strlen(s.prefix) + 1 : 0;
+                pfx = argc > 1 ? s3_key(&s, argv[1]) : NULL;
+                if (argc > 1 && !pfx)
+                        return log_error_errno(ENOMEM, "out of memory"), EXIT_RUNTIME;
+                r = s3_list(&s, pfx, &l, &err);
+                if (r < 0)
+                        return log_error("%s", strempty(err)), EXIT_RUNTIME;
+                for (size_t i = 0; i < l.n; i++) {
+                        char when[64];
+                        (void) printf("%12" PRIu64 "  %s  %s\n", l.v[i].size,
+                                      format_rfc3339(when, sizeof when,
+                                                     (usec_t) l.v[i].last_modified * USEC_PER_SEC),
+                                      l.v[i].key + MIN(skip, strlen(l.v[i].key)));
+                }
+                return EXIT_OK;
+        }
+        _cleanup_free_ char *key = s3_key(&s, streq(cmd, "put") ? argv[2] : argv[1]);
+        if (!key)
+                return log_error_errno(ENOMEM, "out of memory"), EXIT_RUNTIME;
+        if (streq(cmd, "put"))
+                r = s3_put_file(&s, key, argv[1], &err);
+        else if (streq(cmd, "get"))
+                r = s3_get_file(&s, key, argv[2], &err);
+        else
+                r = s3_delete(&s, key, &err);
+        if (r < 0)
+                return log_error("%s", err ? err : strerror(-r)), EXIT_RUNTIME;
+        log_info("s3 %s s3://%s/%s: done", cmd, s.bucket, key);
+        return EXIT_OK;
+}
+
+static int s3_main(int argc, char *argv[])
+{
+        enum { ARG_DIR = 0x100, ARG_BUCKET, ARG_PREFIX, ARG_PART, ARG_CACERT };
+        static const struct option options[] = {
+                {"credentials-dir", required_argument, NULL, ARG_DIR},
+                {"bucket", required_argument, NULL, ARG_BUCKET},
+                {"prefix", required_argument, NULL, ARG_PREFIX},
+                {"part-size", required_argument, NULL, ARG_PART},
+                {"cacert", required_argument, NULL, ARG_CACERT},
+                {"help", no_argument, NULL, 'h'},
+                {},
+        };
+        Flags f = {};
+        int c;
+
+        argc = cmd_take_verbosity(argc, argv);
+        optind = 0;
+        opterr = 0;
+        while ((c = getopt_long(argc, argv, ":h", options, NULL)) >= 0)
+                switch (c) {
+                case 'h':
+                        help(stdout);
+                        return EXIT_OK;
+                case ARG_DIR:
+                        f.dir = optarg;
+                        break;
+                case ARG_BUCKET:
+                        f.bucket = optarg;
+                        break;
+                case ARG_PREFIX:
+                        f.prefix = optarg;
+                        break;
+                case ARG_CACERT:
+                        f.cacert = optarg;
+                        break;
+                case ARG_PART: {
+                        char *end;
+                        errno = 0;
+                        unsigned long mib = strtoul(optarg, &end, 10);
+                        if (errno || end == optarg || *end || mib < 5 || mib > 512)
+                                return usage_error("--part-size \"%s\" is not a number of MiB from 5 to 512",
+                                                   optarg);
+                        f.part_size = (size_t) mib << 20;
+                        break;
+                }
+                default:
+                        nodecmd_flag_error("s3", c, argv);
+                        return EXIT_USAGE;
+                }
+        if (optind >= argc)
+                return usage_error("which command: put, get, list or delete? (see --help)");
+        if (!f.dir)
+                return usage_error("--credentials-dir is required (the mounted Secret with accessKeyID and "
+                                   "secretAccessKey)");
+        if (!f.bucket)
+                return usage_error("--bucket is required");
+        if (curl_global_init(CURL_GLOBAL_DEFAULT) != CURLE_OK)
+                return log_error("s3: libcurl failed to start"), EXIT_RUNTIME;
+        int r = run(&f, argc - optind, argv + optind);
+        curl_global_cleanup();
+        return r;
+}
+
+const Command cmd_s3 = {
+        .name = "s3",
+        .summary = "put, get, list and delete backups in S3-compatible object storage",
+        .run = s3_main,
+};

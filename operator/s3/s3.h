@@ -1,0 +1,89 @@
+/* An S3-compatible object store client for backups (etcd-backup-restore's
+ * store, done in C): AWS Signature Version 4 by libcurl's own signer
+ * (CURLOPT_AWS_SIGV4) with the payload's SHA-256 as x-amz-content-sha256,
+ * single PUT for small objects and multipart upload (S3's 5 MiB minimum
+ * part, at most 10000 parts) for large ones, every upload checked after the
+ * fact (HEAD: the size, and the ETag against the MD5s we computed while
+ * sending), listings (ListObjectsV2, all pages), downloads written
+ * atomically and checked, deletes. Synchronous: the commands that call it
+ * run once on a node.
+ *
+ * Credentials come as etcd-backup-restore takes them: a directory (a mounted
+ * Secret) with the files accessKeyID, secretAccessKey, region, endpoint and
+ * s3ForcePathStyle (the last three optional). Errors name the operation, the
+ * object, S3's code and message, and what to check. */
+#pragma once
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <time.h>
+
+#define S3_MIN_PART_SIZE     (5u * 1024 * 1024)
+#define S3_DEFAULT_PART_SIZE (16u * 1024 * 1024)
+#define S3_MAX_PART_SIZE     (512u * 1024 * 1024)
+#define S3_MAX_PARTS         10000
+
+typedef struct S3Store {
+        char *endpoint;   /* "https://host[:port]" (no path); default https://s3.<region>.amazonaws.com */
+        char *region;     /* default us-east-1 */
+        char *bucket;     /* required */
+        char *prefix;     /* "" or "a/b" (no leading or trailing '/'); every key is under it */
+        char *access_key; /* accessKeyID */
+        char *secret_key; /* secretAccessKey */
+        char *ca_file;    /* optional: CA bundle for an https endpoint */
+        char *dir;        /* where the credentials came from, for messages */
+        bool path_style;  /* https://host/bucket/key instead of https://bucket.host/key */
+        size_t part_size; /* multipart parts (and the single-PUT limit); 0: S3_DEFAULT_PART_SIZE */
+} S3Store;
+
+void s3_store_done(S3Store *s);
+
+/* Reads the credential files of `dir`. On failure *ret_error names the file
+ * and the fix. The bucket and prefix are the caller's (flags). */
+int s3_store_load_dir(const char *dir, S3Store *s, char **ret_error);
+/* Checks bucket, prefix, endpoint and part size; fills the defaults. */
+int s3_store_check(S3Store *s, char **ret_error);
+
+/* The full key of `name` under the prefix ("prefix/name"); NULL on OOM. */
+char *s3_key(const S3Store *s, const char *name);
+/* The URL of `key` (already full), or of the bucket when key is NULL, with
+ * `query` (already canonical: sorted, encoded; may be NULL) appended. */
+char *s3_url(const S3Store *s, const char *key, const char *query);
+/* AWS URI encoding: every byte but A-Za-z0-9-_.~ as %XX (upper case); '/'
+ * kept when keep_slash. NULL on OOM. */
+char *s3_uri_encode(const char *s, bool keep_slash);
+
+/* The text of the first <tag>...</tag> in xml from *pos on, entities decoded
+ * (&amp; &lt; &gt; &quot; &apos; &#N; &#xN;); *pos moves past it. NULL when
+ * there is none (or on OOM: errno ENOMEM). */
+char *s3_xml_next(const char *xml, const char *tag, size_t *pos);
+
+typedef struct S3Object {
+        char *key; /* full key */
+        uint64_t size;
+        char *etag; /* without quotes */
+        time_t last_modified;
+} S3Object;
+
+typedef struct S3ObjectList {
+        S3Object *v;
+        size_t n;
+} S3ObjectList;
+
+void s3_object_list_done(S3ObjectList *l);
+/* Parses one ListObjectsV2 page into l (appending); *ret_next is the
+ * continuation token when the listing is truncated, else NULL. */
+int s3_parse_list_page(const char *xml, S3ObjectList *l, char **ret_next);
+
+/* Every call below returns 0 or a negative errno-style code; on failure
+ * *ret_error (when given) says what happened in one line. */
+
+/* Uploads `path` as `key` (full key). Multipart above part_size. */
+int s3_put_file(const S3Store *s, const char *key, const char *path, char **ret_error);
+/* Downloads `key` to `path` (temp file, fsync, rename); -ENOENT when absent. */
+int s3_get_file(const S3Store *s, const char *key, const char *path, char **ret_error);
+/* Every object whose key starts with `prefix` (full; NULL: the store's prefix). */
+int s3_list(const S3Store *s, const char *prefix, S3ObjectList *ret, char **ret_error);
+int s3_head(const S3Store *s, const char *key, S3Object *ret, char **ret_error);
+int s3_delete(const S3Store *s, const char *key, char **ret_error);
