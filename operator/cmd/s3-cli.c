@@ -13,10 +13,13 @@
 #include "cmd.h"
 #include "node-util.h"
 #include "s3/s3.h"
+#include "s3/snapshots.h"
 
 typedef struct Flags {
-        const char *dir, *bucket, *prefix, *cacert;
+        const char *dir, *bucket, *prefix, *cacert, *policy;
         size_t part_size;
+        unsigned max_backups;
+        bool dry_run;
 } Flags;
 
 static void help(FILE *out)
@@ -51,16 +54,92 @@ static void help(FILE *out)
 
 #define usage_error(...) cmd_usage_error("s3", __VA_ARGS__)
 
+typedef struct Snap {
+        S3Snapshot s;
+        const char *key;
+} Snap;
+
+static int snap_cmp(const void *a, const void *b)
+{
+        const Snap *x = a, *y = b;
+        if (x->s.last != y->s.last)
+                return x->s.last < y->s.last ? -1 : 1;
+        return x->s.created < y->s.created ? -1 : x->s.created > y->s.created;
+}
+
+static int gc(const Flags *f, const S3Store *s)
+{
+        _cleanup_(s3_object_list_done) S3ObjectList l = {};
+        _cleanup_free_ char *dir = s3_key(s, S3_SNAPSHOT_DIR "/"), *err = NULL;
+        _cleanup_free_ Snap *v = NULL;
+        _cleanup_free_ bool *del = NULL;
+        size_t n = 0, gone = 0, failed = 0, other = 0;
+
+        if (!dir)
+                return log_error_errno(ENOMEM, "out of memory"), EXIT_RUNTIME;
+        if (s3_list(s, dir, &l, &err) < 0)
+                return log_error("%s", strempty(err)), EXIT_RUNTIME;
+        if (!(v = calloc(MAX(l.n, (size_t) 1), sizeof *v)) ||
+            !(del = calloc(MAX(l.n, (size_t) 1), sizeof *del)))
+                return log_error_errno(ENOMEM, "out of memory"), EXIT_RUNTIME;
+        for (size_t i = 0; i < l.n; i++) {
+                S3Snapshot snap;
+                /* Only <dir><name>: nothing deeper, nothing that is no full snapshot. */
+                if (strchr(l.v[i].key + strlen(dir), '/') || s3_snapshot_parse(l.v[i].key, &snap) < 0 ||
+                    snap.kind != S3_SNAPSHOT_FULL) {
+                        other++;
+                        continue;
+                }
+                v[n++] = (Snap){.s = snap, .key = l.v[i].key};
+        }
+        qsort(v, n, sizeof *v, snap_cmp);
+        S3Snapshot *plain = calloc(MAX(n, (size_t) 1), sizeof *plain);
+        if (!plain)
+                return log_error_errno(ENOMEM, "out of memory"), EXIT_RUNTIME;
+        for (size_t i = 0; i < n; i++)
+                plain[i] = v[i].s;
+        s3_gc_plan(plain, n, streq_ptr(f->policy, "Exponential") ? S3_GC_EXPONENTIAL : S3_GC_LIMIT_BASED,
+                   f->max_backups, time(NULL), del);
+        free(plain);
+        log_info("gc (%s%s) of s3://%s/%s: %zu full snapshots, %zu other objects left alone", f->policy,
+                 f->dry_run ? ", dry run" : "", s->bucket, dir, n, other);
+        for (size_t i = 0; i < n; i++) {
+                if (!del[i]) {
+                        (void) printf("keep    %s\n", v[i].key);
+                        continue;
+                }
+                (void) printf("%s %s\n", f->dry_run ? "would delete" : "delete ", v[i].key);
+                if (f->dry_run)
+                        continue;
+                err = mfree(err);
+                if (s3_delete(s, v[i].key, &err) < 0) {
+                        log_error("%s", strempty(err));
+                        failed++;
+                } else
+                        gone++;
+        }
+        if (!f->dry_run)
+                log_info("gc: %zu deleted, %zu kept%s", gone, n - gone - failed,
+                         failed ? ", some failed" : "");
+        return failed ? EXIT_RUNTIME : EXIT_OK;
+}
+
 static int run(const Flags *f, int argc, char *argv[])
 {
         _cleanup_(s3_store_done) S3Store s = {};
         _cleanup_free_ char *err = NULL;
         const char *cmd = argv[0];
-        size_t want = streq(cmd, "put") || streq(cmd, "get") ? 3 : streq(cmd, "delete") ? 2 : 0;
+        size_t want = streq(cmd, "put") || streq(cmd, "get") ? 3
+                      : streq(cmd, "delete")                 ? 2
+                      : streq(cmd, "gc")                     ? 1
+                                                             : 0;
         int r;
 
         if (streq(cmd, "list") ? argc > 2 : (want == 0 || (size_t) argc != want))
                 return usage_error("\"%s\" with %d argument(s): see --help", cmd, argc - 1);
+        if (streq(cmd, "gc") && !streq_ptr(f->policy, "Exponential") && !streq_ptr(f->policy, "LimitBased"))
+                return usage_error("gc needs --policy Exponential or --policy LimitBased (not \"%s\")",
+                                   strempty(f->policy));
         if (s3_store_load_dir(f->dir, &s, &err) < 0)
                 return usage_error("%s", strempty(err));
         if (!(s.bucket = strdup(f->bucket)) || (f->prefix && !(s.prefix = strdup(f->prefix))) ||
@@ -70,6 +149,8 @@ static int run(const Flags *f, int argc, char *argv[])
         if (s3_store_check(&s, &err) < 0)
                 return usage_error("%s", strempty(err));
 
+        if (streq(cmd, "gc"))
+                return gc(f, &s);
         if (streq(cmd, "list")) {
                 _cleanup_(s3_object_list_done) S3ObjectList l = {};
                 _cleanup_free_ char *pfx = NULL;
@@ -106,17 +187,20 @@ static int run(const Flags *f, int argc, char *argv[])
 
 static int s3_main(int argc, char *argv[])
 {
-        enum { ARG_DIR = 0x100, ARG_BUCKET, ARG_PREFIX, ARG_PART, ARG_CACERT };
+        enum { ARG_DIR = 0x100, ARG_BUCKET, ARG_PREFIX, ARG_PART, ARG_CACERT, ARG_POLICY, ARG_MAX, ARG_DRY };
         static const struct option options[] = {
                 {"credentials-dir", required_argument, NULL, ARG_DIR},
                 {"bucket", required_argument, NULL, ARG_BUCKET},
                 {"prefix", required_argument, NULL, ARG_PREFIX},
                 {"part-size", required_argument, NULL, ARG_PART},
                 {"cacert", required_argument, NULL, ARG_CACERT},
+                {"policy", required_argument, NULL, ARG_POLICY},
+                {"max-backups", required_argument, NULL, ARG_MAX},
+                {"dry-run", no_argument, NULL, ARG_DRY},
                 {"help", no_argument, NULL, 'h'},
                 {},
         };
-        Flags f = {};
+        Flags f = {.max_backups = 7};
         int c;
 
         argc = cmd_take_verbosity(argc, argv);
@@ -139,6 +223,22 @@ static int s3_main(int argc, char *argv[])
                 case ARG_CACERT:
                         f.cacert = optarg;
                         break;
+                case ARG_POLICY:
+                        f.policy = optarg;
+                        break;
+                case ARG_DRY:
+                        f.dry_run = true;
+                        break;
+                case ARG_MAX: {
+                        char *end;
+                        errno = 0;
+                        unsigned long m = strtoul(optarg, &end, 10);
+                        if (errno || end == optarg || *end || m < 1 || m > 100000)
+                                return usage_error("--max-backups \"%s\" is not a number from 1 to 100000",
+                                                   optarg);
+                        f.max_backups = (unsigned) m;
+                        break;
+                }
                 case ARG_PART: {
                         char *end;
                         errno = 0;
@@ -154,7 +254,7 @@ static int s3_main(int argc, char *argv[])
                         return EXIT_USAGE;
                 }
         if (optind >= argc)
-                return usage_error("which command: put, get, list or delete? (see --help)");
+                return usage_error("which command: put, get, list, delete or gc? (see --help)");
         if (!f.dir)
                 return usage_error("--credentials-dir is required (the mounted Secret with accessKeyID and "
                                    "secretAccessKey)");
@@ -169,6 +269,6 @@ static int s3_main(int argc, char *argv[])
 
 const Command cmd_s3 = {
         .name = "s3",
-        .summary = "put, get, list and delete backups in S3-compatible object storage",
+        .summary = "put, get, list, delete and garbage-collect backups in S3-compatible object storage",
         .run = s3_main,
 };

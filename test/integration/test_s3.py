@@ -14,6 +14,9 @@ JavaScript (test/s3/s3-client.js) and the other way round:
   S3's code and what to check, and nothing stored; missing credential files
   and bad flags: exit 2 naming the file or the flag;
 - an endpoint that does not answer: retried, then exit 1 naming it;
+- gc of <prefix>/v2/: LimitBased keeps the newest N full snapshots (a dry
+  run deletes nothing), Exponential drops what is past five weeks, and
+  objects that are no full snapshot directly under v2/ are never touched;
 - the peer itself refuses the SDK with a wrong secret, accepts curl's own
   SigV4 signer, and refuses it when the body is not the one signed.
 Usage: test_s3.py BINARY SOURCE_DIR"""
@@ -119,6 +122,43 @@ def main():
         r = ours("get", "from-sdk.db", gone)
         assert r.returncode == 1 and "NoSuchKey" in r.stderr, r.stderr
         assert not [p for p in os.listdir(tmp) if p.startswith("gone.db")], "a failed get left a file"
+
+        # Garbage collection of <prefix>/v2/: full snapshots only, the newest always stays.
+        now = int(time.time())
+        tiny = os.path.join(tmp, "tiny")
+        with open(tiny, "w") as f:
+            f.write("snapshot\n")
+        fulls = ["Full-00000000-%08d-%d" % (100 + i, now - (5 - i) * 3600) for i in range(5)]
+        others = ["v2/notes.txt", "v2/Incr-00000101-00000150-%d" % now, "v2/sub/Full-00000000-00000001-1",
+                  "Full-00000000-00000001-1"]
+        for name in ["v2/" + n for n in fulls] + others:
+            r = ours("put", tiny, name)
+            assert r.returncode == 0, r.stderr
+
+        def v2():
+            return sorted(json.loads(ln)["key"][len("clusters/prod-1/"):]
+                          for ln in sdk("list", "clusters/prod-1/").splitlines()
+                          if "/many/" not in ln and "snapshots/" not in ln and "big.db" not in ln)
+
+        before = v2()
+        r = ours("gc")
+        assert r.returncode == 2 and "--policy" in r.stderr, r.stderr
+        r = ours("gc", "--policy", "LimitBased", "--max-backups", "2", "--dry-run")
+        assert r.returncode == 0 and r.stdout.count("would delete") == 3, r.stdout
+        assert v2() == before, "a dry run deleted something"
+        r = ours("gc", "--policy", "LimitBased", "--max-backups", "2")
+        assert r.returncode == 0, r.stderr
+        assert v2() == sorted(["v2/" + n for n in fulls[3:]] + others), v2()
+        # Exponential: past five weeks goes; a 3-day-old one is its day's newest; the newest stays.
+        for name in ["Full-00000000-00000010-%d" % (now - 40 * 86400), "Full-00000000-00000020-%d" % (now - 3 * 86400)]:
+            r = ours("put", tiny, "v2/" + name)
+            assert r.returncode == 0, r.stderr
+        r = ours("gc", "--policy", "Exponential")
+        assert r.returncode == 0, r.stderr
+        left = v2()
+        assert "v2/Full-00000000-00000010-%d" % (now - 40 * 86400) not in left, left
+        assert "v2/Full-00000000-00000020-%d" % (now - 3 * 86400) in left, left
+        assert "v2/" + fulls[-1] in left and all(o in left for o in others), left
 
         # Refusals: S3's code and what to check; nothing stored.
         bad = creds("bad-secret", secretAccessKey="not-the-secret")

@@ -13,6 +13,7 @@
 
 #include "base/fileio.h"
 #include "s3/s3.h"
+#include "s3/snapshots.h"
 
 static S3Store store(const char *endpoint, bool path_style, const char *prefix)
 {
@@ -182,12 +183,103 @@ static void test_list_page(void **state)
                          -EBADMSG);
 }
 
+static void test_snapshot_names(void **state)
+{
+        char buf[64];
+        S3Snapshot s;
+        assert_string_equal(s3_snapshot_name(1234, 1700000000, buf, sizeof buf),
+                            "Full-00000000-00001234-1700000000");
+        assert_int_equal(s3_snapshot_parse("clusters/a/v2/Full-00000000-00001234-1700000000", &s), 0);
+        assert_int_equal(s.kind, S3_SNAPSHOT_FULL);
+        assert_int_equal(s.last, 1234);
+        assert_int_equal(s.created, 1700000000);
+        assert_false(s.gz || s.final);
+        assert_int_equal(s3_snapshot_parse("Incr-00001235-00001300-1700000020.gz", &s), 0);
+        assert_int_equal(s.kind, S3_SNAPSHOT_INCR);
+        assert_int_equal(s.start, 1235);
+        assert_true(s.gz);
+        assert_int_equal(s3_snapshot_parse("Full-00000000-123456789012-1700000000.gz.final", &s), 0);
+        assert_true(s.gz && s.final);
+        assert_int_equal(s.last, UINT64_C(123456789012));
+        const char *bad[] = {"Full-0-1",       "Full-0-1-", "Full-a-1-2",  "Delta-0-1-2",
+                             "Full-0-1-2.zip", "Full--1-2", "snapshot.db", "Full-0-1-2.final.gz"};
+        for (size_t i = 0; i < ELEMENTSOF(bad); i++)
+                if (s3_snapshot_parse(bad[i], &s) != -EINVAL)
+                        fail_msg("%s parsed", bad[i]);
+}
+
+/* The exponential policy on an injected clock: now = 2026-11-26 14:30 UTC. */
+static void test_gc_exponential(void **state)
+{
+        const time_t base = 1795651200; /* 2026-11-26T00:00:00Z */
+        const time_t H = 3600, D = 86400;
+        static const char *names[] = {"K", "J", "I", "H", "F", "G", "E", "C", "D", "A", "B"};
+        const time_t at[] = {
+                base - 40 * D,           /* K: past 5 weeks: goes */
+                base - 11 * D,           /* J: same week window as I: goes */
+                base - 10 * D + 12 * H,  /* I: newest of its week: stays */
+                base - 3 * D + 12 * H,   /* H: newest of its day: stays */
+                base - D + 20 * H,       /* F: yesterday, not the newest of the day: goes */
+                base - D + 22 * H,       /* G: yesterday's newest: stays */
+                base + 10 * H,           /* E: newest of hour 10: stays */
+                base + 13 * H + 5 * 60,  /* C: hour 13, D is newer: goes */
+                base + 13 * H + 50 * 60, /* D: newest of hour 13: stays */
+                base + 14 * H + 10 * 60, /* A: the current hour: stays */
+                base + 14 * H + 20 * 60, /* B: the newest: stays */
+        };
+        const bool want[] = {true, true, false, false, true, false, false, true, false, false, false};
+        S3Snapshot v[ELEMENTSOF(at)];
+        bool del[ELEMENTSOF(at)];
+        for (size_t i = 0; i < ELEMENTSOF(at); i++)
+                v[i] = (S3Snapshot){.last = 100 + i, .created = at[i]};
+        s3_gc_plan(v, ELEMENTSOF(v), S3_GC_EXPONENTIAL, 0, base + 14 * H + 30 * 60, del);
+        for (size_t i = 0; i < ELEMENTSOF(at); i++)
+                if (del[i] != want[i])
+                        fail_msg("%s: %s, want %s", names[i], del[i] ? "deleted" : "kept",
+                                 want[i] ? "deleted" : "kept");
+
+        /* An hour later, A and B are no longer of the current hour: only the newest of hour 14 stays. */
+        s3_gc_plan(v, ELEMENTSOF(v), S3_GC_EXPONENTIAL, 0, base + 15 * H + 1, del);
+        assert_true(del[9]);
+        assert_false(del[10]);
+        /* Everything 6 weeks later: only the newest stays. */
+        s3_gc_plan(v, ELEMENTSOF(v), S3_GC_EXPONENTIAL, 0, base + 42 * D, del);
+        for (size_t i = 0; i + 1 < ELEMENTSOF(at); i++)
+                assert_true(del[i]);
+        assert_false(del[ELEMENTSOF(at) - 1]);
+}
+
+static void test_gc_limit(void **state)
+{
+        S3Snapshot v[5];
+        bool del[5];
+        for (size_t i = 0; i < 5; i++)
+                v[i] = (S3Snapshot){.last = i, .created = 1700000000 + (time_t) i};
+        s3_gc_plan(v, 5, S3_GC_LIMIT_BASED, 3, 0, del);
+        assert_true(del[0] && del[1]);
+        assert_false(del[2] || del[3] || del[4]);
+        s3_gc_plan(v, 5, S3_GC_LIMIT_BASED, 0, 0, del); /* the newest always stays */
+        assert_false(del[4]);
+        assert_true(del[3]);
+        s3_gc_plan(v, 5, S3_GC_LIMIT_BASED, 9, 0, del);
+        for (size_t i = 0; i < 5; i++)
+                assert_false(del[i]);
+        s3_gc_plan(v, 1, S3_GC_EXPONENTIAL, 0, 1900000000, del);
+        assert_false(del[0]);
+}
+
 int main(void)
 {
         const struct CMUnitTest tests[] = {
-                cmocka_unit_test(test_uri_encode),   cmocka_unit_test(test_urls),
-                cmocka_unit_test(test_check_errors), cmocka_unit_test(test_load_dir),
-                cmocka_unit_test(test_xml),          cmocka_unit_test(test_list_page),
+                cmocka_unit_test(test_uri_encode),
+                cmocka_unit_test(test_urls),
+                cmocka_unit_test(test_check_errors),
+                cmocka_unit_test(test_load_dir),
+                cmocka_unit_test(test_xml),
+                cmocka_unit_test(test_list_page),
+                cmocka_unit_test(test_snapshot_names),
+                cmocka_unit_test(test_gc_exponential),
+                cmocka_unit_test(test_gc_limit),
         };
         return cmocka_run_group_tests(tests, NULL, NULL);
 }
