@@ -224,6 +224,11 @@ bool member_data_damaged(const SyncContext *ctx, const EtcdViewSnapshot *s, cons
                 int64_t restarts = 0;
                 if (!streq_ptr(json_get_string(cs, "name"), "etcd"))
                         continue;
+                /* Running now: the last exit is history. A member that rejoined empty runs in
+                 * the same pod, which keeps its predecessor's restarts and last exit; a damaged
+                 * one spends its time down, in CrashLoopBackOff. */
+                if (json_get_object(cs, "state.running"))
+                        return false;
                 const char *msg = json_get_string(cs, "lastState.terminated.message");
                 if (json_get_int64(cs, "restartCount", &restarts) < 0 || restarts < DAMAGED_MIN_EXITS ||
                     !msg)
