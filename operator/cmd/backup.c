@@ -15,7 +15,15 @@
  * taken mid-rollout may hold revision dirs that do not match. Stricter than
  * upstream: each file is written under a hidden temporary name and renamed
  * whole, so a kill leaves no partial file under a backup's name; a failure
- * removes whatever this run wrote; progress is logged in bytes and seconds. */
+ * removes whatever this run wrote; progress is logged in bytes and seconds.
+ * Beyond upstream: with --s3-credentials-dir and --s3-bucket the finished
+ * backup also goes to an S3-compatible store, laid out as etcd-backup-restore
+ * lays out full snapshots: <prefix>/v2/Full-00000000-<revision>-<unix> (the
+ * revision etcd reported right before the snapshot) and its tarball beside
+ * it as <prefix>/kuberesources/<that name>.tar.gz, uploaded first, so a
+ * snapshot in v2/ always has its tarball. The store's settings are checked
+ * before anything is written; a failed upload leaves the local backup whole
+ * and says so. */
 #include <dirent.h>
 #include <getopt.h>
 #include <inttypes.h>
@@ -26,9 +34,14 @@
 #include "base/json.h"
 #include "base/log.h"
 #include "cmd.h"
+#include "etcd-sync.h"
 #include "etcd/snapshot.h"
 #include "kube-sync.h"
 #include "node-util.h"
+#include "s3/s3.h"
+#include "s3/snapshots.h"
+
+#include <curl/curl.h>
 
 static const char *const static_pods[] = {"kube-apiserver", "kube-controller-manager", "kube-scheduler",
                                           "etcd"};
@@ -68,9 +81,11 @@ int backup_names(usec_t now, bool force, char **ret_tar, char **ret_snapshot)
 
 typedef struct Flags {
         const char *cacert, *cert, *key, *config_dir, *backup_dir, *kubeconfig;
+        const char *s3_dir, *s3_bucket, *s3_prefix;
         NodeCmdStrv endpoints;
         bool force;
         usec_t timeout;
+        S3Store *store; /* checked before the backup; NULL: no upload */
 } Flags;
 
 typedef struct RevisionDirs {
@@ -244,7 +259,7 @@ static void on_done(const EtcdSnapshotResult *res, void *userdata)
         s->done = true;
 }
 
-static int write_snapshot(const Flags *f, const char *final)
+static int write_snapshot(const Flags *f, const char *final, uint64_t *ret_revision)
 {
         _cleanup_(nodecmd_tls_done) HttpTls tls = {};
         _cleanup_free_ char *err = NULL, *dst = strdup_printf("%s/%s", f->backup_dir, final);
@@ -268,6 +283,14 @@ static int write_snapshot(const Flags *f, const char *final)
         if ((r = etcd_client_set_endpoints(c, f->endpoints.v, 1)) < 0)
                 return log_error_errno(r, "--endpoints: not a client URL such as https://10.0.0.1:2379: %s",
                                        f->endpoints.v[0]);
+        /* The revision the store's name carries: etcd's right before the snapshot (everything up
+         * to it is in there), as etcd-backup-restore names its full snapshots. */
+        EtcdStatus st = {};
+        if (f->store && (r = etcd_sync_status(c, f->endpoints.v[0], 10 * USEC_PER_SEC, &st)) < 0)
+                return log_error_errno(r, "cannot read the revision of %s: %s", f->endpoints.v[0],
+                                       etcd_strerror(r));
+        *ret_revision = st.revision;
+        etcd_status_done(&st);
         log_info("snapshot of %s to %s", f->endpoints.v[0], dst);
         r = etcd_snapshot_save(c, f->endpoints.v[0], dst, ETCD_SNAPSHOT_GRPC, f->timeout, on_progress,
                                on_done, &s);
@@ -291,6 +314,37 @@ static int write_snapshot(const Flags *f, const char *final)
                  size, (double) took / USEC_PER_SEC,
                  took ? (double) size / ((double) took / USEC_PER_SEC) / 1e6 : 0.0);
         return 0;
+}
+
+/* The finished backup to the store: the tarball, then the snapshot. */
+static int upload(const Flags *f, uint64_t revision, time_t created, const char *snap, const char *tar)
+{
+        char name[64];
+        (void) s3_snapshot_name(revision, created, name, sizeof name);
+        _cleanup_free_ char *snap_rel = strdup_printf(S3_SNAPSHOT_DIR "/%s", name),
+                            *tar_rel = strdup_printf(S3_RESOURCES_DIR "/%s.tar.gz", name),
+                            *snap_key = snap_rel ? s3_key(f->store, snap_rel) : NULL,
+                            *tar_key = tar_rel ? s3_key(f->store, tar_rel) : NULL,
+                            *snap_path = strdup_printf("%s/%s", f->backup_dir, snap),
+                            *tar_path = strdup_printf("%s/%s", f->backup_dir, tar), *err = NULL;
+        if (!snap_key || !tar_key || !snap_path || !tar_path)
+                return log_error_errno(ENOMEM, "out of memory"), EXIT_RUNTIME;
+        if (curl_global_init(CURL_GLOBAL_DEFAULT) != CURLE_OK)
+                return log_error("libcurl failed to start; the local backup in %s is complete",
+                                 f->backup_dir),
+                       EXIT_RUNTIME;
+        log_info("uploading the backup to s3://%s/%s and %s", f->store->bucket, snap_key, tar_key);
+        int r = s3_put_file(f->store, tar_key, tar_path, &err);
+        if (r >= 0)
+                r = s3_put_file(f->store, snap_key, snap_path, &err);
+        curl_global_cleanup();
+        if (r < 0) {
+                log_error("%s; the local backup in %s is complete, only the upload failed", strempty(err),
+                          f->backup_dir);
+                return EXIT_RUNTIME;
+        }
+        log_info("backup uploaded: s3://%s/%s (revision %" PRIu64 ")", f->store->bucket, snap_key, revision);
+        return EXIT_OK;
 }
 
 static int backup_run(const Flags *f)
@@ -322,7 +376,9 @@ static int backup_run(const Flags *f)
         _cleanup_free_ char *tar_dst = strdup_printf("%s/%s", f->backup_dir, tar);
         if (!tar_tmp || !tar_dst)
                 return EXIT_RUNTIME;
-        if (write_snapshot(f, snap) < 0) {
+        uint64_t revision = 0;
+        time_t created = time(NULL);
+        if (write_snapshot(f, snap, &revision) < 0) {
                 if (unlink(tar_tmp) == 0)
                         log_info("removed %s: a backup is both files or nothing", tar_tmp);
                 return EXIT_RUNTIME;
@@ -333,7 +389,7 @@ static int backup_run(const Flags *f)
                 return EXIT_RUNTIME;
         }
         log_info("backup complete in %s: %s and %s", f->backup_dir, snap, tar);
-        return EXIT_OK;
+        return f->store ? upload(f, revision, created, snap, tar) : EXIT_OK;
 }
 
 static void help(FILE *out)
@@ -361,6 +417,13 @@ static void help(FILE *out)
                        "  --force                 skip that check and name the files ..__POSSIBLY_DIRTY__\n"
                        "                          (taken while the control plane may be changing)\n"
                        "  --timeout D             for the snapshot (default: 10m)\n"
+                       "  --s3-credentials-dir DIR  also upload the backup to an S3-compatible store:\n"
+                       "                          accessKeyID, secretAccessKey[, region, endpoint,\n"
+                       "                          s3ForcePathStyle] (see `s3 --help`); with --s3-bucket\n"
+                       "  --s3-bucket NAME        the store's bucket\n"
+                       "  --s3-prefix P           the cluster's prefix in the bucket: the snapshot goes to\n"
+                       "                          P/v2/Full-00000000-<revision>-<unix>, the tarball to\n"
+                       "                          P/kuberesources/<that name>.tar.gz\n"
                        "  -v=N                    log verbosity (4 and up: debug)\n"
                        "  -h, --help              this text\n"
                        "\n"
@@ -385,6 +448,9 @@ static int backup_main(int argc, char *argv[])
                 ARG_FORCE,
                 ARG_TIMEOUT,
                 ARG_KUBECONFIG,
+                ARG_S3_DIR,
+                ARG_S3_BUCKET,
+                ARG_S3_PREFIX,
         };
         static const struct option options[] = {
                 {"cacert", required_argument, NULL, ARG_CACERT},
@@ -396,6 +462,9 @@ static int backup_main(int argc, char *argv[])
                 {"force", no_argument, NULL, ARG_FORCE},
                 {"timeout", required_argument, NULL, ARG_TIMEOUT},
                 {"kubeconfig", required_argument, NULL, ARG_KUBECONFIG},
+                {"s3-credentials-dir", required_argument, NULL, ARG_S3_DIR},
+                {"s3-bucket", required_argument, NULL, ARG_S3_BUCKET},
+                {"s3-prefix", required_argument, NULL, ARG_S3_PREFIX},
                 {"help", no_argument, NULL, 'h'},
                 {},
         };
@@ -436,6 +505,15 @@ static int backup_main(int argc, char *argv[])
                 case ARG_KUBECONFIG:
                         f.kubeconfig = optarg;
                         break;
+                case ARG_S3_DIR:
+                        f.s3_dir = optarg;
+                        break;
+                case ARG_S3_BUCKET:
+                        f.s3_bucket = optarg;
+                        break;
+                case ARG_S3_PREFIX:
+                        f.s3_prefix = optarg;
+                        break;
                 case ARG_TIMEOUT:
                         if (parse_duration(optarg, &f.timeout) < 0 || f.timeout < USEC_PER_SEC) {
                                 log_error("--timeout: \"%s\" is not a duration of at least 1s (e.g. 10m)",
@@ -473,6 +551,22 @@ static int backup_main(int argc, char *argv[])
                 log_error("--cacert, --cert and --key (or ETCDCTL_CACERT, ETCDCTL_CERT, ETCDCTL_KEY) are "
                           "required");
                 r = EXIT_USAGE;
+        }
+        _cleanup_(s3_store_done) S3Store store = {};
+        if (r < 0 && (f.s3_dir || f.s3_bucket || f.s3_prefix)) {
+                /* The store's settings first: a backup we could not upload is not written at all. */
+                _cleanup_free_ char *err = NULL;
+                if (!f.s3_dir || !f.s3_bucket) {
+                        log_error("cluster-backup: --s3-credentials-dir and --s3-bucket go together");
+                        r = EXIT_USAGE;
+                } else if (s3_store_load_dir(f.s3_dir, &store, &err) < 0 ||
+                           !(store.bucket = strdup(f.s3_bucket)) ||
+                           (f.s3_prefix && !(store.prefix = strdup(f.s3_prefix))) ||
+                           s3_store_check(&store, &err) < 0) {
+                        log_error("cluster-backup: %s; nothing was written", err ? err : "out of memory");
+                        r = EXIT_USAGE;
+                } else
+                        f.store = &store;
         }
         if (r < 0)
                 r = backup_run(&f);

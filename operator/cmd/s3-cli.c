@@ -11,6 +11,7 @@
 #include "base/log.h"
 #include "base/timeutil.h"
 #include "cmd.h"
+#include "etcd/snapshot.h"
 #include "node-util.h"
 #include "s3/s3.h"
 #include "s3/snapshots.h"
@@ -67,6 +68,112 @@ static int snap_cmp(const void *a, const void *b)
         return x->s.created < y->s.created ? -1 : x->s.created > y->s.created;
 }
 
+/* The key of a snapshot's tarball (<prefix>/kuberesources/<name>.tar.gz). */
+static char *resources_key(const S3Store *s, const char *snapshot_key)
+{
+        const char *name = strrchr(snapshot_key, '/') ? strrchr(snapshot_key, '/') + 1 : snapshot_key;
+        _cleanup_free_ char *rel = strdup_printf(S3_RESOURCES_DIR "/%s.tar.gz", name);
+        return rel ? s3_key(s, rel) : NULL;
+}
+
+/* A deleted snapshot's tarball goes with it (S3 answers a missing one with success too). */
+static int delete_resources(const S3Store *s, const char *snapshot_key, char **ret_error)
+{
+        _cleanup_free_ char *key = resources_key(s, snapshot_key);
+        return key ? s3_delete(s, key, ret_error) : -ENOMEM;
+}
+
+/* The full snapshots directly under <prefix>/v2/, sorted by last revision (then time). */
+static int list_snapshots(const S3Store *s, S3ObjectList *l, Snap **ret, size_t *ret_n, size_t *ret_other)
+{
+        _cleanup_free_ char *dir = s3_key(s, S3_SNAPSHOT_DIR "/"), *err = NULL;
+        size_t n = 0, other = 0;
+        if (!dir)
+                return log_error_errno(ENOMEM, "out of memory");
+        if (s3_list(s, dir, l, &err) < 0)
+                return log_error("%s", strempty(err)), -EIO;
+        Snap *v = calloc(MAX(l->n, (size_t) 1), sizeof *v);
+        if (!v)
+                return log_error_errno(ENOMEM, "out of memory");
+        for (size_t i = 0; i < l->n; i++) {
+                S3Snapshot snap;
+                /* Only <dir><name>: nothing deeper, nothing that is no full snapshot. */
+                if (strchr(l->v[i].key + strlen(dir), '/') || s3_snapshot_parse(l->v[i].key, &snap) < 0 ||
+                    snap.kind != S3_SNAPSHOT_FULL) {
+                        other++;
+                        continue;
+                }
+                v[n++] = (Snap){.s = snap, .key = l->v[i].key};
+        }
+        qsort(v, n, sizeof *v, snap_cmp);
+        *ret = v;
+        *ret_n = n;
+        if (ret_other)
+                *ret_other = other;
+        return 0;
+}
+
+/* `get-backup NAME|latest DIR`: a backup as the restore runbook wants it. */
+static int get_backup(const S3Store *s, const char *which, const char *dir)
+{
+        _cleanup_(s3_object_list_done) S3ObjectList l = {};
+        _cleanup_free_ Snap *v = NULL;
+        _cleanup_free_ char *err = NULL, *snap_path = NULL, *tar_path = NULL, *tar_key = NULL;
+        const Snap *pick = NULL;
+        size_t n = 0;
+        char ts[32];
+        struct tm tm;
+        int r;
+
+        if (list_snapshots(s, &l, &v, &n, NULL) < 0)
+                return EXIT_RUNTIME;
+        const char *want = strrchr(which, '/') ? strrchr(which, '/') + 1 : which;
+        for (size_t i = 0; i < n; i++)
+                if (streq(want, "latest") || streq(want, strrchr(v[i].key, '/') + 1))
+                        pick = &v[i];
+        if (!pick) {
+                log_error("no full snapshot %s under s3://%s/%s%s" S3_SNAPSHOT_DIR "/ (see `s3 list %s/`)",
+                          streq(want, "latest") ? "at all" : want, s->bucket, s->prefix,
+                          *s->prefix ? "/" : "", S3_SNAPSHOT_DIR);
+                return EXIT_RUNTIME;
+        }
+        time_t created = pick->s.created;
+        if (!gmtime_r(&created, &tm) || strftime(ts, sizeof ts, "%Y-%m-%d_%H%M%S", &tm) == 0)
+                return log_error("snapshot time %lld is out of range", (long long) created), EXIT_RUNTIME;
+        snap_path = strdup_printf("%s/snapshot_%s.db", dir, ts);
+        tar_path = strdup_printf("%s/static_kuberesources_%s.tar.gz", dir, ts);
+        tar_key = resources_key(s, pick->key);
+        if (!snap_path || !tar_path || !tar_key)
+                return log_error_errno(ENOMEM, "out of memory"), EXIT_RUNTIME;
+        if (access(snap_path, F_OK) == 0 || access(tar_path, F_OK) == 0) {
+                log_error("%s already holds the backup of %s; nothing was fetched (name another directory)",
+                          dir, ts);
+                return EXIT_RUNTIME;
+        }
+        if ((r = nodecmd_mkdir_p(dir, 0700)) < 0)
+                return log_error_errno(r, "cannot create %s", dir), EXIT_RUNTIME;
+        log_info("fetching %s (revision %" PRIu64 ") and its tarball into %s", pick->key, pick->s.last, dir);
+        r = s3_get_file(s, tar_key, tar_path, &err);
+        if (r >= 0)
+                r = s3_get_file(s, pick->key, snap_path, &err);
+        uint64_t size = 0;
+        if (r >= 0 && (r = etcd_snapshot_verify_file(snap_path, &size)) < 0)
+                err = strdup_printf("%s does not verify (its trailing SHA-256 does not match): %s",
+                                    snap_path, strerror(-r));
+        if (r < 0) {
+                log_error("%s; removed what this run fetched", err ? err : strerror(-r));
+                (void) unlink(snap_path);
+                (void) unlink(tar_path);
+                return EXIT_RUNTIME;
+        }
+        (void) printf("%s\n%s\n", snap_path, tar_path);
+        log_info("fetched the backup of %s: %" PRIu64
+                 " bytes of database, SHA-256 verified; restore it with "
+                 "the runbook, naming %s",
+                 ts, size, dir);
+        return EXIT_OK;
+}
+
 static int gc(const Flags *f, const S3Store *s)
 {
         _cleanup_(s3_object_list_done) S3ObjectList l = {};
@@ -75,24 +182,10 @@ static int gc(const Flags *f, const S3Store *s)
         _cleanup_free_ bool *del = NULL;
         size_t n = 0, gone = 0, failed = 0, other = 0;
 
-        if (!dir)
+        if (!dir || list_snapshots(s, &l, &v, &n, &other) < 0)
+                return EXIT_RUNTIME;
+        if (!(del = calloc(MAX(n, (size_t) 1), sizeof *del)))
                 return log_error_errno(ENOMEM, "out of memory"), EXIT_RUNTIME;
-        if (s3_list(s, dir, &l, &err) < 0)
-                return log_error("%s", strempty(err)), EXIT_RUNTIME;
-        if (!(v = calloc(MAX(l.n, (size_t) 1), sizeof *v)) ||
-            !(del = calloc(MAX(l.n, (size_t) 1), sizeof *del)))
-                return log_error_errno(ENOMEM, "out of memory"), EXIT_RUNTIME;
-        for (size_t i = 0; i < l.n; i++) {
-                S3Snapshot snap;
-                /* Only <dir><name>: nothing deeper, nothing that is no full snapshot. */
-                if (strchr(l.v[i].key + strlen(dir), '/') || s3_snapshot_parse(l.v[i].key, &snap) < 0 ||
-                    snap.kind != S3_SNAPSHOT_FULL) {
-                        other++;
-                        continue;
-                }
-                v[n++] = (Snap){.s = snap, .key = l.v[i].key};
-        }
-        qsort(v, n, sizeof *v, snap_cmp);
         S3Snapshot *plain = calloc(MAX(n, (size_t) 1), sizeof *plain);
         if (!plain)
                 return log_error_errno(ENOMEM, "out of memory"), EXIT_RUNTIME;
@@ -112,7 +205,7 @@ static int gc(const Flags *f, const S3Store *s)
                 if (f->dry_run)
                         continue;
                 err = mfree(err);
-                if (s3_delete(s, v[i].key, &err) < 0) {
+                if (s3_delete(s, v[i].key, &err) < 0 || delete_resources(s, v[i].key, &err) < 0) {
                         log_error("%s", strempty(err));
                         failed++;
                 } else
@@ -129,10 +222,10 @@ static int run(const Flags *f, int argc, char *argv[])
         _cleanup_(s3_store_done) S3Store s = {};
         _cleanup_free_ char *err = NULL;
         const char *cmd = argv[0];
-        size_t want = streq(cmd, "put") || streq(cmd, "get") ? 3
-                      : streq(cmd, "delete")                 ? 2
-                      : streq(cmd, "gc")                     ? 1
-                                                             : 0;
+        size_t want = streq(cmd, "put") || streq(cmd, "get") || streq(cmd, "get-backup") ? 3
+                      : streq(cmd, "delete")                                             ? 2
+                      : streq(cmd, "gc")                                                 ? 1
+                                                                                         : 0;
         int r;
 
         if (streq(cmd, "list") ? argc > 2 : (want == 0 || (size_t) argc != want))
@@ -151,6 +244,8 @@ static int run(const Flags *f, int argc, char *argv[])
 
         if (streq(cmd, "gc"))
                 return gc(f, &s);
+        if (streq(cmd, "get-backup"))
+                return get_backup(&s, argv[1], argv[2]);
         if (streq(cmd, "list")) {
                 _cleanup_(s3_object_list_done) S3ObjectList l = {};
                 _cleanup_free_ char *pfx = NULL;
@@ -254,7 +349,7 @@ static int s3_main(int argc, char *argv[])
                         return EXIT_USAGE;
                 }
         if (optind >= argc)
-                return usage_error("which command: put, get, list, delete or gc? (see --help)");
+                return usage_error("which command: put, get, list, delete, get-backup or gc? (see --help)");
         if (!f.dir)
                 return usage_error("--credentials-dir is required (the mounted Secret with accessKeyID and "
                                    "secretAccessKey)");

@@ -22,6 +22,8 @@
 #include <time.h>
 
 #define S3_SNAPSHOT_DIR "v2"
+/* Ours, beside v2/: a backup's static pod resources, <that snapshot's name>.tar.gz. */
+#define S3_RESOURCES_DIR "kuberesources"
 
 typedef enum S3SnapshotKind {
         S3_SNAPSHOT_FULL,
