@@ -11,7 +11,7 @@
 // to s3rver unchanged but for the Authorization header.
 //
 // usage: node --openssl-legacy-provider s3-peer.js --address 127.0.0.1 --port 0 --dir DIR --access-key K --secret-key S
-//                   [--bucket NAME]... [--log FILE]
+//                   [--bucket NAME]... [--log FILE] [--max-body-mib N (default 64)]
 // Prints "listening http://ADDR:PORT" once both servers are up; stops on SIGTERM.
 'use strict';
 // s3rver's ListObjectsV2 continuation tokens use DES, which OpenSSL 3 keeps in
@@ -27,7 +27,6 @@ const http = require('http');
 const S3rver = require('s3rver');
 const { SignatureV4 } = require('@smithy/signature-v4');
 
-const MAX_BODY = 64 * 1024 * 1024;
 const SKEW_MS = 15 * 60 * 1000;
 
 function args(argv) {
@@ -131,6 +130,7 @@ async function check(o, req, body) {
 async function main() {
   const o = args(process.argv);
   const log = o.log ? fs.createWriteStream(o.log, { flags: 'a' }) : null;
+  const MAX_BODY = (+o.maxBodyMib || 64) * 1024 * 1024;
   fs.mkdirSync(o.dir, { recursive: true });
   const inner = new S3rver({
     address: '127.0.0.1', port: 0, silent: true, directory: o.dir,
@@ -146,7 +146,7 @@ async function main() {
       if (size <= MAX_BODY) chunks.push(c);
     });
     req.on('end', async () => {
-      if (size > MAX_BODY) return xmlError(res, 400, 'EntityTooLarge', 'this test peer takes at most 64 MiB per request');
+      if (size > MAX_BODY) return xmlError(res, 400, 'EntityTooLarge', `this test peer takes at most ${MAX_BODY >> 20} MiB per request (--max-body-mib)`);
       const body = Buffer.concat(chunks);
       let err;
       try {
