@@ -266,9 +266,8 @@ static size_t guard_seeds(const State *st, char **v, size_t max)
                 const EtcdMember *m = st->s->states[i].member;
                 if (!etcd_member_is_started(m))
                         continue;
-                const char *u = m->client_urls[0];
-                if (startswith(u, "https://") && strlen(u) < 256 && !strpbrk(u, ", \t\r\n\""))
-                        v[n++] = (char *) u;
+                if (installer_pod_endpoint_is_valid(m->client_urls[0]))
+                        v[n++] = m->client_urls[0];
         }
         return n;
 }

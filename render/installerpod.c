@@ -7,7 +7,7 @@
 
 #define INSTALLER_POD_ASSET "etcd-pod/installer-pod.yaml"
 
-static bool endpoint_is_valid(const char *e)
+bool installer_pod_endpoint_is_valid(const char *e)
 {
         return e && startswith(e, "https://") && strlen(e) > 8 && strlen(e) < 256 &&
                !strpbrk(e, ", \t\r\n\"");
@@ -48,7 +48,7 @@ int installer_pod_render(const char *name, const char *node, int64_t revision, c
             !template_is_image_ref(image) || revision < 1)
                 return -EINVAL;
         for (size_t i = 0; i < n; i++)
-                if (!endpoint_is_valid(etcd_endpoints[i]))
+                if (!installer_pod_endpoint_is_valid(etcd_endpoints[i]))
                         return -EINVAL;
         (void) snprintf(rev, sizeof rev, "%lld", (long long) revision);
         const TemplateVar vars[] = {

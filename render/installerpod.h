@@ -3,6 +3,7 @@
  * the manifest's. Pure. */
 #pragma once
 
+#include <stdbool.h>
 #include <stdint.h>
 
 #include <cjson/cJSON.h>
@@ -12,5 +13,8 @@
  * what a Pod can carry (a node name that is no DNS-1123 subdomain, an image
  * that is no image reference, a revision < 1, an endpoint that is no
  * https:// URL or holds a comma or a space). */
+/* What --etcd-endpoints takes: an https:// URL with no comma, space, tab,
+ * line break or quote (it becomes one element of a comma-separated flag). */
+bool installer_pod_endpoint_is_valid(const char *endpoint);
 int installer_pod_render(const char *name, const char *node, int64_t revision, const char *image,
                          char *const *etcd_endpoints, size_t n, cJSON **ret);

@@ -414,16 +414,22 @@ static void test_desired_replicas(void **state)
 }
 
 /* master-1's etcd crash-looping `restarts` times, its last exit saying `msg`. */
+/* master-1's etcd pod: `restarts` exits, the last saying `msg`; `state` is its container's
+ * state now (CrashLoopBackOff, or running again). */
+static void etcd_pod_state(Fixture *f, int restarts, const char *msg, const char *state)
+{
+        fixture_addf(f, W_ETCD_PODS,
+                     "{\"apiVersion\":\"v1\",\"kind\":\"Pod\",\"metadata\":{\"name\":\"etcd-master-1\","
+                     "\"namespace\":\"openshift-etcd\"},\"spec\":{\"nodeName\":\"master-1\"},\"status\":{"
+                     "\"containerStatuses\":[{\"name\":\"etcd\",\"restartCount\":%d,\"ready\":false,"
+                     "\"state\":%s,\"lastState\":{\"terminated\":{"
+                     "\"exitCode\":2,\"message\":\"%s\"}}}]}}",
+                     restarts, state, msg);
+}
+
 static void crash_looping(Fixture *f, int restarts, const char *msg)
 {
-        fixture_addf(
-                f, W_ETCD_PODS,
-                "{\"apiVersion\":\"v1\",\"kind\":\"Pod\",\"metadata\":{\"name\":\"etcd-master-1\","
-                "\"namespace\":\"openshift-etcd\"},\"spec\":{\"nodeName\":\"master-1\"},\"status\":{"
-                "\"containerStatuses\":[{\"name\":\"etcd\",\"restartCount\":%d,\"ready\":false,"
-                "\"state\":{\"waiting\":{\"reason\":\"CrashLoopBackOff\"}},\"lastState\":{\"terminated\":{"
-                "\"exitCode\":2,\"message\":\"%s\"}}}]}}",
-                restarts, msg);
+        etcd_pod_state(f, restarts, msg, "{\"waiting\":{\"reason\":\"CrashLoopBackOff\"}}");
 }
 
 static void test_damaged_member_remedy(void **state)
@@ -457,13 +463,8 @@ static void test_damaged_member_remedy(void **state)
         /* The member that rejoined empty runs in the same pod, which keeps the restarts and the
          * last exit of the member before it: running now, it is not damaged (a learner
          * catching up is unhealthy for a while). */
-        fixture_addf(f, W_ETCD_PODS,
-                     "{\"apiVersion\":\"v1\",\"kind\":\"Pod\",\"metadata\":{\"name\":\"etcd-master-1\","
-                     "\"namespace\":\"openshift-etcd\"},\"spec\":{\"nodeName\":\"master-1\"},\"status\":{"
-                     "\"containerStatuses\":[{\"name\":\"etcd\",\"restartCount\":4,\"ready\":false,"
-                     "\"state\":{\"running\":{\"startedAt\":\"2026-11-26T20:11:20Z\"}},\"lastState\":{"
-                     "\"terminated\":{"
-                     "\"exitCode\":2,\"message\":\"panic: failed to open database\"}}}]}}");
+        etcd_pod_state(f, 4, "panic: failed to open database",
+                       "{\"running\":{\"startedAt\":\"2026-11-26T20:11:20Z\"}}");
         assert_int_equal(fixture_sync(f, &controller_member_removal), 0);
         assert_int_equal(fixture_count(f, INTENT_ETCD_REMOVE), 0);
 
