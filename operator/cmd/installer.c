@@ -524,7 +524,7 @@ static int guard_look(Installer *in, EtcdClient *c, bool *ret_ok, char *why, siz
                         log_info("installer: etcd member %s %s; restarting it costs quorum nothing", self,
                                  !m              ? "does not exist (no started member has that name)"
                                  : m->is_learner ? "is a learner"
-                                                 : "is not healthy (it is down already)");
+                                                 : "does not answer (it is down already)");
                 }
                 return 0;
         }

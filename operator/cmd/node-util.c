@@ -277,8 +277,12 @@ bool nodecmd_restart_keeps_quorum(const EtcdMemberList *l, const int *health, co
         const EtcdMember *me = etcd_member_list_find_by_name(l, self);
         size_t up = 0, voters = 0;
 
-        if (me && (me->is_learner || health[me - l->members] != 0))
-                me = NULL; /* a learner or a member that is down already: nothing to lose */
+        /* A learner, or a member that does not answer at all (down already), has nothing to
+         * lose. One that answers "unhealthy" is running: while its cluster elects a leader
+         * every member says so, and restarting it then may be what costs quorum. */
+        if (me && (me->is_learner ||
+                   (health[me - l->members] != 0 && health[me - l->members] != ETCD_ERR_UNHEALTHY)))
+                me = NULL;
         for (size_t i = 0; l && i < l->n_members; i++) {
                 if (l->members[i].is_learner)
                         continue;

@@ -63,7 +63,9 @@ void nodecmd_tls_done(HttpTls *t);
  * with true. Voters are the members that are no learners (an unstarted
  * voter counts, as down); the voters other than `self` that are healthy
  * must reach a majority of all voters. A restart costs nothing when `self`
- * is no member, a learner, or not healthy itself. *ret_up, *ret_voters and
+ * is no member, a learner, or does not answer at all (health[] a transport
+ * error); one that answers unhealthy (ETCD_ERR_UNHEALTHY, as every member
+ * does during an election) is running and counts as taken down. *ret_up, *ret_voters and
  * *ret_quorum (optional) say what was counted; *ret_self is `self` as a
  * voter that restarting takes down (NULL when the restart costs nothing). */
 bool nodecmd_restart_keeps_quorum(const EtcdMemberList *l, const int *health, const char *self,

@@ -25,6 +25,7 @@
 #include "base/fileio.h"
 #include "base/json.h"
 #include "base/log.h"
+#include "cmd/etcd-sync.h"
 #include "etcd-harness.h"
 #include "kube/client.h"
 
@@ -447,6 +448,27 @@ static void signal_member(size_t i, int sig)
         assert_int_equal(kill(cluster.members[i].pid, sig), 0);
 }
 
+/* The index of the member that leads (the harness etcd's status says). */
+static size_t leader_index(void)
+{
+        _cleanup_(etcd_client_freep) EtcdClient *e = etcd_test_client(&cluster, loop, 0x7);
+        assert_non_null(e);
+        for (int tries = 0; tries < 50; tries++) {
+                for (size_t i = 0; i < 3; i++) {
+                        EtcdStatus st = {};
+                        bool leads = etcd_sync_status(e, cluster.members[i].client_url, 2 * USEC_PER_SEC,
+                                                      &st) == 0 &&
+                                     st.leader != 0 && st.leader == st.member_id;
+                        etcd_status_done(&st);
+                        if (leads)
+                                return i;
+                }
+                (void) usleep(200 * USEC_PER_MSEC);
+        }
+        fail_msg("no member of the harness etcd leads");
+        return 0;
+}
+
 static void test_quorum_guard(void **state)
 {
         assert_int_equal(etcd_test_cluster_init(&cluster, 3, NULL), 0);
@@ -456,20 +478,37 @@ static void test_quorum_guard(void **state)
         /* The harness's client certificate stands in for the nodes' peer certificates (which
          * etcd issues for client use too). */
         create_object(true, "etcd-all-certs-5", "etcd-peer-m1.crt", cluster.client_cert_pem,
-                      "etcd-peer-m1.key", cluster.client_key_pem, "etcd-peer-m9.crt",
-                      cluster.client_cert_pem, "etcd-peer-m9.key", cluster.client_key_pem, NULL);
+                      "etcd-peer-m1.key", cluster.client_key_pem, "etcd-peer-m2.crt",
+                      cluster.client_cert_pem, "etcd-peer-m2.key", cluster.client_key_pem,
+                      "etcd-peer-m3.crt", cluster.client_cert_pem, "etcd-peer-m3.key",
+                      cluster.client_key_pem, "etcd-peer-m9.crt", cluster.client_cert_pem,
+                      "etcd-peer-m9.key", cluster.client_key_pem, NULL);
 
         /* All healthy: m1 goes, two of three stay. */
         assert_int_equal(wait_exit(start_guarded("g-ok", "m1", "20s")), 0);
         assert_true(exists("g-ok", "manifests/etcd-pod.yaml"));
 
-        /* m2 frozen: restarting m1 would leave one of three. Nothing reaches the manifest dir. */
-        signal_member(1, SIGSTOP);
+        /* The leader frozen: restarting another member would leave one of three. Right after
+         * the freeze every member answers "unhealthy" until the other two elect a leader; that
+         * does not make this node's member "down already" (CI once saw the restart go ahead).
+         * Nothing reaches the manifest dir. */
+        size_t frozen = leader_index(), other = frozen == 0 ? 1 : 0;
+        signal_member(frozen, SIGSTOP);
         usec_t t0 = now_usec(CLOCK_MONOTONIC);
-        assert_int_equal(wait_exit(start_guarded("g-frozen", "m1", "8s")), 1);
+        assert_int_equal(wait_exit(start_guarded("g-frozen", cluster.members[other].name, "8s")), 1);
         assert_true(now_usec(CLOCK_MONOTONIC) - t0 >= 6 * USEC_PER_SEC);
         assert_false(exists("g-frozen", "manifests/etcd-pod.yaml"));
         assert_true(exists("g-frozen", "resources/etcd-pod-5/etcd-pod.yaml")); /* the revision is on disk */
+        signal_member(frozen, SIGCONT);
+
+        /* A follower frozen: the same. */
+        frozen = (leader_index() + 1) % 3;
+        other = (frozen + 1) % 3;
+        signal_member(frozen, SIGSTOP);
+        assert_int_equal(wait_exit(start_guarded("g-frozen2", cluster.members[other].name, "4s")), 1);
+        assert_false(exists("g-frozen2", "manifests/etcd-pod.yaml"));
+        signal_member(frozen, SIGCONT);
+        signal_member(1, SIGSTOP); /* m2, for what follows */
 
         /* A node whose etcd is no member (m9) costs quorum nothing, m2 frozen or not. */
         assert_int_equal(wait_exit(start_guarded("g-none", "m9", "20s")), 0);

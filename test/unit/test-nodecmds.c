@@ -564,6 +564,19 @@ static void test_restart_keeps_quorum(void **state)
         /* ... but the voter that is down itself costs nothing. */
         assert_true(nodecmd_restart_keeps_quorum(&l, h, "b", NULL, NULL, NULL, &self));
         assert_null(self);
+        /* One that answers "unhealthy" is running (an election: every member says so while
+         * the leader it had is gone): restarting it is what would cost quorum. */
+        h[0] = ETCD_ERR_UNHEALTHY;
+        assert_false(nodecmd_restart_keeps_quorum(&l, h, "a", &up, NULL, NULL, &self));
+        assert_ptr_equal(self, &m[0]);
+        assert_int_equal(up, 1);
+        h[2] = ETCD_ERR_UNHEALTHY;
+        h[1] = 0;
+        assert_false(nodecmd_restart_keeps_quorum(&l, h, "a", &up, NULL, NULL, NULL));
+        h[2] = 0;
+        assert_true(nodecmd_restart_keeps_quorum(&l, h, "a", &up, NULL, NULL, NULL));
+        h[0] = 0;
+        h[1] = -ETIMEDOUT;
         /* No member of that name, or a learner: nothing to lose. */
         assert_true(nodecmd_restart_keeps_quorum(&l, h, "zz", NULL, NULL, NULL, NULL));
         l.n_members = 5;
