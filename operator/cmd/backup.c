@@ -38,6 +38,7 @@
 #include "etcd/snapshot.h"
 #include "kube-sync.h"
 #include "node-util.h"
+#include "s3-backups.h"
 #include "s3/s3.h"
 #include "s3/snapshots.h"
 
@@ -81,7 +82,8 @@ int backup_names(usec_t now, bool force, char **ret_tar, char **ret_snapshot)
 
 typedef struct Flags {
         const char *cacert, *cert, *key, *config_dir, *backup_dir, *kubeconfig;
-        const char *s3_dir, *s3_bucket, *s3_prefix;
+        const char *s3_dir, *s3_bucket, *s3_prefix, *s3_gc_policy;
+        unsigned s3_max_backups;
         NodeCmdStrv endpoints;
         bool force;
         usec_t timeout;
@@ -337,13 +339,24 @@ static int upload(const Flags *f, uint64_t revision, time_t created, const char 
         int r = s3_put_file(f->store, tar_key, tar_path, &err);
         if (r >= 0)
                 r = s3_put_file(f->store, snap_key, snap_path, &err);
-        curl_global_cleanup();
         if (r < 0) {
+                curl_global_cleanup();
                 log_error("%s; the local backup in %s is complete, only the upload failed", strempty(err),
                           f->backup_dir);
                 return EXIT_RUNTIME;
         }
         log_info("backup uploaded: s3://%s/%s (revision %" PRIu64 ")", f->store->bucket, snap_key, revision);
+        /* The store's retention: a backup that cannot be collected after is still a backup, but a
+         * store that only grows is the failure upstream's upgrade backups had, so it fails loudly. */
+        if (f->s3_gc_policy)
+                r = s3_backups_gc(f->store, f->s3_gc_policy, f->s3_max_backups, false);
+        curl_global_cleanup();
+        if (r < 0) {
+                log_error("the backup is uploaded, but garbage collection of s3://%s/%s failed (above); "
+                          "the store keeps more backups than its policy until a later run succeeds",
+                          f->store->bucket, f->store->prefix);
+                return EXIT_RUNTIME;
+        }
         return EXIT_OK;
 }
 
@@ -424,6 +437,10 @@ static void help(FILE *out)
                        "  --s3-prefix P           the cluster's prefix in the bucket: the snapshot goes to\n"
                        "                          P/v2/Full-00000000-<revision>-<unix>, the tarball to\n"
                        "                          P/kuberesources/<that name>.tar.gz\n"
+                       "  --s3-gc-policy P        after the upload, garbage-collect the store: LimitBased\n"
+                       "                          (keep the newest --s3-max-backups) or Exponential (see\n"
+                       "                          `s3 --help`); a failed collection fails the run\n"
+                       "  --s3-max-backups N      LimitBased: how many full snapshots to keep (default 15)\n"
                        "  -v=N                    log verbosity (4 and up: debug)\n"
                        "  -h, --help              this text\n"
                        "\n"
@@ -451,6 +468,8 @@ static int backup_main(int argc, char *argv[])
                 ARG_S3_DIR,
                 ARG_S3_BUCKET,
                 ARG_S3_PREFIX,
+                ARG_S3_GC,
+                ARG_S3_MAX,
         };
         static const struct option options[] = {
                 {"cacert", required_argument, NULL, ARG_CACERT},
@@ -465,10 +484,12 @@ static int backup_main(int argc, char *argv[])
                 {"s3-credentials-dir", required_argument, NULL, ARG_S3_DIR},
                 {"s3-bucket", required_argument, NULL, ARG_S3_BUCKET},
                 {"s3-prefix", required_argument, NULL, ARG_S3_PREFIX},
+                {"s3-gc-policy", required_argument, NULL, ARG_S3_GC},
+                {"s3-max-backups", required_argument, NULL, ARG_S3_MAX},
                 {"help", no_argument, NULL, 'h'},
                 {},
         };
-        Flags f = {.config_dir = "/etc/kubernetes", .timeout = 10 * 60 * USEC_PER_SEC};
+        Flags f = {.config_dir = "/etc/kubernetes", .timeout = 10 * 60 * USEC_PER_SEC, .s3_max_backups = 15};
         const char *endpoints = NULL;
         int c, r = -1;
 
@@ -514,6 +535,25 @@ static int backup_main(int argc, char *argv[])
                 case ARG_S3_PREFIX:
                         f.s3_prefix = optarg;
                         break;
+                case ARG_S3_GC:
+                        f.s3_gc_policy = optarg;
+                        if (!streq(optarg, "LimitBased") && !streq(optarg, "Exponential")) {
+                                log_error("--s3-gc-policy: \"%s\" is not LimitBased or Exponential", optarg);
+                                r = EXIT_USAGE;
+                        }
+                        break;
+                case ARG_S3_MAX: {
+                        char *end;
+                        errno = 0;
+                        unsigned long m = strtoul(optarg, &end, 10);
+                        if (errno || end == optarg || *end || m < 1 || m > 100000) {
+                                log_error("--s3-max-backups: \"%s\" is not a number from 1 to 100000",
+                                          optarg);
+                                r = EXIT_USAGE;
+                        } else
+                                f.s3_max_backups = (unsigned) m;
+                        break;
+                }
                 case ARG_TIMEOUT:
                         if (parse_duration(optarg, &f.timeout) < 0 || f.timeout < USEC_PER_SEC) {
                                 log_error("--timeout: \"%s\" is not a duration of at least 1s (e.g. 10m)",
@@ -553,7 +593,7 @@ static int backup_main(int argc, char *argv[])
                 r = EXIT_USAGE;
         }
         _cleanup_(s3_store_done) S3Store store = {};
-        if (r < 0 && (f.s3_dir || f.s3_bucket || f.s3_prefix)) {
+        if (r < 0 && (f.s3_dir || f.s3_bucket || f.s3_prefix || f.s3_gc_policy)) {
                 /* The store's settings first: a backup we could not upload is not written at all. */
                 _cleanup_free_ char *err = NULL;
                 if (!f.s3_dir || !f.s3_bucket) {

@@ -13,6 +13,7 @@
 #include "cmd.h"
 #include "etcd/snapshot.h"
 #include "node-util.h"
+#include "s3-backups.h"
 #include "s3/s3.h"
 #include "s3/snapshots.h"
 
@@ -37,6 +38,14 @@ static void help(FILE *out)
                 "  get NAME FILE        download to FILE (a temp file, checked, then renamed)\n"
                 "  list [NAME-PREFIX]   size, last modified and name of every object under the prefix\n"
                 "  delete NAME          delete one object\n"
+                "  get-backup latest|NAME DIR\n"
+                "                       fetch a full snapshot (the newest, or by name) and its\n"
+                "                       tarball into DIR as snapshot_<ts>.db and\n"
+                "                       static_kuberesources_<ts>.tar.gz, the snapshot verified\n"
+                "  gc                   garbage-collect <prefix>/v2/ (full snapshots; a snapshot's\n"
+                "                       tarball goes with it) by --policy\n"
+                "  purge                delete every object under --prefix (required: never a\n"
+                "                       whole bucket); what a deleted Backup's grace period ends in\n"
                 "\n"
                 "  --credentials-dir DIR   the files accessKeyID and secretAccessKey, and optionally\n"
                 "                          region (default us-east-1), endpoint (default AWS's) and\n"
@@ -46,6 +55,11 @@ static void help(FILE *out)
                 "  --prefix P              every object is under P/ (e.g. clusters/prod-1; default none)\n"
                 "  --part-size MiB         multipart part size in MiB (5 to 512, default 16)\n"
                 "  --cacert FILE           CA bundle for an https endpoint (default: the system's)\n"
+                "  --policy P              gc: LimitBased (keep the newest --max-backups) or\n"
+                "                          Exponential (etcd-backup-restore's: all of the last hour,\n"
+                "                          one an hour for a day, a day for a week, a week for 5)\n"
+                "  --max-backups N         gc LimitBased: how many to keep (default 7)\n"
+                "  --dry-run               gc, purge: print what would go, delete nothing\n"
                 "  -v=N                    log verbosity\n"
                 "  -h, --help              this text\n"
                 "\n"
@@ -174,7 +188,7 @@ static int get_backup(const S3Store *s, const char *which, const char *dir)
         return EXIT_OK;
 }
 
-static int gc(const Flags *f, const S3Store *s)
+int s3_backups_gc(const S3Store *s, const char *policy, unsigned max_backups, bool dry_run)
 {
         _cleanup_(s3_object_list_done) S3ObjectList l = {};
         _cleanup_free_ char *dir = s3_key(s, S3_SNAPSHOT_DIR "/"), *err = NULL;
@@ -182,27 +196,29 @@ static int gc(const Flags *f, const S3Store *s)
         _cleanup_free_ bool *del = NULL;
         size_t n = 0, gone = 0, failed = 0, other = 0;
 
-        if (!dir || list_snapshots(s, &l, &v, &n, &other) < 0)
-                return EXIT_RUNTIME;
+        if (!dir)
+                return log_error_errno(ENOMEM, "out of memory");
+        if (list_snapshots(s, &l, &v, &n, &other) < 0)
+                return -EIO;
         if (!(del = calloc(MAX(n, (size_t) 1), sizeof *del)))
-                return log_error_errno(ENOMEM, "out of memory"), EXIT_RUNTIME;
+                return log_error_errno(ENOMEM, "out of memory");
         S3Snapshot *plain = calloc(MAX(n, (size_t) 1), sizeof *plain);
         if (!plain)
-                return log_error_errno(ENOMEM, "out of memory"), EXIT_RUNTIME;
+                return log_error_errno(ENOMEM, "out of memory");
         for (size_t i = 0; i < n; i++)
                 plain[i] = v[i].s;
-        s3_gc_plan(plain, n, streq_ptr(f->policy, "Exponential") ? S3_GC_EXPONENTIAL : S3_GC_LIMIT_BASED,
-                   f->max_backups, time(NULL), del);
+        s3_gc_plan(plain, n, streq_ptr(policy, "Exponential") ? S3_GC_EXPONENTIAL : S3_GC_LIMIT_BASED,
+                   max_backups, time(NULL), del);
         free(plain);
-        log_info("gc (%s%s) of s3://%s/%s: %zu full snapshots, %zu other objects left alone", f->policy,
-                 f->dry_run ? ", dry run" : "", s->bucket, dir, n, other);
+        log_info("gc (%s%s) of s3://%s/%s: %zu full snapshots, %zu other objects left alone", policy,
+                 dry_run ? ", dry run" : "", s->bucket, dir, n, other);
         for (size_t i = 0; i < n; i++) {
                 if (!del[i]) {
                         (void) printf("keep    %s\n", v[i].key);
                         continue;
                 }
-                (void) printf("%s %s\n", f->dry_run ? "would delete" : "delete ", v[i].key);
-                if (f->dry_run)
+                (void) printf("%s %s\n", dry_run ? "would delete" : "delete ", v[i].key);
+                if (dry_run)
                         continue;
                 err = mfree(err);
                 if (s3_delete(s, v[i].key, &err) < 0 || delete_resources(s, v[i].key, &err) < 0) {
@@ -211,10 +227,36 @@ static int gc(const Flags *f, const S3Store *s)
                 } else
                         gone++;
         }
-        if (!f->dry_run)
+        if (!dry_run)
                 log_info("gc: %zu deleted, %zu kept%s", gone, n - gone - failed,
                          failed ? ", some failed" : "");
-        return failed ? EXIT_RUNTIME : EXIT_OK;
+        return failed ? -EIO : 0;
+}
+
+int s3_backups_purge(const S3Store *s, bool dry_run)
+{
+        _cleanup_(s3_object_list_done) S3ObjectList l = {};
+        _cleanup_free_ char *dir = NULL, *err = NULL;
+        size_t failed = 0;
+
+        if (!s->prefix || !*s->prefix)
+                return log_error_errno(EINVAL, "purge needs a --prefix: it never empties a whole bucket");
+        if (!(dir = strdup_printf("%s/", s->prefix)))
+                return log_error_errno(ENOMEM, "out of memory");
+        if (s3_list(s, dir, &l, &err) < 0)
+                return log_error("%s", strempty(err)), -EIO;
+        log_info("purge%s of s3://%s/%s: %zu objects", dry_run ? " (dry run)" : "", s->bucket, dir, l.n);
+        for (size_t i = 0; i < l.n; i++) {
+                (void) printf("%s %s\n", dry_run ? "would delete" : "delete ", l.v[i].key);
+                err = mfree(err);
+                if (!dry_run && s3_delete(s, l.v[i].key, &err) < 0) {
+                        log_error("%s", strempty(err));
+                        failed++;
+                }
+        }
+        if (!dry_run)
+                log_info("purge: %zu deleted%s", l.n - failed, failed ? ", some failed" : "");
+        return failed ? -EIO : 0;
 }
 
 static int run(const Flags *f, int argc, char *argv[])
@@ -224,7 +266,7 @@ static int run(const Flags *f, int argc, char *argv[])
         const char *cmd = argv[0];
         size_t want = streq(cmd, "put") || streq(cmd, "get") || streq(cmd, "get-backup") ? 3
                       : streq(cmd, "delete")                                             ? 2
-                      : streq(cmd, "gc")                                                 ? 1
+                      : streq(cmd, "gc") || streq(cmd, "purge")                          ? 1
                                                                                          : 0;
         int r;
 
@@ -233,6 +275,9 @@ static int run(const Flags *f, int argc, char *argv[])
         if (streq(cmd, "gc") && !streq_ptr(f->policy, "Exponential") && !streq_ptr(f->policy, "LimitBased"))
                 return usage_error("gc needs --policy Exponential or --policy LimitBased (not \"%s\")",
                                    strempty(f->policy));
+        if (streq(cmd, "purge") && (!f->prefix || !*f->prefix))
+                return usage_error("purge needs --prefix: it deletes everything under it, never a whole "
+                                   "bucket");
         if (s3_store_load_dir(f->dir, &s, &err) < 0)
                 return usage_error("%s", strempty(err));
         if (!(s.bucket = strdup(f->bucket)) || (f->prefix && !(s.prefix = strdup(f->prefix))) ||
@@ -243,7 +288,9 @@ static int run(const Flags *f, int argc, char *argv[])
                 return usage_error("%s", strempty(err));
 
         if (streq(cmd, "gc"))
-                return gc(f, &s);
+                return s3_backups_gc(&s, f->policy, f->max_backups, f->dry_run) < 0 ? EXIT_RUNTIME : EXIT_OK;
+        if (streq(cmd, "purge"))
+                return s3_backups_purge(&s, f->dry_run) < 0 ? EXIT_RUNTIME : EXIT_OK;
         if (streq(cmd, "get-backup"))
                 return get_backup(&s, argv[1], argv[2]);
         if (streq(cmd, "list")) {
@@ -349,7 +396,8 @@ static int s3_main(int argc, char *argv[])
                         return EXIT_USAGE;
                 }
         if (optind >= argc)
-                return usage_error("which command: put, get, list, delete, get-backup or gc? (see --help)");
+                return usage_error(
+                        "which command: put, get, list, delete, get-backup, gc or purge? (see --help)");
         if (!f.dir)
                 return usage_error("--credentials-dir is required (the mounted Secret with accessKeyID and "
                                    "secretAccessKey)");

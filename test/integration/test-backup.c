@@ -452,6 +452,37 @@ static void test_backup_to_s3(void **state)
         /* Never over existing files. */
         assert_int_not_equal(system(cmd), 0);
 
+        /* A second backup with the store's retention: LimitBased keeping 1 leaves only it, the
+         * first one's tarball gone with its snapshot. */
+        _cleanup_free_ char *d4 = strdup_printf("%s/backup-s3-gc", cluster.dir);
+        char *argv_gc[16];
+        memcpy(argv_gc, argv, sizeof argv);
+        argv_gc[10] = "--s3-gc-policy=LimitBased";
+        argv_gc[11] = "--s3-max-backups=1";
+        argv_gc[12] = d4;
+        argv_gc[13] = NULL;
+        (void) usleep(1100 * 1000); /* another second in its name */
+        assert_int_equal(run(argv_gc), 0);
+        free(cmd);
+        cmd = strdup_printf("%s s3 list --credentials-dir %s --bucket %s --prefix clusters/test > %s", bin,
+                            good, S3_BUCKET, listing);
+        assert_int_equal(system(cmd), 0);
+        full = NULL;
+        free(text);
+        text = NULL;
+        assert_int_equal(read_full_file(listing, 1 << 16, &text, NULL), 0);
+        /* the first snapshot and its tarball (`full` pointed into the freed listing) */
+        assert_null(strstr(text, snap_key + strlen("clusters/test/")));
+        assert_null(strstr(text, tar_key + strlen("clusters/test/")));
+        char *second = strstr(text, "v2/Full-00000000-");
+        assert_non_null(second);
+        assert_null(strstr(second + 1, "v2/Full-"));
+        assert_non_null(strstr(text, "kuberesources/Full-"));
+        assert_null(strstr(strstr(text, "kuberesources/Full-") + 1, "kuberesources/Full-"));
+        /* A bad policy is a usage error before anything is written. */
+        argv_gc[10] = "--s3-gc-policy=Newest";
+        assert_int_equal(run(argv_gc), 2);
+
         /* A refused upload: exit 1, the local backup whole. */
         _cleanup_free_ char *d3 = strdup_printf("%s/backup-s3-refused", cluster.dir);
         argv[7] = a_bad;

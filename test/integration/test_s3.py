@@ -14,6 +14,8 @@ JavaScript (test/s3/s3-client.js) and the other way round:
   S3's code and what to check, and nothing stored; missing credential files
   and bad flags: exit 2 naming the file or the flag;
 - an endpoint that does not answer: retried, then exit 1 naming it;
+- purge: every object under the prefix goes (a dry run deletes nothing),
+  none beside it, and never without a prefix;
 - gc of <prefix>/v2/: LimitBased keeps the newest N full snapshots (a dry
   run deletes nothing), Exponential drops what is past five weeks, and
   objects that are no full snapshot directly under v2/ are never touched;
@@ -205,6 +207,23 @@ def main():
         assert r.stdout == "200", (r.stdout, r.stderr)
         r = subprocess.run(curl + ["-H", "x-amz-content-sha256: " + sha(big)], capture_output=True, text=True)
         assert r.stdout == "400", (r.stdout, r.stderr)
+
+        # purge (what a deleted Backup's grace period ends in): everything under the prefix,
+        # nothing beside it (clusters/prod-10 shares the first characters), never a whole bucket.
+        r = ours("put", tiny, "keep-me", prefix="clusters/prod-10")
+        assert r.returncode == 0, r.stderr
+        r = ours("purge", prefix=None)
+        assert r.returncode == 2 and "--prefix" in r.stderr, r.stderr
+        n = len(sdk("list", "clusters/prod-1/").splitlines())
+        assert n > 1000, n
+        r = ours("purge", "--dry-run")
+        assert r.returncode == 0 and r.stdout.count("would delete") == n, r.stdout[-500:]
+        assert len(sdk("list", "clusters/prod-1/").splitlines()) == n, "a dry run deleted something"
+        r = ours("purge")
+        assert r.returncode == 0 and r.stdout.count("delete ") == n, r.stderr
+        assert sdk("list", "clusters/prod-1/").strip() == "", sdk("list", "clusters/prod-1/")
+        assert len(sdk("list", "clusters/prod-10/").splitlines()) == 1
+        assert len(sdk("list", "conformance/").splitlines()) == 1
 
         peer.send_signal(signal.SIGTERM)
         peer.wait(timeout=10)
