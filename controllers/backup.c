@@ -197,6 +197,63 @@ static cJSON *backup_job(const SyncContext *ctx, const KubeObject *backup, const
         return job;
 }
 
+#define S3_CREDENTIALS_DIR  "/etc/etcd-backup-s3"
+#define S3_DEFAULT_MAX_KEEP 15
+
+/* The store's part of the Job: its Secret mounted, cluster-backup told to upload there and
+ * collect the store after (the flags go before the backup directory, the last argument). */
+static int add_store(cJSON *job, const BackupStore *st)
+{
+        cJSON *pod = json_get_object(job, "spec.template.spec");
+        cJSON *c = cJSON_GetArrayItem(json_get_array(pod, "containers"), 0);
+        cJSON *cmd = json_get_array(c, "command"), *mounts = json_get_array(c, "volumeMounts"),
+              *vols = json_get_array(pod, "volumes");
+        _cleanup_free_ char *a_bucket = strdup_printf("--s3-bucket=%s", st->bucket),
+                            *a_prefix = strdup_printf("--s3-prefix=%s", st->prefix),
+                            *a_gc = strdup_printf("--s3-gc-policy=%s", st->gc_policy),
+                            *a_max = strdup_printf("--s3-max-backups=%u",
+                                                   st->max_backups ? st->max_backups : S3_DEFAULT_MAX_KEEP);
+        cJSON *m = cJSON_CreateObject(), *v = cJSON_CreateObject(), *sec = cJSON_CreateObject();
+
+        if (!cmd || !mounts || !vols || !a_bucket || !a_prefix || !a_gc || !a_max || !m || !v || !sec ||
+            !cJSON_AddStringToObject(m, "name", "s3-credentials") ||
+            !cJSON_AddStringToObject(m, "mountPath", S3_CREDENTIALS_DIR) ||
+            !cJSON_AddTrueToObject(m, "readOnly") || !cJSON_AddStringToObject(v, "name", "s3-credentials") ||
+            !cJSON_AddStringToObject(sec, "secretName", st->secret) ||
+            !cJSON_AddNumberToObject(sec, "defaultMode", 0400)) {
+                cJSON_Delete(m);
+                cJSON_Delete(v);
+                cJSON_Delete(sec);
+                return -ENOMEM;
+        }
+        cJSON_AddItemToObject(v, "secret", sec);
+        cJSON_AddItemToArray(mounts, m);
+        cJSON_AddItemToArray(vols, v);
+        static const char dir_arg[] = "--s3-credentials-dir=" S3_CREDENTIALS_DIR;
+        const char *const args[] = {dir_arg, a_bucket, a_prefix, a_gc, a_max};
+        int n = cJSON_GetArraySize(cmd);
+        cJSON *last = cJSON_DetachItemFromArray(cmd, n - 1);
+        if (!last)
+                return -EINVAL;
+        for (size_t i = 0; i < ELEMENTSOF(args); i++)
+                cJSON_AddItemToArray(cmd, cJSON_CreateString(args[i]));
+        cJSON_AddItemToArray(cmd, last);
+        if (cJSON_GetArraySize(cmd) != n + (int) ELEMENTSOF(args)) /* a string not made */
+                return -ENOMEM;
+        return 0;
+}
+
+/* "" or " and in s3://bucket/prefix", for messages. */
+static const char *store_words(const KubeObject *backup, char *buf, size_t n)
+{
+        BackupStore st;
+        char why[8];
+        if (backup_store_of(backup->json, &st, why, sizeof why) < 0)
+                return "";
+        (void) snprintf(buf, n, " and in s3://%s/%s", st.bucket, st.prefix);
+        return buf;
+}
+
 /* The claim of an EtcdBackup that can be backed up, or NULL with it reported BackupFailed. */
 static int start_backup(const SyncContext *ctx, Plan *p, const KubeObject *backup)
 {
@@ -222,15 +279,29 @@ static int start_backup(const SyncContext *ctx, Plan *p, const KubeObject *backu
                                           "spec.pvcName: persistentvolumeclaim %s/%s not found: create it "
                                           "(ReadWriteOnce is enough) and make a new EtcdBackup",
                                           NS_ETCD, pvc));
+        BackupStore store;
+        char why[512], where[700];
+        int r = backup_store_of(backup->json, &store, why, sizeof why);
+        if (r == -EINVAL)
+                return report(p, backup, NULL, true,
+                              status_with(ctx, backup, COND_FAILED, NULL, "%s; make a new EtcdBackup", why));
+        if (r >= 0 && !op_get(ctx, W_ETCD_SECRETS, NS_ETCD, store.secret))
+                return report(p, backup, NULL, true,
+                              status_with(ctx, backup, COND_FAILED, NULL,
+                                          "annotation " ANN_S3_SECRET ": secret %s/%s not found: create it "
+                                          "(accessKeyID, secretAccessKey, and optionally region, endpoint, "
+                                          "s3ForcePathStyle) and make a new EtcdBackup",
+                                          NS_ETCD, store.secret));
         _cleanup_(cJSON_Deletep) cJSON *job = backup_job(ctx, backup, name, pvc);
-        if (!job)
+        if (!job || (r >= 0 && add_store(job, &store) < 0))
                 return -ENOMEM;
         plan_create(p, &KUBE_JOBS, job);
-        plan_event(p, false, "BackupJobCreated", "EtcdBackup %s: job %s/%s backs up etcd to claim %s",
-                   backup->name, NS_ETCD, name, pvc);
+        plan_event(p, false, "BackupJobCreated", "EtcdBackup %s: job %s/%s backs up etcd to claim %s%s",
+                   backup->name, NS_ETCD, name, pvc, store_words(backup, where, sizeof where));
         return report(p, backup, NULL, false,
                       status_with(ctx, backup, COND_PENDING, name,
-                                  "job %s/%s is backing up etcd to claim %s", NS_ETCD, name, pvc));
+                                  "job %s/%s is backing up etcd to claim %s%s", NS_ETCD, name, pvc,
+                                  store_words(backup, where, sizeof where)));
 }
 
 static int sync_backup(const SyncContext *ctx, Plan *p)
@@ -268,15 +339,17 @@ static int sync_backup(const SyncContext *ctx, Plan *p)
                 if (processed(backup) && processed(job))
                         continue;
                 bool ok = streq(done, "Complete");
+                char where[700];
                 if (!processed(backup)) {
                         plan_event(p, !ok, ok ? "BackupCompleted" : "BackupFailed",
                                    "EtcdBackup %s: job %s/%s %s", backup->name, NS_ETCD, job->name,
                                    ok ? "completed" : "failed");
                         r = report(p, backup, job, true,
                                    ok ? status_with(ctx, backup, COND_COMPLETED, job->name,
-                                                    "job %s/%s completed: the backup is on claim %s",
+                                                    "job %s/%s completed: the backup is on claim %s%s",
                                                     NS_ETCD, job->name,
-                                                    strempty(json_get_string(backup->json, "spec.pvcName")))
+                                                    strempty(json_get_string(backup->json, "spec.pvcName")),
+                                                    store_words(backup, where, sizeof where))
                                       : status_with(ctx, backup, COND_FAILED, job->name,
                                                     "job %s/%s failed (%s: %s); its pod's log says why",
                                                     NS_ETCD, job->name, strempty(reason),
@@ -318,7 +391,7 @@ static int sync_backup(const SyncContext *ctx, Plan *p)
 }
 
 static const WatchSpec *const watches[] = {OP_WATCH(W_ETCD_BACKUPS), OP_WATCH(W_BACKUP_JOBS),
-                                           OP_WATCH(W_ETCD_PVCS)};
+                                           OP_WATCH(W_ETCD_PVCS), OP_WATCH(W_ETCD_SECRETS)};
 
 /* BackupRemovalController: an EtcdBackup a scheduled backup's Job asked for (request-backup)
  * is owned by that Job, but a cluster-scoped object cannot be garbage collected through a

@@ -1,6 +1,10 @@
 /* The cluster facts (facts.h): one definition of each. */
 #include "facts.h"
+
+#include <ctype.h>
+
 #include "base/json.h"
+#include "base/timeutil.h"
 #include "base/yaml.h"
 #include "render/etcdenv.h"
 
@@ -518,4 +522,84 @@ uint64_t etcd_backend_quota_bytes(const KubeObject *etcd_cr)
             gib > 1024)
                 gib = ETCD_DEFAULT_QUOTA_GIB;
         return (uint64_t) gib * 1024ULL * 1024ULL * 1024ULL;
+}
+
+/* ---- Backups to S3-compatible object storage ---- */
+
+static bool bucket_name_is_valid(const char *b)
+{
+        size_t n = strlen(b);
+        if (n < 3 || n > 63 || !(isalnum((unsigned char) b[0]) && isalnum((unsigned char) b[n - 1])))
+                return false;
+        for (const char *c = b; *c; c++)
+                if (!(islower((unsigned char) *c) || isdigit((unsigned char) *c) || *c == '-' || *c == '.'))
+                        return false;
+        return true;
+}
+
+static bool prefix_is_valid(const char *p)
+{
+        if (!*p || *p == '/' || p[strlen(p) - 1] == '/' || strstr(p, "//") || strlen(p) > 512)
+                return false;
+        for (const char *c = p; *c; c++)
+                if ((unsigned char) *c < 0x20 || *c == 0x7f || *c == '\\')
+                        return false;
+        /* no "." or ".." component */
+        for (const char *s = p; s; s = strchr(s, '/') ? strchr(s, '/') + 1 : NULL) {
+                size_t len = strcspn(s, "/");
+                if ((len == 1 && s[0] == '.') || (len == 2 && s[0] == '.' && s[1] == '.'))
+                        return false;
+        }
+        return true;
+}
+
+int backup_store_of(const cJSON *obj, BackupStore *ret, char *why, size_t n)
+{
+        const cJSON *ann = json_get_object(obj, "metadata.annotations"); /* keys with dots */
+        const char *secret = json_string(cJSON_GetObjectItemCaseSensitive(ann, ANN_S3_SECRET));
+        const char *bucket = json_string(cJSON_GetObjectItemCaseSensitive(ann, ANN_S3_BUCKET));
+        const char *prefix = json_string(cJSON_GetObjectItemCaseSensitive(ann, ANN_S3_PREFIX));
+        const char *gc = json_string(cJSON_GetObjectItemCaseSensitive(ann, ANN_S3_GC));
+        const char *max = json_string(cJSON_GetObjectItemCaseSensitive(ann, ANN_S3_MAX));
+        const char *grace = json_string(cJSON_GetObjectItemCaseSensitive(ann, ANN_S3_GRACE));
+        BackupStore s = {.secret = secret, .bucket = bucket, .prefix = prefix, .grace = S3_DEFAULT_GRACE};
+
+        assert_return(ret && why, -EINVAL);
+        if (!secret && !bucket && !prefix && !gc && !max && !grace)
+                return -ENOENT;
+#define BAD(...) ((void) snprintf(why, n, __VA_ARGS__), -EINVAL)
+        if (!secret || !kube_name_is_valid(secret))
+                return BAD("annotation " ANN_S3_SECRET " \"%s\": name the Secret in " NS_ETCD
+                           " that holds the store's accessKeyID and secretAccessKey (and optionally region, "
+                           "endpoint, s3ForcePathStyle)",
+                           strempty(secret));
+        if (!bucket || !bucket_name_is_valid(bucket))
+                return BAD("annotation " ANN_S3_BUCKET
+                           " \"%s\": name the bucket (3 to 63 lower-case letters, "
+                           "digits, '-' and '.')",
+                           strempty(bucket));
+        if (!prefix || !prefix_is_valid(prefix))
+                return BAD("annotation " ANN_S3_PREFIX
+                           " \"%s\": give this cluster's own place in the bucket, "
+                           "e.g. clusters/prod-1 (not empty, no leading or trailing '/', no '.' or '..' "
+                           "parts)",
+                           strempty(prefix));
+        s.gc_policy = gc ? gc : "LimitBased";
+        if (!streq(s.gc_policy, "LimitBased") && !streq(s.gc_policy, "Exponential"))
+                return BAD("annotation " ANN_S3_GC " \"%s\": LimitBased (keep the newest " ANN_S3_MAX
+                           ") or Exponential",
+                           gc);
+        if (max) {
+                char *end;
+                errno = 0;
+                unsigned long m = strtoul(max, &end, 10);
+                if (errno || end == max || *end || m < 1 || m > 100000 || !isdigit((unsigned char) *max))
+                        return BAD("annotation " ANN_S3_MAX " \"%s\": a number from 1 to 100000", max);
+                s.max_backups = (unsigned) m;
+        }
+        if (grace && parse_duration(grace, &s.grace) < 0)
+                return BAD("annotation " ANN_S3_GRACE " \"%s\": a duration such as 72h, 30m or 0s", grace);
+#undef BAD
+        *ret = s;
+        return 0;
 }

@@ -10,6 +10,7 @@
 
 #include "common.h"
 #include "render/netutil.h"
+#include "s3/annotations.h"
 
 #define BOOTSTRAP_MEMBER_NAME "etcd-bootstrap"
 /* On openshift-etcd/etcd-endpoints (and mirrored on host-etcd-2): the bootstrap host's IP. */
@@ -175,3 +176,20 @@ size_t scaling_members_before_teardown(ScalingStrategy s);
 /* A cluster of one member by design: rollouts cannot keep quorum with one to
  * spare, and no gate asks them to. */
 bool scaling_is_single_member(ScalingStrategy s);
+
+/* ---- Backups to S3-compatible object storage (annotations: s3/annotations.h) ---- */
+
+#define S3_DEFAULT_GRACE (72 * 3600 * USEC_PER_SEC)
+
+typedef struct BackupStore {
+        const char *secret, *bucket, *prefix, *gc_policy; /* point into the object */
+        unsigned max_backups;                             /* 0: the caller's default */
+        usec_t grace;
+} BackupStore;
+
+/* The store the object's annotations name: 0 with *ret set, -ENOENT when it
+ * names none (no s3-* annotation), -EINVAL with `why` naming the annotation
+ * and the fix when one is wrong (s3-secret, s3-bucket and s3-prefix are
+ * required together; the prefix is the cluster's own place in a bucket that
+ * many share, so it may not be empty). */
+int backup_store_of(const cJSON *obj, BackupStore *ret, char *why, size_t n);

@@ -40,7 +40,21 @@ def main():
     rc, err = run(job, "--pvc-name", "etcd-backups")   # the Job's pod ran again
     assert rc == 0 and "exists already" in err, (rc, err)
 
+    # A Backup's store goes on as annotations (the EtcdBackup CRD has no field for it).
+    s3 = dict(job, MY_JOB_NAME="backup-28815121")
+    rc, err = run(s3, "--pvc-name", "etcd-backups", "--s3-secret", "store", "--s3-bucket", "etcd-backups",
+                  "--s3-prefix", "clusters/prod-1", "--s3-max-backups", "4")
+    assert rc == 0 and "s3://etcd-backups/clusters/prod-1" in err, (rc, err)
+    r = kubectl("get", "etcdbackups.operator.openshift.io", "backup-28815121", "-o", "json")
+    ann = json.loads(r.stdout)["metadata"]["annotations"]
+    assert ann == {"etcd.operator.openshift.io/s3-secret": "store",
+                   "etcd.operator.openshift.io/s3-bucket": "etcd-backups",
+                   "etcd.operator.openshift.io/s3-prefix": "clusters/prod-1",
+                   "etcd.operator.openshift.io/s3-max-backups": "4"}, ann
+    assert kubectl("delete", "etcdbackups.operator.openshift.io", "backup-28815121").returncode == 0
+
     for env, args, needle in [
+            (dict(job, MY_JOB_NAME="backup-6"), ["--pvc-name", "x", "--s3-bucket", "b"], "go together"),
             ({"MY_JOB_NAME": "", "MY_JOB_UID": ""}, ["--pvc-name", "x"], "MY_JOB_NAME and MY_JOB_UID"),
             ({"MY_JOB_NAME": "backup-2", "MY_JOB_UID": ""}, ["--pvc-name", "x"], "MY_JOB_UID"),
             (dict(job, MY_JOB_NAME="backup-3"), ["--pvc-name", "Bad_Name"], "--pvc-name=Bad_Name"),

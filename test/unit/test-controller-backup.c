@@ -173,6 +173,94 @@ static void test_missing_claim_fails_at_once(void **state)
         fixture_free(f);
 }
 
+/* An EtcdBackup with a store (annotations) and its Secret. */
+static void s3_backup(Fixture *f, const char *name, const char *annotations)
+{
+        fixture_addf(
+                f, W_ETCD_BACKUPS,
+                "{\"apiVersion\":\"operator.openshift.io/v1alpha1\",\"kind\":\"EtcdBackup\",\"metadata\":"
+                "{\"name\":\"%s\",\"uid\":\"uid-%s\",\"annotations\":{%s}},\"spec\":{\"pvcName\":"
+                "\"backups\"}}",
+                name, name, annotations);
+}
+
+#define S3_ANN(secret, bucket, prefix)                                                                      \
+        "\"etcd.operator.openshift.io/s3-secret\":\"" secret "\",\"etcd.operator.openshift.io/s3-bucket\":" \
+        "\"" bucket "\",\"etcd.operator.openshift.io/s3-prefix\":\"" prefix "\""
+
+static bool has_arg(const cJSON *cmd, const char *want)
+{
+        const cJSON *a;
+        JSON_ARRAY_FOREACH (a, cmd)
+                if (streq_ptr(json_string(a), want))
+                        return true;
+        return false;
+}
+
+static void test_backup_to_s3(void **state)
+{
+        Fixture *f = fixture_new();
+        claim(f, "backups");
+        fixture_addf(f, W_ETCD_SECRETS,
+                     "{\"apiVersion\":\"v1\",\"kind\":\"Secret\",\"metadata\":{\"name\":\"store\","
+                     "\"namespace\":\"openshift-etcd\"},\"data\":{}}");
+        s3_backup(f, "a-to-s3",
+                  S3_ANN("store", "etcd-backups", "clusters/prod-1") ",\"etcd.operator.openshift.io/"
+                                                                     "s3-max-backups\":\"4\"");
+        assert_int_equal(fixture_sync(f, &controller_backup), 0);
+        const Intent *create = fixture_find(f, INTENT_CREATE, "jobs", "cluster-backup-a-to-s3");
+        assert_non_null(create);
+        cJSON *pod = json_get(create->object, "spec.template.spec");
+        cJSON *main = cJSON_GetArrayItem(json_get_array(pod, "containers"), 0);
+        cJSON *cmd = json_get_array(main, "command");
+        assert_true(has_arg(cmd, "--s3-credentials-dir=/etc/etcd-backup-s3"));
+        assert_true(has_arg(cmd, "--s3-bucket=etcd-backups"));
+        assert_true(has_arg(cmd, "--s3-prefix=clusters/prod-1"));
+        assert_true(has_arg(cmd, "--s3-gc-policy=LimitBased"));
+        assert_true(has_arg(cmd, "--s3-max-backups=4"));
+        /* the backup directory stays the last argument */
+        assert_true(startswith(json_string(cJSON_GetArrayItem(cmd, cJSON_GetArraySize(cmd) - 1)),
+                               "--backup-dir="));
+        cJSON *v;
+        bool vol = false, mount = false;
+        JSON_ARRAY_FOREACH (v, json_get_array(pod, "volumes"))
+                vol |= streq_ptr(json_get_string(v, "secret.secretName"), "store");
+        JSON_ARRAY_FOREACH (v, json_get_array(main, "volumeMounts"))
+                mount |= streq_ptr(json_get_string(v, "mountPath"), "/etc/etcd-backup-s3");
+        assert_true(vol && mount);
+        expect_condition(f, "a-to-s3", "BackupPending", "True", "s3://etcd-backups/clusters/prod-1");
+        fixture_free(f);
+
+        /* Wrong or missing: failed at once, naming the annotation or the Secret; no Job. */
+        static const struct {
+                const char *annotations, *want;
+        } bad[] = {
+                {S3_ANN("missing", "etcd-backups", "clusters/prod-1"),
+                 "secret openshift-etcd/missing not found"},
+                {S3_ANN("store", "Bad_Bucket", "clusters/prod-1"), "s3-bucket \"Bad_Bucket\""},
+                {S3_ANN("store", "etcd-backups", "/abs"), "s3-prefix \"/abs\""},
+                {S3_ANN("store", "etcd-backups", "a/../b"), "s3-prefix"},
+                {"\"etcd.operator.openshift.io/s3-bucket\":\"etcd-backups\"", "s3-secret \"\""},
+                {S3_ANN("store", "etcd-backups",
+                        "p") ",\"etcd.operator.openshift.io/s3-gc-policy\":\"Newest\"",
+                 "s3-gc-policy \"Newest\""},
+                {S3_ANN("store", "etcd-backups", "p") ",\"etcd.operator.openshift.io/s3-max-backups\":\"0\"",
+                 "s3-max-backups \"0\""},
+        };
+        for (size_t i = 0; i < ELEMENTSOF(bad); i++) {
+                f = fixture_new();
+                claim(f, "backups");
+                fixture_addf(f, W_ETCD_SECRETS,
+                             "{\"apiVersion\":\"v1\",\"kind\":\"Secret\",\"metadata\":{\"name\":\"store\","
+                             "\"namespace\":\"openshift-etcd\"},\"data\":{}}");
+                s3_backup(f, "bad", bad[i].annotations);
+                assert_int_equal(fixture_sync(f, &controller_backup), 0);
+                assert_int_equal(fixture_count(f, INTENT_CREATE), 0);
+                expect_condition(f, "bad", "BackupFailed", "True", bad[i].want);
+                fixture_free(f);
+        }
+}
+
 static void test_finished_jobs_reported(void **state)
 {
         Fixture *f = fixture_new();
@@ -305,6 +393,7 @@ int main(void)
                 cmocka_unit_test(test_first_backup_gets_a_job),
                 cmocka_unit_test(test_one_at_a_time),
                 cmocka_unit_test(test_missing_claim_fails_at_once),
+                cmocka_unit_test(test_backup_to_s3),
                 cmocka_unit_test(test_finished_jobs_reported),
                 cmocka_unit_test(test_orphaned_job_deleted),
                 cmocka_unit_test(test_long_names),
