@@ -49,6 +49,7 @@
         X(W_BACKUPS,                KUBE_BACKUPS,          NULL,           NULL) /* may not be served */ \
         X(W_BACKUP_CRONJOBS,        KUBE_CRONJOBS,         NS_ETCD,        "app=cluster-backup-cronjob") \
         X(W_CRON_BACKUP_JOBS,       KUBE_JOBS,             NS_ETCD,        "app=cluster-backup-cronjob") \
+        X(W_S3_PURGE_JOBS,          KUBE_JOBS,             NS_ETCD,        "app=etcd-backup-s3-purge") \
         X(W_MASTER_MACHINES,        KUBE_MACHINES,         NS_MACHINE_API, "machine.openshift.io/cluster-api-machine-role=master") /* may not be served */
 /* clang-format on */
 

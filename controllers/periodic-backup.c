@@ -18,7 +18,19 @@
  * CronJob whose Backup is gone is deleted (the garbage collector would do
  * it through the owner reference; this does not wait for it). Without the
  * Backup CRD (the feature is off) the informer is empty and nothing
- * happens. */
+ * happens.
+ *
+ * Beyond upstream, a Backup may also send its backups to an S3-compatible
+ * store (the etcd.operator.openshift.io/s3-* annotations, s3/annotations.h):
+ * the CronJob passes the store on (request-backup), every upload is
+ * followed by the store's garbage collection, and the Backup holds a
+ * finalizer. Deleted, it takes no more backups (its CronJob goes at once)
+ * and its objects stay for the grace period (s3-deletion-grace-period,
+ * 72h by default, counted from the deletion; shortened by annotating the
+ * terminating Backup), as Gardener's BackupEntry keeps a deleted shoot's
+ * backups; then Job s3-purge-<name> deletes everything under the prefix and
+ * the finalizer goes. A purge that fails is named in the Degraded
+ * condition and retried after 5 minutes. */
 #include "base/json.h"
 #include "base/log.h"
 #include "controllers.h"
@@ -32,9 +44,13 @@
 #define CRONJOB_NAME_MAX    52 /* a CronJob's Jobs add 11 characters and must fit 63 */
 #define SUCCESSFUL_HISTORY  5
 #define FAILED_HISTORY      10
+#define PURGE_APP_LABEL     "etcd-backup-s3-purge"
+#define PURGE_DEADLINE_S    900
+#define PURGE_RETRY         (5 * 60 * USEC_PER_SEC)
+#define S3_CREDENTIALS_DIR  "/etc/etcd-backup-s3"
 
 /* The prune-backups arguments for the Backup's retention policy, or an error naming the field. */
-static int retention_args(const cJSON *policy, char *buf, size_t n, char *why, size_t wn)
+static int retention_args(const cJSON *policy, char *buf, size_t n, unsigned *ret_keep, char *why, size_t wn)
 {
         const char *type = json_get_string(policy, "retentionType");
         int64_t v = 0;
@@ -50,6 +66,7 @@ static int retention_args(const cJSON *policy, char *buf, size_t n, char *why, s
                         return -EINVAL;
                 }
                 (void) snprintf(buf, n, "--type=RetentionNumber --maxNumberOfBackups=%" PRId64, v);
+                *ret_keep = (unsigned) MIN(v, (int64_t) 100000);
                 return 0;
         }
         if (streq(type, "RetentionSize")) {
@@ -63,6 +80,7 @@ static int retention_args(const cJSON *policy, char *buf, size_t n, char *why, s
                         return -EINVAL;
                 }
                 (void) snprintf(buf, n, "--type=RetentionSize --maxSizeOfBackupsGb=%" PRId64, v);
+                *ret_keep = DEFAULT_MAX_NUMBER; /* the store counts backups, not bytes */
                 return 0;
         }
         (void) snprintf(
@@ -72,8 +90,19 @@ static int retention_args(const cJSON *policy, char *buf, size_t n, char *why, s
         return -EINVAL;
 }
 
+/* request-backup's store flags ("" without a store). */
+static char *store_args(const BackupStore *st, unsigned keep)
+{
+        if (!st)
+                return strdup("");
+        return strdup_printf(
+                ",\"--s3-secret=%s\",\"--s3-bucket=%s\",\"--s3-prefix=%s\",\"--s3-gc-policy=%s\","
+                "\"--s3-max-backups=%u\"",
+                st->secret, st->bucket, st->prefix, st->gc_policy, st->max_backups ? st->max_backups : keep);
+}
+
 static cJSON *cronjob_for(const SyncContext *ctx, const KubeObject *backup, const char *schedule,
-                          const char *tz, const char *pvc, const char *retention)
+                          const char *tz, const char *pvc, const char *retention, const char *s3_args)
 {
         _cleanup_(cJSON_Deletep) cJSON *args = cJSON_CreateArray();
         _cleanup_free_ char *copy = strdup(retention);
@@ -110,7 +139,7 @@ static cJSON *cronjob_for(const SyncContext *ctx, const KubeObject *backup, cons
                 "\"}]}],\"containers\":[{\"name\":\"request-backup\",\"image\":"
                 "\"%s\",\"imagePullPolicy\":\"IfNotPresent\",\"terminationMessagePolicy\":"
                 "\"FallbackToLogsOnError\",\"command\":[\"cluster-etcd-operator\",\"request-backup\","
-                "\"--pvc-name=%s\"],\"env\":[{\"name\":\"MY_JOB_NAME\",\"valueFrom\":{\"fieldRef\":{"
+                "\"--pvc-name=%s\"%s],\"env\":[{\"name\":\"MY_JOB_NAME\",\"valueFrom\":{\"fieldRef\":{"
                 "\"fieldPath\":\"metadata.labels['batch.kubernetes.io/job-name']\"}}},{\"name\":"
                 "\"MY_JOB_UID\",\"valueFrom\":{\"fieldRef\":{\"fieldPath\":"
                 "\"metadata.labels['batch.kubernetes.io/controller-uid']\"}}}],\"resources\":{\"requests\":"
@@ -118,7 +147,8 @@ static cJSON *cronjob_for(const SyncContext *ctx, const KubeObject *backup, cons
                 "\"persistentVolumeClaim\":{\"claimName\":\"%s\"}}]}}}}}}",
                 backup->name, backup->name, backup->name, strempty(kube_object_uid(backup)), schedule,
                 tz ? "\"timeZone\":\"" : "", tz ? tz : "", tz ? "\"," : "", SUCCESSFUL_HISTORY,
-                FAILED_HISTORY, backup->name, backup->name, image, strempty(prune), image, pvc, pvc);
+                FAILED_HISTORY, backup->name, backup->name, image, strempty(prune), image, pvc, s3_args,
+                pvc);
         if (json && prune)
                 (void) json_parse(json, strlen(json), &cj);
         return cj;
@@ -162,11 +192,164 @@ static bool cronjob_current(const KubeObject *have, const cJSON *want)
         return true;
 }
 
+static bool has_finalizer(const KubeObject *b)
+{
+        cJSON *f;
+        JSON_ARRAY_FOREACH (f, json_get_array(b->json, "metadata.finalizers"))
+                if (streq_ptr(json_string(f), FINALIZER_S3_BACKUPS))
+                        return true;
+        return false;
+}
+
+/* Adds (or removes) our finalizer, keeping the others; the resourceVersion makes it a
+ * precondition, so a change made meanwhile is not lost. */
+static int set_finalizer(Plan *p, const KubeObject *b, bool on)
+{
+        _cleanup_(cJSON_Deletep) cJSON *patch = cJSON_CreateObject();
+        cJSON *md = patch ? cJSON_AddObjectToObject(patch, "metadata") : NULL;
+        cJSON *list = md ? cJSON_AddArrayToObject(md, "finalizers") : NULL, *f;
+        char rv[24];
+        (void) snprintf(rv, sizeof rv, "%" PRIu64, b->resource_version);
+        if (!list || !cJSON_AddStringToObject(md, "resourceVersion", rv))
+                return -ENOMEM;
+        JSON_ARRAY_FOREACH (f, json_get_array(b->json, "metadata.finalizers"))
+                if (!streq_ptr(json_string(f), FINALIZER_S3_BACKUPS))
+                        cJSON_AddItemToArray(list, cJSON_Duplicate(f, true));
+        if (on)
+                cJSON_AddItemToArray(list, cJSON_CreateString(FINALIZER_S3_BACKUPS));
+        plan_patch(p, &KUBE_BACKUPS, NULL, b->name, KUBE_PATCH_MERGE, patch);
+        return 0;
+}
+
+static char *purge_job_name(const char *backup)
+{
+        return strdup_printf("s3-purge-%s", backup); /* a Backup with a store has at most 52 */
+}
+
+static cJSON *purge_job(const SyncContext *ctx, const KubeObject *backup, const char *name,
+                        const BackupStore *st)
+{
+        const char *image = strempty(op_state(ctx)->operator_image);
+        _cleanup_free_ char *json = strdup_printf(
+                "{\"apiVersion\":\"batch/v1\",\"kind\":\"Job\",\"metadata\":{\"name\":\"%s\",\"namespace\":"
+                "\"" NS_ETCD "\",\"labels\":{\"app\":\"" PURGE_APP_LABEL "\",\"backup-name\":\"%s\"}},"
+                "\"spec\":{\"activeDeadlineSeconds\":%d,\"backoffLimit\":0,\"template\":{\"metadata\":{"
+                "\"labels\":{\"app\":\"" PURGE_APP_LABEL "\",\"backup-name\":\"%s\"}},\"spec\":{"
+                "\"restartPolicy\":\"Never\",\"priorityClassName\":\"system-cluster-critical\","
+                "\"nodeSelector\":{\"node-role.kubernetes.io/master\":\"\"},\"tolerations\":[{"
+                "\"operator\":\"Exists\"}],\"containers\":[{\"name\":\"purge\",\"image\":\"%s\","
+                "\"imagePullPolicy\":\"IfNotPresent\",\"terminationMessagePolicy\":"
+                "\"FallbackToLogsOnError\","
+                "\"command\":[\"cluster-etcd-operator\",\"s3\",\"purge\",\"--credentials-"
+                "dir=" S3_CREDENTIALS_DIR
+                "\",\"--bucket=%s\",\"--prefix=%s\"],\"volumeMounts\":[{\"name\":\"s3-credentials\","
+                "\"mountPath\":\"" S3_CREDENTIALS_DIR "\",\"readOnly\":true}],\"resources\":{\"requests\":{"
+                "\"cpu\":\"5m\",\"memory\":\"30Mi\"}}}],\"volumes\":[{\"name\":\"s3-credentials\","
+                "\"secret\":{\"secretName\":\"%s\",\"defaultMode\":256}}]}}}}",
+                name, backup->name, PURGE_DEADLINE_S, backup->name, image, st->bucket, st->prefix,
+                st->secret);
+        cJSON *job = NULL;
+        if (json)
+                (void) json_parse(json, strlen(json), &job);
+        return job;
+}
+
+/* The Job's finished condition (Complete, Failed) and when; NULL while it runs. */
+static const char *job_done(const KubeObject *job, usec_t *ret_when)
+{
+        cJSON *c;
+        JSON_ARRAY_FOREACH (c, json_get_array(job->json, "status.conditions")) {
+                const char *type = json_get_string(c, "type");
+                if ((streq_ptr(type, "Complete") || streq_ptr(type, "Failed")) &&
+                    streq_ptr(json_get_string(c, "status"), "True")) {
+                        if (parse_rfc3339(json_get_string(c, "lastTransitionTime"), ret_when) < 0)
+                                *ret_when = 0;
+                        return type;
+                }
+        }
+        return NULL;
+}
+
+/* A deleted Backup with a store: its objects kept for the grace period, then purged, then the
+ * finalizer lifted. `why` gets a problem for the Degraded condition. */
+static int finish_deleted(const SyncContext *ctx, Plan *p, const KubeObject *b, char *why, size_t wn)
+{
+        BackupStore st;
+        usec_t deleted = 0, finished = 0;
+        char until[64];
+
+        if (!has_finalizer(b))
+                return 0;
+        if (backup_store_of(b->json, &st, why, wn) < 0) {
+                why[0] = 0;
+                log_info("backup %s names no valid store any more: lifting its finalizer, objects are kept",
+                         b->name);
+                return set_finalizer(p, b, false);
+        }
+        (void) parse_rfc3339(json_get_string(b->json, "metadata.deletionTimestamp"), &deleted);
+        usec_t deadline = deleted + st.grace;
+        if (ctx->now < deadline) {
+                plan_requeue_after(p, deadline - ctx->now);
+                return 0;
+        }
+        _cleanup_free_ char *name = purge_job_name(b->name);
+        if (!name)
+                return -ENOMEM;
+        const KubeObject *job = op_get(ctx, W_S3_PURGE_JOBS, NS_ETCD, name);
+        if (job && json_get_string(job->json, "metadata.deletionTimestamp")) {
+                plan_requeue_after(p, 10 * USEC_PER_SEC);
+                return 0;
+        }
+        const char *done = job ? job_done(job, &finished) : NULL;
+        if (job && !done) {
+                plan_requeue_after(p, 10 * USEC_PER_SEC);
+                return 0;
+        }
+        if (done && streq(done, "Complete")) {
+                log_info("backup %s: s3://%s/%s/ purged (job %s/%s): lifting its finalizer", b->name,
+                         st.bucket, st.prefix, NS_ETCD, name);
+                plan_event(p, false, "S3BackupsPurged",
+                           "Backup %s: its objects under s3://%s/%s/ are deleted", b->name, st.bucket,
+                           st.prefix);
+                plan_delete(p, &KUBE_JOBS, NS_ETCD, name, kube_object_uid(job));
+                return set_finalizer(p, b, false);
+        }
+        if (done) {
+                (void) snprintf(
+                        why, wn,
+                        "deleting the objects of deleted Backup %s under s3://%s/%s/ failed (job %s/%s; "
+                        "its pod's log says why); retried %s",
+                        b->name, st.bucket, st.prefix, NS_ETCD, name,
+                        finished + PURGE_RETRY > ctx->now ? "in 5 minutes" : "now");
+                if (finished + PURGE_RETRY > ctx->now)
+                        plan_requeue_after(p, finished + PURGE_RETRY - ctx->now);
+                else
+                        plan_delete(p, &KUBE_JOBS, NS_ETCD, name, kube_object_uid(job));
+                return 0;
+        }
+        if (!op_get(ctx, W_ETCD_SECRETS, NS_ETCD, st.secret)) {
+                (void) snprintf(
+                        why, wn,
+                        "deleted Backup %s: its objects under s3://%s/%s/ cannot be deleted, secret %s/%s "
+                        "is gone: create it again, or keep the objects by removing the "
+                        "finalizer " FINALIZER_S3_BACKUPS,
+                        b->name, st.bucket, st.prefix, NS_ETCD, st.secret);
+                return 0;
+        }
+        _cleanup_(cJSON_Deletep) cJSON *want = purge_job(ctx, b, name, &st);
+        if (!want)
+                return -ENOMEM;
+        log_info("backup %s: its grace period ended at %s: job %s/%s deletes s3://%s/%s/", b->name,
+                 format_rfc3339(until, sizeof until, deadline), NS_ETCD, name, st.bucket, st.prefix);
+        plan_create(p, &KUBE_JOBS, want);
+        return 0;
+}
+
 static int sync_periodic_backup(const SyncContext *ctx, Plan *p)
 {
         _cleanup_free_ const KubeObject **backups = NULL, **cronjobs = NULL;
         size_t n_backups = 0, n_cronjobs = 0;
-        char problem[512] = "";
+        char problem[1024] = "";
         size_t n_problems = 0;
         int r;
 
@@ -179,11 +362,21 @@ static int sync_periodic_backup(const SyncContext *ctx, Plan *p)
                 const char *schedule = json_get_string(b->json, "spec.etcd.schedule");
                 const char *tz = json_get_string(b->json, "spec.etcd.timeZone");
                 const char *pvc = json_get_string(b->json, "spec.etcd.pvcName");
-                char retention[128], why[384] = "";
+                char retention[128], why[512] = "";
+                unsigned keep = DEFAULT_MAX_NUMBER;
+                BackupStore st;
 
-                if (json_get_string(b->json, "metadata.deletionTimestamp"))
+                if (json_get_string(b->json, "metadata.deletionTimestamp")) {
+                        if ((r = finish_deleted(ctx, p, b, why, sizeof why)) < 0)
+                                return r;
+                        if (why[0] && n_problems++ == 0)
+                                (void) snprintf(problem, sizeof problem, "backups/%s: %s", b->name, why);
                         continue;
-                if (strlen(b->name) > CRONJOB_NAME_MAX)
+                }
+                int store = backup_store_of(b->json, &st, why, sizeof why);
+                if (store == -EINVAL)
+                        ; /* why says it */
+                else if (strlen(b->name) > CRONJOB_NAME_MAX)
                         (void) snprintf(
                                 why, sizeof why,
                                 "the name is %zu characters; the Jobs of its CronJob need it to be at "
@@ -203,33 +396,64 @@ static int sync_periodic_backup(const SyncContext *ctx, Plan *p)
                                 why, sizeof why,
                                 "spec.etcd.pvcName: persistentvolumeclaim %s/%s not found: create it",
                                 NS_ETCD, pvc);
+                else if (store == 0 && !op_get(ctx, W_ETCD_SECRETS, NS_ETCD, st.secret))
+                        (void) snprintf(why, sizeof why,
+                                        "annotation " ANN_S3_SECRET ": secret %s/%s not found: create it "
+                                        "(accessKeyID, secretAccessKey, and optionally region, endpoint, "
+                                        "s3ForcePathStyle)",
+                                        NS_ETCD, st.secret);
                 else
                         (void) retention_args(json_get_object(b->json, "spec.etcd.retentionPolicy"),
-                                              retention, sizeof retention, why, sizeof why);
+                                              retention, sizeof retention, &keep, why, sizeof why);
+                /* The finalizer follows the store's annotations (a store no longer named keeps its
+                 * objects), also while the Backup has a problem. */
+                if (store == 0 && !has_finalizer(b) && (r = set_finalizer(p, b, true)) < 0)
+                        return r;
+                if (store == -ENOENT && has_finalizer(b) && (r = set_finalizer(p, b, false)) < 0)
+                        return r;
                 if (why[0]) {
                         if (n_problems++ == 0)
                                 (void) snprintf(problem, sizeof problem, "backups/%s: %s", b->name, why);
                         continue;
                 }
-                _cleanup_(cJSON_Deletep) cJSON *want = cronjob_for(ctx, b, schedule, tz, pvc, retention);
+                _cleanup_free_ char *s3_args = store_args(store == 0 ? &st : NULL, keep);
+                if (!s3_args)
+                        return -ENOMEM;
+                _cleanup_(cJSON_Deletep) cJSON *want =
+                        cronjob_for(ctx, b, schedule, tz, pvc, retention, s3_args);
                 if (!want)
                         return -ENOMEM;
                 const KubeObject *have = op_get(ctx, W_BACKUP_CRONJOBS, NS_ETCD, b->name);
                 if (!have || !cronjob_current(have, want)) {
                         log_info("%s cronjob %s/%s (schedule \"%s\"%s%s, claim "
-                                 "%s, %s)",
+                                 "%s, %s%s%s%s%s)",
                                  have ? "updating" : "creating", NS_ETCD, b->name, schedule,
-                                 tz ? " in " : "", strempty(tz), pvc, retention);
+                                 tz ? " in " : "", strempty(tz), pvc, retention,
+                                 store == 0 ? ", to s3://" : "", store == 0 ? st.bucket : "",
+                                 store == 0 ? "/" : "", store == 0 ? st.prefix : "");
                         plan_apply(p, &KUBE_CRONJOBS, want);
                 }
         }
-        /* CronJobs of Backups that are gone. */
+        /* CronJobs of Backups that are gone, or going (no backup is taken after the deletion). */
         for (size_t i = 0; i < n_cronjobs; i++) {
                 const char *owner = json_get_string(cronjobs[i]->json, "metadata.labels.backup-name");
+                const KubeObject *b = owner ? op_get(ctx, W_BACKUPS, NULL, owner) : NULL;
                 if (json_get_string(cronjobs[i]->json, "metadata.deletionTimestamp") ||
-                    (owner && op_get(ctx, W_BACKUPS, NULL, owner)))
+                    (b && !json_get_string(b->json, "metadata.deletionTimestamp")))
                         continue;
-                log_info("cronjob %s/%s belongs to no Backup: deleting it", NS_ETCD, cronjobs[i]->name);
+                BackupStore st;
+                char why[8], until[64];
+                usec_t deleted = 0;
+                if (b && has_finalizer(b) && backup_store_of(b->json, &st, why, sizeof why) == 0 &&
+                    parse_rfc3339(json_get_string(b->json, "metadata.deletionTimestamp"), &deleted) >= 0)
+                        plan_event(
+                                p, false, "S3BackupsKept",
+                                "Backup %s is deleted: its CronJob goes; its objects under s3://%s/%s/ are "
+                                "kept until %s (" ANN_S3_GRACE ")",
+                                b->name, st.bucket, st.prefix,
+                                format_rfc3339(until, sizeof until, deleted + st.grace));
+                log_info("cronjob %s/%s belongs to no Backup%s: deleting it", NS_ETCD, cronjobs[i]->name,
+                         b ? " that stays" : "");
                 plan_delete(p, &KUBE_CRONJOBS, NS_ETCD, cronjobs[i]->name, kube_object_uid(cronjobs[i]));
         }
         if (n_problems)
@@ -241,7 +465,8 @@ static int sync_periodic_backup(const SyncContext *ctx, Plan *p)
 }
 
 static const WatchSpec *const watches[] = {OP_WATCH(W_BACKUPS), OP_WATCH(W_BACKUP_CRONJOBS),
-                                           OP_WATCH(W_ETCD_PVCS)};
+                                           OP_WATCH(W_ETCD_PVCS), OP_WATCH(W_ETCD_SECRETS),
+                                           OP_WATCH(W_S3_PURGE_JOBS)};
 
 const ControllerSpec controller_periodic_backup = {
         .name = "PeriodicBackupController",

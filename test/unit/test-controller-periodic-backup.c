@@ -8,6 +8,7 @@
 #include <cmocka.h>
 
 #include "base/json.h"
+#include "base/timeutil.h"
 #include "controller-fixture.h"
 #include "controllers/controllers.h"
 
@@ -145,12 +146,207 @@ static void test_orphaned_cronjob_deleted(void **state)
         fixture_free(f);
 }
 
+#define ANN(extra)                                                                                          \
+        "\"annotations\":{\"etcd.operator.openshift.io/s3-secret\":\"store\",\"etcd.operator.openshift.io/" \
+        "s3-bucket\":\"etcd-backups\",\"etcd.operator.openshift.io/s3-prefix\":\"clusters/prod-1\"" extra   \
+        "}"
+#define GRACE_1H ",\"etcd.operator.openshift.io/s3-deletion-grace-period\":\"1h\""
+#define SPEC                                                                                         \
+        "\"spec\":{\"etcd\":{\"schedule\":\"@hourly\",\"pvcName\":\"backups\",\"retentionPolicy\":{" \
+        "\"retentionType\":\"RetentionNumber\",\"retentionNumber\":{\"maxNumberOfBackups\":5}}}}"
+
+static void store_secret(Fixture *f)
+{
+        fixture_add(
+                f, W_ETCD_SECRETS,
+                "{\"apiVersion\":\"v1\",\"kind\":\"Secret\",\"metadata\":{\"name\":\"store\",\"namespace\":"
+                "\"openshift-etcd\"}}");
+}
+
+/* The finalizers a patch of Backup `name` sets; NULL when there is no such patch. */
+static cJSON *patched_finalizers(Fixture *f, const char *name)
+{
+        const Intent *i = fixture_find(f, INTENT_PATCH, "backups", name);
+        return i ? json_get(i->object, "metadata.finalizers") : NULL;
+}
+
+static bool holds(const cJSON *list, const char *want)
+{
+        const cJSON *e;
+        JSON_ARRAY_FOREACH (e, list)
+                if (streq_ptr(json_string(e), want))
+                        return true;
+        return false;
+}
+
+/* A terminating Backup with our finalizer, deleted `ago` before the fixture's now. */
+static void deleted_backup(Fixture *f, usec_t ago)
+{
+        char when[64];
+        (void) format_rfc3339(when, sizeof when, f->now - ago);
+        fixture_addf(f, W_BACKUPS,
+                     "{\"apiVersion\":\"config.openshift.io/v1alpha1\",\"kind\":\"Backup\",\"metadata\":{"
+                     "\"name\":\"nightly\",\"uid\":\"uid-nightly\",\"resourceVersion\":\"7\","
+                     "\"deletionTimestamp\":\"%s\",\"finalizers\":[\"example.com/other\","
+                     "\"etcd.operator.openshift.io/s3-backups\"]," ANN(GRACE_1H) "}," SPEC "}",
+                     when);
+}
+
+static void purge_job(Fixture *f, const char *cond, usec_t finished_ago)
+{
+        char status[256] = "{}", when[64];
+        if (cond)
+                (void) snprintf(status, sizeof status,
+                                "{\"conditions\":[{\"type\":\"%s\",\"status\":\"True\","
+                                "\"lastTransitionTime\":\"%s\"}]}",
+                                cond, format_rfc3339(when, sizeof when, f->now - finished_ago));
+        fixture_addf(
+                f, W_S3_PURGE_JOBS,
+                "{\"apiVersion\":\"batch/v1\",\"kind\":\"Job\",\"metadata\":{\"name\":\"s3-purge-nightly\","
+                "\"namespace\":\"openshift-etcd\",\"uid\":\"puid\",\"labels\":{\"app\":\"etcd-backup-s3-"
+                "purge\","
+                "\"backup-name\":\"nightly\"}},\"status\":%s}",
+                status);
+}
+
+static void test_backup_to_s3(void **state)
+{
+        Fixture *f = fixture_new();
+        claim(f, "backups");
+        fixture_addf(f, W_BACKUPS,
+                     "{\"apiVersion\":\"config.openshift.io/v1alpha1\",\"kind\":\"Backup\",\"metadata\":{"
+                     "\"name\":\"nightly\",\"uid\":\"uid-nightly\",\"resourceVersion\":\"7\"," ANN(
+                             "") "}," SPEC "}");
+        /* The Secret missing: named, no CronJob; the finalizer is set all the same. */
+        assert_int_equal(fixture_sync(f, &controller_periodic_backup), 0);
+        fixture_expect_condition(f, "PeriodicBackupControllerDegraded", "True", "InvalidBackup");
+        assert_non_null(strstr(fixture_condition(f, "PeriodicBackupControllerDegraded")->cond_message,
+                               "secret openshift-etcd/store not found"));
+        assert_null(fixture_find(f, INTENT_APPLY, "cronjobs", "nightly"));
+        assert_true(holds(patched_finalizers(f, "nightly"), "etcd.operator.openshift.io/s3-backups"));
+        assert_string_equal(json_get_string(fixture_find(f, INTENT_PATCH, "backups", "nightly")->object,
+                                            "metadata.resourceVersion"),
+                            "7");
+
+        store_secret(f);
+        assert_int_equal(fixture_sync(f, &controller_periodic_backup), 0);
+        fixture_expect_condition(f, "PeriodicBackupControllerDegraded", "False", "AsExpected");
+        const Intent *apply = fixture_find(f, INTENT_APPLY, "cronjobs", "nightly");
+        assert_non_null(apply);
+        _cleanup_free_ char *request = command_of(apply->object, "containers");
+        /* LimitBased keeps what the retention policy keeps on the claim. */
+        assert_string_equal(request,
+                            "cluster-etcd-operator request-backup --pvc-name=backups --s3-secret=store "
+                            "--s3-bucket=etcd-backups --s3-prefix=clusters/prod-1 "
+                            "--s3-gc-policy=LimitBased --s3-max-backups=5");
+
+        /* A bad annotation: named. */
+        fixture_addf(f, W_BACKUPS,
+                     "{\"apiVersion\":\"config.openshift.io/v1alpha1\",\"kind\":\"Backup\",\"metadata\":{"
+                     "\"name\":\"nightly\",\"uid\":\"uid-nightly\"," ANN(
+                             ",\"etcd.operator.openshift.io/s3-deletion-grace-period\":\"soon\"") "}," SPEC
+                                                                                                  "}");
+        assert_int_equal(fixture_sync(f, &controller_periodic_backup), 0);
+        assert_non_null(strstr(fixture_condition(f, "PeriodicBackupControllerDegraded")->cond_message,
+                               "s3-deletion-grace-period \"soon\""));
+
+        /* The store's annotations removed: the finalizer goes, the objects are kept. */
+        fixture_addf(f, W_BACKUPS,
+                     "{\"apiVersion\":\"config.openshift.io/v1alpha1\",\"kind\":\"Backup\",\"metadata\":{"
+                     "\"name\":\"nightly\",\"uid\":\"uid-nightly\",\"finalizers\":[\"example.com/other\","
+                     "\"etcd.operator.openshift.io/s3-backups\"]}," SPEC "}");
+        assert_int_equal(fixture_sync(f, &controller_periodic_backup), 0);
+        cJSON *fin = patched_finalizers(f, "nightly");
+        assert_non_null(fin);
+        assert_false(holds(fin, "etcd.operator.openshift.io/s3-backups"));
+        assert_true(holds(fin, "example.com/other"));
+        fixture_free(f);
+}
+
+static void test_deleted_backup_grace_then_purge(void **state)
+{
+        Fixture *f = fixture_new();
+        f->state.operator_image = "quay.io/openshift/ceo@sha256:1";
+        claim(f, "backups");
+        store_secret(f);
+        fixture_add(f, W_BACKUP_CRONJOBS,
+                    "{\"apiVersion\":\"batch/v1\",\"kind\":\"CronJob\",\"metadata\":{\"name\":\"nightly\","
+                    "\"namespace\":\"openshift-etcd\",\"uid\":\"cj-uid\",\"labels\":{\"app\":"
+                    "\"cluster-backup-cronjob\",\"backup-name\":\"nightly\"}}}");
+
+        /* Deleted 30 minutes ago, grace 1h: the CronJob goes at once, the objects stay. */
+        deleted_backup(f, 30 * 60 * USEC_PER_SEC);
+        assert_int_equal(fixture_sync(f, &controller_periodic_backup), 0);
+        assert_non_null(fixture_find(f, INTENT_DELETE, "cronjobs", "nightly"));
+        assert_null(fixture_find(f, INTENT_CREATE, "jobs", "s3-purge-nightly"));
+        assert_null(patched_finalizers(f, "nightly"));
+        assert_true(f->plan.requeue_after >= 29 * 60 * USEC_PER_SEC &&
+                    f->plan.requeue_after <= 30 * 60 * USEC_PER_SEC);
+        fixture_expect_condition(f, "PeriodicBackupControllerDegraded", "False", "AsExpected");
+
+        /* Past the grace period: the purge Job, then nothing more while it runs. */
+        fixture_delete(f, W_BACKUP_CRONJOBS, "openshift-etcd", "nightly");
+        deleted_backup(f, 61 * 60 * USEC_PER_SEC);
+        assert_int_equal(fixture_sync(f, &controller_periodic_backup), 0);
+        const Intent *create = fixture_find(f, INTENT_CREATE, "jobs", "s3-purge-nightly");
+        assert_non_null(create);
+        cJSON *pod = json_get(create->object, "spec.template.spec");
+        cJSON *c = cJSON_GetArrayItem(json_get_array(pod, "containers"), 0), *a;
+        _cleanup_free_ char *cmd = strdup("");
+        JSON_ARRAY_FOREACH (a, json_get_array(c, "command")) {
+                char *next = strdup_printf("%s%s%s", cmd, *cmd ? " " : "", json_string(a));
+                free(cmd);
+                cmd = next;
+        }
+        assert_string_equal(cmd, "cluster-etcd-operator s3 purge --credentials-dir=/etc/etcd-backup-s3 "
+                                 "--bucket=etcd-backups --prefix=clusters/prod-1");
+        assert_string_equal(
+                json_get_string(cJSON_GetArrayItem(json_get_array(pod, "volumes"), 0), "secret.secretName"),
+                "store");
+        assert_null(patched_finalizers(f, "nightly"));
+
+        purge_job(f, NULL, 0);
+        assert_int_equal(fixture_sync(f, &controller_periodic_backup), 0);
+        assert_int_equal(fixture_count(f, INTENT_CREATE), 0);
+        assert_null(patched_finalizers(f, "nightly"));
+
+        /* Failed a minute ago: said, retried 5 minutes after. */
+        purge_job(f, "Failed", 60 * USEC_PER_SEC);
+        assert_int_equal(fixture_sync(f, &controller_periodic_backup), 0);
+        fixture_expect_condition(f, "PeriodicBackupControllerDegraded", "True", "InvalidBackup");
+        assert_null(fixture_find(f, INTENT_DELETE, "jobs", "s3-purge-nightly"));
+        purge_job(f, "Failed", 6 * 60 * USEC_PER_SEC);
+        assert_int_equal(fixture_sync(f, &controller_periodic_backup), 0);
+        assert_non_null(fixture_find(f, INTENT_DELETE, "jobs", "s3-purge-nightly"));
+
+        /* Complete: the Job goes and the finalizer is lifted, the others kept. */
+        purge_job(f, "Complete", 0);
+        assert_int_equal(fixture_sync(f, &controller_periodic_backup), 0);
+        assert_non_null(fixture_find(f, INTENT_DELETE, "jobs", "s3-purge-nightly"));
+        cJSON *fin = patched_finalizers(f, "nightly");
+        assert_non_null(fin);
+        assert_false(holds(fin, "etcd.operator.openshift.io/s3-backups"));
+        assert_true(holds(fin, "example.com/other"));
+        fixture_expect_condition(f, "PeriodicBackupControllerDegraded", "False", "AsExpected");
+
+        /* The Secret gone before the purge: named, with the way out. */
+        fixture_delete(f, W_S3_PURGE_JOBS, "openshift-etcd", "s3-purge-nightly");
+        fixture_delete(f, W_ETCD_SECRETS, "openshift-etcd", "store");
+        assert_int_equal(fixture_sync(f, &controller_periodic_backup), 0);
+        assert_int_equal(fixture_count(f, INTENT_CREATE), 0);
+        assert_non_null(strstr(fixture_condition(f, "PeriodicBackupControllerDegraded")->cond_message,
+                               "removing the finalizer"));
+        fixture_free(f);
+}
+
 int main(void)
 {
         const struct CMUnitTest tests[] = {
                 cmocka_unit_test(test_cronjob_from_backup),
                 cmocka_unit_test(test_invalid_backups_degrade),
                 cmocka_unit_test(test_orphaned_cronjob_deleted),
+                cmocka_unit_test(test_backup_to_s3),
+                cmocka_unit_test(test_deleted_backup_grace_then_purge),
         };
         return cmocka_run_group_tests(tests, NULL, NULL);
 }
