@@ -7,6 +7,7 @@
 #include "base/timeutil.h"
 #include "base/yaml.h"
 #include "render/etcdenv.h"
+#include "s3/s3.h"
 
 /* ---- Nodes and pods ---- */
 
@@ -526,17 +527,6 @@ uint64_t etcd_backend_quota_bytes(const KubeObject *etcd_cr)
 
 /* ---- Backups to S3-compatible object storage ---- */
 
-static bool bucket_name_is_valid(const char *b)
-{
-        size_t n = strlen(b);
-        if (n < 3 || n > 63 || !(isalnum((unsigned char) b[0]) && isalnum((unsigned char) b[n - 1])))
-                return false;
-        for (const char *c = b; *c; c++)
-                if (!(islower((unsigned char) *c) || isdigit((unsigned char) *c) || *c == '-' || *c == '.'))
-                        return false;
-        return true;
-}
-
 static bool prefix_is_valid(const char *p)
 {
         if (!*p || *p == '/' || p[strlen(p) - 1] == '/' || strstr(p, "//") || strlen(p) > 512)
@@ -573,7 +563,7 @@ int backup_store_of(const cJSON *obj, BackupStore *ret, char *why, size_t n)
                            " that holds the store's accessKeyID and secretAccessKey (and optionally region, "
                            "endpoint, s3ForcePathStyle)",
                            strempty(secret));
-        if (!bucket || !bucket_name_is_valid(bucket))
+        if (!bucket || !s3_bucket_name_is_valid(bucket))
                 return BAD("annotation " ANN_S3_BUCKET
                            " \"%s\": name the bucket (3 to 63 lower-case letters, "
                            "digits, '-' and '.')",

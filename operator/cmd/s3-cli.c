@@ -281,7 +281,7 @@ static int run(const Flags *f, int argc, char *argv[])
         if (s3_store_load_dir(f->dir, &s, &err) < 0)
                 return usage_error("%s", strempty(err));
         if (!(s.bucket = strdup(f->bucket)) || (f->prefix && !(s.prefix = strdup(f->prefix))) ||
-            (f->cacert && !(s.ca_file = strdup(f->cacert))))
+            (f->cacert && (free(s.ca_file), !(s.ca_file = strdup(f->cacert)))))
                 return log_error_errno(ENOMEM, "out of memory"), EXIT_RUNTIME;
         s.part_size = f->part_size;
         if (s3_store_check(&s, &err) < 0)

@@ -94,10 +94,16 @@ int s3_store_load_dir(const char *dir, S3Store *s, char **ret_error)
                 return set_error(ret_error, -EINVAL, "%s/s3ForcePathStyle is \"%s\"; write true or false",
                                  dir, style);
         s->path_style = streq_ptr(style, "true");
+        /* caBundle: the CA that signs an https endpoint no system CA signs (a private MinIO). */
+        _cleanup_free_ char *ca = strdup_printf("%s/caBundle", dir);
+        if (!ca)
+                return -ENOMEM;
+        if (access(ca, R_OK) == 0)
+                s->ca_file = TAKE_PTR(ca);
         return 0;
 }
 
-static bool bucket_is_valid(const char *b)
+bool s3_bucket_name_is_valid(const char *b)
 {
         size_t n = b ? strlen(b) : 0;
         if (n < 3 || n > 63 || !isalnum((unsigned char) b[0]) || !isalnum((unsigned char) b[n - 1]))
@@ -128,7 +134,7 @@ static bool prefix_is_valid(const char *p)
 
 int s3_store_check(S3Store *s, char **ret_error)
 {
-        if (!bucket_is_valid(s->bucket))
+        if (!s3_bucket_name_is_valid(s->bucket))
                 return set_error(ret_error, -EINVAL,
                                  "bucket \"%s\" is not an S3 bucket name (3 to 63 of a-z, 0-9, '.' and '-', "
                                  "starting and ending with a letter or digit)",

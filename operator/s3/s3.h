@@ -38,8 +38,12 @@ typedef struct S3Store {
 } S3Store;
 
 void s3_store_done(S3Store *s);
+/* S3's bucket naming rules: 3 to 63 of a-z 0-9 '.' '-', alphanumeric at both ends, no "..". */
+bool s3_bucket_name_is_valid(const char *b);
 
-/* Reads the credential files of `dir`. On failure *ret_error names the file
+/* Reads the credential files of `dir` (accessKeyID, secretAccessKey, and
+ * optionally region, endpoint, s3ForcePathStyle, and caBundle: the CA of an
+ * https endpoint no system CA signs). On failure *ret_error names the file
  * and the fix. The bucket and prefix are the caller's (flags). */
 int s3_store_load_dir(const char *dir, S3Store *s, char **ret_error);
 /* Checks bucket, prefix, endpoint and part size; fills the defaults. */

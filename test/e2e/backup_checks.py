@@ -13,9 +13,13 @@ needs no bootstrap of its own:
 - two EtcdBackups at once: never two Jobs at a time (the second skipped, or
   run after the first is complete);
 - both are labelled state=processed, as are their Jobs;
-- a Backup scheduled every minute: its CronJob's Job asks for one backup (an
-  EtcdBackup named after the Job, owned by it), which completes; deleting the
-  Backup deletes the CronJob."""
+- a Backup scheduled every minute, with an S3 store (test/s3's peer, which
+  checks every signature): its CronJob's Job asks for one backup (an
+  EtcdBackup named after the Job, owned by it, the store passed on), which
+  completes; the store holds the snapshot, byte for byte the one on the
+  claim, and its tarball, as the AWS SDK reads them; deleting the Backup
+  deletes the CronJob at once, keeps the objects for the grace period, then
+  a purge Job deletes them and the Backup goes."""
 import calendar
 import glob
 import json
@@ -23,9 +27,10 @@ import os
 import re
 import subprocess
 import time
+import hashlib
 import urllib.request
 
-from e2e import log, wait_for
+from e2e import ROOT, log, wait_for
 
 NS = "openshift-etcd"
 
@@ -144,13 +149,54 @@ def check_etcd_backups(env, c):
     check_scheduled_backups(env)
 
 
+S3_AK, S3_SK, S3_BUCKET, S3_PREFIX = "AKIAE2EBACKUPS", "e2e/s3cr3t+key", "etcd-backups", "clusters/e2e"
+S3_GRACE_S = 30
+
+
+def start_s3_peer(env):
+    """test/s3's S3 peer on the scenario's loopback block; its endpoint."""
+    s3dir = os.path.join(ROOT, "test", "s3")
+    assert os.path.isdir(os.path.join(s3dir, "node_modules", "s3rver")), \
+        "test/s3/node_modules is missing: run hack/install-deps.sh (npm ci in test/s3)"
+    env.spawn("s3-peer", ["node", "--openssl-legacy-provider", os.path.join(s3dir, "s3-peer.js"),
+                          "--address", env.ip(200), "--port", "0", "--dir", os.path.join(env.dir, "s3-store"),
+                          "--access-key", S3_AK, "--secret-key", S3_SK, "--bucket", S3_BUCKET,
+                          "--log", os.path.join(env.dir, "s3-requests.log")])
+
+    def listening():
+        with open(os.path.join(env.dir, "s3-peer.log")) as f:
+            m = re.search(r"^listening (\S+)$", f.read(), re.M)
+        return m and m.group(1)
+    return wait_for("the S3 peer", listening, 30)
+
+
+def sdk(endpoint, *args):
+    """The AWS SDK for JavaScript (test/s3/s3-client.js): an independent reader of the store."""
+    r = subprocess.run(["node", os.path.join(ROOT, "test", "s3", "s3-client.js"), "--endpoint", endpoint,
+                        "--region", "us-east-1", "--access-key", S3_AK, "--secret-key", S3_SK,
+                        "--bucket", S3_BUCKET] + list(args), capture_output=True, text=True, timeout=120)
+    assert r.returncode == 0, "SDK %s: %s %s" % (args, r.stdout, r.stderr)
+    return [json.loads(ln) for ln in r.stdout.splitlines() if ln.strip()]
+
+
 def check_scheduled_backups(env):
-    """A Backup every minute: its CronJob runs a Job whose pod prunes the claim and asks
-    for one backup (an EtcdBackup named after the Job, owned by it), which completes.
-    Deleting the Backup deletes the CronJob."""
+    """A Backup every minute, with an S3 store: its CronJob runs a Job whose pod prunes the
+    claim and asks for one backup (an EtcdBackup named after the Job, owned by it, the store
+    passed on), which completes, on the claim and in the store. Deleting the Backup deletes
+    the CronJob at once; the store's objects go after the grace period, then the Backup."""
     t0 = time.monotonic()
+    endpoint = start_s3_peer(env)
     env.kubectl("apply", "-f", "-", input=json.dumps({
-        "apiVersion": "config.openshift.io/v1alpha1", "kind": "Backup", "metadata": {"name": "e2e-every-minute"},
+        "apiVersion": "v1", "kind": "Secret", "metadata": {"name": "e2e-s3", "namespace": NS},
+        "stringData": {"accessKeyID": S3_AK, "secretAccessKey": S3_SK, "region": "us-east-1",
+                       "endpoint": endpoint, "s3ForcePathStyle": "true"}}))
+    env.kubectl("apply", "-f", "-", input=json.dumps({
+        "apiVersion": "config.openshift.io/v1alpha1", "kind": "Backup", "metadata": {
+            "name": "e2e-every-minute", "annotations": {
+                "etcd.operator.openshift.io/s3-secret": "e2e-s3",
+                "etcd.operator.openshift.io/s3-bucket": S3_BUCKET,
+                "etcd.operator.openshift.io/s3-prefix": S3_PREFIX,
+                "etcd.operator.openshift.io/s3-deletion-grace-period": "%ds" % S3_GRACE_S}},
         "spec": {"etcd": {"schedule": "* * * * *", "pvcName": "etcd-backups", "retentionPolicy": {
             "retentionType": "RetentionNumber", "retentionNumber": {"maxNumberOfBackups": 3}}}}}))
     cj = wait_for("cronjob e2e-every-minute", lambda: env.get_json("cronjob", "-n", NS, "e2e-every-minute"), 60)
@@ -174,6 +220,46 @@ def check_scheduled_backups(env):
     assert job and job["metadata"]["uid"] == owner["uid"], (job and job["metadata"], owner)
     log("scheduled backup %s (owned by job %s) completed %.0f s after the Backup was made" % (
         b["metadata"]["name"], owner["name"], time.monotonic() - t0))
-    env.kubectl("delete", "backup.config.openshift.io", "e2e-every-minute")
+    assert b["metadata"]["annotations"]["etcd.operator.openshift.io/s3-prefix"] == S3_PREFIX, b["metadata"]
+    assert "s3://%s/%s" % (S3_BUCKET, S3_PREFIX) in condition(b, "BackupCompleted")["message"], b["status"]
+    backup = env.get_json("backup.config.openshift.io", "e2e-every-minute")
+    assert "etcd.operator.openshift.io/s3-backups" in backup["metadata"].get("finalizers", []), backup["metadata"]
+
+    # The store, read by the SDK: full snapshots named as etcd-backup-restore names them, each
+    # with its tarball; the one this backup wrote is byte for byte the snapshot on the claim.
+    objects = sdk(endpoint, "list", S3_PREFIX + "/")
+    keys = [o["key"] for o in objects]
+    fulls = [k for k in keys if re.match(r"^%s/v2/Full-00000000-\d{8}-\d+$" % S3_PREFIX, k)]
+    assert fulls and all("%s/kuberesources/%s.tar.gz" % (S3_PREFIX, k.split("/")[-1]) in keys for k in fulls), keys
+    local = glob.glob(os.path.join(env.dir, "nodes", "*", "var/lib/etcd-backups/backup-%s-*/snapshot_*.db"
+                                   % b["metadata"]["name"]))
+    assert len(local) == 1, local
+    with open(local[0], "rb") as f:
+        want = hashlib.sha256(f.read()).hexdigest()
+    stored = {sdk(endpoint, "sha256", k)[0]["sha256"] for k in fulls}
+    assert want in stored, (want, stored)
+    log("store: %s, the claim's %s among them" % (keys, os.path.basename(local[0])))
+
+    # Deleted: the CronJob goes at once, the objects stay for the grace period, then go.
+    t_del = time.monotonic()
+    env.kubectl("delete", "backup.config.openshift.io", "e2e-every-minute", "--wait=false")
     wait_for("the cronjob to go with its Backup",
              lambda: env.get_json("cronjob", "-n", NS, "e2e-every-minute") is None, 60)
+    kept = env.get_json("backup.config.openshift.io", "e2e-every-minute")
+    in_grace = time.monotonic() - t_del < S3_GRACE_S - 5
+    if in_grace:
+        assert kept and kept["metadata"].get("deletionTimestamp"), kept
+        assert set(fulls) <= {o["key"] for o in sdk(endpoint, "list", S3_PREFIX + "/")}, "objects went early"
+    wait_for("the deleted Backup's objects purged and the Backup gone",
+             lambda: env.get_json("backup.config.openshift.io", "e2e-every-minute") is None, S3_GRACE_S + 120)
+    took = time.monotonic() - t_del
+    assert took >= S3_GRACE_S - 2, "the Backup went %.0f s after its deletion, within its grace period" % took
+    left = sdk(endpoint, "list", S3_PREFIX + "/")
+    assert left == [], left
+    assert env.get_json("job", "-n", NS, "s3-purge-e2e-every-minute") is None
+    log("deleted Backup: objects %s for the grace period, purged and the Backup gone %.0f s after the "
+        "deletion" % ("kept" if in_grace else "(not checked: the cronjob went late)", took))
+    with open(os.path.join(env.dir, "s3-requests.log")) as f:
+        refused = [ln for ln in f.read().splitlines() if ln.split() and ln.split()[-1] not in ("signed",)
+                   and not ln.startswith("stopped")]
+    assert not refused, "the S3 peer refused requests: %s" % refused[:5]

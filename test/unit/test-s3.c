@@ -131,6 +131,14 @@ static void test_load_dir(void **state)
         assert_string_equal(s.region, "eu-west-1");
         assert_null(s.endpoint);
         assert_true(s.path_style);
+        assert_null(s.ca_file);
+        s3_store_done(&s);
+
+        /* A private CA: caBundle, used as a file. */
+        write_setting(dir, "caBundle", "-----BEGIN CERTIFICATE-----\n...\n");
+        assert_int_equal(s3_store_load_dir(dir, &s, &err), 0);
+        _cleanup_free_ char *ca = strdup_printf("%s/caBundle", dir);
+        assert_string_equal(s.ca_file, ca);
         s3_store_done(&s);
         _cleanup_free_ char *rm = strdup_printf("rm -rf '%s'", dir);
         assert_int_equal(system(rm), 0);
