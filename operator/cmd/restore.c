@@ -23,6 +23,7 @@
  *   4. the mode's work (see above), each file written under a temporary
  *      name and renamed into place.
  * Run again after a failure or a kill, it picks up where it stopped. */
+#include <curl/curl.h>
 #include <dirent.h>
 #include <fcntl.h>
 #include <getopt.h>
@@ -40,6 +41,8 @@
 #include "etcd/snapshot.h"
 #include "node-util.h"
 #include "restore.h"
+#include "s3-backups.h"
+#include "s3/s3.h"
 
 typedef enum RestoreMode {
         RESTORE_POD,
@@ -870,10 +873,77 @@ static void help(FILE *out)
                 "                         the highest raft index of those that answer (ALL_ETCD_ENDPOINTS)\n"
                 "  --skip-copy            --quorum-restore: no copy of the member dir first (also\n"
                 "                         ETCD_QUORUM_RESTORE_SKIP_COPY=1)\n"
+                "  --s3-credentials-dir DIR --s3-bucket NAME [--s3-prefix P] [--s3-backup latest|NAME]\n"
+                "                         first fetch the backup (default: the latest) from an\n"
+                "                         S3-compatible store into BACKUP_DIR, as `s3 get-backup`\n"
+                "                         does (BACKUP_DIR may hold no other backup); nothing on\n"
+                "                         the node changes before it is fetched and verified\n"
                 "  -v=N                   log verbosity\n"
                 "\n"
                 "Run it again after a failure: it continues from where it stopped.\n"
                 "Exit codes: 0 done, 1 failed (the message says what was changed), 2 usage error.\n");
+}
+
+/* The snapshot_*.db files in `dir` other than `except` (a file name). */
+static size_t other_snapshots(const char *dir, const char *except, char *first, size_t n)
+{
+        DIR *d = opendir(dir);
+        struct dirent *de;
+        size_t count = 0;
+        while (d && (de = readdir(d)))
+                if (startswith(de->d_name, "snapshot_") && endswith(de->d_name, ".db") &&
+                    !streq(de->d_name, except) && count++ == 0)
+                        (void) snprintf(first, n, "%s", de->d_name);
+        if (d)
+                (void) closedir(d);
+        return count;
+}
+
+/* --s3-*: the backup fetched (or found from an earlier run) into dir before anything else. */
+static int fetch_from_store(const char *dir, const char *cred_dir, const char *bucket, const char *prefix,
+                            const char *which)
+{
+        _cleanup_(s3_store_done) S3Store store = {};
+        _cleanup_free_ char *err = NULL, *snap = NULL;
+        char other[256] = "";
+
+        if (!cred_dir || !bucket) {
+                log_error("cluster-restore: --s3-credentials-dir and --s3-bucket go together (with "
+                          "--s3-prefix and --s3-backup)");
+                return EXIT_USAGE;
+        }
+        if (s3_store_load_dir(cred_dir, &store, &err) < 0 || !(store.bucket = strdup(bucket)) ||
+            (prefix && !(store.prefix = strdup(prefix))) || s3_store_check(&store, &err) < 0) {
+                log_error("cluster-restore: %s; nothing was changed", err ? err : "out of memory");
+                return EXIT_USAGE;
+        }
+        if (curl_global_init(CURL_GLOBAL_DEFAULT) != CURLE_OK)
+                return log_error("cluster-restore: libcurl failed to start; nothing was changed"),
+                       EXIT_RUNTIME;
+        int r = s3_backups_fetch(&store, which ? which : "latest", dir, true, &snap);
+        curl_global_cleanup();
+        if (r < 0) {
+                log_error(
+                        "cluster-restore: the backup could not be fetched from s3://%s/%s (above); nothing "
+                        "on the node was changed",
+                        store.bucket, store.prefix);
+                return EXIT_RUNTIME;
+        }
+        /* The restore takes the newest snapshot in dir: it must be this one. */
+        if (other_snapshots(dir, strrchr(snap, '/') + 1, other, sizeof other) > 0) {
+                log_error(
+                        "cluster-restore: %s holds another backup (%s) beside the one from the store; name "
+                        "an empty directory for --s3-*; nothing on the node was changed",
+                        dir, other);
+                if (r == 1) { /* what this run fetched goes; an earlier run's stays */
+                        _cleanup_free_ char *tar = s3_backups_tarball_of(snap);
+                        (void) unlink(snap);
+                        if (tar)
+                                (void) unlink(tar);
+                }
+                return EXIT_RUNTIME;
+        }
+        return EXIT_OK;
 }
 
 static int restore_main(int argc, char *argv[])
@@ -891,6 +961,10 @@ static int restore_main(int argc, char *argv[])
                 ARG_PEER_HOST,
                 ARG_SKIP_COPY,
                 ARG_FORCE,
+                ARG_S3_DIR,
+                ARG_S3_BUCKET,
+                ARG_S3_PREFIX,
+                ARG_S3_BACKUP,
         };
         static const struct option options[] = {
                 {"restore-pod", no_argument, NULL, ARG_POD},
@@ -905,6 +979,10 @@ static int restore_main(int argc, char *argv[])
                 {"peer-host", required_argument, NULL, ARG_PEER_HOST},
                 {"skip-copy", no_argument, NULL, ARG_SKIP_COPY},
                 {"force", no_argument, NULL, ARG_FORCE},
+                {"s3-credentials-dir", required_argument, NULL, ARG_S3_DIR},
+                {"s3-bucket", required_argument, NULL, ARG_S3_BUCKET},
+                {"s3-prefix", required_argument, NULL, ARG_S3_PREFIX},
+                {"s3-backup", required_argument, NULL, ARG_S3_BACKUP},
                 {"help", no_argument, NULL, 'h'},
                 {},
         };
@@ -913,6 +991,7 @@ static int restore_main(int argc, char *argv[])
                    .backup_data_dir = "/var/lib/etcd-backup",
                    .stopped_dir = "/home/core/assets/manifests-stopped",
                    .stop_timeout = 300 * USEC_PER_SEC};
+        const char *s3_dir = NULL, *s3_bucket = NULL, *s3_prefix = NULL, *s3_backup = NULL;
         int c, r = -1, modes = 0;
 
         argc = cmd_take_verbosity(argc, argv);
@@ -970,6 +1049,18 @@ static int restore_main(int argc, char *argv[])
                 case ARG_FORCE:
                         f.force = true;
                         break;
+                case ARG_S3_DIR:
+                        s3_dir = optarg;
+                        break;
+                case ARG_S3_BUCKET:
+                        s3_bucket = optarg;
+                        break;
+                case ARG_S3_PREFIX:
+                        s3_prefix = optarg;
+                        break;
+                case ARG_S3_BACKUP:
+                        s3_backup = optarg;
+                        break;
                 default:
                         nodecmd_flag_error("cluster-restore", c, argv);
                         r = EXIT_USAGE;
@@ -1003,6 +1094,16 @@ static int restore_main(int argc, char *argv[])
                 log_error("cluster-restore --in-place: --name and --peer-host (or ETCD_THIS_NAME and "
                           "ETCD_THIS_URL_HOST, which cluster-restore.sh sets) name this member");
                 return EXIT_USAGE;
+        }
+        if (s3_dir || s3_bucket || s3_prefix || s3_backup) {
+                if (f.mode == RESTORE_QUORUM) {
+                        log_error(
+                                "cluster-restore --quorum-restore restores from this member's own data: no "
+                                "--s3-* flags");
+                        return EXIT_USAGE;
+                }
+                if ((r = fetch_from_store(f.backup_dir, s3_dir, s3_bucket, s3_prefix, s3_backup)) != EXIT_OK)
+                        return r;
         }
         return restore_run(&f);
 }

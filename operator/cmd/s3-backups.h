@@ -13,6 +13,17 @@
  * 0, or -EIO when listing or some deletion failed (logged). */
 int s3_backups_gc(const S3Store *s, const char *policy, unsigned max_backups, bool dry_run);
 
+/* Fetches a full snapshot (`which`: "latest", or its name) and its tarball
+ * into `dir` as snapshot_<ts>.db and static_kuberesources_<ts>.tar.gz (<ts>
+ * the snapshot's time, UTC), the snapshot's SHA-256 verified; never over
+ * files that exist (-EEXIST), unless `reuse` and both are there with a
+ * snapshot that verifies (a restore run again). *ret_snapshot: its path.
+ * 1 fetched, 0 reused, < 0 failed (logged; what it fetched is removed). */
+int s3_backups_fetch(const S3Store *s, const char *which, const char *dir, bool reuse, char **ret_snapshot);
+
+/* ".../snapshot_<ts>.db" -> ".../static_kuberesources_<ts>.tar.gz" (NULL on ENOMEM or another name). */
+char *s3_backups_tarball_of(const char *snapshot_path);
+
 /* Deletes every object under the store's prefix (which must not be empty:
  * -EINVAL, nothing deleted). 0, or -EIO when listing or a deletion failed. */
 int s3_backups_purge(const S3Store *s, bool dry_run);

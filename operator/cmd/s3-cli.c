@@ -127,8 +127,7 @@ static int list_snapshots(const S3Store *s, S3ObjectList *l, Snap **ret, size_t 
         return 0;
 }
 
-/* `get-backup NAME|latest DIR`: a backup as the restore runbook wants it. */
-static int get_backup(const S3Store *s, const char *which, const char *dir)
+int s3_backups_fetch(const S3Store *s, const char *which, const char *dir, bool reuse, char **ret_snapshot)
 {
         _cleanup_(s3_object_list_done) S3ObjectList l = {};
         _cleanup_free_ Snap *v = NULL;
@@ -140,7 +139,7 @@ static int get_backup(const S3Store *s, const char *which, const char *dir)
         int r;
 
         if (list_snapshots(s, &l, &v, &n, NULL) < 0)
-                return EXIT_RUNTIME;
+                return -EIO;
         const char *want = strrchr(which, '/') ? strrchr(which, '/') + 1 : which;
         for (size_t i = 0; i < n; i++)
                 if (streq(want, "latest") || streq(want, strrchr(v[i].key, '/') + 1))
@@ -149,28 +148,36 @@ static int get_backup(const S3Store *s, const char *which, const char *dir)
                 log_error("no full snapshot %s under s3://%s/%s%s" S3_SNAPSHOT_DIR "/ (see `s3 list %s/`)",
                           streq(want, "latest") ? "at all" : want, s->bucket, s->prefix,
                           *s->prefix ? "/" : "", S3_SNAPSHOT_DIR);
-                return EXIT_RUNTIME;
+                return -ENOENT;
         }
         time_t created = pick->s.created;
         if (!gmtime_r(&created, &tm) || strftime(ts, sizeof ts, "%Y-%m-%d_%H%M%S", &tm) == 0)
-                return log_error("snapshot time %lld is out of range", (long long) created), EXIT_RUNTIME;
+                return log_error("snapshot time %lld is out of range", (long long) created), -ERANGE;
         snap_path = strdup_printf("%s/snapshot_%s.db", dir, ts);
         tar_path = strdup_printf("%s/static_kuberesources_%s.tar.gz", dir, ts);
         tar_key = resources_key(s, pick->key);
         if (!snap_path || !tar_path || !tar_key)
-                return log_error_errno(ENOMEM, "out of memory"), EXIT_RUNTIME;
-        if (access(snap_path, F_OK) == 0 || access(tar_path, F_OK) == 0) {
-                log_error("%s already holds the backup of %s; nothing was fetched (name another directory)",
+                return log_error_errno(ENOMEM, "out of memory");
+        bool have_snap = access(snap_path, F_OK) == 0, have_tar = access(tar_path, F_OK) == 0;
+        uint64_t size = 0;
+        if (reuse && have_snap && have_tar && etcd_snapshot_verify_file(snap_path, &size) >= 0) {
+                log_info("%s already holds the backup of %s (%s), its snapshot verified: not fetched again",
+                         dir, ts, pick->key);
+                *ret_snapshot = TAKE_PTR(snap_path);
+                return 0; /* reused */
+        }
+        if (have_snap || have_tar) {
+                log_error("%s already holds files of the backup of %s; nothing was fetched (name another "
+                          "directory)",
                           dir, ts);
-                return EXIT_RUNTIME;
+                return -EEXIST;
         }
         if ((r = nodecmd_mkdir_p(dir, 0700)) < 0)
-                return log_error_errno(r, "cannot create %s", dir), EXIT_RUNTIME;
+                return log_error_errno(r, "cannot create %s", dir);
         log_info("fetching %s (revision %" PRIu64 ") and its tarball into %s", pick->key, pick->s.last, dir);
         r = s3_get_file(s, tar_key, tar_path, &err);
         if (r >= 0)
                 r = s3_get_file(s, pick->key, snap_path, &err);
-        uint64_t size = 0;
         if (r >= 0 && (r = etcd_snapshot_verify_file(snap_path, &size)) < 0)
                 err = strdup_printf("%s does not verify (its trailing SHA-256 does not match): %s",
                                     snap_path, strerror(-r));
@@ -178,13 +185,34 @@ static int get_backup(const S3Store *s, const char *which, const char *dir)
                 log_error("%s; removed what this run fetched", err ? err : strerror(-r));
                 (void) unlink(snap_path);
                 (void) unlink(tar_path);
-                return EXIT_RUNTIME;
+                return r;
         }
-        (void) printf("%s\n%s\n", snap_path, tar_path);
-        log_info("fetched the backup of %s: %" PRIu64
-                 " bytes of database, SHA-256 verified; restore it with "
-                 "the runbook, naming %s",
-                 ts, size, dir);
+        log_info("fetched the backup of %s into %s: %" PRIu64 " bytes of database, SHA-256 verified", ts,
+                 dir, size);
+        *ret_snapshot = TAKE_PTR(snap_path);
+        return 1; /* fetched */
+}
+
+char *s3_backups_tarball_of(const char *snapshot_path)
+{
+        assert_return(snapshot_path, NULL);
+        const char *base = strrchr(snapshot_path, '/') ? strrchr(snapshot_path, '/') + 1 : snapshot_path;
+        if (!startswith(base, "snapshot_") || !endswith(base, ".db"))
+                return NULL;
+        const char *ts = base + strlen("snapshot_");
+        return strdup_printf("%.*sstatic_kuberesources_%.*s.tar.gz", (int) (base - snapshot_path),
+                             snapshot_path, (int) (strlen(ts) - strlen(".db")), ts);
+}
+
+/* `get-backup NAME|latest DIR`: a backup as the restore runbook wants it. */
+static int get_backup(const S3Store *s, const char *which, const char *dir)
+{
+        _cleanup_free_ char *snap = NULL;
+        if (s3_backups_fetch(s, which, dir, false, &snap) < 0 || !snap)
+                return EXIT_RUNTIME;
+        _cleanup_free_ char *tar = s3_backups_tarball_of(snap);
+        (void) printf("%s\n%s\n", snap, strempty(tar));
+        log_info("restore it with the runbook, naming %s", dir);
         return EXIT_OK;
 }
 

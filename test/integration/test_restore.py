@@ -19,7 +19,11 @@ What it proves (issue 12, section 2):
 - the quorum-restore path: refused when it cannot ask the other members
   (--force overrides), the member copied aside, the quorum pod in place;
 - bump-revision on the restored data: the revision passes maxRevision plus
-  the margin, and etcd answers "compacted" for a revision from before.
+  the margin, and etcd answers "compacted" for a revision from before;
+- straight from an S3 store (test/s3's signature-checking peer): the backup
+  fetched and verified before anything changes, then restored as from a
+  directory; run again, the fetched backup is used as it is; a refused
+  store, or a directory holding another backup, changes nothing.
 Usage: test_restore.py BUILD_DIR"""
 import hashlib
 import json
@@ -33,6 +37,7 @@ import tempfile
 import time
 
 BIN = os.path.join(os.path.abspath(sys.argv[1]), "cluster-etcd-operator")
+S3DIR = os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "s3")
 TMP = tempfile.mkdtemp(prefix="test-restore-", dir="/dev/shm" if os.access("/dev/shm", os.W_OK) else None)
 PROCS = []
 
@@ -294,7 +299,67 @@ def main():
     assert r.returncode == 1 and "runs on the member whose data survived" in r.stderr
     assert digest(empty.root) == before
     log("quorum-restore path: copied aside, pod in place; refused without data")
+    check_restore_from_store(src, good, snap, snap_rev, data)
     log("PASS")
+
+
+def check_restore_from_store(src, good, snap, snap_rev, data):
+    if not os.path.isdir(os.path.join(S3DIR, "node_modules", "s3rver")):
+        sys.exit("test/s3/node_modules is missing: run hack/install-deps.sh (npm ci in test/s3)")
+    ak, sk = "AKIARESTORE", "restore/s3cr3t"
+    peer = subprocess.Popen(["node", "--openssl-legacy-provider", os.path.join(S3DIR, "s3-peer.js"), "--address",
+                             "127.0.85.1", "--port", "0", "--dir", os.path.join(TMP, "s3-store"), "--access-key", ak,
+                             "--secret-key", sk, "--bucket", "etcd-backups"], stdout=subprocess.PIPE, text=True)
+    PROCS.append(peer)
+    line = peer.stdout.readline().split()
+    assert line and line[0] == "listening", line
+
+    def creds(name, secret):
+        d = os.path.join(TMP, name)
+        for k, v in (("accessKeyID", ak), ("secretAccessKey", secret), ("endpoint", line[1]),
+                     ("s3ForcePathStyle", "true")):
+            write(os.path.join(d, k), v + "\n", 0o600)
+        return d
+    good_creds, bad_creds = creds("s3-creds", sk), creds("s3-bad-creds", "wrong")
+    store = ["--s3-bucket", "etcd-backups", "--s3-prefix", "clusters/restore"]
+    name = "Full-00000000-%08d-%d" % (snap_rev, int(time.time()) - 60)
+    tarball = os.path.join(good, "static_kuberesources_2026-11-25_101500.tar.gz")
+    for path, key in ((tarball, "kuberesources/%s.tar.gz" % name), (snap, "v2/" + name)):
+        r = subprocess.run([BIN, "s3", "put", path, key, "--credentials-dir", good_creds, "--bucket", "etcd-backups",
+                            "--prefix", "clusters/restore"], capture_output=True, text=True)
+        assert r.returncode == 0, r.stderr
+
+    node = Node("master-4", src, good)
+    fetched = os.path.join(TMP, "fetched")
+    before = digest(node.root)
+    r = node.restore("--s3-credentials-dir", bad_creds, *store, fetched)
+    assert r.returncode == 1 and "SignatureDoesNotMatch" in r.stderr and "nothing on the node was changed" in \
+        r.stderr, r.stderr
+    assert digest(node.root) == before
+    assert not os.path.isdir(fetched) or not os.listdir(fetched), os.listdir(fetched)
+    r = node.restore("--s3-credentials-dir", good_creds, *store, "--s3-backup", name, fetched)
+    assert r.returncode == 0, r.stderr
+    got = sorted(os.listdir(fetched))
+    assert len(got) == 2 and got[0].startswith("snapshot_") and got[1].startswith("static_kuberesources_"), got
+    assert open(os.path.join(node.config, "manifests/etcd-pod.yaml")).read() == "restore pod of master-4\n"
+    assert open(os.path.join(node.backup_data, "snapshot.db"), "rb").read() == data
+    assert open(os.path.join(node.config, "static-pod-resources/etcd-pod-1/etcd-pod.yaml")).read() == \
+        "from the backup\n"
+    time.sleep(1.1)
+    r = node.restore("--s3-credentials-dir", good_creds, *store, fetched)  # again: latest is the same one
+    assert r.returncode == 0 and "not fetched again" in r.stderr, r.stderr
+    assert sorted(os.listdir(fetched)) == got
+    log("restore from the store: fetched, verified, restored; again: used as fetched")
+
+    # A directory that holds another backup: refused, nothing changed, nothing left behind.
+    node5 = Node("master-5", src, good)
+    before, before_good = digest(node5.root), sorted(os.listdir(good))
+    r = node5.restore("--s3-credentials-dir", good_creds, *store, good)
+    assert r.returncode == 1 and "holds another backup" in r.stderr, r.stderr
+    assert digest(node5.root) == before and sorted(os.listdir(good)) == before_good, os.listdir(good)
+    assert node5.restore("--quorum-restore", "--s3-credentials-dir", good_creds, *store).returncode == 2
+    assert node5.restore("--s3-bucket", "etcd-backups", fetched).returncode == 2
+    log("restore from the store: refused beside another backup, and with bad flags")
 
 
 if __name__ == "__main__":
