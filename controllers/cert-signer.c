@@ -124,9 +124,10 @@ static bool differs(const KubeObject *old, const char *type, const cJSON *data)
 
 /* Plans `old` with data (taken) and type replaced, keeping its other
  * metadata, under its resourceVersion; or creates it. A secret's type is
- * immutable: another type means delete and create. */
+ * immutable: another type means delete and create. A Secret holding
+ * certificate `crt` gets library-go's certificate annotations. */
 static void write_object(Sync *s, const KubeResource *res, const KubeObject *old, const char *name,
-                         const char *type, cJSON *data)
+                         const char *type, cJSON *data, const char *crt)
 {
         _cleanup_(cJSON_Deletep) cJSON *d = data, *o = NULL;
 
@@ -145,6 +146,10 @@ static void write_object(Sync *s, const KubeResource *res, const KubeObject *old
         }
         cJSON_DeleteItemFromObjectCaseSensitive(o, "data");
         cJSON_AddItemToObject(o, "data", TAKE_PTR(d));
+        if (crt && cert_annotations_set(o, name, crt) < 0) {
+                s->p->error = -ENOMEM;
+                return;
+        }
         if (old)
                 plan_update(s->p, res, o);
         else
@@ -207,8 +212,19 @@ static int new_signer(Sync *s, Signer *sg, const KubeObject *old, bool warning, 
         log_info("%s: %s, %s %s", sg->spec->secret, why, old ? "rotating to" : "creating", cn);
         plan_event(s->p, warning, old ? "SignerRotated" : "SignerCreated", "%s: %s, new signer %s",
                    sg->spec->secret, why, cn);
-        write_object(s, &KUBE_SECRETS, old, sg->spec->secret, "kubernetes.io/tls", tls_data(crt, key));
+        write_object(s, &KUBE_SECRETS, old, sg->spec->secret, "kubernetes.io/tls", tls_data(crt, key), crt);
         return 0;
+}
+
+/* A certificate Secret that is kept but lacks its annotations (one render or an older
+ * operator wrote) gets them, its data unchanged. */
+static void annotate_kept(Sync *s, const KubeObject *sec, const char *crt)
+{
+        if (!sec || cert_annotations_current(sec->json, crt))
+                return;
+        cJSON *d = cJSON_Duplicate(json_get_object(sec->json, "data"), true);
+        log_info("%s: adding the certificate annotations", sec->name);
+        write_object(s, &KUBE_SECRETS, sec, sec->name, NULL, d, crt);
 }
 
 /* Whether every master runs a revision whose etcd-all-bundles holds the
@@ -278,13 +294,14 @@ static int sync_signer(Sync *s, Signer *sg)
                         return -ENOMEM;
                 log_info("%s: publishing %s", sg->spec->bundle,
                          published ? "a changed bundle" : "the bundle");
-                write_object(s, &KUBE_CONFIGMAPS, cm, sg->spec->bundle, NULL, TAKE_PTR(d));
+                write_object(s, &KUBE_CONFIGMAPS, cm, sg->spec->bundle, NULL, TAKE_PTR(d), NULL);
         }
         bool in_published = sg->cert_pem && published && pki_bundle_contains(published, sg->cert_pem) == 1;
 
         if (status == PKI_VALID && info && info->is_ca) {
                 if ((r = pki_pair_from_pem(sg->cert_pem, key, &sg->pair)) < 0)
                         return r;
+                annotate_kept(s, sec, sg->cert_pem);
                 sg->ready = in_published;
                 if (!sg->ready)
                         s->settled = false;
@@ -426,7 +443,7 @@ static int issue_leaf(Sync *s, Signer *sg, const Leaf *l, const KubeObject *old,
         log_info("%s: %s, issuing a new certificate from %s", l->name, why, sg->spec->secret);
         plan_event(s->p, false, old ? "CertificateRegenerated" : "CertificateCreated", "%s: %s", l->name,
                    why);
-        write_object(s, &KUBE_SECRETS, old, l->name, "kubernetes.io/tls", tls_data(crt, key));
+        write_object(s, &KUBE_SECRETS, old, l->name, "kubernetes.io/tls", tls_data(crt, key), crt);
         return 0;
 }
 
@@ -470,8 +487,13 @@ static int sync_leaf(Sync *s, const CertProfile *spec, const KubeObject *node)
                 return r;
         if (r == LEAF_KEEP_FOR_NOW)
                 log_debug("%s: %s; kept until %s has rolled out", l.name, why, sg->spec->secret);
-        if (r != LEAF_ISSUE)
+        if (r != LEAF_ISSUE) {
+                _cleanup_free_ char *crt = NULL;
+                _cleanup_erase_ char *key = NULL;
+                if (secret_pems(sec, &crt, &key) >= 0)
+                        annotate_kept(s, sec, crt);
                 return node ? add_to_aggregate(s, &l, sec) : 0;
+        }
         if (!take_budget(s)) {
                 log_debug("%s: %s; waiting for the next sync", l.name, why);
                 return 0;
@@ -497,7 +519,7 @@ static int sync_aggregates(Sync *s, size_t n_nodes)
                 old = op_get(s->ctx, W_ETCD_CONFIGMAPS, NS_ETCD, "etcd-all-bundles");
                 if (differs(old, NULL, d)) {
                         log_info("etcd-all-bundles: publishing the CA bundles for the next revision");
-                        write_object(s, &KUBE_CONFIGMAPS, old, "etcd-all-bundles", NULL, TAKE_PTR(d));
+                        write_object(s, &KUBE_CONFIGMAPS, old, "etcd-all-bundles", NULL, TAKE_PTR(d), NULL);
                 }
         }
         /* Without any master (not listed yet) there is nothing to aggregate. */
@@ -508,7 +530,7 @@ static int sync_aggregates(Sync *s, size_t n_nodes)
                 log_info("etcd-all-certs: publishing the node certificates for the next revision");
                 cJSON *d = cJSON_Duplicate(s->all_certs, true);
                 r = d ? 0 : -ENOMEM;
-                write_object(s, &KUBE_SECRETS, old, "etcd-all-certs", "Opaque", d);
+                write_object(s, &KUBE_SECRETS, old, "etcd-all-certs", "Opaque", d, NULL);
                 return r;
         }
         return 0;

@@ -189,7 +189,7 @@ static int write_secret(const char *root, const Pems *p)
         cJSON *data;
         if (!s || !rel || !cJSON_AddStringToObject(s, "type", "kubernetes.io/tls") ||
             !(data = cJSON_AddObjectToObject(s, "data")) || add_b64(data, "tls.crt", p->crt) < 0 ||
-            add_b64(data, "tls.key", p->key) < 0)
+            add_b64(data, "tls.key", p->key) < 0 || cert_annotations_set(s, p->name, p->crt) < 0)
                 return -ENOMEM;
         return write_yaml(root, rel, s);
 }

@@ -1,5 +1,10 @@
 /* Certificate profiles (certs.h). */
 #include "certs.h"
+
+#include <openssl/x509.h>
+
+#include "base/json.h"
+#include "base/timeutil.h"
 #include "netutil.h"
 
 const char *const cert_signer_secrets[_CERT_SIGNER_MAX] = {
@@ -52,4 +57,111 @@ void cert_node_sans(const char *const *node_ips, size_t n_node_ips, const char *
                         ips[n++] = node_ips[i];
         }
         ips[n] = NULL;
+}
+
+/* ---- certificate metadata ---- */
+
+static const struct {
+        const char *name; /* a Secret's name, or the prefix of a node certificate's */
+        bool prefix;
+        const char *description;
+} descriptions[] = {
+        {"etcd-signer", false,
+         "Signs etcd's peer, serving and client certificates; trusted through etcd-ca-bundle."},
+        {"etcd-metric-signer", false,
+         "Signs etcd's metrics serving and metrics client certificates; trusted through "
+         "etcd-metrics-ca-bundle."},
+        {"etcd-client", false,
+         "Client certificate of the kube-apiserver and the etcd operator for etcd's client port."},
+        {"etcd-metric-client", false,
+         "Client certificate with which monitoring scrapes etcd's metrics port."},
+        /* longest prefix first: etcd-serving-metrics- before etcd-serving- */
+        {"etcd-serving-metrics-", true, "Serving certificate of one master's etcd metrics port (9979)."},
+        {"etcd-serving-", true, "Serving certificate of one master's etcd client port (2379)."},
+        {"etcd-peer-", true,
+         "Peer certificate of one master's etcd member: member-to-member traffic on 2380, server and "
+         "client use."},
+};
+
+const char *cert_description(const char *name)
+{
+        for (size_t i = 0; name && i < ELEMENTSOF(descriptions); i++)
+                if (descriptions[i].prefix ? startswith(name, descriptions[i].name)
+                                           : streq(name, descriptions[i].name))
+                        return descriptions[i].description;
+        return NULL;
+}
+
+static int str_cmp(const void *a, const void *b)
+{
+        return strcmp(*(char *const *) a, *(char *const *) b);
+}
+
+static int set_annotation(cJSON *ann, const char *key, const char *value)
+{
+        cJSON_DeleteItemFromObjectCaseSensitive(ann, key);
+        return value && !cJSON_AddStringToObject(ann, key, value) ? -ENOMEM : 0;
+}
+
+int cert_annotations_set(cJSON *obj, const char *name, const char *cert_pem)
+{
+        _cleanup_(X509_freep) X509 *x = NULL;
+        _cleanup_(pki_cert_info_freep) PkiCertInfo *info = NULL;
+        _cleanup_free_ char *hosts = NULL;
+        _cleanup_free_ const char **names = NULL;
+        char after[64], before[64];
+        size_t n = 0, len = 0;
+        int r;
+
+        assert_return(obj && cert_pem, -EINVAL);
+        if ((r = pki_cert_from_pem(cert_pem, &x)) < 0 || (r = pki_cert_get_info(x, &info)) < 0)
+                return r;
+        cJSON *ann = json_ensure_object(obj, "metadata.annotations");
+        if (!ann)
+                return -ENOMEM;
+        for (char **d = info->dns; *d; d++)
+                n++;
+        for (char **ip = info->ips; *ip; ip++)
+                n++;
+        if (!(names = calloc(n + 1, sizeof *names)))
+                return -ENOMEM;
+        n = 0;
+        for (char **d = info->dns; *d; d++)
+                len += strlen(names[n++] = *d) + 1;
+        for (char **ip = info->ips; *ip; ip++)
+                len += strlen(names[n++] = *ip) + 1;
+        qsort(names, n, sizeof *names, str_cmp);
+        if (n && !(hosts = calloc(len, 1)))
+                return -ENOMEM;
+        for (size_t i = 0; i < n; i++) {
+                if (i)
+                        (void) strcat(hosts, ",");
+                (void) strcat(hosts, names[i]);
+        }
+        if ((r = set_annotation(ann, CERT_ANN_NOT_AFTER,
+                                format_rfc3339(after, sizeof after, info->not_after))) < 0 ||
+            (r = set_annotation(ann, CERT_ANN_NOT_BEFORE,
+                                format_rfc3339(before, sizeof before, info->not_before))) < 0 ||
+            (r = set_annotation(ann, CERT_ANN_ISSUER, info->issuer_cn ? info->issuer_cn : info->issuer)) <
+                    0 ||
+            (r = set_annotation(ann, CERT_ANN_HOSTNAMES, hosts)) < 0 ||
+            (r = set_annotation(ann, CERT_ANN_COMPONENT, CERT_OWNING_COMPONENT)) < 0 ||
+            (r = set_annotation(ann, CERT_ANN_DESCRIPTION, cert_description(name))) < 0)
+                return r;
+        return 0;
+}
+
+bool cert_annotations_current(const cJSON *obj, const char *cert_pem)
+{
+        _cleanup_(X509_freep) X509 *x = NULL;
+        usec_t not_after = 0;
+        char want[64];
+        const cJSON *ann = json_get_object(obj, "metadata.annotations");
+
+        if (!cert_pem || pki_cert_from_pem(cert_pem, &x) < 0 || pki_cert_get_not_after(x, &not_after) < 0)
+                return true; /* nothing to describe */
+        return streq_ptr(json_string(cJSON_GetObjectItemCaseSensitive(ann, CERT_ANN_NOT_AFTER)),
+                         format_rfc3339(want, sizeof want, not_after)) &&
+               streq_ptr(json_string(cJSON_GetObjectItemCaseSensitive(ann, CERT_ANN_COMPONENT)),
+                         CERT_OWNING_COMPONENT);
 }

@@ -46,6 +46,11 @@ static bool looks_special(const char *s)
                 return true;
         if (s[0] == '0' && (s[1] == 'x' || s[1] == 'o'))
                 return true;
+        /* YAML 1.1 timestamps (2029-11-21, 2029-11-21T00:00:00Z): some parsers make them times. */
+        if (isdigit((unsigned char) s[0]) && isdigit((unsigned char) s[1]) &&
+            isdigit((unsigned char) s[2]) && isdigit((unsigned char) s[3]) && s[4] == '-' &&
+            isdigit((unsigned char) s[5]))
+                return true;
         return false;
 }
 

@@ -21,10 +21,11 @@
 
 #define PKI_USEC_PER_DAY ((usec_t) 86400ULL * USEC_PER_SEC)
 /* Signers live 5 years and are replaced after ~4.2 years, i.e. when less
- * than ~0.8 years (292 days) remain; leaf certificates use the same numbers. */
+ * than ~0.8 years (292 days) remain; leaf certificates live 3 years and are
+ * replaced after ~2.2 years (the same 292 days left), as upstream's. */
 #define PKI_SIGNER_VALIDITY       ((usec_t) 5 * 365 * PKI_USEC_PER_DAY)
 #define PKI_SIGNER_REFRESH_WINDOW ((usec_t) 292 * PKI_USEC_PER_DAY)
-#define PKI_LEAF_VALIDITY         ((usec_t) 5 * 365 * PKI_USEC_PER_DAY)
+#define PKI_LEAF_VALIDITY         ((usec_t) 3 * 365 * PKI_USEC_PER_DAY)
 #define PKI_LEAF_REFRESH_WINDOW   ((usec_t) 292 * PKI_USEC_PER_DAY)
 
 typedef enum PkiKeyType {

@@ -3,8 +3,10 @@ components read (names, namespaces, keys, types, labels, condition types and
 reasons, the static pod's shape, the ClusterOperator) against one
 machine-readable table, test/data/contract.json, whose every entry is
 upstream's value. check() collects every mismatch and fails with all of them."""
+import calendar
 import json
 import os
+import time
 import urllib.request
 
 from e2e import ROOT, log
@@ -15,6 +17,10 @@ TABLE = os.path.join(ROOT, "test", "data", "contract.json")
 def load():
     with open(TABLE) as f:
         return json.load(f)
+
+
+def _rfc3339(v):
+    return calendar.timegm(time.strptime(v, "%Y-%m-%dT%H:%M:%SZ"))
 
 
 def _expand(pattern, nodes):
@@ -69,6 +75,23 @@ class Checker:
                 keys = set((obj.get("data") or {}).keys())
                 for k in _expand_all(e.get("keys") or [], self.nodes):
                     self.expect(k in keys, "%s: no key %s (has %s)" % (where, k, sorted(keys)))
+                ca = e.get("cert_annotations")
+                if ca:
+                    # library-go's certificate metadata (upstream: certrotation's annotations)
+                    ann = (obj.get("metadata") or {}).get("annotations") or {}
+                    for k in ("auth.openshift.io/certificate-not-after", "auth.openshift.io/certificate-not-before",
+                              "auth.openshift.io/certificate-issuer", "openshift.io/description"):
+                        self.expect(ann.get(k), "%s: no annotation %s" % (where, k))
+                    self.expect(ann.get("openshift.io/owning-component") == "etcd",
+                                "%s: openshift.io/owning-component %r, upstream 'etcd'" % (
+                                    where, ann.get("openshift.io/owning-component")))
+                    try:
+                        days = (_rfc3339(ann["auth.openshift.io/certificate-not-after"]) -
+                                _rfc3339(ann["auth.openshift.io/certificate-not-before"])) / 86400
+                        self.expect(abs(days - ca["validity_days"]) < 1, "%s: valid %.1f days, upstream %d" % (
+                            where, days, ca["validity_days"]))
+                    except (KeyError, ValueError) as err:
+                        self.expect(False, "%s: validity annotations unreadable: %s" % (where, err))
                 if e.get("member_id_keys"):
                     # upstream: fmt.Sprintf("%x", member.ID), no zero padding
                     want = {"%x" % i for i in self.member_ids}
@@ -149,6 +172,13 @@ class Checker:
                         "etcds/cluster: %s is %s/%s, upstream %s/%s" % (t, c.get("status"), c.get("reason"), status, reason))
         for f in self.table["etcd_status_fields"]:
             self.expect(f in ((etcd or {}).get("status") or {}), "etcds/cluster: no status.%s" % f)
+        st = (etcd or {}).get("status") or {}
+        # settled: every master's etcd pod ready at the latest revision, the spec seen
+        self.expect(st.get("readyReplicas") == len(self.nodes), "etcds/cluster: status.readyReplicas %r, %d masters" % (
+            st.get("readyReplicas"), len(self.nodes)))
+        self.expect(st.get("observedGeneration") == ((etcd or {}).get("metadata") or {}).get("generation"),
+                    "etcds/cluster: status.observedGeneration %r, metadata.generation %r" % (
+                        st.get("observedGeneration"), ((etcd or {}).get("metadata") or {}).get("generation")))
         co_want = self.table["clusteroperator"]
         co = self.get("clusteroperator", None, co_want["name"]) or {}
         cconds = _conditions(co)

@@ -132,6 +132,8 @@ static void test_yaml_emit_roundtrip(void **state)
                 "a\\b",
                 ".inf",
                 "-",
+                "2029-11-21T00:00:00Z",
+                "2029-11-21",
         };
         _cleanup_(cJSON_Deletep) cJSON *root = cJSON_CreateObject();
         cJSON *arr = cJSON_AddArrayToObject(root, "list");
@@ -172,6 +174,8 @@ static void test_yaml_emit_roundtrip(void **state)
         assert_non_null(strstr(text, "script: |\n"));
         assert_non_null(strstr(text, "- \"true\"\n"));
         assert_non_null(strstr(text, "- plain\n"));
+        /* YAML 1.1 timestamps stay strings for every parser: quoted. */
+        assert_non_null(strstr(text, "- \"2029-11-21T00:00:00Z\"\n"));
 }
 
 static void test_buf(void **state)

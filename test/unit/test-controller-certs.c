@@ -51,6 +51,15 @@ static size_t writes(Fixture *f)
         return n;
 }
 
+/* An update of a certificate Secret that only adds its annotations (its data as cached). */
+static bool annotation_only(Fixture *f, const Intent *in)
+{
+        const KubeObject *cached = in->type == INTENT_UPDATE && in->res == &KUBE_SECRETS
+                                           ? fixture_get(f, W_ETCD_SECRETS, "openshift-etcd", in->name)
+                                           : NULL;
+        return cached && cJSON_Compare(json_get(in->object, "data"), json_get(cached->json, "data"), true);
+}
+
 /* Writes of secrets with a fresh key: signers and leaves, not the aggregate. */
 static size_t issued(Fixture *f)
 {
@@ -58,15 +67,17 @@ static size_t issued(Fixture *f)
         for (size_t i = 0; i < f->plan.n; i++) {
                 const Intent *in = &f->plan.intents[i];
                 n += (in->type == INTENT_CREATE || in->type == INTENT_UPDATE) && in->res == &KUBE_SECRETS &&
-                     !streq(in->name, "etcd-all-certs");
+                     !streq(in->name, "etcd-all-certs") && !annotation_only(f, in);
         }
         return n;
 }
 
+/* A write of `name` other than one that only annotates it. */
 static const Intent *written(Fixture *f, const char *name)
 {
         for (size_t i = 0; i < f->plan.n; i++)
-                if (is_write(&f->plan.intents[i]) && streq_ptr(f->plan.intents[i].name, name))
+                if (is_write(&f->plan.intents[i]) && streq_ptr(f->plan.intents[i].name, name) &&
+                    !annotation_only(f, &f->plan.intents[i]))
                         return &f->plan.intents[i];
         return NULL;
 }
@@ -742,6 +753,59 @@ static void test_sans_follow_one_profile(void **state)
         fixture_free(f);
 }
 
+/* library-go's certificate metadata on every certificate Secret, and on one that lacks it
+ * (render's, an older operator's) added without touching its data. */
+static void test_certificate_annotations(void **state)
+{
+        Fixture *f = certs_fixture(true);
+        converge(f);
+        const KubeObject *sec = fixture_get(f, W_ETCD_SECRETS, "openshift-etcd", "etcd-peer-master-0");
+        assert_non_null(sec);
+        cJSON *ann = json_get_object(sec->json, "metadata.annotations");
+        _cleanup_free_ char *crt = secret_data(f, "etcd-peer-master-0", "tls.crt");
+        _cleanup_free_ char *ca = secret_data(f, "etcd-signer", "tls.crt");
+        _cleanup_(pki_cert_info_freep) PkiCertInfo *i = info_of(crt), *c = info_of(ca);
+        char when[64];
+#define ANN(k) json_string(cJSON_GetObjectItemCaseSensitive(ann, k))
+        assert_string_equal(ANN("auth.openshift.io/certificate-not-after"),
+                            format_rfc3339(when, sizeof when, i->not_after));
+        assert_string_equal(ANN("auth.openshift.io/certificate-not-before"),
+                            format_rfc3339(when, sizeof when, i->not_before));
+        assert_true(i->not_after - i->not_before >= 3 * YEAR &&
+                    i->not_after - i->not_before < 3 * YEAR + DAY);
+        assert_string_equal(ANN("auth.openshift.io/certificate-issuer"), c->subject_cn);
+        assert_string_equal(ANN("auth.openshift.io/certificate-hostnames"),
+                            "10.0.0.1,127.0.0.1,::1,etcd.kube-system.svc,etcd.kube-system.svc.cluster.local,"
+                            "etcd.openshift-etcd.svc,etcd.openshift-etcd.svc.cluster.local,localhost");
+        assert_string_equal(ANN("openshift.io/owning-component"), "etcd");
+        assert_non_null(strstr(ANN("openshift.io/description"), "Peer certificate"));
+        /* A client certificate has no hostnames; a signer is described as one. */
+        ann = json_get_object(fixture_get(f, W_ETCD_SECRETS, "openshift-etcd", "etcd-client")->json,
+                              "metadata.annotations");
+        assert_null(ANN("auth.openshift.io/certificate-hostnames"));
+        assert_non_null(ANN("auth.openshift.io/certificate-not-after"));
+        ann = json_get_object(fixture_get(f, W_ETCD_SECRETS, "openshift-etcd", "etcd-signer")->json,
+                              "metadata.annotations");
+        assert_non_null(strstr(ANN("openshift.io/description"), "Signs etcd's"));
+
+        /* The same certificate without them: one update adds them, the data unchanged, no event. */
+        _cleanup_free_ char *key = secret_data(f, "etcd-peer-master-0", "tls.key");
+        put_secret(f, "etcd-peer-master-0", crt, key);
+        sync_ok(f);
+        assert_null(written(f, "etcd-peer-master-0")); /* no fresh certificate */
+        const Intent *up = fixture_find(f, INTENT_UPDATE, "secrets", "etcd-peer-master-0");
+        assert_non_null(up);
+        ann = json_get_object(up->object, "metadata.annotations");
+        assert_string_equal(ANN("auth.openshift.io/certificate-not-after"),
+                            format_rfc3339(when, sizeof when, i->not_after));
+        assert_false(event_mentions(f, "CertificateRegenerated", "etcd-peer-master-0"));
+        feed(f);
+        sync_ok(f);
+        assert_null(fixture_find(f, INTENT_UPDATE, "secrets", "etcd-peer-master-0"));
+#undef ANN
+        fixture_free(f);
+}
+
 /* ---- signers ---- */
 
 static void expect_issuer(Fixture *f, const char *name, const char *signer_pem)
@@ -762,7 +826,8 @@ static void test_signer_rotation(void **state)
         f->now = start + 4 * YEAR; /* a year left: not yet due */
         for (size_t i = 0; i < ELEMENTSOF(masters); i++)
                 fixture_master(f, masters[i][0], masters[i][1], true);
-        assert_int_equal(converge(f), 9);
+        /* the node certificates, and the client certificates again (leaves live 3 years) */
+        assert_int_equal(converge(f), 9 + 2);
         _cleanup_free_ char *old_ca = secret_data(f, "etcd-signer", "tls.crt");
         _cleanup_free_ char *old_peer = secret_data(f, "etcd-peer-master-0", "tls.crt");
         double days = 0;
@@ -793,10 +858,8 @@ static void test_signer_rotation(void **state)
         assert_int_equal(pki_bundle_contains(bundle, new_ca), 1);
         assert_int_equal(bundle_count(cm_data(f, "etcd-all-bundles", "server-ca-bundle.crt")), 2);
 
-        /* Nothing is issued from the new signer yet: the node certificates are
-         * good, and the client certificates, expiring like the signer they
-         * were made with, are still valid while the nodes do not trust the
-         * new signer yet. */
+        /* Nothing is issued from the new signer yet: the leaves are good, and
+         * the nodes do not trust the new signer yet. */
         assert_int_equal(converge(f), 0);
         _cleanup_free_ char *peer = secret_data(f, "etcd-peer-master-0", "tls.crt");
         assert_string_equal(peer, old_peer);
@@ -812,8 +875,7 @@ static void test_signer_rotation(void **state)
         set_revisions(f, 2, 2, 2);
         sync_ok(f);
         assert_int_equal(issued(f), MAX_CERT);
-        assert_true(event_mentions(f, "CertificateRegenerated", "etcd-client: expiring"));
-        assert_true(event_mentions(f, "CertificateRegenerated", "signed by a previous signer"));
+        assert_true(event_mentions(f, "CertificateRegenerated", "etcd-client: signed by a previous signer"));
         feed(f);
         assert_int_equal(converge(f), 2 + 9 - MAX_CERT);
         expect_issuer(f, "etcd-client", new_ca);
@@ -911,6 +973,7 @@ int main(void)
                 cmocka_unit_test(test_damaged_leaf),
                 cmocka_unit_test(test_expiring_leaf_waits_for_rollout),
                 cmocka_unit_test(test_sans_follow_one_profile),
+                cmocka_unit_test(test_certificate_annotations),
                 cmocka_unit_test(test_signer_rotation),
                 cmocka_unit_test(test_rotation_waits_for_bundle),
                 cmocka_unit_test(test_broken_signer_replaced),

@@ -441,17 +441,17 @@ static void test_check_outcomes(void **state)
         assert_int_equal(pki_key_to_pem(f->foreign->key, &other_key), 0);
 
         r = check(crt, key, &c, NOW, PKI_VALID);
-        assert_string_equal(r, "valid until 2029-12-31T00:00:00Z");
+        assert_string_equal(r, "valid until 2028-01-01T00:00:00Z");
         free(r);
         r = check(crt, key, &c, expiry - 100 * DAY, PKI_EXPIRING);
         assert_string_equal(r,
-                            "expires at 2029-12-31T00:00:00Z, 100 day(s) left, inside the 292-day refresh "
+                            "expires at 2028-01-01T00:00:00Z, 100 day(s) left, inside the 292-day refresh "
                             "window");
         free(r);
         free(check(crt, key, &c, expiry - 293 * DAY, PKI_VALID));
         free(check(crt, key, &c, expiry, PKI_EXPIRED));
         r = check(crt, key, &c, expiry + DAY, PKI_EXPIRED);
-        assert_string_equal(r, "expired at 2029-12-31T00:00:00Z");
+        assert_string_equal(r, "expired at 2028-01-01T00:00:00Z");
         free(r);
 
         /* A node whose InternalIP changed, and one DNS name gone. */
@@ -823,7 +823,7 @@ static void test_openssl_cli(void **state)
                 "Subject: O = system:etcd, CN = system:etcd-peer:master-0",
                 "Issuer: CN = openshift-etcd_etcd-signer@1735689600",
                 "Not Before: Dec 31 23:59:00 2024 GMT",
-                "Not After : Dec 31 00:00:00 2029 GMT",
+                "Not After : Jan  1 00:00:00 2028 GMT",
                 "Signature Algorithm: sha256WithRSAEncryption",
                 "X509v3 Authority Key Identifier",
         };
@@ -969,10 +969,10 @@ static void test_check_memo(void **state)
         assert_int_equal(pki_key_to_pem(f->foreign->key, &other_key), 0);
 
         assert_int_equal(pki_cert_check_memo(m, crt, key, &c, NOW, &r), PKI_VALID);
-        assert_string_equal(r, "valid until 2029-12-31T00:00:00Z");
+        assert_string_equal(r, "valid until 2028-01-01T00:00:00Z");
         free(r);
         assert_int_equal(pki_cert_check_memo(m, crt, key, &c, NOW + 60 * USEC_PER_SEC, &r), PKI_VALID);
-        assert_string_equal(r, "valid until 2029-12-31T00:00:00Z");
+        assert_string_equal(r, "valid until 2028-01-01T00:00:00Z");
         free(r);
         pki_check_memo_stats(m, &hits, &misses);
         assert_int_equal(hits, 1);
