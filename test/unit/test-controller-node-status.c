@@ -34,6 +34,17 @@ static int64_t field(const cJSON *entry, const char *key)
         return json_get_int64(entry, key, &v) >= 0 ? v : 0;
 }
 
+/* A field of the status the last sync writes (the write must exist); node < 0: of the
+ * status itself, else of that nodeStatuses entry. */
+static int64_t status_written(Fixture *f, int node, const char *key)
+{
+        const Intent *i = fixture_find(f, INTENT_UPDATE_STATUS, "etcds", "cluster");
+        assert_non_null(i);
+        return field(node < 0 ? json_get(i->object, "status")
+                              : cJSON_GetArrayItem(json_get_array(i->object, "status.nodeStatuses"), node),
+                     key);
+}
+
 static void no_write(Fixture *f)
 {
         assert_int_equal(fixture_sync(f, &controller_node_status), 0);
@@ -100,20 +111,15 @@ static void test_current_moves_on_ready_pod(void **state)
         const cJSON *e = cJSON_GetArrayItem(written(f), 0);
         assert_int_equal(field(e, "currentRevision"), 2);
         assert_null(json_get(e, "targetRevision"));
-        const Intent *i = fixture_find(f, INTENT_UPDATE_STATUS, "etcds", "cluster");
-        assert_int_equal(field(json_get(i->object, "status"), "readyReplicas"), 1);
+        assert_int_equal(status_written(f, -1, "readyReplicas"), 1);
         assert_int_equal(fixture_feed(f, W_ETCD_CR), 1);
         no_write(f);
         /* Never backwards (a restore pod labelled with an older revision); but that pod is
          * not at the desired state: readyReplicas says so. */
         fixture_etcd_pod(f, "master-0", 1, true);
         assert_int_equal(fixture_sync(f, &controller_node_status), 0);
-        i = fixture_find(f, INTENT_UPDATE_STATUS, "etcds", "cluster");
-        assert_non_null(i);
-        assert_int_equal(field(json_get(i->object, "status"), "readyReplicas"), 0);
-        assert_int_equal(field(cJSON_GetArrayItem(json_get_array(i->object, "status.nodeStatuses"), 0),
-                               "currentRevision"),
-                         2);
+        assert_int_equal(status_written(f, -1, "readyReplicas"), 0);
+        assert_int_equal(status_written(f, 0, "currentRevision"), 2);
         assert_int_equal(fixture_feed(f, W_ETCD_CR), 1);
         no_write(f);
         assert_int_equal(field(cached_entry(f, "master-0"), "currentRevision"), 2);
@@ -136,20 +142,15 @@ static void test_ready_replicas_and_observed_generation(void **state)
                         "\"currentRevision\":4},{\"nodeName\":\"master-1\",\"currentRevision\":3},"
                         "{\"nodeName\":\"master-2\",\"currentRevision\":3}]");
         assert_int_equal(fixture_sync(f, &controller_node_status), 0);
-        const Intent *i = fixture_find(f, INTENT_UPDATE_STATUS, "etcds", "cluster");
-        assert_non_null(i);
-        assert_int_equal(field(json_get(i->object, "status"), "readyReplicas"), 1);
-        assert_int_equal(field(json_get(i->object, "status"), "observedGeneration"), 1);
+        assert_int_equal(status_written(f, -1, "readyReplicas"), 1);
+        assert_int_equal(status_written(f, -1, "observedGeneration"), 1);
         assert_int_equal(fixture_feed(f, W_ETCD_CR), 1);
         no_write(f);
         /* master-1 ready at 4: two. */
         fixture_etcd_pod(f, "master-1", 4, true);
         assert_int_equal(fixture_sync(f, &controller_node_status), 0);
-        i = fixture_find(f, INTENT_UPDATE_STATUS, "etcds", "cluster");
-        assert_int_equal(field(json_get(i->object, "status"), "readyReplicas"), 2);
-        assert_int_equal(field(cJSON_GetArrayItem(json_get_array(i->object, "status.nodeStatuses"), 1),
-                               "currentRevision"),
-                         4);
+        assert_int_equal(status_written(f, -1, "readyReplicas"), 2);
+        assert_int_equal(status_written(f, 1, "currentRevision"), 4);
         assert_int_equal(fixture_feed(f, W_ETCD_CR), 1);
         no_write(f);
         /* A spec change (generation 2) is observed. */
@@ -159,9 +160,7 @@ static void test_ready_replicas_and_observed_generation(void **state)
         cJSON_Delete(cr);
         fixture_add(f, W_ETCD_CR, text);
         assert_int_equal(fixture_sync(f, &controller_node_status), 0);
-        i = fixture_find(f, INTENT_UPDATE_STATUS, "etcds", "cluster");
-        assert_non_null(i);
-        assert_int_equal(field(json_get(i->object, "status"), "observedGeneration"), 2);
+        assert_int_equal(status_written(f, -1, "observedGeneration"), 2);
         fixture_free(f);
 }
 
