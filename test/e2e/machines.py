@@ -11,12 +11,16 @@ Machine, adds the new master's member, removes the old one only once the
 new one votes, lifts the hook only once the old member is gone, and the
 drain then goes through the guard budget. check_dead_master_replaced():
 a master's host dies and its Machine is deleted; the dead member goes
-first, then the replacement joins (3 -> 2 -> 3). Python 3 stdlib only."""
+first, then the replacement joins (3 -> 2 -> 3). Both follow
+docs/runbooks/replace-master.md word for word (runbook.py) where it has a
+command: the admin's checks, the Machine deletions, and what to watch. Python
+3 stdlib only."""
 import json
 import threading
 import time
 
 from e2e import log, wait_for
+from runbook import Runbook
 from scenario import start_actors, stop_actors
 
 NS = "openshift-machine-api"
@@ -123,20 +127,44 @@ def check_actors(c, watcher, writer):
     return [len(shape) for _, shape, _ in watcher.history]
 
 
+# docs/runbooks/replace-master.md's commands, in order (runbook.py numbers them from 1).
+RB_CHECK, RB_WAIT_VOTER, RB_DELETE_OLD, RB_WATCH, RB_DELETE_DEAD, RB_WHY = range(1, 7)
+
+
+def runbook(c, old):
+    return Runbook(c.env, "replace-master.md", {"<old-machine>": machine_name(old),
+                                                  "<dead-machine>": machine_name(old)}, {})
+
+
 def check_master_replaced(c, old, new, new_ip):
-    """Replaces a healthy master `old` by a new master `new` (3 -> 4 -> 3) through the Machine API."""
+    """Replaces a healthy master `old` by a new master `new` (3 -> 4 -> 3) through the Machine API,
+    as the runbook says."""
     env = c.env
     ensure_machines(c)
+    book = runbook(c, old)
     watcher, writer = c.actors()
     start_actors(watcher, writer)
     try:
-        add_master(c, new, new_ip)
-        wait_for("%s to join as a voter (four voters)" % new, lambda: len(voters(c)) == 4 and new in voters(c), 300)
+        out = book.run(RB_CHECK, RB_CHECK)[0]
+        assert "EtcdMembersAvailable=True" in out and "EtcdMembersDegraded=False" in out, out
+        assert machine_name(old) in out, out
+        add_master(c, new, new_ip)  # step 2: the new master's Machine (the test plays the Machine API)
+
+        def voter_joined():
+            out = book.run(RB_WAIT_VOTER, RB_WAIT_VOTER)[0]
+            return "4 members are available" in out and "EtcdMembersDegraded=False" in out and \
+                "EtcdMembersProgressing=False" in out
+        wait_for("the runbook's step 2 to say done (four members)", voter_joined, 300, interval=3)
+        assert len(voters(c)) == 4 and new in voters(c), voters(c)
         log("four voters: %s" % voters(c))
 
         # The old master's Machine is deleted: the finalizer holds it, the hook holds its drain.
-        env.kubectl("delete", "machine", "-n", NS, machine_name(old), "--wait=false")
+        book.run(RB_DELETE_OLD, RB_DELETE_OLD)
         wait_hook_lifted(c, old)
+        out = book.run(RB_WATCH, RB_WATCH)[0]
+        assert old in out and "ScaleDown" in out, "the runbook's step 4 shows no ScaleDown of %s: %s" % (old, out)
+        assert "EtcdQuorumOperator" not in out, "the runbook's step 4 still shows the hook: %s" % out
+        book.run(RB_WHY, RB_WHY)  # what "When it waits" asks for answers
         drain_and_remove(c, old)
         final = sorted((n, False) for n in c.masters)
         wait_for("the watcher to see the three masters as voters", lambda: watcher.last == final, 60)
@@ -162,7 +190,7 @@ def check_dead_master_replaced(c, dead, new, new_ip):
     try:
         env.stop_kubelet(dead)  # the host goes down with its pods
         log("%s's host is down" % dead)
-        env.kubectl("delete", "machine", "-n", NS, machine_name(dead), "--wait=false")
+        runbook(c, dead).run(RB_DELETE_DEAD, RB_DELETE_DEAD)  # "A dead master", step 1
         wait_hook_lifted(c, dead)
         remove_host(c, dead)  # an unreachable host is not drained
         add_master(c, new, new_ip)
