@@ -25,6 +25,7 @@ struct LeaderElector {
         bool in_flight;
         bool leader;
         bool stopped;
+        unsigned release_retries;
         cJSON *observed; /* last lease record seen (spec only) */
         char *observed_rv;
         usec_t observed_time; /* CLOCK_MONOTONIC when the record last changed */
@@ -353,20 +354,60 @@ int leader_elector_start(LeaderElector *le)
         return 0;
 }
 
+static void released(LeaderElector *le)
+{
+        if (le->on_released)
+                le->on_released(le, le->userdata);
+}
+
+static void on_released(KubeClient *c, const KubeResponse *resp, void *userdata);
+
+/* After a conflict: the lease as it is now; released again while it is still ours. */
+static void on_release_get(KubeClient *c, const KubeResponse *resp, void *userdata)
+{
+        LeaderElector *le = userdata;
+
+        if (resp->error == -ECANCELED)
+                return; /* the client is being freed: `le` may be gone */
+        if (resp->error < 0) {
+                log_warning("leader election: reading lease %s/%s to release it failed: %s", le->namespace,
+                            le->name, strerror(-resp->error));
+                released(le);
+                return;
+        }
+        remember(le, resp->body);
+        if (!streq_ptr(json_get_string(le->observed, "holderIdentity"), le->identity)) {
+                log_info("leader election: lease %s/%s is no longer ours: nothing to release", le->namespace,
+                         le->name);
+                released(le);
+                return;
+        }
+        _cleanup_(cJSON_Deletep) cJSON *body = lease_body(le, le->observed, le->observed_rv, true);
+        if (!body || kube_update(c, &KUBE_LEASES, body, on_released, le) < 0)
+                released(le);
+}
+
 static void on_released(KubeClient *c, const KubeResponse *resp, void *userdata)
 {
         LeaderElector *le = userdata;
 
-        (void) c;
         if (resp->error == -ECANCELED)
                 return; /* the client is being freed: `le` may be gone */
+        /* A renewal that was in flight when the release was sent may have landed first: the
+         * release then carries a stale resourceVersion. Read the lease and release it again,
+         * or the next leader waits out the whole lease. */
+        if (resp->error == -ESTALE && le->release_retries++ < 3 &&
+            kube_get(c, &KUBE_LEASES, le->namespace, le->name, on_release_get, le) >= 0) {
+                log_debug("leader election: releasing lease %s/%s: conflict, reading it again",
+                          le->namespace, le->name);
+                return;
+        }
         if (resp->error < 0)
                 log_warning("leader election: releasing lease %s/%s failed: %s", le->namespace, le->name,
                             strerror(-resp->error));
         else
                 log_info("leader election: released lease %s/%s", le->namespace, le->name);
-        if (le->on_released)
-                le->on_released(le, le->userdata);
+        released(le);
 }
 
 int leader_elector_release(LeaderElector *le, LeaderFunc done)

@@ -153,6 +153,11 @@ def main():
         assert took <= 4 + 1 + 1.5, "the leader acted on after its renew deadline"
         log = open(procs["a"].log.name).read()
         assert "could not renew within the renew deadline" in log, log[-2000:]
+    except AssertionError:
+        for name, p in procs.items():  # what each said about the lease, for the failure
+            lines = [ln for ln in open(p.log.name).read().splitlines() if "leader election" in ln]
+            print("operator %s:\n  %s" % (name, "\n  ".join(lines[-15:])))
+        raise
     finally:
         stop_polling.set()
         for p in procs.values():
