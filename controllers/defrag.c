@@ -122,7 +122,12 @@ static int routine(const SyncContext *ctx, const EtcdViewSnapshot *s, Plan *p)
         const EtcdMaintRecord *moved =
                 etcd_maint_log_last(op_state(ctx)->maint, ETCD_MAINT_MOVE_LEADER, 0, false);
         const EtcdMemberState *target = leader_handover_target(s, etcd_member_needs_defrag);
-        if (target && !(moved && moved->error < 0 && moved->finished + MOVE_LEADER_BACKOFF > ctx->now)) {
+        /* A handover that failed lately licenses defragmenting the leader in place, but not
+         * when its target leads now: leadership reached it anyway (the old leader died
+         * mid-move), and nothing says this leader cannot hand over. */
+        bool move_failed = moved && moved->error < 0 && moved->finished + MOVE_LEADER_BACKOFF > ctx->now &&
+                           moved->member_id != s->leader;
+        if (target && !move_failed) {
                 plan_etcd_move_leader(p, etcd_member_label(target, hex), target->id, leader->client_url);
                 return 0;
         }

@@ -167,6 +167,25 @@ static void test_order_and_handover(void **state)
         fixture_free(f);
 }
 
+/* A handover to master-2 failed because the leader died mid-move, and master-2 leads now:
+ * that failure says nothing about master-2, so it hands over before its own turn instead of
+ * being defragmented while it leads (CI once saw that). */
+static void test_failed_handover_to_the_new_leader(void **state)
+{
+        Fixture *f = three();
+        fixture_member_db(f, 1, 10 * MIB, 10 * MIB, 1000);
+        fixture_member_db(f, 2, 10 * MIB, 10 * MIB, 1000);
+        fixture_member_db(f, 3, 300 * MIB, 10 * MIB, 1000);
+        fixture_maint(f, ETCD_MAINT_MOVE_LEADER, 3, 0, f->now, -ECONNRESET);
+        fixture_leader(f, 3);
+        assert_int_equal(fixture_sync(f, &controller_defrag), 0);
+        assert_null(defrag_of(f));
+        const Intent *mv = fixture_find(f, INTENT_ETCD_MOVE_LEADER, NULL, NULL);
+        assert_non_null(mv);
+        assert_int_not_equal(mv->member_id, 3);
+        fixture_free(f);
+}
+
 /* A member defragmented minutes ago is not defragmented again, whatever a
  * lagging status says (a leader change mid-run must not start a loop). */
 static void test_cooldown_and_backoff(void **state)
@@ -329,6 +348,7 @@ int main(void)
                 cmocka_unit_test(test_switches),
                 cmocka_unit_test(test_waits_for_health),
                 cmocka_unit_test(test_order_and_handover),
+                cmocka_unit_test(test_failed_handover_to_the_new_leader),
                 cmocka_unit_test(test_cooldown_and_backoff),
                 cmocka_unit_test(test_degraded_after_three_failures),
                 cmocka_unit_test(test_nospace_recovery),
