@@ -662,19 +662,22 @@ class Writes(Base):
         r = C.post(base, cm("n1"))
         rv1 = int(r.json["metadata"]["resourceVersion"])
         self.assertGreater(rv1, before)
-        self.assertEqual(revision(), rv1)
+        # The store's revision is global: the simulator's own controllers (a CronJob an earlier
+        # test left, the disruption controller) may write meanwhile, so a no-op is judged by
+        # the object's resourceVersion and by the silence of a watch on it, not by the revision.
+        self.assertGreaterEqual(revision(), rv1)
         w = C.watch(base + "?watch=true&resourceVersion=%d" % rv1)
         r = C.put(base + "/n1", r.json)                        # no-op PUT
         self.assertEqual(r.status, 200)
         self.assertEqual(int(r.json["metadata"]["resourceVersion"]), rv1)
         r = C.patch(base + "/n1", {"data": {"k": "v"}})         # no-op patch
         self.assertEqual(int(r.json["metadata"]["resourceVersion"]), rv1)
-        self.assertEqual(revision(), rv1)
+        self.assertEqual(int(C.get(base + "/n1").json["metadata"]["resourceVersion"]), rv1)
         self.assertEqual(w.drain(0.5), [])
         r = C.patch(base + "/n1", {"data": {"k": "v2"}})
         rv2 = int(r.json["metadata"]["resourceVersion"])
         self.assertGreater(rv2, rv1)
-        self.assertEqual(revision(), rv2)
+        self.assertGreaterEqual(revision(), rv2)
         self.assertEqual(w.collect(1)[0]["type"], "MODIFIED")
         w.close()
 
