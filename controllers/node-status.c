@@ -7,11 +7,7 @@
  * currentRevision only grows and is never unset, so an entry whose Node was
  * replaced (another uid) is dropped in one write and added back in the next.
  * It reports StaticPodsAvailable (some node runs a ready etcd pod) and
- * StaticPodsDegraded (etcd pod containers crash-looping or unready for long).
- * With the node statuses it keeps the CRD's status.readyReplicas (masters
- * whose etcd pod is Ready at latestAvailableRevision: "ready and at the
- * desired state") and status.observedGeneration (the metadata.generation of
- * etcds/cluster it last saw). */
+ * StaticPodsDegraded (etcd pod containers crash-looping or unready for long). */
 #include "base/buf.h"
 #include "base/json.h"
 #include "base/log.h"
@@ -125,35 +121,19 @@ static int sync_entries(const SyncContext *ctx, Plan *p, const KubeObject *cr, c
                         return -ENOMEM;
                 cJSON_AddItemToArray(want, next);
         }
-        /* Ready and at the desired state: the etcd pods ready at the latest revision. */
-        int64_t latest = 0, ready = 0, generation = 0, had_ready = -1, had_generation = -1;
-        (void) json_get_int64(cr->json, "status.latestAvailableRevision", &latest);
-        for (size_t i = 0; i < n; i++)
-                ready += latest > 0 && running_revision(etcd_pod_of_node(ctx, nodes[i]->name)) == latest;
-        (void) json_get_int64(cr->json, "metadata.generation", &generation);
-        (void) json_get_int64(cr->json, "status.readyReplicas", &had_ready);
-        (void) json_get_int64(cr->json, "status.observedGeneration", &had_generation);
-        bool same_entries = (have && cJSON_Compare(have, want, true)) || (!have && !want->child);
-        if (same_entries && had_ready == ready && (generation <= 0 || had_generation == generation)) {
+        if ((have && cJSON_Compare(have, want, true)) || (!have && !want->child)) {
                 *ret = TAKE_PTR(want);
                 return 0;
         }
         _cleanup_(cJSON_Deletep) cJSON *obj = cJSON_Duplicate(cr->json, true);
         cJSON *status = obj ? json_ensure_object(obj, "status") : NULL;
         cJSON *copy = cJSON_Duplicate(want, true);
-        if (!status || !copy || set_int(status, "readyReplicas", ready) < 0 ||
-            (generation > 0 && set_int(status, "observedGeneration", generation) < 0)) {
+        if (!status || !copy) {
                 cJSON_Delete(copy);
                 return -ENOMEM;
         }
-        if (!same_entries) {
-                cJSON_DeleteItemFromObjectCaseSensitive(status, "nodeStatuses");
-                cJSON_AddItemToObject(status, "nodeStatuses", copy);
-        } else
-                cJSON_Delete(copy);
-        if (had_ready != ready)
-                log_info("readyReplicas %lld (etcd pods ready at revision %lld)", (long long) ready,
-                         (long long) latest);
+        cJSON_DeleteItemFromObjectCaseSensitive(status, "nodeStatuses");
+        cJSON_AddItemToObject(status, "nodeStatuses", copy);
         plan_update_status(p, &KUBE_ETCDS, obj);
         *ret = TAKE_PTR(want);
         return 0;
