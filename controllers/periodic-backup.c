@@ -194,11 +194,7 @@ static bool cronjob_current(const KubeObject *have, const cJSON *want)
 
 static bool has_finalizer(const KubeObject *b)
 {
-        cJSON *f;
-        JSON_ARRAY_FOREACH (f, json_get_array(b->json, "metadata.finalizers"))
-                if (streq_ptr(json_string(f), FINALIZER_S3_BACKUPS))
-                        return true;
-        return false;
+        return json_array_has_string(json_get_array(b->json, "metadata.finalizers"), FINALIZER_S3_BACKUPS);
 }
 
 /* Adds (or removes) our finalizer, keeping the others; the resourceVersion makes it a

@@ -94,6 +94,16 @@ cJSON *json_get_object(const cJSON *obj, const char *path)
         return cJSON_IsObject(j) ? j : NULL;
 }
 
+bool json_array_has_string(const cJSON *a, const char *want)
+{
+        if (!cJSON_IsArray(a))
+                return false;
+        for (const cJSON *e = a->child; e; e = e->next)
+                if (streq_ptr(json_string(e), want))
+                        return true;
+        return false;
+}
+
 cJSON *json_get_array(const cJSON *obj, const char *path)
 {
         cJSON *j = json_get(obj, path);

@@ -31,6 +31,8 @@ static inline const char *json_string(const cJSON *v)
 {
         return v && cJSON_IsString(v) ? v->valuestring : NULL;
 }
+/* Whether the array `a` (NULL or another type: no) holds the string `want`. */
+bool json_array_has_string(const cJSON *a, const char *want);
 /* Integers: accepts a JSON number that is integral and in range, or a decimal
  * string. -ENOENT when absent, -EINVAL when malformed, -ERANGE when too big. */
 int json_get_int64(const cJSON *obj, const char *path, int64_t *ret);

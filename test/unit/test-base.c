@@ -50,6 +50,14 @@ static void test_json_bounds(void **state)
         const char *s = "{\"a\":\"[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[\"}";
         assert_int_equal(json_parse(s, strlen(s), &j), 0);
         cJSON_Delete(j);
+        /* json_array_has_string: strings only, in arrays only. */
+        const char *a = "{\"l\":[1,\"x\",null,\"y\"],\"o\":{\"x\":\"x\"}}";
+        assert_int_equal(json_parse(a, strlen(a), &j), 0);
+        assert_true(json_array_has_string(json_get(j, "l"), "y"));
+        assert_false(json_array_has_string(json_get(j, "l"), "1"));
+        assert_false(json_array_has_string(json_get(j, "o"), "x"));
+        assert_false(json_array_has_string(NULL, "x"));
+        cJSON_Delete(j);
 }
 
 static void test_yaml(void **state)

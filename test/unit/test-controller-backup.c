@@ -188,15 +188,6 @@ static void s3_backup(Fixture *f, const char *name, const char *annotations)
         "\"etcd.operator.openshift.io/s3-secret\":\"" secret "\",\"etcd.operator.openshift.io/s3-bucket\":" \
         "\"" bucket "\",\"etcd.operator.openshift.io/s3-prefix\":\"" prefix "\""
 
-static bool has_arg(const cJSON *cmd, const char *want)
-{
-        const cJSON *a;
-        JSON_ARRAY_FOREACH (a, cmd)
-                if (streq_ptr(json_string(a), want))
-                        return true;
-        return false;
-}
-
 static void test_backup_to_s3(void **state)
 {
         Fixture *f = fixture_new();
@@ -213,11 +204,11 @@ static void test_backup_to_s3(void **state)
         cJSON *pod = json_get(create->object, "spec.template.spec");
         cJSON *main = cJSON_GetArrayItem(json_get_array(pod, "containers"), 0);
         cJSON *cmd = json_get_array(main, "command");
-        assert_true(has_arg(cmd, "--s3-credentials-dir=/etc/etcd-backup-s3"));
-        assert_true(has_arg(cmd, "--s3-bucket=etcd-backups"));
-        assert_true(has_arg(cmd, "--s3-prefix=clusters/prod-1"));
-        assert_true(has_arg(cmd, "--s3-gc-policy=LimitBased"));
-        assert_true(has_arg(cmd, "--s3-max-backups=4"));
+        assert_true(json_array_has_string(cmd, "--s3-credentials-dir=/etc/etcd-backup-s3"));
+        assert_true(json_array_has_string(cmd, "--s3-bucket=etcd-backups"));
+        assert_true(json_array_has_string(cmd, "--s3-prefix=clusters/prod-1"));
+        assert_true(json_array_has_string(cmd, "--s3-gc-policy=LimitBased"));
+        assert_true(json_array_has_string(cmd, "--s3-max-backups=4"));
         /* the backup directory stays the last argument */
         assert_true(startswith(json_string(cJSON_GetArrayItem(cmd, cJSON_GetArraySize(cmd) - 1)),
                                "--backup-dir="));

@@ -170,15 +170,6 @@ static cJSON *patched_finalizers(Fixture *f, const char *name)
         return i ? json_get(i->object, "metadata.finalizers") : NULL;
 }
 
-static bool holds(const cJSON *list, const char *want)
-{
-        const cJSON *e;
-        JSON_ARRAY_FOREACH (e, list)
-                if (streq_ptr(json_string(e), want))
-                        return true;
-        return false;
-}
-
 /* A terminating Backup with our finalizer, deleted `ago` before the fixture's now. */
 static void deleted_backup(Fixture *f, usec_t ago)
 {
@@ -223,7 +214,8 @@ static void test_backup_to_s3(void **state)
         assert_non_null(strstr(fixture_condition(f, "PeriodicBackupControllerDegraded")->cond_message,
                                "secret openshift-etcd/store not found"));
         assert_null(fixture_find(f, INTENT_APPLY, "cronjobs", "nightly"));
-        assert_true(holds(patched_finalizers(f, "nightly"), "etcd.operator.openshift.io/s3-backups"));
+        assert_true(json_array_has_string(patched_finalizers(f, "nightly"),
+                                          "etcd.operator.openshift.io/s3-backups"));
         assert_string_equal(json_get_string(fixture_find(f, INTENT_PATCH, "backups", "nightly")->object,
                                             "metadata.resourceVersion"),
                             "7");
@@ -258,8 +250,8 @@ static void test_backup_to_s3(void **state)
         assert_int_equal(fixture_sync(f, &controller_periodic_backup), 0);
         cJSON *fin = patched_finalizers(f, "nightly");
         assert_non_null(fin);
-        assert_false(holds(fin, "etcd.operator.openshift.io/s3-backups"));
-        assert_true(holds(fin, "example.com/other"));
+        assert_false(json_array_has_string(fin, "etcd.operator.openshift.io/s3-backups"));
+        assert_true(json_array_has_string(fin, "example.com/other"));
         fixture_free(f);
 }
 
@@ -325,8 +317,8 @@ static void test_deleted_backup_grace_then_purge(void **state)
         assert_non_null(fixture_find(f, INTENT_DELETE, "jobs", "s3-purge-nightly"));
         cJSON *fin = patched_finalizers(f, "nightly");
         assert_non_null(fin);
-        assert_false(holds(fin, "etcd.operator.openshift.io/s3-backups"));
-        assert_true(holds(fin, "example.com/other"));
+        assert_false(json_array_has_string(fin, "etcd.operator.openshift.io/s3-backups"));
+        assert_true(json_array_has_string(fin, "example.com/other"));
         fixture_expect_condition(f, "PeriodicBackupControllerDegraded", "False", "AsExpected");
 
         /* The Secret gone before the purge: named, with the way out. */
