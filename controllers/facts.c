@@ -527,22 +527,6 @@ uint64_t etcd_backend_quota_bytes(const KubeObject *etcd_cr)
 
 /* ---- Backups to S3-compatible object storage ---- */
 
-static bool prefix_is_valid(const char *p)
-{
-        if (!*p || *p == '/' || p[strlen(p) - 1] == '/' || strstr(p, "//") || strlen(p) > 512)
-                return false;
-        for (const char *c = p; *c; c++)
-                if ((unsigned char) *c < 0x20 || *c == 0x7f || *c == '\\')
-                        return false;
-        /* no "." or ".." component */
-        for (const char *s = p; s; s = strchr(s, '/') ? strchr(s, '/') + 1 : NULL) {
-                size_t len = strcspn(s, "/");
-                if ((len == 1 && s[0] == '.') || (len == 2 && s[0] == '.' && s[1] == '.'))
-                        return false;
-        }
-        return true;
-}
-
 int backup_store_of(const cJSON *obj, BackupStore *ret, char *why, size_t n)
 {
         const cJSON *ann = json_get_object(obj, "metadata.annotations"); /* keys with dots */
@@ -568,7 +552,7 @@ int backup_store_of(const cJSON *obj, BackupStore *ret, char *why, size_t n)
                            " \"%s\": name the bucket (3 to 63 lower-case letters, "
                            "digits, '-' and '.')",
                            strempty(bucket));
-        if (!prefix || !prefix_is_valid(prefix))
+        if (!prefix || !*prefix || !s3_prefix_is_valid(prefix)) /* many clusters share a bucket */
                 return BAD("annotation " ANN_S3_PREFIX
                            " \"%s\": give this cluster's own place in the bucket, "
                            "e.g. clusters/prod-1 (not empty, no leading or trailing '/', no '.' or '..' "

@@ -115,7 +115,7 @@ bool s3_bucket_name_is_valid(const char *b)
         return !strstr(b, "..");
 }
 
-static bool prefix_is_valid(const char *p)
+bool s3_prefix_is_valid(const char *p)
 {
         if (!*p)
                 return true;
@@ -141,7 +141,7 @@ int s3_store_check(S3Store *s, char **ret_error)
                                  strempty(s->bucket));
         if (!s->prefix && !(s->prefix = strdup("")))
                 return -ENOMEM;
-        if (!prefix_is_valid(s->prefix))
+        if (!s3_prefix_is_valid(s->prefix))
                 return set_error(ret_error, -EINVAL,
                                  "prefix \"%s\" is not a key prefix (no leading or trailing '/', no empty, "
                                  "\".\" or \"..\" part, no control characters), e.g. clusters/prod-1",
