@@ -270,6 +270,43 @@ const KubeObject *node_of_member(const SyncContext *ctx, const EtcdViewSnapshot 
         return NULL;
 }
 
+/* How many of the node's InternalIPs parse, and whether one of them is in the member's peer URLs. */
+static size_t node_ips_against_member(const KubeObject *node, const EtcdMemberState *m, bool *ret_has)
+{
+        size_t n = 0;
+        cJSON *a;
+        *ret_has = false;
+        JSON_ARRAY_FOREACH (a, json_get_array(node->json, "status.addresses")) {
+                IpAddr ip;
+                if (!streq_ptr(json_get_string(a, "type"), "InternalIP") ||
+                    ip_parse(strempty(json_get_string(a, "address")), &ip) < 0)
+                        continue;
+                n++;
+                *ret_has |= etcd_member_has_ip(m, &ip);
+        }
+        return n;
+}
+
+const KubeObject *moved_master_of_member(const SyncContext *ctx, const EtcdMemberState *m)
+{
+        _cleanup_free_ const KubeObject **nodes = NULL;
+        const KubeObject *named = NULL;
+        size_t n = 0;
+        bool has;
+
+        if (!m || !m->name || !m->member || m->member->n_peer_urls == 0 ||
+            op_list(ctx, W_MASTER_NODES, &nodes, &n) < 0)
+                return NULL;
+        for (size_t k = 0; k < n; k++) {
+                size_t ips = node_ips_against_member(nodes[k], m, &has);
+                if (has)
+                        return NULL; /* a master has the member's address: not moved */
+                if (streq(nodes[k]->name, m->name) && ips > 0)
+                        named = nodes[k];
+        }
+        return named;
+}
+
 const KubeObject *master_joining(const SyncContext *ctx, const EtcdViewSnapshot *s)
 {
         _cleanup_free_ const KubeObject **nodes = NULL;

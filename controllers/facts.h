@@ -84,6 +84,12 @@ bool replace_damaged_members(const SyncContext *ctx);
 const KubeObject *node_of_member(const SyncContext *ctx, const EtcdViewSnapshot *s,
                                  const EtcdMemberState *m);
 
+/* The master a member belonged to before that master's address changed: the master
+ * Node named as the member, with InternalIPs of which none is in the member's peer
+ * URLs, while no master has the member's address. NULL otherwise (unstarted members
+ * have no name: NULL). */
+const KubeObject *moved_master_of_member(const SyncContext *ctx, const EtcdMemberState *m);
+
 /* The first master Node that runs no member and is not leaving (its Machine is
  * not being deleted): a master waiting to join. NULL when none. */
 const KubeObject *master_joining(const SyncContext *ctx, const EtcdViewSnapshot *s);

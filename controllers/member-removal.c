@@ -22,6 +22,19 @@
  * caught-up healthy voter first (unless that failed in the last 5 minutes).
  * Each refusal says what it waits for.
  *
+ * With or without the Machine API: the member of a master whose address
+ * changed (moved_master_of_member: the Node named as the member has other
+ * InternalIPs now) is replaced, not updated in place. Its etcd cannot serve
+ * on the old address, and on the new one it needs the new certificates and
+ * static pod the address change rolls out; that pod's discover finds no
+ * member with the new peer URL and moves the old data aside. So the stale
+ * member is removed once it is unhealthy and the voters left are all
+ * healthy (so never while it still serves), and the ClusterMemberController
+ * adds the master back on its new address as a learner: one change at a
+ * time. This does not wait for a stable revision: the rollout that carries
+ * the new address cannot finish before the member is replaced, and the
+ * InstallerController restarts no other member while one is down.
+ *
  * Opt-in (etcds/cluster spec.unsupportedConfigOverrides.replaceDamagedMembers),
  * with or without the Machine API: a member whose data etcd itself calls
  * damaged (the CORRUPT alarm, or a crash loop whose output says so) is
@@ -119,6 +132,54 @@ static bool remove_damaged(const SyncContext *ctx, const EtcdViewSnapshot *s, Pl
         return false;
 }
 
+/* The member of a master whose address changed (see the top of this file). True when it
+ * acted or waits. */
+static bool remove_moved(const SyncContext *ctx, const EtcdViewSnapshot *s, Plan *p)
+{
+        char why[160], hex[17];
+        for (size_t i = 0; i < s->n_members; i++) {
+                const EtcdMemberState *m = &s->states[i];
+                const KubeObject *node = moved_master_of_member(ctx, m);
+                const char *was = m->member && m->member->n_peer_urls ? m->member->peer_urls[0] : "";
+                if (!node)
+                        continue;
+                const char *now = strempty(node_internal_ip(node));
+                if (m->healthy) {
+                        plan_waiting(p, "MemberAddressChangedWaiting",
+                                     "member %s (%s) is kept while it serves: its master %s has address %s "
+                                     "now; it is replaced once it stops answering",
+                                     etcd_member_label(m, hex), was, node->name, now);
+                        plan_requeue_after(p, 5 * USEC_PER_SEC);
+                        return true;
+                }
+                const char *held = NULL;
+                if (!m->is_learner && !etcd_view_removal_keeps_quorum(s, m->id))
+                        held = "the voters left would not all be healthy";
+                else if (etcd_view_count_pending(s) > (m->is_learner ? 1 : 0))
+                        held = "a member is being added";
+                else if (!m->is_learner && !endpoints_match_voters(ctx, s, why, sizeof why))
+                        held = why;
+                if (held) {
+                        plan_waiting(
+                                p, "MemberAddressChangedWaiting",
+                                "member %s (%s) of master %s, which has address %s now, not removed while "
+                                "%s",
+                                etcd_member_label(m, hex), was, node->name, now, held);
+                        plan_requeue_after(p, 5 * USEC_PER_SEC);
+                        return true;
+                }
+                plan_event(p, true, "MemberAddressChanged",
+                           "removing member %s (%s): master %s has address %s now and its member cannot "
+                           "serve on the old one (%s); %s rejoins on its new address as a new member, its "
+                           "old data moved aside",
+                           etcd_member_label(m, hex), was, node->name, now, etcd_strerror(m->error),
+                           node->name);
+                plan_etcd_remove(p, etcd_member_label(m, hex), m->id);
+                return true;
+        }
+        return false;
+}
+
 static int sync_member_removal(const SyncContext *ctx, Plan *p)
 {
         const EtcdViewSnapshot *s = op_etcd(ctx);
@@ -132,6 +193,8 @@ static int sync_member_removal(const SyncContext *ctx, Plan *p)
         }
         if (bootstrap_phase(ctx, s) != BOOTSTRAP_OVER)
                 return 0; /* the bootstrap member is the BootstrapTeardownController's */
+        if (remove_moved(ctx, s, p))
+                return 0;
         if (replace_damaged_members(ctx) && remove_damaged(ctx, s, p))
                 return 0;
         if (!machine_api_functional(ctx))

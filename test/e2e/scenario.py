@@ -248,6 +248,14 @@ class Cluster:
     def endpoints(self):
         return self.all_eps
 
+    def move_master(self, node, ip):
+        """The master has another address from now on: every endpoint list follows (in place,
+        so the actors' endpoint callbacks see it)."""
+        old = "https://%s:2379" % self.master_ips[node]
+        self.master_ips[node] = ip
+        for eps in (self.all_eps, self.master_eps):
+            eps[eps.index(old)] = "https://%s:2379" % ip
+
     def start(self):
         """As on a bootstrap host: render, then the API server configured against the
         bootstrap etcd before that etcd runs, then the kubelets (the bootstrap one

@@ -20,8 +20,9 @@ three masters every 200 ms):
 Then, on the same cluster with the writer and the watcher still running, the
 EtcdBackup and Backup checks of backup_checks.py (the checks above cover that
 window too). Then a member removed (etcdctl member remove) while its host
-is down comes back by itself once the host is up (scenario.py). Last, on
-the same cluster, all nodes off and on
+is down comes back by itself once the host is up (scenario.py). Then one
+master's address changes (addresses.py): its member is replaced by one on
+the new address. Last, on the same cluster, all nodes off and on
 (restarts.py): every master and the operator stopped, the masters started
 again in another order; the members find each other with no operator
 action (same cluster, same members, no new revision), nothing is lost.
@@ -35,6 +36,7 @@ import time
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 from e2e import Env, log, wait_for  # noqa: E402
+from addresses import check_master_moves  # noqa: E402
 from backup_checks import check_etcd_backups  # noqa: E402
 from restarts import check_whole_cluster_restart  # noqa: E402
 from scenario import Cluster, start_actors, stop_actors  # noqa: E402
@@ -252,6 +254,9 @@ def main():
         c.wait_settled(240)
         c.wait_at_latest(240)
         c.check_endpoints()
+
+        # A master's address changes (issue 13, point 4): the cluster runs on the new one from here.
+        check_master_moves(c, c.masters[2], env.ip(22))
 
         # All nodes off and on (issue 13, point 5).
         check_whole_cluster_restart(c, sup)

@@ -76,6 +76,25 @@ static Fixture *cluster(void)
         return f;
 }
 
+/* The Machines gone: no Machine API. */
+static void no_machine_api(Fixture *f)
+{
+        for (int i = 0; i < 3; i++) {
+                char m[32];
+                (void) snprintf(m, sizeof m, "cluster-master-%d", i);
+                fixture_delete(f, W_MASTER_MACHINES, "openshift-machine-api", m);
+        }
+}
+
+/* A member removal sync that removes nothing and waits, saying `why`. */
+static void expect_kept(Fixture *f, const char *why)
+{
+        assert_int_equal(fixture_sync(f, &controller_member_removal), 0);
+        assert_int_equal(fixture_count(f, INTENT_ETCD_REMOVE), 0);
+        assert_non_null(f->plan.waiting);
+        assert_non_null(strstr(f->plan.waiting, why));
+}
+
 /* The replacement master-3 has joined as a voter (member 4, Machine cluster-master-3). */
 static void replacement_joined(Fixture *f)
 {
@@ -435,12 +454,7 @@ static void crash_looping(Fixture *f, int restarts, const char *msg)
 static void test_damaged_member_remedy(void **state)
 {
         Fixture *f = cluster();
-        /* No Machine API needed: the Machines are gone. */
-        for (int i = 0; i < 3; i++) {
-                char m[32];
-                (void) snprintf(m, sizeof m, "cluster-master-%d", i);
-                fixture_delete(f, W_MASTER_MACHINES, "openshift-machine-api", m);
-        }
+        no_machine_api(f); /* not needed */
         fixture_member_set(f, 2, false, false);
         crash_looping(f, 4, "panic: failed to open database: invalid database\\n\\ngoroutine 1 [running]:");
 
@@ -479,10 +493,7 @@ static void test_damaged_member_remedy(void **state)
         /* The CORRUPT alarm says so too; but not while another voter is down. */
         fixture_alarm(f, 2, "CORRUPT");
         fixture_member_set(f, 3, false, false);
-        assert_int_equal(fixture_sync(f, &controller_member_removal), 0);
-        assert_int_equal(fixture_count(f, INTENT_ETCD_REMOVE), 0);
-        assert_non_null(
-                strstr(f->plan.waiting, "has damaged data (it raised the CORRUPT alarm) and is kept"));
+        expect_kept(f, "has damaged data (it raised the CORRUPT alarm) and is kept");
         fixture_member_set(f, 3, false, true);
         assert_int_equal(fixture_sync(f, &controller_member_removal), 0);
         assert_int_equal(fixture_find(f, INTENT_ETCD_REMOVE, NULL, NULL)->member_id, 2);
@@ -491,6 +502,84 @@ static void test_damaged_member_remedy(void **state)
         fixture_member_set(f, 2, false, true);
         assert_int_equal(fixture_sync(f, &controller_member_removal), 0);
         assert_int_equal(fixture_count(f, INTENT_ETCD_REMOVE), 0);
+        fixture_free(f);
+}
+
+/* A master whose address changed (issue 13, point 4), with or without the Machine API: its
+ * member is kept while it answers, removed once it does not and the voters left are all
+ * healthy (also while the new address rolls out), and the master joins again on its new
+ * address as a learner. */
+static void test_moved_master_replaced(void **state)
+{
+        Fixture *f = cluster();
+        no_machine_api(f);
+        fixture_master(f, "master-1", "10.0.0.21", true);
+        fixture_etcd_cr(f, NULL,
+                        "\"latestAvailableRevision\":4,\"nodeStatuses\":["
+                        "{\"nodeName\":\"master-0\",\"currentRevision\":3},"
+                        "{\"nodeName\":\"master-1\",\"currentRevision\":3,\"targetRevision\":4},"
+                        "{\"nodeName\":\"master-2\",\"currentRevision\":3}]");
+
+        /* Still answering on the old address: kept, and the master is not added twice. */
+        assert_int_equal(fixture_sync(f, &controller_member_removal), 0);
+        assert_int_equal(fixture_count(f, INTENT_ETCD_REMOVE), 0);
+        assert_string_equal(f->plan.waiting,
+                            "member master-1 (https://10.0.0.11:2380) is kept while it serves: its master "
+                            "master-1 has address 10.0.0.21 now; it is replaced once it stops answering");
+        assert_int_equal(fixture_sync(f, &controller_cluster_member), 0);
+        assert_int_equal(fixture_count(f, INTENT_ETCD_ADD_LEARNER), 0);
+
+        /* Down, and another voter too: kept. */
+        fixture_member_set(f, 2, false, false);
+        fixture_member_set(f, 3, false, false);
+        expect_kept(f, "not removed while the voters left would not all be healthy");
+
+        /* Down, the others healthy: removed while the revision still rolls, with a warning. */
+        fixture_member_set(f, 3, false, true);
+        assert_int_equal(fixture_sync(f, &controller_member_removal), 0);
+        const Intent *rm = fixture_find(f, INTENT_ETCD_REMOVE, NULL, NULL);
+        assert_non_null(rm);
+        assert_int_equal(rm->member_id, 2);
+        const Intent *ev = fixture_find(f, INTENT_EVENT, NULL, NULL);
+        assert_non_null(ev);
+        assert_true(ev->warning);
+        assert_non_null(strstr(ev->message, "master master-1 has address 10.0.0.21 now"));
+
+        /* Gone: master-1 joins on its new address as a learner, once its etcd waits for that. */
+        fixture_etcd_pod(f, "master-1", 4, false);
+        fixture_no_etcd(f);
+        fixture_member(f, 1, "master-0", "10.0.0.10", false, true, true);
+        fixture_member(f, 3, "master-2", "10.0.0.12", false, true, true);
+        endpoints(f, "\"1\":\"10.0.0.10\",\"3\":\"10.0.0.12\"");
+        assert_int_equal(fixture_sync(f, &controller_member_removal), 0);
+        assert_int_equal(fixture_count(f, INTENT_ETCD_REMOVE), 0);
+        assert_int_equal(fixture_sync(f, &controller_cluster_member), 0);
+        const Intent *add = fixture_find(f, INTENT_ETCD_ADD_LEARNER, NULL, NULL);
+        assert_non_null(add);
+        assert_string_equal(add->peer_url, "https://10.0.0.21:2380");
+        fixture_free(f);
+}
+
+/* Not a move: a master without an InternalIP, or one whose old address another master has
+ * now (the member is that master's, by address). */
+static void expect_no_move(Fixture *f)
+{
+        assert_int_equal(fixture_sync(f, &controller_member_removal), 0);
+        assert_int_equal(fixture_count(f, INTENT_ETCD_REMOVE), 0);
+        assert_true(!f->plan.waiting || !strstr(f->plan.waiting, "address"));
+}
+
+static void test_not_moved(void **state)
+{
+        Fixture *f = cluster();
+        fixture_member_set(f, 2, false, false);
+        fixture_addf(f, W_MASTER_NODES,
+                     "{\"apiVersion\":\"v1\",\"kind\":\"Node\",\"metadata\":{\"name\":\"master-1\","
+                     "\"labels\":{\"node-role.kubernetes.io/master\":\"\"}},\"status\":{}}");
+        expect_no_move(f);
+        fixture_master(f, "master-1", "10.0.0.12", true);
+        fixture_master(f, "master-2", "10.0.0.11", true);
+        expect_no_move(f);
         fixture_free(f);
 }
 
@@ -507,6 +596,8 @@ int main(void)
                 cmocka_unit_test(test_leaving_learner_removed),
                 cmocka_unit_test(test_desired_replicas),
                 cmocka_unit_test(test_damaged_member_remedy),
+                cmocka_unit_test(test_moved_master_replaced),
+                cmocka_unit_test(test_not_moved),
         };
         return cmocka_run_group_tests(tests, NULL, NULL);
 }
