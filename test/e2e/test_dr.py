@@ -6,9 +6,12 @@ Scenario quorum-loss (restore-after-quorum-loss.md):
 - cluster-backup.sh on master-0 while clusteroperator/kube-scheduler is
   Progressing is refused and writes nothing; with --force it writes both
   files, marked __POSSIBLY_DIRTY__;
-- a backup on master-0 (backup.md) while the 50 ms writer runs; objects
-  created after it; etcd stopped on master-0 and master-2 (quorum lost);
-  the runbook restores on master-1;
+- a backup on master-0 (backup.md) while the 50 ms writer runs, and one
+  more into the S3 peer (backup.md step 3: cluster-backup.sh with the
+  store's flags; the AWS SDK lists both objects); objects created after it;
+  etcd stopped on master-0 and master-2 (quorum lost); the runbook fetches
+  the stored backup to master-1 (s3 get-backup latest: the snapshot byte for
+  byte) and restores there;
 - the restored etcd is killed as soon as the API answers (step 4): its pod
   brings it back by itself, and the runbook goes on;
 - one member comes back first, with a new cluster ID, then three voters, one
@@ -61,12 +64,14 @@ import sys
 import time
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+from backup_checks import S3_AK, S3_BUCKET, S3_SK, sdk, start_s3_peer  # noqa: E402
 from e2e import ROOT, Env, log, wait_for  # noqa: E402
 from runbook import Runbook  # noqa: E402
 from scenario import Cluster, Watcher, settled, start_actors, stop_actors  # noqa: E402
 
 TIMEOUT = int(os.environ.get("E2E_BOOTSTRAP_TIMEOUT", "420"))
 NS = "dr-e2e"  # each scenario's own namespace (main sets it)
+DR_S3_PREFIX = "clusters/dr-e2e"  # the quorum-loss scenario's backups in the S3 peer
 
 
 def bootstrap(c):
@@ -89,6 +94,11 @@ def bootstrap(c):
             c.node_root(m), "usr/local/bin/cluster-restore.sh")), 60)
     c.install_control_plane_fixture()
     return watcher, writer
+
+
+def sha256(path):
+    with open(path, "rb") as f:
+        return hashlib.sha256(f.read()).hexdigest()
 
 
 def cluster_id(c):
@@ -159,9 +169,20 @@ def stop_etcd(c, node):
 
 
 def scenario_quorum_loss(env, c, watcher, writer):
-    hosts = {"<backup-host>": "master-0", "<recovery-host>": "master-1", "<other-host>": ["master-0", "master-2"]}
+    hosts = {"<backup-host>": "master-0", "<recovery-host>": "master-1", "<other-host>": ["master-0", "master-2"],
+             "<bucket>": S3_BUCKET, "<prefix>": DR_S3_PREFIX}
     roots = {m: c.node_root(m) for m in c.masters}
     env.kubectl("create", "namespace", NS)
+    # The S3-compatible store the backup goes to, and its credentials directory where the
+    # runbooks expect the admin's copy of it (on the backup host and the recovery host).
+    endpoint = start_s3_peer(env)
+    for m in ("master-0", "master-1"):
+        creds = os.path.join(roots[m], "home/core/assets/s3")
+        os.makedirs(creds, exist_ok=True)
+        for k, v in (("accessKeyID", S3_AK), ("secretAccessKey", S3_SK), ("region", "us-east-1"),
+                     ("endpoint", endpoint), ("s3ForcePathStyle", "true")):
+            with open(os.path.join(creds, k), "w") as f:
+                f.write(v)
     configmap(env, "before-backup", at="before")
     old_id = cluster_id(c)
 
@@ -180,6 +201,9 @@ def scenario_quorum_loss(env, c, watcher, writer):
     env.kubectl("patch", "clusteroperator", "kube-scheduler", "--subresource=status", "--type=json", "-p",
                 json.dumps([{"op": "replace", "path": "/status/conditions/1/status", "value": "False"}]))
     log("backup while Progressing: refused; with --force: %s" % marked)
+    # After DIR only cluster-backup's --s3-... flags pass through.
+    r = node_sh(c, "master-0", "sudo -E /usr/local/bin/cluster-backup.sh /home/core/assets/x --endpoints=e")
+    assert r.returncode == 1 and "only --s3-... flags may follow DIR" in r.stderr, r.stderr
 
     fill_mb = int(os.environ.get("E2E_DR_FILL_MB", "0"))  # bench/dr-bench.sh --e2e: a 200 MB database
     if fill_mb:
@@ -191,11 +215,17 @@ def scenario_quorum_loss(env, c, watcher, writer):
     log("backup: %s" % files)
     assert len(files) == 2 and files[0].startswith("snapshot_") and files[1].startswith("static_kuberesources_")
     assert "__POSSIBLY_DIRTY__" not in files[0]
+    # The backup the runbook's step 3 kept in the store, as the AWS SDK reads it.
+    uploaded = os.path.join(roots["master-0"], "home/core/assets/backup-s3")
+    up_files = sorted(os.listdir(uploaded))
+    assert len(up_files) == 2 and up_files[0].startswith("snapshot_"), up_files
+    objects = sorted(o["key"] for o in sdk(endpoint, "list", DR_S3_PREFIX + "/"))
+    log("in the store: %s" % objects)
+    assert len(objects) == 2 and any(o.startswith(DR_S3_PREFIX + "/v2/Full-") for o in objects), objects
     rv_after = configmap(env, "after-backup", at="after")
     log("after-backup written at resourceVersion %s" % rv_after)
 
-    # The copy the runbook's step 1 asks for, then the disaster.
-    shutil.copytree(backup, os.path.join(roots["master-1"], "home/core/assets/backup"))
+    # The disaster. The recovery host gets the backup from the store (the runbook's step 1).
     stop_actors(watcher)
     assert not watcher.violations, "invariants broken before the disaster: %s" % watcher.violations[:5]
     for m in ("master-0", "master-2"):
@@ -208,13 +238,18 @@ def scenario_quorum_loss(env, c, watcher, writer):
     c.threads.append(watcher2)
     try:
         book = Runbook(env, "restore-after-quorum-loss.md", hosts, roots)
-        book.run(last=2)  # etcd stopped everywhere
+        book.run(last=1)  # the backup fetched from the store to the recovery host
+        fetched = os.path.join(roots["master-1"], "home/core/assets/backup")
+        assert sorted(os.listdir(fetched)) == up_files, (os.listdir(fetched), up_files)
+        assert sha256(os.path.join(fetched, up_files[0])) == sha256(os.path.join(uploaded, up_files[0]))
+        log("master-1 has the stored backup: %s, the snapshot byte for byte" % up_files)
+        book.run(first=2, last=3)  # etcd stopped everywhere
         t_restore = time.time()
-        book.run(first=3, last=3)  # the restore pod in place
+        book.run(first=4, last=4)  # the restore pod in place
         # Watched from here: before, master-1 still answered with the old membership,
         # without quorum (the disaster, not something the restore did).
         start_actors(watcher2)
-        book.run(first=4, last=4)  # the API answers
+        book.run(first=5, last=5)  # the API answers
         # The restored etcd killed right after the restore: its pod brings it back by itself.
         pid = container_pid(c, "master-1", "etcd")
         os.kill(pid, signal.SIGKILL)
@@ -222,7 +257,7 @@ def scenario_quorum_loss(env, c, watcher, writer):
         wait_for("the restored etcd back", lambda: container_pid(c, "master-1", "etcd") not in (None, pid) and
                  c.etcd.healthy("https://%s:2379" % c.master_ips["master-1"]), 120)
         log("the restored etcd is back")
-        book.run(first=5)
+        book.run(first=6)
     finally:
         stop_actors(watcher2, writer)
     log("runbook done in %.0f s" % (time.monotonic() - t0))
