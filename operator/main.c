@@ -18,6 +18,7 @@ static const Command *const commands[] = {
         &cmd_readyz,
         &cmd_rev,
         &cmd_ensure_env,
+        &cmd_prune,
         &cmd_cluster_backup,
         &cmd_cluster_restore,
         &cmd_bump_revision,

@@ -1,4 +1,4 @@
-/* The installer pod (installerpod.h). */
+/* The installer and pruner pods (installerpod.h). */
 #include "installerpod.h"
 #include "assets.h"
 #include "base/json.h"
@@ -6,6 +6,7 @@
 #include "template.h"
 
 #define INSTALLER_POD_ASSET "etcd-pod/installer-pod.yaml"
+#define PRUNER_POD_ASSET    "etcd-pod/pruner-pod.yaml"
 
 bool installer_pod_endpoint_is_valid(const char *e)
 {
@@ -36,10 +37,22 @@ static int add_endpoints(cJSON *pod, char *const *eps, size_t n)
         return 0;
 }
 
+/* The manifest `asset` with `vars` filled in, as JSON. */
+static int pod_render(const char *asset, const TemplateVar *vars, size_t n, cJSON **ret)
+{
+        _cleanup_free_ char *text = NULL, *missing = NULL;
+        const Asset *a = asset_find(asset);
+        if (!a)
+                return -ENOENT;
+        int r = template_render(a->data, vars, n, &text, &missing);
+        if (r < 0)
+                return r == -ENOENT ? -EINVAL : r;
+        return yaml_parse(text, strlen(text), ret, NULL);
+}
+
 int installer_pod_render(const char *name, const char *node, int64_t revision, const char *image,
                          char *const *etcd_endpoints, size_t n, cJSON **ret)
 {
-        _cleanup_free_ char *text = NULL, *missing = NULL;
         char rev[24];
         int r;
 
@@ -53,18 +66,39 @@ int installer_pod_render(const char *name, const char *node, int64_t revision, c
         (void) snprintf(rev, sizeof rev, "%lld", (long long) revision);
         const TemplateVar vars[] = {
                 {"NAME", name}, {"NODE_NAME", node}, {"IMAGE", image}, {"REVISION", rev}};
-        const Asset *a = asset_find(INSTALLER_POD_ASSET);
-        if (!a)
-                return -ENOENT;
-        r = template_render(a->data, vars, ELEMENTSOF(vars), &text, &missing);
-        if (r < 0)
-                return r == -ENOENT ? -EINVAL : r;
         _cleanup_(cJSON_Deletep) cJSON *pod = NULL;
-        r = yaml_parse(text, strlen(text), &pod, NULL);
+        r = pod_render(INSTALLER_POD_ASSET, vars, ELEMENTSOF(vars), &pod);
         if (r < 0)
                 return r;
         if (n > 0 && (r = add_endpoints(pod, etcd_endpoints, n)) < 0)
                 return r;
         *ret = TAKE_PTR(pod);
         return 0;
+}
+
+int pruner_pod_render(const char *name, const char *node, const char *image, int64_t max_eligible,
+                      const int64_t *protected_revisions, size_t n, cJSON **ret)
+{
+        _cleanup_free_ char *list = NULL;
+        char max[24];
+
+        assert_return(ret, -EINVAL);
+        if (!template_is_dns1123_subdomain(name) || !template_is_dns1123_subdomain(node) ||
+            !template_is_image_ref(image) || max_eligible < 1 || n > 64)
+                return -EINVAL;
+        if (!(list = calloc(n + 1, 24)))
+                return -ENOMEM;
+        char *p = list;
+        for (size_t i = 0; i < n; i++) {
+                if (protected_revisions[i] < 1)
+                        return -EINVAL;
+                p += sprintf(p, "%s%lld", i ? "," : "", (long long) protected_revisions[i]);
+        }
+        (void) snprintf(max, sizeof max, "%lld", (long long) max_eligible);
+        const TemplateVar vars[] = {{"NAME", name},
+                                    {"NODE_NAME", node},
+                                    {"IMAGE", image},
+                                    {"MAX_ELIGIBLE_REVISION", max},
+                                    {"PROTECTED_REVISIONS", list}};
+        return pod_render(PRUNER_POD_ASSET, vars, ELEMENTSOF(vars), ret);
 }

@@ -1,6 +1,8 @@
-/* The installer pod's shape (manifests/etcd-pod/installer-pod.yaml): the
- * InstallerController names the pod, the node and the revision; the rest is
- * the manifest's. Pure. */
+/* The shapes of the pods the operator runs on a master: the installer pod
+ * (manifests/etcd-pod/installer-pod.yaml), named by the InstallerController
+ * with the node and the revision, and the revision pruner pod
+ * (manifests/etcd-pod/pruner-pod.yaml), named by the PruneController with
+ * the node and the revisions; the rest is the manifests'. Pure. */
 #pragma once
 
 #include <stdbool.h>
@@ -18,3 +20,9 @@
 bool installer_pod_endpoint_is_valid(const char *endpoint);
 int installer_pod_render(const char *name, const char *node, int64_t revision, const char *image,
                          char *const *etcd_endpoints, size_t n, cJSON **ret);
+
+/* `protected_revisions`: n revisions (each >= 1) kept whatever their number;
+ * revisions at or below `max_eligible` (>= 1) may go. -EINVAL like
+ * installer_pod_render. */
+int pruner_pod_render(const char *name, const char *node, const char *image, int64_t max_eligible,
+                      const int64_t *protected_revisions, size_t n, cJSON **ret);

@@ -7,6 +7,7 @@
 #include "backup-retention.h"
 #include "base/fileio.h"
 #include "base/log.h"
+#include "node-util.h"
 
 static const char *const type_names[_RETENTION_TYPE_MAX] = {
         [RETENTION_NUMBER] = "RetentionNumber",
@@ -172,46 +173,7 @@ int backup_retention_scan(const char *dir, BackupEntry **ret, size_t *ret_n)
         return 0;
 }
 
-static int remove_at(int dfd, const char *name, unsigned depth)
-{
-        struct stat st;
-
-        if (fstatat(dfd, name, &st, AT_SYMLINK_NOFOLLOW) < 0)
-                return errno == ENOENT ? 0 : -errno;
-        if (!S_ISDIR(st.st_mode))
-                return unlinkat(dfd, name, 0) < 0 && errno != ENOENT ? -errno : 0;
-        if (depth > 64)
-                return -ELOOP;
-        int fd = openat(dfd, name, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
-        if (fd < 0)
-                return -errno;
-        _cleanup_(closedirp) DIR *d = fdopendir(fd);
-        if (!d) {
-                int r = -errno;
-                close(fd);
-                return r;
-        }
-        struct dirent *de;
-        while ((errno = 0, de = readdir(d))) {
-                if (streq(de->d_name, ".") || streq(de->d_name, ".."))
-                        continue;
-                int r = remove_at(dirfd(d), de->d_name, depth + 1);
-                if (r < 0)
-                        return r;
-        }
-        if (errno != 0)
-                return -errno;
-        return unlinkat(dfd, name, AT_REMOVEDIR) < 0 ? -errno : 0;
-}
-
 int backup_retention_remove(const char *dir, const char *name)
 {
-        assert_return(dir && name && *name && !strchr(name, '/') && !streq(name, ".") && !streq(name, ".."),
-                      -EINVAL);
-        int dfd = open(dir, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
-        if (dfd < 0)
-                return -errno;
-        int r = remove_at(dfd, name, 0);
-        close(dfd);
-        return r;
+        return nodecmd_remove_tree(dir, name);
 }

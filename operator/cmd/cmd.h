@@ -24,6 +24,7 @@ extern const Command cmd_discover_etcd_initial_cluster;
 extern const Command cmd_readyz;
 extern const Command cmd_rev;
 extern const Command cmd_ensure_env;
+extern const Command cmd_prune;
 /* Disaster recovery. */
 extern const Command cmd_cluster_backup;
 extern const Command cmd_cluster_restore;

@@ -76,6 +76,11 @@ bool nodecmd_restart_keeps_quorum(const EtcdMemberList *l, const int *health, co
  * as they are); -ENOTDIR when a component is not a directory. */
 int nodecmd_mkdir_p(const char *path, mode_t mode);
 
+/* Removes DIR/NAME and everything under it, never following a symlink (a
+ * link is removed, not what it points to); NAME is one path component.
+ * 0 also when it is gone already. */
+int nodecmd_remove_tree(const char *dir, const char *name);
+
 /* SIGTERM and SIGINT end loop_run() with 0 (the sidecars' clean stop). */
 int nodecmd_exit_on_signals(Loop *l);
 

@@ -547,6 +547,30 @@ class Cluster:
         assert archived, "the removed member's data was not moved aside: %s" % os.listdir(data)
         self.check_writer(writer)
 
+    def check_revisions_pruned(self, timeout=120, keep=5):
+        """The revision directories the installer wrote on each master: once it runs the
+        latest revision L, its revision-pruner-L-<node> pod leaves none at or below L-keep
+        but its own in-use ones (the default succeededRevisionLimit keeps 5)."""
+        def stale():
+            st = self.env.get_json("etcd", "cluster")["status"]
+            latest = st["latestAvailableRevision"]
+            left = {}
+            for n in st.get("nodeStatuses", []):
+                used = {n.get(k) for k in ("currentRevision", "targetRevision", "lastFailedRevision")}
+                res = os.path.join(self.node_root(n["nodeName"]), "etc/kubernetes/static-pod-resources")
+                old = sorted(int(d.rsplit("-", 1)[1]) for d in os.listdir(res)
+                             if d.startswith("etcd-pod-") and d.rsplit("-", 1)[1].isdigit()
+                             and int(d.rsplit("-", 1)[1]) <= latest - keep
+                             and int(d.rsplit("-", 1)[1]) not in used)
+                if old:
+                    left[n["nodeName"]] = old
+            return latest, left
+        latest, left = wait_for("old revision directories pruned on every master",
+                                lambda: (lambda r: r if not r[1] else None)(stale()), timeout)
+        kept = {m: sorted(d for d in os.listdir(os.path.join(self.node_root(m), "etc/kubernetes/static-pod-resources"))
+                          if d.startswith("etcd-pod-")) for m in self.masters}
+        log("revision directories at latest revision %d: %s" % (latest, kept))
+
     def check_contract(self):
         """What other OpenShift components read, against upstream's table (contract.py)."""
         import contract

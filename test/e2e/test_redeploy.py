@@ -26,6 +26,8 @@ the new address. Last, on the same cluster, all nodes off and on
 (restarts.py): every master and the operator stopped, the masters started
 again in another order; the members find each other with no operator
 action (same cluster, same members, no new revision), nothing is lost.
+And the masters' disks: a dozen revisions later, the pruner pods have left
+no revision directory older than the last five but those in use.
 Usage: test_redeploy.py BUILD_DIR"""
 import json
 import os
@@ -260,6 +262,8 @@ def main():
 
         # All nodes off and on (issue 13, point 5).
         check_whole_cluster_restart(c, sup)
+        # A dozen revisions later, the masters' disks keep only the last few (pruner pods).
+        c.check_revisions_pruned()
         log("ok (%.0f s)" % (time.monotonic() - t0))
 
 

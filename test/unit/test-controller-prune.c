@@ -133,12 +133,78 @@ static void test_batches(void **state)
         fixture_free(f);
 }
 
+/* The container command of a planned pod, as one string ("a b c"). */
+static void command_of(const Intent *i, char *buf, size_t n)
+{
+        cJSON *arg;
+        size_t len = 0;
+        buf[0] = 0;
+        JSON_ARRAY_FOREACH (
+                arg, json_get_array(cJSON_GetArrayItem(json_get_array(i->object, "spec.containers"), 0),
+                                    "command"))
+                len += (size_t) snprintf(buf + len, n - len, "%s%s", len ? " " : "", json_string(arg));
+}
+
+static void test_pruner_pods(void **state)
+{
+        char cmd[1024];
+        Fixture *f = revisions(10, NULL,
+                               "{\"nodeName\":\"master-0\",\"currentRevision\":9,\"targetRevision\":10},"
+                               "{\"nodeName\":\"master-1\",\"currentRevision\":10,\"lastFailedRevision\":2},"
+                               "{\"nodeName\":\"master-2\",\"currentRevision\":10}");
+
+        /* master-0 rolls out: none there. master-1 runs the latest: revisions up to 5 may go
+         * there, but its last failed one. */
+        assert_int_equal(fixture_sync(f, &controller_prune), 0);
+        assert_int_equal(fixture_count(f, INTENT_CREATE), 1);
+        const Intent *c = fixture_find(f, INTENT_CREATE, "pods", "revision-pruner-10-master-1");
+        assert_non_null(c);
+        assert_string_equal(json_get_string(c->object, "spec.nodeName"), "master-1");
+        assert_string_equal(json_get_string(c->object, "metadata.labels.app"), "pruner");
+        assert_string_equal(json_get_string(c->object, "spec.serviceAccountName"), "installer-sa");
+        command_of(c, cmd, sizeof cmd);
+        assert_string_equal(cmd,
+                            "cluster-etcd-operator prune --max-eligible-revision=5 --protected-revisions=2 "
+                            "--resource-dir=/etc/kubernetes/static-pod-resources --cert-dir=etcd-certs "
+                            "--static-pod-name=etcd-pod --pod-manifest-dir=/etc/kubernetes/manifests");
+
+        /* It exists (running): master-2's next, nothing protected below the window. */
+        fixture_addf(
+                f, W_ETCD_PODS,
+                "{\"apiVersion\":\"v1\",\"kind\":\"Pod\",\"metadata\":{\"name\":\"revision-pruner-10-"
+                "master-1\",\"namespace\":\"openshift-etcd\",\"labels\":{\"app\":\"pruner\"}},\"status\":"
+                "{\"phase\":\"Running\"}}");
+        assert_int_equal(fixture_sync(f, &controller_prune), 0);
+        c = fixture_find(f, INTENT_CREATE, "pods", "revision-pruner-10-master-2");
+        assert_non_null(c);
+        command_of(c, cmd, sizeof cmd);
+        assert_non_null(strstr(cmd, "--max-eligible-revision=5 --protected-revisions= "));
+
+        /* A finished pruner pod of an old revision goes like an installer pod; a newer one stays. */
+        fixture_addf(
+                f, W_ETCD_PODS,
+                "{\"apiVersion\":\"v1\",\"kind\":\"Pod\",\"metadata\":{\"name\":\"revision-pruner-4-"
+                "master-1\",\"namespace\":\"openshift-etcd\",\"labels\":{\"app\":\"pruner\"}},\"status\":"
+                "{\"phase\":\"Succeeded\"}}");
+        assert_int_equal(fixture_sync(f, &controller_prune), 0);
+        assert_true(deleted(f, "pods", "revision-pruner-4-master-1"));
+        assert_false(deleted(f, "pods", "revision-pruner-10-master-1"));
+        fixture_free(f);
+
+        /* Everything kept (five revisions or fewer): no pruner pod. */
+        f = revisions(5, NULL, "{\"nodeName\":\"master-1\",\"currentRevision\":5}");
+        assert_int_equal(fixture_sync(f, &controller_prune), 0);
+        assert_int_equal(fixture_count(f, INTENT_CREATE), 0);
+        fixture_free(f);
+}
+
 int main(void)
 {
         const struct CMUnitTest tests[] = {
                 cmocka_unit_test(test_keeps_last_five_and_in_use),
                 cmocka_unit_test(test_limits),
                 cmocka_unit_test(test_batches),
+                cmocka_unit_test(test_pruner_pods),
         };
         return cmocka_run_group_tests(tests, NULL, NULL);
 }

@@ -13,6 +13,7 @@
 #include "base/fileio.h"
 #include "base/json.h"
 #include "cmd/backup.h"
+#include "cmd/cmd.h"
 #include "cmd/node-etcd.h"
 #include "cmd/node-util.h"
 #include "cmd/restore.h"
@@ -595,6 +596,83 @@ static void test_restart_keeps_quorum(void **state)
         assert_false(nodecmd_restart_keeps_quorum(&l, h, "a", NULL, NULL, NULL, NULL));
 }
 
+/* `prune` on a temporary resource dir: only <name>-N directories at or below the eligible
+ * revision go; the protected ones, the running manifest's, the cert dir, other names and
+ * symlinks stay; bad flags and an unreadable manifest remove nothing. */
+static int run_prune(const char *a1, const char *a2, const char *a3, const char *a4)
+{
+        char *argv[] = {(char *) "prune", (char *) a1, (char *) a2, (char *) a3, (char *) a4, NULL};
+        int argc = 1;
+        while (argv[argc])
+                argc++;
+        return cmd_prune.run(argc, argv);
+}
+
+static bool exists(const char *dir, const char *name)
+{
+        _cleanup_free_ char *p = strdup_printf("%s/%s", dir, name);
+        struct stat st;
+        return lstat(p, &st) == 0;
+}
+
+static void test_prune_revisions(void **state)
+{
+        char dir[] = "/tmp/test-prune-XXXXXX";
+        assert_non_null(mkdtemp(dir));
+        _cleanup_free_ char *res = strdup_printf("%s/res", dir), *man = strdup_printf("%s/man", dir),
+                            *pod = strdup_printf("%s/man/etcd-pod.yaml", dir),
+                            *f_res = strdup_printf("--resource-dir=%s", res),
+                            *f_man = strdup_printf("--pod-manifest-dir=%s", man),
+                            *link = strdup_printf("%s/etcd-pod-6", res);
+        static const char *const names[] = {"etcd-pod-1", "etcd-pod-2", "etcd-pod-3", "etcd-pod-4",
+                                            "etcd-pod-5", "etcd-certs", "etcd-pod-x", "kube-pod-1"};
+        for (size_t i = 0; i < ELEMENTSOF(names); i++) {
+                _cleanup_free_ char *d = strdup_printf("%s/%s/configmaps", res, names[i]);
+                assert_int_equal(nodecmd_mkdir_p(d, 0755), 0);
+        }
+        assert_int_equal(symlink(res, link), 0);
+        assert_int_equal(nodecmd_mkdir_p(man, 0755), 0);
+        static const char manifest[] =
+                "apiVersion: v1\nkind: Pod\nmetadata:\n  labels:\n    revision: \"2\"\n";
+        assert_int_equal(write_file_atomic(pod, manifest, sizeof manifest - 1, 0644), 0);
+
+        /* Refused before anything happens. */
+        assert_int_equal(run_prune("--protected-revisions=3", f_res, f_man, NULL), EXIT_USAGE);
+        assert_int_equal(run_prune("--max-eligible-revision=6", "--protected-revisions=3,x", f_res, f_man),
+                         EXIT_USAGE);
+        assert_int_equal(run_prune("--max-eligible-revision=6", "--static-pod-name=../x", f_res, f_man),
+                         EXIT_USAGE);
+        assert_true(exists(res, "etcd-pod-1"));
+
+        /* A dry run removes nothing. */
+        assert_int_equal(run_prune("--max-eligible-revision=6", "--dry-run", f_res, f_man), EXIT_OK);
+        assert_true(exists(res, "etcd-pod-1"));
+
+        /* A manifest whose revision is unknown: nothing goes. */
+        assert_int_equal(write_file_atomic(pod, "metadata: {}\n", 13, 0644), 0);
+        assert_int_equal(run_prune("--max-eligible-revision=6", f_res, f_man, NULL), EXIT_RUNTIME);
+        assert_true(exists(res, "etcd-pod-1"));
+        assert_int_equal(write_file_atomic(pod, manifest, sizeof manifest - 1, 0644), 0);
+
+        /* 1 and 3 go; 2 runs, 4 is protected, 5 is above the eligible revision. */
+        assert_int_equal(run_prune("--max-eligible-revision=4", "--protected-revisions=4", f_res, f_man),
+                         EXIT_OK);
+        assert_false(exists(res, "etcd-pod-1"));
+        assert_false(exists(res, "etcd-pod-3"));
+        assert_true(exists(res, "etcd-pod-5"));
+        /* Now 5 too; 6 is a symlink (what it points to is never followed). */
+        assert_int_equal(run_prune("--max-eligible-revision=6", "--protected-revisions=4", f_res, f_man),
+                         EXIT_OK);
+        assert_false(exists(res, "etcd-pod-5"));
+        static const char *const kept[] = {"etcd-pod-2", "etcd-pod-4", "etcd-pod-6",
+                                           "etcd-certs", "etcd-pod-x", "kube-pod-1"};
+        for (size_t i = 0; i < ELEMENTSOF(kept); i++)
+                assert_true(exists(res, kept[i]));
+
+        _cleanup_free_ char *rm = strdup_printf("rm -rf %s", dir);
+        assert_int_equal(system(rm), 0);
+}
+
 int main(void)
 {
         const struct CMUnitTest tests[] = {
@@ -613,6 +691,7 @@ int main(void)
                 cmocka_unit_test(test_ensure_env),
                 cmocka_unit_test(test_data_dir),
                 cmocka_unit_test(test_restart_keeps_quorum),
+                cmocka_unit_test(test_prune_revisions),
         };
         return cmocka_run_group_tests(tests, NULL, NULL);
 }
