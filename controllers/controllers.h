@@ -17,6 +17,7 @@ extern const ControllerSpec controller_revision;
 extern const ControllerSpec controller_installer;
 extern const ControllerSpec controller_node_status;
 extern const ControllerSpec controller_prune;
+extern const ControllerSpec controller_cert_cleaner;
 extern const ControllerSpec controller_defrag;
 extern const ControllerSpec controller_guard;
 extern const ControllerSpec controller_backup;

@@ -31,6 +31,7 @@ static const ControllerSpec *const controllers[] = {
         &controller_installer,
         &controller_node_status,
         &controller_prune,
+        &controller_cert_cleaner,
         &controller_defrag,
         &controller_guard,
         &controller_backup,

@@ -182,7 +182,8 @@ def check_master_replaced(c, old, new, new_ip):
 def check_dead_master_replaced(c, dead, new, new_ip):
     """A master's host dies and its Machine is deleted (as a MachineHealthCheck does): the
     operator removes the dead member first (the two left are healthy), lifts the hook, and
-    the replacement joins after (3 -> 2 -> 3: a dead voter is never joined by a fourth)."""
+    the replacement joins after (3 -> 2 -> 3: a dead voter is never joined by a fourth).
+    Then the dead master's certificate Secrets are deleted, nobody else's."""
     env = c.env
     ensure_machines(c)
     watcher, writer = c.actors()
@@ -202,6 +203,15 @@ def check_dead_master_replaced(c, dead, new, new_ip):
     sizes = check_actors(c, watcher, writer)
     log("member counts after %s died: %s" % (dead, sizes))
     assert max(sizes) == 3 and min(sizes) == 2 and sizes[-1] == 3, sizes
+    # Its certificates go with it (EtcdCertCleanerController); the other masters' stay.
+    prefixes = ("etcd-peer-", "etcd-serving-", "etcd-serving-metrics-")
+
+    def secrets_of(node):
+        return [p + node for p in prefixes if env.get_json("secret", "-n", "openshift-etcd", p + node)]
+    wait_for("%s's certificate Secrets deleted" % dead, lambda: not secrets_of(dead), 60)
+    for node in c.masters:
+        assert len(secrets_of(node)) == 3, (node, secrets_of(node))
+    log("%s's certificate Secrets are gone; every master's are there" % dead)
 
 
 def check_two_masters_replaced(c, old, new):

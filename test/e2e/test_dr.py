@@ -148,6 +148,35 @@ def check_scale_out(c, watcher, survivor):
     assert not watcher.violations, "invariants broken while scaling back out: %s" % watcher.violations[:5]
 
 
+def learner_figures(c, watcher):
+    """How long each member that joined after the restore was a learner (or added, not
+    started), from the watcher's history, and what etcd itself logged of the snapshots it
+    sent them (a restored cluster's log starts at the restore, so a new member gets the
+    whole database as a snapshot): one FIGURES line."""
+    joined, since = [], None
+    for t, shape, _ in watcher.history:
+        pending = [n for n, learner in shape if learner]
+        if pending and since is None:
+            since = t
+        elif not pending and since is not None:
+            joined.append(t - since)
+            since = None
+    sent = []
+    for m in c.masters:
+        logs = os.path.join(c.node_root(m), "var/log/pods", "openshift-etcd_etcd-%s" % m, "etcd")
+        for f in sorted(os.listdir(logs)) if os.path.isdir(logs) else []:
+            for line in open(os.path.join(logs, f), errors="replace"):
+                if '"sent database snapshot to writer"' in line or '"received and saved database snapshot"' in line:
+                    try:
+                        e = json.loads(line[line.index("{"):])
+                    except ValueError:
+                        continue
+                    sent.append("%s %s %s in %s" % (m, "sent" if "sent" in e.get("msg", "") else "saved",
+                                                    e.get("size", "?"), e.get("took", "?")))
+    log("FIGURES learner to voter after the restore: %s; etcd's snapshot transfers: %s" % (
+        ", ".join("%.1f s" % d for d in joined) or "none", "; ".join(sent) or "none logged"))
+
+
 def fill(c, mb):
     """About `mb` MB of values under /bench-fill/ (512 KiB each), for the figures of a
     restore of a database of that size; logs the database size it reached."""
@@ -264,6 +293,7 @@ def scenario_quorum_loss(env, c, watcher, writer):
 
     # One member with a new cluster ID first, then three voters, one change at a time.
     check_scale_out(c, watcher2, "master-1")
+    learner_figures(c, watcher2)
     three = [t for t, shape, _ in watcher2.history if shape == [(m, False) for m in c.masters]]
     log("FIGURES restore to three voters: %.0f s from the restore's start (runbook step 3)%s" % (
         three[0] - t_restore if three else -1, " with a %d MB fill" % fill_mb if fill_mb else ""))

@@ -959,10 +959,66 @@ static void test_expiration_days(void **state)
         fixture_free(f);
 }
 
+/* EtcdCertCleanerController on what the signer wrote: a gone master's three Secrets go, one
+ * per sync, only once the bootstrap is over, no member is named after it and none uses an
+ * address its certificates name; the other masters' stay. */
+static void test_cert_cleaner(void **state)
+{
+        Fixture *f = certs_fixture(true);
+        converge(f);
+        fixture_add(f, W_KUBE_SYSTEM_CONFIGMAPS,
+                    "{\"apiVersion\":\"v1\",\"kind\":\"ConfigMap\",\"metadata\":{\"name\":\"bootstrap\","
+                    "\"namespace\":\"kube-system\"},\"data\":{\"status\":\"complete\"}}");
+        for (size_t i = 0; i < ELEMENTSOF(masters); i++)
+                fixture_member(f, i + 1, masters[i][0], masters[i][1], false, true, true);
+
+        /* Every master there: nothing. */
+        assert_int_equal(fixture_sync(f, &controller_cert_cleaner), 0);
+        assert_int_equal(fixture_count(f, INTENT_DELETE), 0);
+
+        /* master-0's Node gone, its member still listed: kept. */
+        fixture_delete(f, W_MASTER_NODES, NULL, "master-0");
+        assert_int_equal(fixture_sync(f, &controller_cert_cleaner), 0);
+        assert_int_equal(fixture_count(f, INTENT_DELETE), 0);
+        assert_non_null(strstr(f->plan.waiting, "node master-0 is gone, but an etcd member may still use"));
+
+        /* A member without the name (unstarted) on master-0's address: still kept. */
+        fixture_no_etcd(f);
+        fixture_member(f, 2, masters[1][0], masters[1][1], false, true, true);
+        fixture_member(f, 3, masters[2][0], masters[2][1], false, true, true);
+        fixture_member(f, 9, NULL, masters[0][1], true, false, false);
+        assert_int_equal(fixture_sync(f, &controller_cert_cleaner), 0);
+        assert_int_equal(fixture_count(f, INTENT_DELETE), 0);
+
+        /* The member gone: its three Secrets go, one per sync, each with an event. */
+        fixture_no_etcd(f);
+        fixture_member(f, 2, masters[1][0], masters[1][1], false, true, true);
+        fixture_member(f, 3, masters[2][0], masters[2][1], false, true, true);
+        size_t gone = 0;
+        for (int round = 0; round < 5; round++) {
+                assert_int_equal(fixture_sync(f, &controller_cert_cleaner), 0);
+                const Intent *d = fixture_find(f, INTENT_DELETE, "secrets", NULL);
+                if (!d)
+                        break;
+                assert_int_equal(fixture_count(f, INTENT_DELETE), 1);
+                assert_non_null(fixture_find(f, INTENT_EVENT, NULL, NULL));
+                assert_true(endswith(d->name, "-master-0"));
+                fixture_delete(f, W_ETCD_SECRETS, "openshift-etcd", d->name);
+                gone++;
+        }
+        assert_int_equal(gone, ELEMENTSOF(node_prefixes));
+        for (size_t k = 0; k < ELEMENTSOF(node_prefixes); k++) {
+                _cleanup_free_ char *name = strdup_printf("%smaster-1", node_prefixes[k]);
+                assert_non_null(fixture_get(f, W_ETCD_SECRETS, "openshift-etcd", name));
+        }
+        fixture_free(f);
+}
+
 int main(void)
 {
         const struct CMUnitTest tests[] = {
                 cmocka_unit_test(test_fresh_cluster),
+                cmocka_unit_test(test_cert_cleaner),
                 cmocka_unit_test(test_fresh_order_and_budget),
                 cmocka_unit_test(test_rsa_by_default),
                 cmocka_unit_test(test_keys_from_pool),
