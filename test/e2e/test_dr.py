@@ -54,6 +54,7 @@ runbook, unsupportedConfigOverrides.replaceDamagedMembers):
 - quorum never lost, nothing lost, the cluster ID the same, the damaged file
   kept byte for byte in member-removed-archive-*.
 Usage: test_dr.py BUILD_DIR SCENARIO..."""
+import datetime
 import hashlib
 import json
 import os
@@ -161,18 +162,40 @@ def learner_figures(c, watcher):
         elif not pending and since is not None:
             joined.append(t - since)
             since = None
+    # etcd's own start and end lines of each transfer, by its "ts" (ISO 8601 or seconds).
+    pairs = {"sending database snapshot": ("sent database snapshot", "sent"),
+             "receiving database snapshot": ("received and saved database snapshot", "received")}
+
+    def ts(e):
+        v = e.get("ts")
+        if isinstance(v, (int, float)):
+            return float(v)
+        try:
+            return datetime.datetime.fromisoformat(str(v).replace("Z", "+00:00")).timestamp()
+        except ValueError:
+            return None
     sent = []
     for m in c.masters:
         logs = os.path.join(c.node_root(m), "var/log/pods", "openshift-etcd_etcd-%s" % m, "etcd")
         for f in sorted(os.listdir(logs)) if os.path.isdir(logs) else []:
+            started = {}
             for line in open(os.path.join(logs, f), errors="replace"):
-                if '"sent database snapshot to writer"' in line or '"received and saved database snapshot"' in line:
-                    try:
-                        e = json.loads(line[line.index("{"):])
-                    except ValueError:
-                        continue
-                    sent.append("%s %s %s in %s" % (m, "sent" if "sent" in e.get("msg", "") else "saved",
-                                                    e.get("size", "?"), e.get("took", "?")))
+                if "database snapshot" not in line or "{" not in line:
+                    continue
+                try:
+                    e = json.loads(line[line.index("{"):])
+                except ValueError:
+                    continue
+                msg = e.get("msg", "")
+                if msg in pairs:
+                    started[pairs[msg][0]] = ts(e)
+                for end, verb in pairs.values():
+                    if msg == end:
+                        t0, t1 = started.pop(end, None), ts(e)
+                        took = e.get("download-took") or (
+                            "%.2f s" % (t1 - t0) if t0 is not None and t1 is not None else "?")
+                        sent.append("%s %s %s in %s" % (m, verb, e.get("size") or e.get("incoming-snapshot-size", "?"),
+                                                        took))
     log("FIGURES learner to voter after the restore: %s; etcd's snapshot transfers: %s" % (
         ", ".join("%.1f s" % d for d in joined) or "none", "; ".join(sent) or "none logged"))
 
