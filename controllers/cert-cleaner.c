@@ -18,12 +18,6 @@
 #include "facts.h"
 #include "render/certs.h"
 
-static const char *annotation(const KubeObject *o, const char *key)
-{
-        cJSON *ann = json_get_object(o->json, "metadata.annotations"); /* keys with dots */
-        return json_string(ann ? cJSON_GetObjectItemCaseSensitive(ann, key) : NULL);
-}
-
 /* The node a per-node certificate Secret is for (points into `name`), NULL when it is none.
  * The longest prefix wins: etcd-serving-metrics-<node> is no serving certificate of a node
  * named metrics-<node>. */
@@ -42,7 +36,7 @@ static const char *node_of_secret(const char *name)
  * of the addresses it names. */
 static bool certificate_in_use(const EtcdViewSnapshot *s, const KubeObject *secret, const char *node)
 {
-        const char *hosts = annotation(secret, CERT_ANN_HOSTNAMES);
+        const char *hosts = kube_object_annotation(secret, CERT_ANN_HOSTNAMES);
         if (etcd_view_find_by_name(s, node))
                 return true;
         for (const char *h = hosts; h && *h;) {
@@ -75,7 +69,7 @@ static int sync_cert_cleaner(const SyncContext *ctx, Plan *p)
                 const KubeObject *sec = secrets[i];
                 const char *node = node_of_secret(sec->name);
                 if (!node || !streq_ptr(json_get_string(sec->json, "type"), "kubernetes.io/tls") ||
-                    !streq_ptr(annotation(sec, CERT_ANN_COMPONENT), CERT_OWNING_COMPONENT) ||
+                    !streq_ptr(kube_object_annotation(sec, CERT_ANN_COMPONENT), CERT_OWNING_COMPONENT) ||
                     op_get(ctx, W_MASTER_NODES, NULL, node))
                         continue;
                 if (certificate_in_use(s, sec, node)) {

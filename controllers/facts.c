@@ -400,8 +400,7 @@ const KubeObject *machine_of_node(const SyncContext *ctx, const char *node)
 
 const char *bootstrap_ip_of(const KubeObject *o)
 {
-        cJSON *ann = o ? json_get_object(o->json, "metadata.annotations") : NULL;
-        return json_string(ann ? cJSON_GetObjectItemCaseSensitive(ann, BOOTSTRAP_IP_ANNOTATION) : NULL);
+        return kube_object_annotation(o, BOOTSTRAP_IP_ANNOTATION);
 }
 
 const char *bootstrap_ip(const SyncContext *ctx)

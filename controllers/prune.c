@@ -66,22 +66,25 @@ static bool deletable(const Keep *k, int64_t rev)
         return true;
 }
 
+/* The revisions a nodeStatuses entry says the node uses. */
+static const char *const in_use_keys[] = {"currentRevision", "targetRevision", "lastFailedRevision"};
+
 static int load_keep(const KubeObject *cr, Keep *k)
 {
-        static const char *const keys[] = {"currentRevision", "targetRevision", "lastFailedRevision"};
         cJSON *statuses = json_get_array(cr->json, "status.nodeStatuses"), *e;
         int64_t limit = 0;
 
         k->keep = DEFAULT_KEEP;
         if (json_get_int64(cr->json, "spec.succeededRevisionLimit", &limit) >= 0 && limit != 0)
                 k->keep = limit < 0 ? -1 : limit;
-        k->in_use = calloc((size_t) cJSON_GetArraySize(statuses) * ELEMENTSOF(keys) + 1, sizeof *k->in_use);
+        k->in_use = calloc((size_t) cJSON_GetArraySize(statuses) * ELEMENTSOF(in_use_keys) + 1,
+                           sizeof *k->in_use);
         if (!k->in_use)
                 return -ENOMEM;
         JSON_ARRAY_FOREACH (e, statuses)
-                for (size_t i = 0; i < ELEMENTSOF(keys); i++) {
+                for (size_t i = 0; i < ELEMENTSOF(in_use_keys); i++) {
                         int64_t v = 0;
-                        if (json_get_int64(e, keys[i], &v) >= 0 && v > 0)
+                        if (json_get_int64(e, in_use_keys[i], &v) >= 0 && v > 0)
                                 k->in_use[k->n_in_use++] = v;
                 }
         return 0;
@@ -142,7 +145,6 @@ static size_t prune_node_pods(const SyncContext *ctx, Plan *p, const Keep *k, si
 /* A pruner pod for each master that runs the latest revision and has none for it yet. */
 static int prune_nodes(const SyncContext *ctx, Plan *p, const Keep *k)
 {
-        static const char *const in_use[] = {"currentRevision", "targetRevision", "lastFailedRevision"};
         const KubeObject *cr = op_etcd_cr(ctx);
         cJSON *e;
 
@@ -150,7 +152,7 @@ static int prune_nodes(const SyncContext *ctx, Plan *p, const Keep *k)
                 return 0; /* every revision is in the kept window */
         JSON_ARRAY_FOREACH (e, json_get_array(cr->json, "status.nodeStatuses")) {
                 const char *node = json_get_string(e, "nodeName");
-                int64_t current = 0, target = 0, protect[ELEMENTSOF(in_use)];
+                int64_t current = 0, target = 0, protect[ELEMENTSOF(in_use_keys)];
                 size_t n = 0;
                 char name[300];
                 if (!node || json_get_int64(e, "currentRevision", &current) < 0 || current != k->latest ||
@@ -160,9 +162,9 @@ static int prune_nodes(const SyncContext *ctx, Plan *p, const Keep *k)
                 if (op_get(ctx, W_ETCD_PODS, NS_ETCD, name))
                         continue;
                 /* Eligible: below the kept window; protected: what the node uses there. */
-                for (size_t i = 0; i < ELEMENTSOF(in_use); i++) {
+                for (size_t i = 0; i < ELEMENTSOF(in_use_keys); i++) {
                         int64_t v = 0;
-                        if (json_get_int64(e, in_use[i], &v) >= 0 && v > 0 && v <= k->latest - k->keep)
+                        if (json_get_int64(e, in_use_keys[i], &v) >= 0 && v > 0 && v <= k->latest - k->keep)
                                 protect[n++] = v;
                 }
                 _cleanup_(cJSON_Deletep) cJSON *obj = NULL;

@@ -51,10 +51,9 @@ static void update_endpoints(EtcdWiring *w)
         JSON_ARRAY_FOREACH (v, cm ? json_get_object(cm->json, "data") : NULL)
                 if (json_string(v))
                         (void) add_url(urls, &n, json_string(v));
-        cJSON *ann = cm ? json_get_object(cm->json, "metadata.annotations") : NULL;
-        v = ann ? cJSON_GetObjectItemCaseSensitive(ann, BOOTSTRAP_ANNOTATION) : NULL;
-        if (json_string(v))
-                (void) add_url(urls, &n, json_string(v));
+        const char *bootstrap = kube_object_annotation(cm, BOOTSTRAP_ANNOTATION);
+        if (bootstrap)
+                (void) add_url(urls, &n, bootstrap);
         _cleanup_free_ const KubeObject **nodes = NULL;
         size_t nn = 0;
         if (informer_list(informer(w, W_MASTER_NODES), &nodes, &nn) >= 0)

@@ -83,6 +83,12 @@ const char *kube_object_label(const KubeObject *o, const char *key)
         return json_string(v);
 }
 
+const char *kube_object_annotation(const KubeObject *o, const char *key)
+{
+        cJSON *ann = o ? json_get_object(o->json, "metadata.annotations") : NULL;
+        return json_string(ann ? cJSON_GetObjectItemCaseSensitive(ann, key) : NULL);
+}
+
 const char *kube_object_uid(const KubeObject *o)
 {
         return json_get_string(o->json, "metadata.uid");

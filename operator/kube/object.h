@@ -41,5 +41,7 @@ void kube_object_unref_void(void *o);
 bool kube_object_heartbeat_only(const KubeObject *old, const KubeObject *new);
 
 const char *kube_object_label(const KubeObject *o, const char *key);
+/* metadata.annotations[key] when it is a string, else NULL (keys may hold dots and slashes). */
+const char *kube_object_annotation(const KubeObject *o, const char *key);
 const char *kube_object_uid(const KubeObject *o);
 const char *kube_object_rv_string(const KubeObject *o);

@@ -21,7 +21,6 @@ the new address, the old data kept, etcd-endpoints and host-etcd-2 on the
 new address, clusteroperator/etcd settled, and
 docs/runbooks/address-change.md, run word for word, shows the removal and
 says done. Python 3 stdlib only."""
-import os
 import subprocess
 import time
 
@@ -47,8 +46,7 @@ def check_master_moves(c, node, new_ip):
     old_ip = c.master_ips[node]
     watcher, writer = c.actors()
     start_actors(watcher, writer)
-    data = os.path.join(c.node_root(node), "var/lib/etcd")
-    before = set(os.listdir(data))
+    before = c.data_dir_entries(node)
     t0 = time.monotonic()
     try:
         members = wait_for("the member list", lambda: {m["name"]: m for m in c.etcd.members(c.endpoints())}, 60)
@@ -71,8 +69,7 @@ def check_master_moves(c, node, new_ip):
     shapes = [h[1] for h in watcher.history]
     log("membership since the move: %s" % shapes)
     assert any(learner for shape in shapes for _, learner in shape), "never a learner: %s" % shapes
-    archived = [d for d in os.listdir(data) if d.startswith("member-removed-archive-") and d not in before]
-    assert archived, "the old member's data was not moved aside: %s" % os.listdir(data)
+    c.check_data_archived(node, before)
     # docs/runbooks/address-change.md, word for word: the removal's event, and "done".
     book = Runbook(env, "address-change.md", {}, {})
     out = book.run(RB_EVENTS, RB_EVENTS)[0]

@@ -411,6 +411,16 @@ class Cluster:
     def node_root(self, node):
         return os.path.join(self.env.dir, "nodes", node)
 
+    def data_dir_entries(self, node):
+        """What the node's etcd data dir holds now (to compare with later)."""
+        return set(os.listdir(os.path.join(self.node_root(node), "var/lib/etcd")))
+
+    def check_data_archived(self, node, before):
+        """discover moved the node's old member data aside since `before` (data_dir_entries)."""
+        now = self.data_dir_entries(node)
+        archived = [d for d in now - before if d.startswith("member-removed-archive-")]
+        assert archived, "%s: the old member's data was not moved aside: %s" % (node, sorted(now))
+
     def install_control_plane_fixture(self):
         """What the other control-plane operators leave on a real master and the
         disaster-recovery scripts read (hack/control-plane-fixture.py)."""
@@ -515,12 +525,11 @@ class Cluster:
         meanwhile, neither restarted), nothing lost."""
         watcher, writer = self.actors()
         start_actors(watcher, writer)
-        data = os.path.join(self.node_root(node), "var/lib/etcd")
         try:
             members = wait_for("the member list", lambda: {m["name"]: m for m in self.etcd.members(
                 self.endpoints())}, 60)
             old = members[node]["ID"]
-            before = set(os.listdir(data))
+            before = self.data_dir_entries(node)
             if stopped:
                 self.env.stop_kubelet(node)
                 ep = "https://%s:2379" % self.master_ips[node]
@@ -543,8 +552,7 @@ class Cluster:
         log("membership since the removal: %s" % shapes)
         assert any(learner for shape in shapes for _, learner in shape), shapes
         assert shapes[-1] == [(m, False) for m in self.masters], shapes
-        archived = [d for d in os.listdir(data) if d.startswith("member-removed-archive-") and d not in before]
-        assert archived, "the removed member's data was not moved aside: %s" % os.listdir(data)
+        self.check_data_archived(node, before)
         self.check_writer(writer)
 
     def check_revisions_pruned(self, timeout=120, keep=5):
