@@ -122,13 +122,14 @@ static int routine(const SyncContext *ctx, const EtcdViewSnapshot *s, Plan *p)
         const EtcdMaintRecord *moved =
                 etcd_maint_log_last(op_state(ctx)->maint, ETCD_MAINT_MOVE_LEADER, 0, false);
         const EtcdMemberState *target = leader_handover_target(s, etcd_member_needs_defrag);
-        /* A handover that failed lately licenses defragmenting the leader in place, but not
-         * when its target leads now: leadership reached it anyway (the old leader died
-         * mid-move), and nothing says this leader cannot hand over. */
+        /* A handover that this leader failed lately licenses defragmenting it in place. A failed
+         * handover of another leader does not: when that one died mid-move, leadership went
+         * elsewhere, and nothing says the leader now cannot hand over. */
         bool move_failed = moved && moved->error < 0 && moved->finished + MOVE_LEADER_BACKOFF > ctx->now &&
-                           moved->member_id != s->leader;
+                           moved->from_id == s->leader;
         if (target && !move_failed) {
-                plan_etcd_move_leader(p, etcd_member_label(target, hex), target->id, leader->client_url);
+                plan_etcd_move_leader(p, etcd_member_label(target, hex), target->id, leader->id,
+                                      leader->client_url);
                 return 0;
         }
         plan_defrag(p, leader); /* no member to take over, or the handover failed just now */

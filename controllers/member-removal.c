@@ -283,8 +283,10 @@ static int sync_member_removal(const SyncContext *ctx, Plan *p)
         const EtcdMemberState *target =
                 pick->healthy && pick->id == s->leader ? leader_handover_target(s, NULL) : NULL;
         if (target && pick->client_url &&
-            !(moved && moved->error < 0 && moved->finished + MOVE_LEADER_BACKOFF > ctx->now)) {
-                plan_etcd_move_leader(p, etcd_member_label(target, hex), target->id, pick->client_url);
+            !(moved && moved->error < 0 && moved->finished + MOVE_LEADER_BACKOFF > ctx->now &&
+              moved->from_id == pick->id)) {
+                plan_etcd_move_leader(p, etcd_member_label(target, hex), target->id, pick->id,
+                                      pick->client_url);
                 return 0;
         }
         plan_event(p, false, "ScaleDown", "removing member %s: %s%s%s", etcd_member_label(pick, hex), what,

@@ -27,6 +27,7 @@ typedef enum EtcdMaintKind {
 typedef struct EtcdMaintRecord {
         EtcdMaintKind kind;
         uint64_t member_id;       /* DEFRAG, DISARM: the member; MOVE_LEADER: the new leader; COMPACT: 0 */
+        uint64_t from_id;         /* MOVE_LEADER: the leader asked to hand over */
         uint64_t revision;        /* COMPACT */
         usec_t started, finished; /* CLOCK_REALTIME */
         int error;                /* 0, or what the call ended with */

@@ -386,6 +386,7 @@ static void on_maint_done(EtcdClient *ec, const EtcdResponse *resp, void *userda
         }
         EtcdMaintRecord rec = {.kind = maint_kind(i->type),
                                .member_id = i->member_id,
+                               .from_id = i->from_id,
                                .revision = i->revision,
                                .started = c->etcd_started,
                                .finished = now,

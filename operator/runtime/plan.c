@@ -287,12 +287,14 @@ void plan_etcd_disarm(Plan *p, const char *name, uint64_t id, const char *alarm)
                 fail(p, i, alarm ? -ENOMEM : -EINVAL);
 }
 
-void plan_etcd_move_leader(Plan *p, const char *name, uint64_t target, const char *leader_endpoint)
+void plan_etcd_move_leader(Plan *p, const char *name, uint64_t target, uint64_t leader,
+                           const char *leader_endpoint)
 {
         Intent *i = etcd_intent(p, INTENT_ETCD_MOVE_LEADER, name);
         if (!i)
                 return;
         i->member_id = target;
+        i->from_id = leader;
         if (!leader_endpoint || !dup_str(&i->endpoint, leader_endpoint))
                 fail(p, i, leader_endpoint ? -ENOMEM : -EINVAL);
 }

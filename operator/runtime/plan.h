@@ -52,8 +52,9 @@ typedef struct Intent {
         /* ETCD_* (name: the node or member name, for logs and events) */
         char *peer_url;
         uint64_t member_id;
-        char *endpoint; /* DEFRAGMENT, MOVE_LEADER: the client URL the call goes to */
-        char *alarm;    /* DISARM */
+        char *endpoint;   /* DEFRAGMENT, MOVE_LEADER: the client URL the call goes to */
+        uint64_t from_id; /* MOVE_LEADER: the leader at endpoint */
+        char *alarm;      /* DISARM */
         uint64_t revision;
         char *detail; /* DEFRAGMENT: the sizes that made it due, for logs and events */
 } Intent;
@@ -89,7 +90,8 @@ void plan_etcd_remove(Plan *p, const char *name, uint64_t id);
 void plan_etcd_defragment(Plan *p, const char *name, uint64_t id, const char *endpoint, const char *detail);
 void plan_etcd_compact(Plan *p, uint64_t revision);
 void plan_etcd_disarm(Plan *p, const char *name, uint64_t id, const char *alarm);
-void plan_etcd_move_leader(Plan *p, const char *name, uint64_t target, const char *leader_endpoint);
+void plan_etcd_move_leader(Plan *p, const char *name, uint64_t target, uint64_t leader,
+                           const char *leader_endpoint);
 /* Any etcd intent (membership or maintenance). */
 bool intent_is_etcd(const Intent *i);
 bool intent_is_etcd_membership(const Intent *i);

@@ -277,6 +277,13 @@ void fixture_maint(Fixture *f, EtcdMaintKind kind, uint64_t id, uint64_t revisio
         etcd_maint_log_add(f->state.maint, &r);
 }
 
+void fixture_move_leader(Fixture *f, uint64_t from, uint64_t to, usec_t finished, int error)
+{
+        fixture_maint(f, ETCD_MAINT_MOVE_LEADER, to, 0, finished, error);
+        ((EtcdMaintRecord *) etcd_maint_log_at(f->state.maint, etcd_maint_log_size(f->state.maint) - 1))
+                ->from_id = from;
+}
+
 void fixture_member_version(Fixture *f, uint64_t id, const char *version)
 {
         EtcdViewSnapshot *s = snap_of(f);

@@ -51,6 +51,8 @@ void fixture_alarm(Fixture *f, uint64_t id, const char *alarm);
 /* A maintenance record in f->state.maint (created on first use), finished at `finished`. */
 void fixture_maint(Fixture *f, EtcdMaintKind kind, uint64_t id, uint64_t revision, usec_t finished,
                    int error);
+/* A leader handover from `from` to `to` in the maintenance log, as fixture_maint. */
+void fixture_move_leader(Fixture *f, uint64_t from, uint64_t to, usec_t finished, int error);
 /* Sets the etcd version a member's status reports. */
 void fixture_member_version(Fixture *f, uint64_t id, const char *version);
 /* Feeds the plan's writes to the objects of watch `w` back into the cache,

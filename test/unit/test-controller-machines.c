@@ -340,7 +340,7 @@ static void test_leader_hands_over_first(void **state)
         assert_string_equal(mv->endpoint, "https://10.0.0.10:2379");
 
         /* Moved: now it goes. */
-        fixture_maint(f, ETCD_MAINT_MOVE_LEADER, 3, 0, f->now, 0);
+        fixture_move_leader(f, 1, 3, f->now, 0);
         fixture_leader(f, 3);
         assert_int_equal(fixture_sync(f, &controller_member_removal), 0);
         assert_int_equal(fixture_count(f, INTENT_ETCD_MOVE_LEADER), 0);
@@ -348,7 +348,11 @@ static void test_leader_hands_over_first(void **state)
 
         /* A handover that failed just now: removed while leading rather than never. */
         fixture_leader(f, 1);
-        fixture_maint(f, ETCD_MAINT_MOVE_LEADER, 3, 0, f->now, -ETIMEDOUT);
+        fixture_maint(f, ETCD_MAINT_MOVE_LEADER, 3, 0, f->now, -ETIMEDOUT); /* another leader's */
+        assert_int_equal(fixture_sync(f, &controller_member_removal), 0);
+        assert_int_equal(fixture_count(f, INTENT_ETCD_REMOVE), 0);
+        assert_non_null(fixture_find(f, INTENT_ETCD_MOVE_LEADER, NULL, NULL));
+        fixture_move_leader(f, 1, 3, f->now, -ETIMEDOUT);
         assert_int_equal(fixture_sync(f, &controller_member_removal), 0);
         assert_int_equal(fixture_count(f, INTENT_ETCD_MOVE_LEADER), 0);
         assert_int_equal(fixture_find(f, INTENT_ETCD_REMOVE, NULL, NULL)->member_id, 1);

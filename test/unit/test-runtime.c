@@ -94,7 +94,7 @@ static void test_plan(void **state)
         assert_string_equal(d7, "etcd compact to revision 1234");
         _cleanup_(plan_done) Plan m3 = {};
         plan_etcd_disarm(&m3, "master-0", 1, "NOSPACE");
-        plan_etcd_move_leader(&m3, "master-2", 3, "https://10.0.0.10:2379");
+        plan_etcd_move_leader(&m3, "master-2", 3, 1, "https://10.0.0.10:2379");
         assert_int_equal(m3.error, -EBUSY);
         _cleanup_free_ char *d8 = intent_describe(&m3.intents[0]);
         assert_string_equal(d8, "etcd disarm NOSPACE of master-0");
