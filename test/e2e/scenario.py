@@ -411,6 +411,15 @@ class Cluster:
     def node_root(self, node):
         return os.path.join(self.env.dir, "nodes", node)
 
+    def container_pid(self, node, name):
+        """The shim PID of the running container `name` of the node's etcd pod (kubelet-sim's
+        runtime file); None while none runs."""
+        with open(os.path.join(self.node_root(node), "var/lib/kubelet/sim-runtime/containers.json")) as f:
+            for ctr in json.load(f)["containers"]:
+                if ctr["name"] == name and ctr["labels"].get("io.kubernetes.pod.namespace") == "openshift-etcd":
+                    return ctr["pid"]
+        return None
+
     def data_dir_entries(self, node):
         """What the node's etcd data dir holds now (to compare with later)."""
         return set(os.listdir(os.path.join(self.node_root(node), "var/lib/etcd")))

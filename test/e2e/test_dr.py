@@ -124,15 +124,6 @@ def node_sh(c, node, script):
                            "bash", "-c", script], capture_output=True, text=True, timeout=300)
 
 
-def container_pid(c, node, name):
-    """The shim PID of the running container `name` of the node's etcd pod (kubelet-sim's runtime file)."""
-    with open(os.path.join(c.node_root(node), "var/lib/kubelet/sim-runtime/containers.json")) as f:
-        for ctr in json.load(f)["containers"]:
-            if ctr["name"] == name and ctr["labels"].get("io.kubernetes.pod.namespace") == "openshift-etcd":
-                return ctr["pid"]
-    return None
-
-
 def check_scale_out(c, watcher, survivor):
     """The survivor alone, then one member more at a time, to every master a voter,
     with the watcher's invariants (one pending member, no change while a voter is
@@ -303,10 +294,10 @@ def scenario_quorum_loss(env, c, watcher, writer):
         start_actors(watcher2)
         book.run(first=5, last=5)  # the API answers
         # The restored etcd killed right after the restore: its pod brings it back by itself.
-        pid = container_pid(c, "master-1", "etcd")
+        pid = c.container_pid("master-1", "etcd")
         os.kill(pid, signal.SIGKILL)
         log("killed the restored etcd (shim pid %d)" % pid)
-        wait_for("the restored etcd back", lambda: container_pid(c, "master-1", "etcd") not in (None, pid) and
+        wait_for("the restored etcd back", lambda: c.container_pid("master-1", "etcd") not in (None, pid) and
                  c.etcd.healthy("https://%s:2379" % c.master_ips["master-1"]), 120)
         log("the restored etcd is back")
         book.run(first=6)
@@ -376,7 +367,7 @@ def scenario_quorum_restore(env, c, watcher, writer):
     for m in ("master-0", "master-2"):
         stop_etcd(c, m)
     for m in ("master-0", "master-2"):
-        wait_for("etcd gone on %s" % m, lambda: container_pid(c, m, "etcd") is None, 60)
+        wait_for("etcd gone on %s" % m, lambda: c.container_pid(m, "etcd") is None, 60)
         shutil.move(os.path.join(roots[m], "var/lib/etcd"), os.path.join(roots[m], "disaster/etcd-data"))
     wait_for("quorum lost", lambda: not c.etcd.healthy(m1), 60)
     log("quorum lost: master-0 and master-2 lost their etcd data")
@@ -488,7 +479,7 @@ def damage(c, node):
     cannot open it) and starts it again; returns the damaged file's SHA-256."""
     root = c.node_root(node)
     stop_etcd(c, node)
-    wait_for("etcd gone on %s" % node, lambda: container_pid(c, node, "etcd") is None, 60)
+    wait_for("etcd gone on %s" % node, lambda: c.container_pid(node, "etcd") is None, 60)
     db = os.path.join(root, "var/lib/etcd/member/snap/db")
     with open(db, "r+b") as f:
         f.write(b"\xde\xad" * 4096)
