@@ -33,7 +33,12 @@
  * adds the master back on its new address as a learner: one change at a
  * time. This does not wait for a stable revision: the rollout that carries
  * the new address cannot finish before the member is replaced, and the
- * InstallerController restarts no other member while one is down.
+ * InstallerController restarts no other member while one is down. The one
+ * exception is a moved member that is healthy and already serves on the new
+ * address (its client URLs there: after a quorum restore onto the new
+ * address, or on a host that kept both): only the peer URL the others dial
+ * is stale, and it is updated in place (etcd member update) while every
+ * member is healthy and none is pending.
  *
  * Opt-in (etcds/cluster spec.unsupportedConfigOverrides.replaceDamagedMembers),
  * with or without the Machine API: a member whose data etcd itself calls
@@ -134,6 +139,19 @@ static bool remove_damaged(const SyncContext *ctx, const EtcdViewSnapshot *s, Pl
 
 /* The member of a master whose address changed (see the top of this file). True when it
  * acted or waits. */
+/* The member advertises a client URL on `ip`: its etcd runs on that address now (etcd
+ * publishes the client URLs it was started with; the peer URLs stay as the member was added). */
+static bool member_serves_on(const EtcdMemberState *m, const char *ip)
+{
+        IpAddr want, h;
+        if (!m->member || !ip || ip_parse(ip, &want) < 0)
+                return false;
+        for (size_t k = 0; k < m->member->n_client_urls; k++)
+                if (url_host_ip(m->member->client_urls[k], &h) >= 0 && ip_equal(&h, &want))
+                        return true;
+        return false;
+}
+
 static bool remove_moved(const SyncContext *ctx, const EtcdViewSnapshot *s, Plan *p)
 {
         char why[160], hex[17];
@@ -144,6 +162,20 @@ static bool remove_moved(const SyncContext *ctx, const EtcdViewSnapshot *s, Plan
                 if (!node)
                         continue;
                 const char *now = strempty(node_internal_ip(node));
+                char url[128];
+                /* Healthy and serving on the new address already (after a quorum restore there,
+                 * or with peers it dials out to itself): only the peer URL the others dial is
+                 * stale. Updating it moves no vote; with every member healthy and none pending
+                 * it is the one change of this sync. */
+                if (m->healthy && member_serves_on(m, now) && etcd_view_all_healthy(s) &&
+                    etcd_view_count_pending(s) == 0 && etcd_peer_url_for_ip(now, url, sizeof url) >= 0) {
+                        plan_event(p, false, "MemberAddressChanged",
+                                   "member %s serves on the new address %s of master %s: its peer URL %s "
+                                   "becomes %s",
+                                   etcd_member_label(m, hex), now, node->name, was, url);
+                        plan_etcd_update_peer(p, etcd_member_label(m, hex), m->id, url);
+                        return true;
+                }
                 if (m->healthy) {
                         plan_waiting(p, "MemberAddressChangedWaiting",
                                      "member %s (%s) is kept while it serves: its master %s has address %s "

@@ -328,6 +328,7 @@ static void on_etcd_done(EtcdClient *ec, const EtcdResponse *resp, void *userdat
                 [INTENT_ETCD_ADD_LEARNER] = "MemberAddAsLearner",
                 [INTENT_ETCD_PROMOTE] = "MemberPromote",
                 [INTENT_ETCD_REMOVE] = "MemberRemove",
+                [INTENT_ETCD_UPDATE_PEER] = "MemberUpdate",
         };
         event_record(c->rt->recorder, false, reasons[i->type], "%s", what);
         etcd_changed(c);
@@ -451,6 +452,8 @@ static int run_etcd_intent(Controller *c, const Intent *i)
                 return etcd_member_promote(ec, i->member_id, on_etcd_done, c);
         case INTENT_ETCD_REMOVE:
                 return etcd_member_remove(ec, i->member_id, on_etcd_done, c);
+        case INTENT_ETCD_UPDATE_PEER:
+                return etcd_member_update(ec, i->member_id, &i->peer_url, 1, on_etcd_done, c);
         default:
                 return run_maint_intent(c, i);
         }
@@ -500,6 +503,7 @@ static void run_next_intent(Controller *c)
         case INTENT_ETCD_ADD_LEARNER:
         case INTENT_ETCD_PROMOTE:
         case INTENT_ETCD_REMOVE:
+        case INTENT_ETCD_UPDATE_PEER:
         case INTENT_ETCD_DEFRAGMENT:
         case INTENT_ETCD_COMPACT:
         case INTENT_ETCD_DISARM:

@@ -213,7 +213,7 @@ void plan_waiting(Plan *p, const char *reason, const char *fmt, ...)
 bool intent_is_etcd_membership(const Intent *i)
 {
         return i->type == INTENT_ETCD_ADD_LEARNER || i->type == INTENT_ETCD_PROMOTE ||
-               i->type == INTENT_ETCD_REMOVE;
+               i->type == INTENT_ETCD_REMOVE || i->type == INTENT_ETCD_UPDATE_PEER;
 }
 
 bool intent_is_etcd(const Intent *i)
@@ -258,6 +258,16 @@ void plan_etcd_remove(Plan *p, const char *name, uint64_t id)
         Intent *i = etcd_intent(p, INTENT_ETCD_REMOVE, name);
         if (i)
                 i->member_id = id;
+}
+
+void plan_etcd_update_peer(Plan *p, const char *name, uint64_t id, const char *peer_url)
+{
+        Intent *i = etcd_intent(p, INTENT_ETCD_UPDATE_PEER, name);
+        if (!i)
+                return;
+        i->member_id = id;
+        if (!peer_url || !dup_str(&i->peer_url, peer_url))
+                fail(p, i, peer_url ? -ENOMEM : -EINVAL);
 }
 
 void plan_etcd_defragment(Plan *p, const char *name, uint64_t id, const char *endpoint, const char *detail)
@@ -319,6 +329,7 @@ const char *intent_type_to_string(IntentType t)
                 [INTENT_ETCD_ADD_LEARNER] = "etcd-add-learner",
                 [INTENT_ETCD_PROMOTE] = "etcd-promote",
                 [INTENT_ETCD_REMOVE] = "etcd-remove",
+                [INTENT_ETCD_UPDATE_PEER] = "etcd-update-peer",
                 [INTENT_ETCD_DEFRAGMENT] = "etcd-defragment",
                 [INTENT_ETCD_COMPACT] = "etcd-compact",
                 [INTENT_ETCD_DISARM] = "etcd-disarm",
@@ -343,6 +354,11 @@ char *intent_describe(const Intent *i)
                 return strdup_printf("%s %s (%s)",
                                      i->type == INTENT_ETCD_PROMOTE ? "etcd promote" : "etcd remove",
                                      i->name, etcd_id_to_hex(i->member_id, hex));
+        }
+        case INTENT_ETCD_UPDATE_PEER: {
+                char hex[17];
+                return strdup_printf("etcd update member %s (%s) to peer URL %s", i->name,
+                                     etcd_id_to_hex(i->member_id, hex), i->peer_url);
         }
         case INTENT_ETCD_DEFRAGMENT:
                 return strdup_printf("etcd defragment %s (%s)", i->name, i->endpoint);

@@ -25,6 +25,7 @@ typedef enum IntentType {
         INTENT_ETCD_ADD_LEARNER, /* peer_url */
         INTENT_ETCD_PROMOTE,     /* member_id */
         INTENT_ETCD_REMOVE,      /* member_id */
+        INTENT_ETCD_UPDATE_PEER, /* member_id's peer URLs become peer_url */
         /* etcd maintenance, also at most one etcd intent per plan: each is recorded in the
          * maintenance log (etcd/maintlog.h) and its failure is the controller's to judge
          * from there (no Degraded by itself). */
@@ -86,6 +87,7 @@ void plan_event(Plan *p, bool warning, const char *reason, const char *fmt, ...)
 void plan_etcd_add_learner(Plan *p, const char *name, const char *peer_url);
 void plan_etcd_promote(Plan *p, const char *name, uint64_t id);
 void plan_etcd_remove(Plan *p, const char *name, uint64_t id);
+void plan_etcd_update_peer(Plan *p, const char *name, uint64_t id, const char *peer_url);
 /* Maintenance (recorded in the maintenance log; `name` names the member). */
 void plan_etcd_defragment(Plan *p, const char *name, uint64_t id, const char *endpoint, const char *detail);
 void plan_etcd_compact(Plan *p, uint64_t revision);

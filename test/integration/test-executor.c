@@ -30,10 +30,10 @@ static Runtime *rt;
 static EtcdClient *etcd;
 static EtcdTestCluster cluster;
 
-typedef enum Action { NOTHING, REMOVE_MISSING, PROMOTE, ADD, APPLY, UPDATE_STALE } Action;
+typedef enum Action { NOTHING, REMOVE_MISSING, PROMOTE, ADD, UPDATE_PEER, APPLY, UPDATE_STALE } Action;
 static Action action;
-static uint64_t member_id;      /* PROMOTE */
-static const char *peer_url;    /* ADD */
+static uint64_t member_id;      /* PROMOTE, UPDATE_PEER */
+static const char *peer_url;    /* ADD, UPDATE_PEER */
 static const char *apply_value; /* APPLY */
 static unsigned n_syncs, n_etcd_changes;
 static bool view_fresh = true;
@@ -51,6 +51,9 @@ static int sync_member(const SyncContext *ctx, Plan *p)
                 break;
         case ADD:
                 plan_etcd_add_learner(p, "m3", peer_url);
+                break;
+        case UPDATE_PEER:
+                plan_etcd_update_peer(p, "m3", member_id, peer_url);
                 break;
         case APPLY: {
                 _cleanup_(cJSON_Deletep) cJSON *cm = NULL;
@@ -293,6 +296,47 @@ static void test_freshness_gate(void **state)
         assert_string_equal(d, "False");
 }
 
+/* A member's peer URL updated in place (the learner of the last test, which never started:
+ * harmless to move): the member list has the new URL, and it is a change the view must see. */
+static void test_update_peer(void **state)
+{
+        (void) state;
+        EtcdTestResult r = {};
+        _cleanup_(etcd_member_list_freep) EtcdMemberList *l = NULL;
+        assert_int_equal(etcd_member_list(etcd, etcd_test_result_cb, &r), 0);
+        assert_int_equal(etcd_test_wait(loop, &r, 10 * USEC_PER_SEC), 0);
+        assert_int_equal(etcd_parse_member_list(r.body, &l), 0);
+        etcd_test_result_done(&r);
+        member_id = 0;
+        for (size_t i = 0; i < l->n_members; i++)
+                if (l->members[i].is_learner)
+                        member_id = l->members[i].id;
+        assert_true(member_id != 0);
+
+        unsigned changes = n_etcd_changes;
+        uint64_t failures = stats().failures;
+        peer_url = cluster.members[1].peer_url;
+        action = UPDATE_PEER;
+        sync_and_run(500 * USEC_PER_MSEC);
+        action = NOTHING;
+        assert_int_equal(stats().failures, failures);
+        assert_int_equal(n_etcd_changes, changes + 1);
+
+        _cleanup_(etcd_member_list_freep) EtcdMemberList *after = NULL;
+        assert_int_equal(etcd_member_list(etcd, etcd_test_result_cb, &r), 0);
+        assert_int_equal(etcd_test_wait(loop, &r, 10 * USEC_PER_SEC), 0);
+        assert_int_equal(etcd_parse_member_list(r.body, &after), 0);
+        etcd_test_result_done(&r);
+        bool found = false;
+        for (size_t i = 0; i < after->n_members; i++)
+                if (after->members[i].id == member_id) {
+                        assert_int_equal(after->members[i].n_peer_urls, 1);
+                        assert_string_equal(after->members[i].peer_urls[0], cluster.members[1].peer_url);
+                        found = true;
+                }
+        assert_true(found);
+}
+
 /* APPLY through 409s: re-read and merge again, then sync again; it lands. */
 static void test_apply_through_conflicts(void **state)
 {
@@ -515,6 +559,7 @@ int main(void)
                 cmocka_unit_test(test_already_done),
                 cmocka_unit_test(test_not_yet_and_requeue),
                 cmocka_unit_test(test_freshness_gate),
+                cmocka_unit_test(test_update_peer),
                 cmocka_unit_test(test_apply_through_conflicts),
                 cmocka_unit_test(test_conflicts_back_off),
                 cmocka_unit_test(test_lost_answer_is_not_resent),

@@ -564,6 +564,41 @@ static void test_moved_master_replaced(void **state)
         fixture_free(f);
 }
 
+/* The member of master-1 (10.0.0.11) serves on the master's new address 10.0.0.21 (its
+ * client URL there, as after a quorum restore onto the new address): its peer URL is
+ * updated in place, not the member replaced, and only while every member is healthy. */
+static void test_moved_member_serving_updated(void **state)
+{
+        Fixture *f = cluster();
+        no_machine_api(f);
+        fixture_master(f, "master-1", "10.0.0.21", true);
+        EtcdMemberState *m = (EtcdMemberState *) etcd_view_find(f->snap, 2);
+        EtcdMember *member = (EtcdMember *) m->member;
+        free(member->client_urls[0]);
+        member->client_urls[0] = strdup("https://10.0.0.21:2379");
+        m->client_url = member->client_urls[0];
+
+        /* Another member down: kept as it is, and said why. */
+        fixture_member_set(f, 3, false, false);
+        expect_kept(f, "is kept while it serves");
+        assert_int_equal(fixture_count(f, INTENT_ETCD_UPDATE_PEER), 0);
+
+        fixture_member_set(f, 3, false, true);
+        assert_int_equal(fixture_sync(f, &controller_member_removal), 0);
+        assert_int_equal(fixture_count(f, INTENT_ETCD_REMOVE), 0);
+        const Intent *up = fixture_find(f, INTENT_ETCD_UPDATE_PEER, NULL, NULL);
+        assert_non_null(up);
+        assert_int_equal(up->member_id, 2);
+        assert_string_equal(up->peer_url, "https://10.0.0.21:2380");
+        const Intent *ev = fixture_find(f, INTENT_EVENT, NULL, NULL);
+        assert_non_null(ev);
+        assert_false(ev->warning);
+        assert_string_equal(ev->message,
+                            "member master-1 serves on the new address 10.0.0.21 of master master-1: "
+                            "its peer URL https://10.0.0.11:2380 becomes https://10.0.0.21:2380");
+        fixture_free(f);
+}
+
 /* Not a move: a master without an InternalIP, or one whose old address another master has
  * now (the member is that master's, by address). */
 static void expect_no_move(Fixture *f)
@@ -601,6 +636,7 @@ int main(void)
                 cmocka_unit_test(test_desired_replicas),
                 cmocka_unit_test(test_damaged_member_remedy),
                 cmocka_unit_test(test_moved_master_replaced),
+                cmocka_unit_test(test_moved_member_serving_updated),
                 cmocka_unit_test(test_not_moved),
         };
         return cmocka_run_group_tests(tests, NULL, NULL);
