@@ -457,12 +457,27 @@ class Cluster:
         return co
 
     def at_latest(self):
-        """(latestAvailableRevision, nodeStatuses) when every node is at it, else None."""
-        st = self.env.get_json("etcd", "cluster")["status"]
+        """(latestAvailableRevision, nodeStatuses) when every node is at it and no next revision
+        is due, else None. Due: etcd-endpoints does not list exactly the voters yet, or it or
+        etcd-pod differs from the latest revision's copy (a membership change just made shows
+        in etcd-endpoints, then in a revision, some seconds later: a check made in between
+        would take a rollout about to start for a settled cluster)."""
+        env = self.env
+        st = env.get_json("etcd", "cluster")["status"]
         latest = st.get("latestAvailableRevision")
         nodes = st.get("nodeStatuses", [])
-        ok = latest and len(nodes) == len(self.masters) and all(n.get("currentRevision") == latest for n in nodes)
-        return (latest, nodes) if ok else None
+        if not (latest and len(nodes) == len(self.masters) and all(n.get("currentRevision") == latest
+                                                                    for n in nodes)):
+            return None
+        voters = {"%x" % int(m["ID"]) for m in self.etcd.members(self.endpoints()) if not m.get("isLearner")}
+        for name in ("etcd-endpoints", "etcd-pod"):
+            live = env.get_json("configmap", "-n", "openshift-etcd", name)
+            copy = env.get_json("configmap", "-n", "openshift-etcd", "%s-%d" % (name, latest))
+            if not live or not copy or live.get("data") != copy.get("data"):
+                return None
+            if name == "etcd-endpoints" and set(live.get("data") or {}) != voters:
+                return None
+        return latest, nodes
 
     def wait_at_latest(self, timeout=180):
         latest, nodes = wait_for("every node at latestAvailableRevision", self.at_latest, timeout)
