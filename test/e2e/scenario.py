@@ -66,6 +66,9 @@ class Watcher(threading.Thread):
             sick = {}  # voter name -> why /health said no
             slowest = 0.0  # the longest reading: a voter that did not answer for a while
             held = set()   # voters whose reading was held (frozen): unhealthy only at its start
+            # Held readings the voter itself ended (an answer or a broken connection, not the
+            # client's timeout): it runs again by the end of the reading, before the list below.
+            resumed = set()
             for m in voters or []:
                 t_read = time.monotonic()
                 why = self.etcd.health(m["clientURLs"][0])
@@ -75,6 +78,8 @@ class Watcher(threading.Thread):
                     sick[m.get("name") or m["clientURLs"][0]] = why
                     if took > self.JUDGE_READING:
                         held.add(m.get("name") or m["clientURLs"][0])
+                        if not why.startswith("TimeoutError"):
+                            resumed.add(m.get("name") or m["clientURLs"][0])
             try:
                 members = self.etcd.members(self.endpoints())
             except Exception:
@@ -130,13 +135,15 @@ class Watcher(threading.Thread):
                 if (only_removal or removal_then_learner) and sick_now and sick_now <= gone:
                     log("the unhealthy voter(s) %s removed%s" % (", ".join(sorted(gone)),
                                                                 " and a learner added" if added else ""))
-                elif len(self.recent) >= 2 and all(r[1] for r in self.recent[-2:]) and not sick:
-                    # Every voter answered healthy in this sample, whose readings came before the
-                    # list that shows the change: the voter recovered between the last sample and
-                    # this one (a frozen member's held reading shows it unhealthy only when it
-                    # began; a restarted one comes back within a sample), and the operator, on a
-                    # view polled in between, may have acted after it did. No telling which: not
-                    # judged. A change seen while the voter is still unhealthy is a violation.
+                elif len(self.recent) >= 2 and all(r[1] for r in self.recent[-2:]) and not set(sick) - resumed:
+                    # Every voter answered healthy in this sample, or ended its held reading
+                    # itself (it resumed as it was asked, and its broken connection says so),
+                    # whose readings came before the list that shows the change: the voter
+                    # recovered between the last sample and this list (a frozen member's held
+                    # reading shows it unhealthy only when it began; a restarted one comes back
+                    # within a sample), and the operator, on a view polled in between, may have
+                    # acted after it did. No telling which: not judged. A change seen while the
+                    # voter is still unhealthy (refused, or the reading timed out) is a violation.
                     log("membership changed while an unhealthy voter recovered: not judged")
                 elif len(self.recent) >= 2 and all(r[1] for r in self.recent[-2:]):
                     self.violations.append("membership changed to %s while %d voter(s) were unhealthy "
