@@ -379,8 +379,11 @@ static int backup_run(const Flags *f)
                 return EXIT_RUNTIME;
         }
         remove_leftovers(f);
-        if (backup_names(now_usec(CLOCK_REALTIME), f->force, &tar, &snap) < 0 ||
-            write_tar(f, &dirs, tar) < 0)
+        /* One instant names the files and the objects in the store: `s3 get-backup` gives
+         * the files back under the names they had here. */
+        usec_t started = now_usec(CLOCK_REALTIME);
+        time_t created = (time_t) (started / USEC_PER_SEC);
+        if (backup_names(started, f->force, &tar, &snap) < 0 || write_tar(f, &dirs, tar) < 0)
                 return EXIT_RUNTIME;
         /* The tarball takes its name only after the snapshot took its own: a backup
          * killed at any point leaves no file under a backup's name but, for an
@@ -390,7 +393,6 @@ static int backup_run(const Flags *f)
         if (!tar_tmp || !tar_dst)
                 return EXIT_RUNTIME;
         uint64_t revision = 0;
-        time_t created = time(NULL);
         if (write_snapshot(f, snap, &revision) < 0) {
                 if (unlink(tar_tmp) == 0)
                         log_info("removed %s: a backup is both files or nothing", tar_tmp);

@@ -150,8 +150,9 @@ int s3_backups_fetch(const S3Store *s, const char *which, const char *dir, bool 
                           *s->prefix ? "/" : "", S3_SNAPSHOT_DIR);
                 return -ENOENT;
         }
+        /* Local time, as cluster-backup names the files it uploads (`date +%F_%H%M%S`). */
         time_t created = pick->s.created;
-        if (!gmtime_r(&created, &tm) || strftime(ts, sizeof ts, "%Y-%m-%d_%H%M%S", &tm) == 0)
+        if (!localtime_r(&created, &tm) || strftime(ts, sizeof ts, "%Y-%m-%d_%H%M%S", &tm) == 0)
                 return log_error("snapshot time %lld is out of range", (long long) created), -ERANGE;
         snap_path = strdup_printf("%s/snapshot_%s.db", dir, ts);
         tar_path = strdup_printf("%s/static_kuberesources_%s.tar.gz", dir, ts);

@@ -449,6 +449,9 @@ static void test_backup_to_s3(void **state)
                                                   find(names, n, "static_kuberesources_"));
         assert_int_equal(system(cmp1), 0);
         assert_int_equal(system(cmp2), 0);
+        /* Under the names they had where the backup was taken (one instant names both). */
+        assert_string_equal(find(names, n, "snapshot_"), strrchr(snap, '/') + 1);
+        assert_string_equal(find(names, n, "static_kuberesources_"), strrchr(tar, '/') + 1);
         /* Never over existing files. */
         assert_int_not_equal(system(cmd), 0);
 
