@@ -195,14 +195,20 @@ static char *degraded(char **ret_message)
         return s;
 }
 
-static size_t etcd_members(bool *ret_learner_present)
+static EtcdMemberList *member_list(void)
 {
         EtcdTestResult r = {};
-        _cleanup_(etcd_member_list_freep) EtcdMemberList *l = NULL;
+        EtcdMemberList *l = NULL;
         assert_int_equal(etcd_member_list(etcd, etcd_test_result_cb, &r), 0);
         assert_int_equal(etcd_test_wait(loop, &r, 10 * USEC_PER_SEC), 0);
         assert_int_equal(etcd_parse_member_list(r.body, &l), 0);
         etcd_test_result_done(&r);
+        return l;
+}
+
+static size_t etcd_members(bool *ret_learner_present)
+{
+        _cleanup_(etcd_member_list_freep) EtcdMemberList *l = member_list();
         if (ret_learner_present) {
                 *ret_learner_present = false;
                 for (size_t i = 0; i < l->n_members; i++)
@@ -301,12 +307,7 @@ static void test_freshness_gate(void **state)
 static void test_update_peer(void **state)
 {
         (void) state;
-        EtcdTestResult r = {};
-        _cleanup_(etcd_member_list_freep) EtcdMemberList *l = NULL;
-        assert_int_equal(etcd_member_list(etcd, etcd_test_result_cb, &r), 0);
-        assert_int_equal(etcd_test_wait(loop, &r, 10 * USEC_PER_SEC), 0);
-        assert_int_equal(etcd_parse_member_list(r.body, &l), 0);
-        etcd_test_result_done(&r);
+        _cleanup_(etcd_member_list_freep) EtcdMemberList *l = member_list();
         member_id = 0;
         for (size_t i = 0; i < l->n_members; i++)
                 if (l->members[i].is_learner)
@@ -322,11 +323,7 @@ static void test_update_peer(void **state)
         assert_int_equal(stats().failures, failures);
         assert_int_equal(n_etcd_changes, changes + 1);
 
-        _cleanup_(etcd_member_list_freep) EtcdMemberList *after = NULL;
-        assert_int_equal(etcd_member_list(etcd, etcd_test_result_cb, &r), 0);
-        assert_int_equal(etcd_test_wait(loop, &r, 10 * USEC_PER_SEC), 0);
-        assert_int_equal(etcd_parse_member_list(r.body, &after), 0);
-        etcd_test_result_done(&r);
+        _cleanup_(etcd_member_list_freep) EtcdMemberList *after = member_list();
         bool found = false;
         for (size_t i = 0; i < after->n_members; i++)
                 if (after->members[i].id == member_id) {
