@@ -64,6 +64,12 @@ def negotiate(accept):
 
 
 WRITE_METHODS = ("POST", "PUT", "PATCH", "DELETE")
+SLOW_REQUEST_S = 2.0   # a request that takes this long is logged with its time in etcd
+
+
+def _is_watch(path):
+    q = urllib.parse.parse_qs(urllib.parse.urlsplit(path).query)
+    return q.get("watch", [""])[0] in ("1", "true") or "/watch/" in path
 
 
 class App:
@@ -90,9 +96,18 @@ class App:
     def handle(self, req):
         req.body_digest, req.status_sent = None, None
         req.lose_response, req.status_served = None, None
+        t0 = time.monotonic()
+        etcd = getattr(self.store, "etcd", None)
+        if etcd is not None:
+            etcd.thread_spent(reset=True)
         try:
             self._handle(req)
         finally:
+            took = time.monotonic() - t0
+            if took >= SLOW_REQUEST_S and not _is_watch(req.path):
+                calls, in_etcd = etcd.thread_spent() if etcd is not None else (0, 0.0)
+                self.log("slow request: %s %s took %.1f s, %.1f s of it in %d etcd call(s)" % (
+                    req.command, req.path, took, in_etcd, calls))
             if req.command in WRITE_METHODS and not req.path.startswith("/sim/"):
                 self.faults.record_write(req.command, req.path, req.body_digest, req.status_sent,
                                          req.headers.get("User-Agent", ""), req.status_served)

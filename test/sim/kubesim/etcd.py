@@ -16,6 +16,7 @@ import json
 import socket
 import ssl
 import threading
+import time
 import urllib.parse
 
 
@@ -105,6 +106,15 @@ class EtcdClient:
             self._ctx = ctx
         self._endpoints = list(endpoints)
         self._preferred = 0
+        self._spent = threading.local()   # this thread's etcd calls: [count, seconds]
+
+    def thread_spent(self, reset=False):
+        """(calls, seconds) this thread spent in unary etcd calls since the last reset:
+        what a slow API request spent waiting for etcd, against its own work."""
+        t = getattr(self._spent, "v", None) or [0, 0.0]
+        if reset:
+            self._spent.v = [0, 0.0]
+        return t[0], t[1]
 
     # -- endpoints ----------------------------------------------------------
     @property
@@ -165,6 +175,16 @@ class EtcdClient:
 
     # -- unary calls --------------------------------------------------------
     def call(self, path, body):
+        t0 = time.monotonic()
+        try:
+            return self._call(path, body)
+        finally:
+            t = getattr(self._spent, "v", None)
+            if t is not None:
+                t[0] += 1
+                t[1] += time.monotonic() - t0
+
+    def _call(self, path, body):
         data = json.dumps(body).encode()
         last = None
         for ep in self._order():

@@ -7,7 +7,7 @@ import glob
 import os
 import unittest
 
-from kubesim import cel, cron, jsonpath, objects, patch, yaml_lite
+from kubesim import api, cel, cron, etcd, jsonpath, objects, patch, yaml_lite
 from kubesim.errors import ApiError
 from kubesim.selectors import FieldSelector, LabelSelector
 
@@ -255,6 +255,28 @@ class MiscTest(unittest.TestCase):
         self.assertEqual(objects.normalize_micro("2025-01-01T01:00:00.5+01:00"),
                          "2025-01-01T00:00:00.500000Z")
         self.assertIsNone(objects.normalize_micro("yesterday"))
+
+
+class SlowRequestTest(unittest.TestCase):
+    def test_is_watch(self):
+        self.assertTrue(api._is_watch("/api/v1/pods?watch=true&resourceVersion=5"))
+        self.assertTrue(api._is_watch("/api/v1/pods?watch=1"))
+        self.assertTrue(api._is_watch("/api/v1/watch/namespaces/a/pods"))
+        self.assertFalse(api._is_watch("/api/v1/pods?watch=false"))
+        self.assertFalse(api._is_watch("/api/v1/namespaces/watchers/pods"))
+
+    def test_thread_spent(self):
+        # An endpoint that refuses at once: the call fails, and its time still counts.
+        c = etcd.EtcdClient(["http://127.0.0.1:9"], timeout=1.0)
+        self.assertEqual(c.thread_spent(reset=True), (0, 0.0))
+        for _ in range(2):
+            with self.assertRaises(etcd.EtcdUnavailable):
+                c.call("/v3/kv/range", {"key": "YQ=="})
+        calls, spent = c.thread_spent()
+        self.assertEqual(calls, 2)
+        self.assertGreaterEqual(spent, 0.0)
+        self.assertEqual(c.thread_spent(reset=True)[0], 2)
+        self.assertEqual(c.thread_spent(), (0, 0.0))
 
 
 if __name__ == "__main__":
