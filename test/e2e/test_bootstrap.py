@@ -42,7 +42,7 @@ import time
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 from e2e import Env, log, wait_for  # noqa: E402
 from machines import check_dead_master_replaced, check_master_replaced, check_two_masters_replaced  # noqa: E402
-from scenario import Cluster, etcd_servers, start_actors, stop_actors  # noqa: E402
+from scenario import LEASE_TOLERANT, Cluster, etcd_servers, start_actors, stop_actors  # noqa: E402
 
 TIMEOUT = int(os.environ.get("E2E_BOOTSTRAP_TIMEOUT", "420"))
 
@@ -67,7 +67,7 @@ def first_kas_revision_with(env, servers):
 def main():
     build = sys.argv[1]
     with Env(build) as env:
-        c = Cluster(env).start()
+        c = Cluster(env, lease=LEASE_TOLERANT).start()
         watcher, writer = c.actors()
         start_actors(watcher, writer)
         sup = c.supervise_operator()  # as its Deployment: restarted if it steps down

@@ -41,7 +41,7 @@ from e2e import Env, log, wait_for  # noqa: E402
 from addresses import check_master_moves  # noqa: E402
 from backup_checks import check_etcd_backups  # noqa: E402
 from restarts import check_whole_cluster_restart  # noqa: E402
-from scenario import Cluster, start_actors, stop_actors  # noqa: E402
+from scenario import LEASE_TOLERANT, Cluster, start_actors, stop_actors  # noqa: E402
 
 TIMEOUT = int(os.environ.get("E2E_BOOTSTRAP_TIMEOUT", "420"))
 ROLLOUT_TIMEOUT = int(os.environ.get("E2E_ROLLOUT_TIMEOUT", "240"))
@@ -176,7 +176,7 @@ def main():
     build = sys.argv[1]
     t0 = time.monotonic()
     with Env(build) as env:
-        c = Cluster(env).start()
+        c = Cluster(env, lease=LEASE_TOLERANT).start()
         watcher, writer = c.actors()
         pods = PodWatch(env, c.masters)
         start_actors(watcher, writer, pods)
