@@ -16,6 +16,8 @@ struct EtcdClient {
         char *endpoints[MAX_ENDPOINTS];
         size_t n_endpoints;
         char *leader;
+        EtcdAddressAlias aliases[MAX_ENDPOINTS];
+        size_t n_aliases;
         usec_t timeout;
         EtcdCall *calls;
         bool closing;
@@ -156,6 +158,74 @@ size_t etcd_client_get_endpoints(EtcdClient *c, char *const **ret)
         return c->n_endpoints;
 }
 
+static bool same_ip(const char *a, const char *b)
+{
+        unsigned char x[16], y[16];
+        int fa = strchr(a, ':') ? AF_INET6 : AF_INET, fb = strchr(b, ':') ? AF_INET6 : AF_INET;
+        return fa == fb && inet_pton(fa, a, x) == 1 && inet_pton(fb, b, y) == 1 &&
+               memcmp(x, y, fa == AF_INET6 ? 16 : 4) == 0;
+}
+
+int etcd_client_set_aliases(EtcdClient *c, const EtcdAddressAlias *a, size_t n)
+{
+        assert_return(c && (a || n == 0), -EINVAL);
+        if (n > ELEMENTSOF(c->aliases))
+                return -E2BIG;
+        for (size_t i = 0; i < n; i++) {
+                unsigned char buf[16];
+                if (inet_pton(AF_INET, a[i].serves_on, buf) != 1 &&
+                    inet_pton(AF_INET6, a[i].serves_on, buf) != 1)
+                        return -EINVAL;
+                if (inet_pton(AF_INET, a[i].named, buf) != 1 && inet_pton(AF_INET6, a[i].named, buf) != 1)
+                        return -EINVAL;
+        }
+        if (n)
+                memcpy(c->aliases, a, n * sizeof *a);
+        c->n_aliases = n;
+        return 0;
+}
+
+int etcd_client_route(EtcdClient *c, const char *url, char **ret_url, char **ret_connect_to)
+{
+        char host[INET6_ADDRSTRLEN + 2];
+        const char *h, *end, *port;
+        size_t scheme;
+
+        assert_return(c && url && ret_url && ret_connect_to, -EINVAL);
+        *ret_connect_to = NULL;
+        scheme = startswith(url, "https://") ? 8 : startswith(url, "http://") ? 7 : 0;
+        h = url + scheme;
+        bool v6 = *h == '[';
+        end = v6 ? strchr(h, ']') : strchr(h, ':');
+        port = end ? (v6 ? end + 1 : end) : NULL;
+        size_t len = end ? (size_t) (end - h - v6) : 0;
+        const EtcdAddressAlias *a = NULL;
+        if (scheme && port && *port == ':' && len > 0 && len < sizeof host) {
+                memcpy(host, h + v6, len);
+                host[len] = 0;
+                for (size_t i = 0; i < c->n_aliases && !a; i++)
+                        if (same_ip(host, c->aliases[i].serves_on))
+                                a = &c->aliases[i];
+        }
+        if (!a) {
+                *ret_url = strdup(url);
+                return *ret_url ? 0 : -ENOMEM;
+        }
+        /* The port runs to the path, if any. */
+        size_t port_len = strcspn(port + 1, "/");
+        bool named_v6 = strchr(a->named, ':');
+        _cleanup_free_ char *u = strdup_printf("%.*s%s%s%s%s", (int) scheme, url, named_v6 ? "[" : "",
+                                               a->named, named_v6 ? "]" : "", port);
+        _cleanup_free_ char *ct = strdup_printf("%s%s%s:%.*s:%s%s%s:%.*s", named_v6 ? "[" : "", a->named,
+                                                named_v6 ? "]" : "", (int) port_len, port + 1, v6 ? "[" : "",
+                                                host, v6 ? "]" : "", (int) port_len, port + 1);
+        if (!u || !ct)
+                return -ENOMEM;
+        *ret_url = TAKE_PTR(u);
+        *ret_connect_to = TAKE_PTR(ct);
+        return 0;
+}
+
 int etcd_client_set_leader(EtcdClient *c, const char *endpoint)
 {
         char *l = endpoint ? strdup(endpoint) : NULL;
@@ -240,16 +310,22 @@ static int call_send(EtcdCall *call)
 {
         EtcdClient *c = call->client;
         const char *endpoint = call->order[call->tried];
-        _cleanup_free_ char *url = strdup_printf("%s%s", endpoint, call->path);
+        _cleanup_free_ char *asked = strdup_printf("%s%s", endpoint, call->path), *url = NULL,
+                            *connect_to = NULL;
         _cleanup_(http_request_unrefp) HttpRequest *req = NULL;
         char timeout_hdr[64];
         int r;
 
-        if (!url)
+        if (!asked)
                 return -ENOMEM;
+        r = etcd_client_route(c, asked, &url, &connect_to);
+        if (r < 0)
+                return r;
         req = http_request_new(call->get ? "GET" : "POST", url);
         if (!req)
                 return -ENOMEM;
+        if (connect_to && (r = http_request_set_connect_to(req, connect_to)) < 0)
+                return r;
         /* The server-side deadline; the client allows a second more for the answer. */
         (void) snprintf(timeout_hdr, sizeof timeout_hdr, "Grpc-Timeout: %" PRIu64 "m",
                         (uint64_t) (call->timeout / USEC_PER_MSEC));

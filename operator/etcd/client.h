@@ -12,6 +12,8 @@
  * once; freeing the client completes pending calls with -ECANCELED. */
 #pragma once
 
+#include <arpa/inet.h>
+
 #include "loop/loop.h"
 #include "types.h"
 
@@ -45,6 +47,22 @@ int etcd_client_set_tls(EtcdClient *c, const HttpTls *tls);
 /* Client URLs ("https://10.0.0.1:2379"), tried in this order. */
 int etcd_client_set_endpoints(EtcdClient *c, char *const *endpoints, size_t n);
 size_t etcd_client_get_endpoints(EtcdClient *c, char *const **ret);
+/* A member reached at an address its serving certificate does not name yet (its
+ * master's address changed; the certificate for the new one is not on the node
+ * yet): a request for https://SERVES_ON:PORT connects there and verifies the
+ * certificate against NAMED instead, the address it was issued for. Addresses
+ * as text, IPv6 without brackets. */
+typedef struct EtcdAddressAlias {
+        char serves_on[INET6_ADDRSTRLEN];
+        char named[INET6_ADDRSTRLEN];
+} EtcdAddressAlias;
+
+/* Replaces the aliases; at most 16. */
+int etcd_client_set_aliases(EtcdClient *c, const EtcdAddressAlias *a, size_t n);
+/* The URL and the libcurl connect-to entry (NULL when none applies) a request
+ * for `url` ("https://HOST:PORT/path") goes out with. */
+int etcd_client_route(EtcdClient *c, const char *url, char **ret_url, char **ret_connect_to);
+
 /* The leader's client URL (from status), tried first for membership changes. */
 int etcd_client_set_leader(EtcdClient *c, const char *endpoint);
 /* Default per-call timeout (10 s). */

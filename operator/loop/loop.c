@@ -30,7 +30,8 @@ struct HttpRequest {
         struct curl_slist *resp_headers;
         usec_t timeout;
         HttpTls *tls;
-        char *unix_socket; /* connect here instead of the URL's host (a local etcd) */
+        char *unix_socket;             /* connect here instead of the URL's host (a local etcd) */
+        struct curl_slist *connect_to; /* "HOST:PORT:CONNECT-TO-HOST:CONNECT-TO-PORT" */
         Buf resp;
         HttpDataFunc stream;
         bool long_lived;
@@ -321,6 +322,7 @@ HttpRequest *http_request_unref(HttpRequest *r)
         free(r->method);
         free(r->url);
         free(r->unix_socket);
+        curl_slist_free_all(r->connect_to);
         free(r->body);
         curl_slist_free_all(r->headers);
         curl_slist_free_all(r->resp_headers);
@@ -372,6 +374,17 @@ int http_request_set_unix_socket(HttpRequest *r, const char *path)
                 return -ENOMEM;
         free(r->unix_socket);
         r->unix_socket = p;
+        return 0;
+}
+
+int http_request_set_connect_to(HttpRequest *r, const char *entry)
+{
+        assert_return(r && entry, -EINVAL);
+        struct curl_slist *n = curl_slist_append(NULL, entry);
+        if (!n)
+                return -ENOMEM;
+        curl_slist_free_all(r->connect_to);
+        r->connect_to = n;
         return 0;
 }
 
@@ -586,6 +599,8 @@ int loop_http_start(Loop *l, HttpRequest *r, HttpDoneFunc done, void *userdata)
         (void) curl_easy_setopt(c, CURLOPT_URL, r->url);
         if (r->unix_socket)
                 (void) curl_easy_setopt(c, CURLOPT_UNIX_SOCKET_PATH, r->unix_socket);
+        if (r->connect_to)
+                (void) curl_easy_setopt(c, CURLOPT_CONNECT_TO, r->connect_to);
         (void) curl_easy_setopt(c, CURLOPT_PRIVATE, r);
         (void) curl_easy_setopt(c, CURLOPT_ERRORBUFFER, r->errbuf);
         (void) curl_easy_setopt(c, CURLOPT_WRITEFUNCTION, on_write);

@@ -56,6 +56,10 @@ void http_request_set_timeout(HttpRequest *r, usec_t timeout);
 int http_request_set_tls(HttpRequest *r, const HttpTls *tls);
 /* Connect to this unix socket instead of the URL's host and port. */
 int http_request_set_unix_socket(HttpRequest *r, const char *path);
+/* Connect where `entry` ("HOST:PORT:CONNECT-TO-HOST:CONNECT-TO-PORT", libcurl's
+ * CURLOPT_CONNECT_TO) says while TLS still verifies the URL's host: a server
+ * reached at an address its certificate does not name yet. Replaces an earlier one. */
+int http_request_set_connect_to(HttpRequest *r, const char *entry);
 /* Largest body kept in memory (default 64 MiB); over it the request fails with -E2BIG. */
 void http_request_set_max_body(HttpRequest *r, size_t max);
 void http_request_set_stream(HttpRequest *r, HttpDataFunc f);

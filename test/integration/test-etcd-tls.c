@@ -1,5 +1,6 @@
 /* Verification is on everywhere: our client refuses a server certificate
- * whose SANs do not match; etcd refuses a client certificate from a foreign
+ * whose SANs do not match (also through an address alias, unless the alias
+ * names the address the certificate was issued for); etcd refuses a client certificate from a foreign
  * CA; etcd refuses a peer whose certificate does not match its address. */
 #include <setjmp.h>
 #include <stdarg.h>
@@ -24,23 +25,64 @@ static int health(EtcdClient *e, const char *url)
         return err;
 }
 
-static void test_server_san_mismatch(void **state)
+/* One member serving a certificate for 127.254.254.254 instead of its address; a client
+ * of it, once its answer is a TLS failure (no longer connection refused). */
+static EtcdClient *start_with_wrong_serving_cert(EtcdTestCluster *c)
 {
-        EtcdTestCluster c;
-        assert_int_equal(etcd_test_cluster_init(&c, 1, NULL), 0);
-        c.members[0].bad_serving_cert = true;
-        assert_int_equal(etcd_test_member_reissue(&c, 0), 0);
-        _cleanup_free_ char *ic = etcd_test_initial_cluster(&c, 0x1);
-        assert_int_equal(etcd_test_member_start(&c, 0, ic, false), 0);
-        _cleanup_(etcd_client_freep) EtcdClient *e = etcd_test_client(&c, loop, 0x1);
+        assert_int_equal(etcd_test_cluster_init(c, 1, NULL), 0);
+        c->members[0].bad_serving_cert = true;
+        assert_int_equal(etcd_test_member_reissue(c, 0), 0);
+        _cleanup_free_ char *ic = etcd_test_initial_cluster(c, 0x1);
+        assert_int_equal(etcd_test_member_start(c, 0, ic, false), 0);
+        EtcdClient *e = etcd_test_client(c, loop, 0x1);
 
-        /* Wait until it listens (connection refused turns into a TLS failure), then insist. */
         int err = -ECONNREFUSED;
         usec_t end = now_usec(CLOCK_MONOTONIC) + 20 * USEC_PER_SEC;
-        while ((err = health(e, c.members[0].client_url)) == -ECONNREFUSED &&
+        while ((err = health(e, c->members[0].client_url)) == -ECONNREFUSED &&
                now_usec(CLOCK_MONOTONIC) < end)
                 (void) usleep(100000);
         assert_int_equal(err, -EPROTO);
+        return e;
+}
+
+static void test_server_san_mismatch(void **state)
+{
+        EtcdTestCluster c;
+        _cleanup_(etcd_client_freep) EtcdClient *e = start_with_wrong_serving_cert(&c);
+        /* And it stays refused. */
+        assert_int_equal(health(e, c.members[0].client_url), -EPROTO);
+        e = etcd_client_free(e);
+        etcd_test_cluster_destroy(&c);
+}
+
+/* A member whose certificate names another address (127.254.254.254: its master's
+ * old one) is reached through an alias, verified against the address the
+ * certificate names; without the alias, or with one naming yet another address,
+ * it is still refused. */
+static void test_server_reached_by_alias(void **state)
+{
+        EtcdTestCluster c;
+        _cleanup_(etcd_client_freep) EtcdClient *e = start_with_wrong_serving_cert(&c);
+
+        EtcdAddressAlias wrong = {}, right = {};
+        (void) snprintf(wrong.serves_on, sizeof wrong.serves_on, "%s", c.members[0].ip);
+        (void) snprintf(wrong.named, sizeof wrong.named, "127.254.254.253");
+        assert_int_equal(etcd_client_set_aliases(e, &wrong, 1), 0);
+        assert_int_equal(health(e, c.members[0].client_url), -EPROTO);
+
+        right = wrong;
+        (void) snprintf(right.named, sizeof right.named, "127.254.254.254");
+        assert_int_equal(etcd_client_set_aliases(e, &right, 1), 0);
+        assert_int_equal(health(e, c.members[0].client_url), 0);
+        /* Failover calls (no endpoint given) go the same way. */
+        EtcdTestResult r = {};
+        assert_int_equal(etcd_member_list(e, etcd_test_result_cb, &r), 0);
+        assert_int_equal(etcd_test_wait(loop, &r, 20 * USEC_PER_SEC), 0);
+        assert_int_equal(r.error, 0);
+        etcd_test_result_done(&r);
+
+        assert_int_equal(etcd_client_set_aliases(e, NULL, 0), 0);
+        assert_int_equal(health(e, c.members[0].client_url), -EPROTO);
         e = etcd_client_free(e);
         etcd_test_cluster_destroy(&c);
 }
@@ -136,6 +178,7 @@ int main(void)
 {
         const struct CMUnitTest tests[] = {
                 cmocka_unit_test(test_server_san_mismatch),
+                cmocka_unit_test(test_server_reached_by_alias),
                 cmocka_unit_test(test_foreign_client_ca),
                 cmocka_unit_test(test_peer_san_mismatch),
         };

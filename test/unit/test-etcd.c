@@ -1,5 +1,5 @@
 /* etcd gateway parsers on bodies recorded from etcd 3.4 (and 3.5/3.6 shapes),
- * error mapping, and URL validation. */
+ * error mapping, URL validation, and the address aliases of the client. */
 #include <setjmp.h>
 #include <stdarg.h>
 #include <stddef.h>
@@ -8,6 +8,7 @@
 #include <cmocka.h>
 
 #include "base/json.h"
+#include "etcd/client.h"
 #include "etcd/maintlog.h"
 #include "etcd/types.h"
 
@@ -219,12 +220,54 @@ static void test_urls(void **state)
         assert_false(etcd_url_is_valid(NULL));
 }
 
+static void check_route(EtcdClient *c, const char *url, const char *want_url, const char *want_connect_to)
+{
+        _cleanup_free_ char *u = NULL, *ct = NULL;
+        assert_int_equal(etcd_client_route(c, url, &u, &ct), 0);
+        assert_string_equal(u, want_url);
+        if (want_connect_to)
+                assert_string_equal(strempty(ct), want_connect_to);
+        else
+                assert_null(ct);
+}
+
+static void test_route(void **state)
+{
+        _cleanup_(loop_unrefp) Loop *loop = loop_new();
+        HttpTls tls = {};
+        _cleanup_(etcd_client_freep) EtcdClient *c = etcd_client_new(loop, &tls);
+        assert_non_null(c);
+        check_route(c, "https://10.0.0.9:2379/health", "https://10.0.0.9:2379/health", NULL);
+
+        EtcdAddressAlias a[] = {{"10.0.0.9", "10.0.0.5"}, {"fd00::9", "fd00::5"}, {"10.0.1.9", "fd00::7"}};
+        assert_int_equal(etcd_client_set_aliases(c, a, ELEMENTSOF(a)), 0);
+        check_route(c, "https://10.0.0.9:2379/health", "https://10.0.0.5:2379/health",
+                    "10.0.0.5:2379:10.0.0.9:2379");
+        check_route(c, "https://10.0.0.9:2379", "https://10.0.0.5:2379", "10.0.0.5:2379:10.0.0.9:2379");
+        check_route(c, "https://[fd00:0::9]:2379/v3/kv/range", "https://[fd00::5]:2379/v3/kv/range",
+                    "[fd00::5]:2379:[fd00:0::9]:2379");
+        check_route(c, "https://10.0.1.9:2379/health", "https://[fd00::7]:2379/health",
+                    "[fd00::7]:2379:10.0.1.9:2379");
+        /* Other addresses, and what is no URL of an address, go as they are. */
+        check_route(c, "https://10.0.0.99:2379/health", "https://10.0.0.99:2379/health", NULL);
+        check_route(c, "https://etcd.example.com:2379/health", "https://etcd.example.com:2379/health", NULL);
+        check_route(c, "not a url", "not a url", NULL);
+
+        EtcdAddressAlias bad = {"10.0.0.9", "not-an-ip"};
+        assert_int_equal(etcd_client_set_aliases(c, &bad, 1), -EINVAL);
+        check_route(c, "https://10.0.0.9:2379/health", "https://10.0.0.5:2379/health",
+                    "10.0.0.5:2379:10.0.0.9:2379");
+        assert_int_equal(etcd_client_set_aliases(c, NULL, 0), 0);
+        check_route(c, "https://10.0.0.9:2379/health", "https://10.0.0.9:2379/health", NULL);
+}
+
 int main(void)
 {
         const struct CMUnitTest tests[] = {
                 cmocka_unit_test(test_member_list), cmocka_unit_test(test_status),
                 cmocka_unit_test(test_alarms),      cmocka_unit_test(test_errors),
                 cmocka_unit_test(test_maint_log),   cmocka_unit_test(test_urls),
+                cmocka_unit_test(test_route),
         };
         return cmocka_run_group_tests(tests, NULL, NULL);
 }
