@@ -3,9 +3,11 @@
 
 #include <ctype.h>
 
+#include "base/base64.h"
 #include "base/json.h"
 #include "base/timeutil.h"
 #include "base/yaml.h"
+#include "pki/pki.h"
 #include "render/etcdenv.h"
 #include "s3/s3.h"
 
@@ -54,6 +56,60 @@ const KubeObject *etcd_pod_of_node(const SyncContext *ctx, const char *node)
         if (snprintf(name, sizeof name, "etcd-%s", node) >= (int) sizeof name)
                 return NULL;
         return op_get(ctx, W_ETCD_PODS, NS_ETCD, name);
+}
+
+int64_t node_current_revision(const KubeObject *etcd_cr, const char *node)
+{
+        cJSON *e;
+        JSON_ARRAY_FOREACH (e, etcd_cr ? json_get_array(etcd_cr->json, "status.nodeStatuses") : NULL) {
+                int64_t current = 0;
+                if (streq_ptr(json_get_string(e, "nodeName"), node) &&
+                    json_get_int64(e, "currentRevision", &current) >= 0)
+                        return current;
+        }
+        return 0;
+}
+
+static bool ip_is_loopback(const char *ip)
+{
+        IpAddr a;
+        static const unsigned char v6_loopback[16] = {[15] = 1};
+        if (ip_parse(ip, &a) < 0)
+                return false;
+        return a.family == AF_INET ? a.bytes[0] == 127 : memcmp(a.bytes, v6_loopback, 16) == 0;
+}
+
+int node_certified_ip(const KubeObject *all_certs, const KubeObject *node, char *buf, size_t n)
+{
+        const char *now = node_internal_ip(node);
+        _cleanup_free_ char *key = node ? strdup_printf("etcd-serving-%s.crt", node->name) : NULL,
+                            *pem = NULL;
+        _cleanup_(X509_freep) X509 *x = NULL;
+        _cleanup_(pki_cert_info_freep) PkiCertInfo *info = NULL;
+        const char *b64, *named = NULL;
+
+        if (!node || !key)
+                return node ? -ENOMEM : -EINVAL;
+        /* A key with dots: not a json_get_string() path. */
+        b64 = all_certs ? json_string(cJSON_GetObjectItemCaseSensitive(
+                                  json_get_object(all_certs->json, "data"), key))
+                        : NULL;
+        if (!b64)
+                return -ENOENT;
+        if (base64_decode(b64, &pem, NULL) < 0 || pki_cert_from_pem(pem, &x) < 0 ||
+            pki_cert_get_info(x, &info) < 0)
+                return -EBADMSG;
+        for (char **ip = info->ips; *ip; ip++) {
+                if (now && ip_text_equal(*ip, now))
+                        return 0; /* it names the Node's address */
+                if (!named && !ip_is_loopback(*ip))
+                        named = *ip;
+        }
+        if (!named)
+                return 0;
+        if (snprintf(buf, n, "%s", named) >= (int) n)
+                return -ENOBUFS;
+        return 1;
 }
 
 int64_t node_rollout_target(const KubeObject *etcd_cr, const char *node)

@@ -35,6 +35,16 @@ bool pod_is_ready(const KubeObject *pod);
 char *node_envvar_name(const char *node);
 /* The mirror pod openshift-etcd/etcd-<node>, NULL when not cached. */
 const KubeObject *etcd_pod_of_node(const SyncContext *ctx, const char *node);
+/* The node's status.nodeStatuses[].currentRevision in etcds/cluster, 0 when none. */
+int64_t node_current_revision(const KubeObject *etcd_cr, const char *node);
+/* The address master `node`'s etcd is known by in the serving certificate it runs
+ * with, when its Node has another one now (the master moved; the certificate for
+ * the new address is not on it yet): the first IP SAN of etcd-serving-<node>.crt
+ * in `all_certs` (etcd-all-certs-<the revision the node runs>) that is no loopback
+ * address. 1 with that address in buf; 0 when the certificate names the Node's
+ * InternalIP or no other address; -ENOENT without the certificate, -EBADMSG when
+ * it does not parse. */
+int node_certified_ip(const KubeObject *all_certs, const KubeObject *node, char *buf, size_t n);
 /* The revision a rollout is taking `node` to (its nodeStatuses entry in
  * etcds/cluster has a targetRevision above its currentRevision: the
  * InstallerController records it before its installer pod exists, the

@@ -14,6 +14,12 @@ struct EtcdWiring {
         bool tls_from_files;
         bool have_tls;
         char *endpoints_key; /* the last endpoint list set, joined */
+        char *aliases_key;   /* the last address aliases set, joined; NULL when none */
+        struct {             /* node_certified_ip() per master, until its inputs change */
+                char node[64], ip[INET6_ADDRSTRLEN], named[INET6_ADDRSTRLEN];
+                uint64_t certs_rv;
+                int result;
+        } memo[MAX_URLS];
 };
 
 static Informer *informer(EtcdWiring *w, OperatorWatch k)
@@ -79,6 +85,76 @@ static void update_endpoints(EtcdWiring *w)
                 free(urls[i]);
 }
 
+/* Masters whose Node has an address their etcd's certificate does not name yet
+ * (the cluster moved; a quorum restore brought etcd back on the new address with
+ * the certificate of the revision the node runs): requests to the new address
+ * verify the certificate against the address it names, so the operator reaches
+ * the member, updates its peer URL and rolls out certificates for the new
+ * address (docs/runbooks/address-change.md). */
+static int certified_ip(EtcdWiring *w, size_t slot, const KubeObject *certs, const KubeObject *node,
+                        const char *ip, char named[static INET6_ADDRSTRLEN])
+{
+        if (slot >= ELEMENTSOF(w->memo))
+                return node_certified_ip(certs, node, named, INET6_ADDRSTRLEN);
+        __typeof__(w->memo[0]) *m = &w->memo[slot];
+        if (m->certs_rv != certs->resource_version || !streq(m->node, node->name) || !streq(m->ip, ip)) {
+                m->result = node_certified_ip(certs, node, m->named, sizeof m->named);
+                m->certs_rv = certs->resource_version;
+                (void) snprintf(m->node, sizeof m->node, "%s", node->name);
+                (void) snprintf(m->ip, sizeof m->ip, "%s", ip);
+        }
+        if (m->result > 0)
+                memcpy(named, m->named, INET6_ADDRSTRLEN);
+        return m->result;
+}
+
+static void update_aliases(EtcdWiring *w)
+{
+        EtcdAddressAlias aliases[MAX_URLS] = {};
+        size_t n = 0;
+        const KubeObject *cr = informer_get(informer(w, W_ETCD_CR), NULL, "cluster");
+        _cleanup_free_ const KubeObject **nodes = NULL;
+        size_t nn = 0;
+        _cleanup_free_ char *key = NULL;
+
+        if (informer_list(informer(w, W_MASTER_NODES), &nodes, &nn) < 0)
+                return;
+        for (size_t i = 0; i < nn && n < ELEMENTSOF(aliases); i++) {
+                int64_t rev = node_current_revision(cr, nodes[i]->name);
+                const char *ip = node_internal_ip(nodes[i]);
+                char name[64], named[INET6_ADDRSTRLEN];
+                if (rev <= 0 || !ip || strlen(ip) >= sizeof aliases[n].serves_on)
+                        continue;
+                (void) snprintf(name, sizeof name, "etcd-all-certs-%" PRId64, rev);
+                const KubeObject *certs = informer_get(informer(w, W_ETCD_SECRETS), NS_ETCD, name);
+                if (!certs || certified_ip(w, i, certs, nodes[i], ip, named) <= 0)
+                        continue;
+                (void) snprintf(aliases[n].serves_on, sizeof aliases[n].serves_on, "%s", ip);
+                (void) snprintf(aliases[n].named, sizeof aliases[n].named, "%s", named);
+                n++;
+        }
+        for (size_t i = 0; i < n; i++) {
+                _cleanup_free_ char *k = strdup_printf("%s%s%s as %s", strempty(key), i ? ", " : "",
+                                                       aliases[i].serves_on, aliases[i].named);
+                if (!k)
+                        return;
+                free(key);
+                key = TAKE_PTR(k);
+        }
+        if (streq_ptr(key, w->aliases_key) || (!key && !w->aliases_key))
+                return;
+        if (etcd_client_set_aliases(w->client, aliases, n) < 0)
+                return;
+        if (n)
+                log_info("etcd: reaching moved masters' members at their new addresses, each verified as "
+                         "the address its certificate names: %s",
+                         key);
+        else
+                log_info("etcd: every master's member is reached at the address its certificate names");
+        free(w->aliases_key);
+        w->aliases_key = TAKE_PTR(key);
+}
+
 static void update_tls(EtcdWiring *w)
 {
         if (w->tls_from_files)
@@ -114,6 +190,7 @@ static void on_event(Informer *inf, InformerEvent ev, const KubeObject *old, con
         (void) old;
         (void) obj;
         update_endpoints(w);
+        update_aliases(w);
         update_tls(w);
 }
 
@@ -141,7 +218,8 @@ int etcd_wiring_new(EtcdClient *c, InformerFactory *f, const EtcdWiringFiles *fi
                 w->tls_from_files = w->have_tls = true;
                 log_info("etcd client credentials from %s", files->cert);
         }
-        static const OperatorWatch watched[] = {W_ETCD_CONFIGMAPS, W_ETCD_SECRETS, W_MASTER_NODES};
+        static const OperatorWatch watched[] = {W_ETCD_CONFIGMAPS, W_ETCD_SECRETS, W_MASTER_NODES,
+                                                W_ETCD_CR};
         for (size_t i = 0; i < ELEMENTSOF(watched); i++) {
                 Informer *inf = informer(w, watched[i]);
                 if (!inf)
@@ -159,6 +237,7 @@ EtcdWiring *etcd_wiring_free(EtcdWiring *w)
         if (!w)
                 return NULL;
         free(w->endpoints_key);
+        free(w->aliases_key);
         return mfree(w);
 }
 

@@ -7,8 +7,11 @@
 
 #include <cmocka.h>
 
+#include "base/base64.h"
+#include "cmd/etcd-wiring.h"
 #include "controller-fixture.h"
 #include "controllers/facts.h"
+#include "pki/pki.h"
 
 static SyncContext ctx_of(Fixture *f)
 {
@@ -98,6 +101,102 @@ static void test_member_of_node(void **state)
         assert_int_equal(m->id, 2);
         assert_null(member_of_node(s, fixture_get(f, W_MASTER_NODES, NULL, "master-2")));
         assert_null(member_of_node(s, fixture_get(f, W_MASTER_NODES, NULL, "master-3")));
+        fixture_free(f);
+}
+
+/* An etcd-all-certs-<N> Secret with master-0's serving certificate for `ips`. */
+static void all_certs(Fixture *f, const char *name, const char *const *ips)
+{
+        usec_t now = now_usec(CLOCK_REALTIME);
+        _cleanup_(pki_pair_freep) PkiPair *ca = NULL, *srv = NULL;
+        _cleanup_free_ char *crt = NULL, *key = NULL, *b64 = NULL;
+        const char *dns[] = {"localhost", NULL};
+        assert_int_equal(pki_ca_new("etcd-signer", 3600 * USEC_PER_SEC, PKI_KEY_ECDSA_P256, now, &ca), 0);
+        PkiCertRequest req = {.profile = PKI_PROFILE_SERVER_CLIENT,
+                              .cn = "system:etcd-server:master-0",
+                              .dns = dns,
+                              .ips = ips,
+                              .validity = 3600 * USEC_PER_SEC,
+                              .key_type = PKI_KEY_ECDSA_P256};
+        assert_int_equal(pki_cert_issue(ca, &req, now, &srv), 0);
+        assert_int_equal(pki_pair_to_pem(srv, &crt, &key), 0);
+        assert_non_null(b64 = base64_encode(crt, strlen(crt)));
+        fixture_addf(f, W_ETCD_SECRETS,
+                     "{\"apiVersion\":\"v1\",\"kind\":\"Secret\",\"metadata\":{\"name\":\"%s\","
+                     "\"namespace\":\"openshift-etcd\"},\"data\":{\"etcd-serving-master-0.crt\":\"%s\","
+                     "\"broken.crt\":\"bm90IGEgY2VydA==\"}}",
+                     name, b64);
+}
+
+static void test_node_certified_ip(void **state)
+{
+        Fixture *f = fixture_new();
+        char ip[64];
+        fixture_master(f, "master-0", "10.0.1.1", true);
+        fixture_master(f, "master-1", "10.0.1.2", true);
+        const KubeObject *m0 = fixture_get(f, W_MASTER_NODES, NULL, "master-0");
+        const KubeObject *m1 = fixture_get(f, W_MASTER_NODES, NULL, "master-1");
+        const char *old[] = {"127.0.0.1", "::1", "10.0.0.1", NULL},
+                   *moved[] = {"127.0.0.1", "10.0.1.1", NULL}, *loop_only[] = {"127.0.0.1", "::1", NULL};
+        all_certs(f, "etcd-all-certs-3", old);
+        all_certs(f, "etcd-all-certs-4", moved);
+        all_certs(f, "etcd-all-certs-5", loop_only);
+        const KubeObject *s3 = fixture_get(f, W_ETCD_SECRETS, "openshift-etcd", "etcd-all-certs-3");
+        const KubeObject *s4 = fixture_get(f, W_ETCD_SECRETS, "openshift-etcd", "etcd-all-certs-4");
+        const KubeObject *s5 = fixture_get(f, W_ETCD_SECRETS, "openshift-etcd", "etcd-all-certs-5");
+
+        /* The revision it runs names its old address, past the loopback ones. */
+        assert_int_equal(node_certified_ip(s3, m0, ip, sizeof ip), 1);
+        assert_string_equal(ip, "10.0.0.1");
+        assert_int_equal(node_certified_ip(s3, m0, ip, 4), -ENOBUFS);
+        /* The certificate for the new address: nothing to alias; nor for loopback only. */
+        assert_int_equal(node_certified_ip(s4, m0, ip, sizeof ip), 0);
+        assert_int_equal(node_certified_ip(s5, m0, ip, sizeof ip), 0);
+        /* No certificate for master-1 in it; none at all. */
+        assert_int_equal(node_certified_ip(s3, m1, ip, sizeof ip), -ENOENT);
+        assert_int_equal(node_certified_ip(NULL, m0, ip, sizeof ip), -ENOENT);
+        assert_int_equal(node_certified_ip(s3, NULL, ip, sizeof ip), -EINVAL);
+
+        /* The current revision a node runs, as nodeStatuses say. */
+        fixture_etcd_cr(f, NULL,
+                        "\"nodeStatuses\":[{\"nodeName\":\"master-0\",\"currentRevision\":3},"
+                        "{\"nodeName\":\"master-1\"}]");
+        const KubeObject *cr = fixture_get(f, W_ETCD_CR, NULL, "cluster");
+        assert_int_equal(node_current_revision(cr, "master-0"), 3);
+        assert_int_equal(node_current_revision(cr, "master-1"), 0);
+        assert_int_equal(node_current_revision(cr, "master-2"), 0);
+        assert_int_equal(node_current_revision(NULL, "master-0"), 0);
+        fixture_free(f);
+}
+
+/* The operator's etcd client reaches a moved master's member at its new address,
+ * verified against the one in the certificate of the revision the node runs, and
+ * plainly once the node runs a revision whose certificate names the new one. */
+static void test_wiring_aliases(void **state)
+{
+        Fixture *f = fixture_new();
+        _cleanup_(loop_unrefp) Loop *loop = loop_new();
+        HttpTls tls = {};
+        _cleanup_(etcd_client_freep) EtcdClient *c = etcd_client_new(loop, &tls);
+        EtcdWiring *w = NULL;
+        _cleanup_free_ char *u1 = NULL, *ct1 = NULL, *u2 = NULL, *ct2 = NULL;
+        const char *old[] = {"127.0.0.1", "10.0.0.1", NULL}, *moved[] = {"127.0.0.1", "10.0.1.1", NULL};
+
+        assert_non_null(c);
+        assert_int_equal(etcd_wiring_new(c, f->factory, NULL, &w), 0);
+        all_certs(f, "etcd-all-certs-3", old);
+        all_certs(f, "etcd-all-certs-4", moved);
+        fixture_etcd_cr(f, NULL, "\"nodeStatuses\":[{\"nodeName\":\"master-0\",\"currentRevision\":3}]");
+        fixture_master(f, "master-0", "10.0.1.1", true);
+        assert_int_equal(etcd_client_route(c, "https://10.0.1.1:2379/health", &u1, &ct1), 0);
+        assert_string_equal(u1, "https://10.0.0.1:2379/health");
+        assert_string_equal(strempty(ct1), "10.0.0.1:2379:10.0.1.1:2379");
+
+        fixture_etcd_cr(f, NULL, "\"nodeStatuses\":[{\"nodeName\":\"master-0\",\"currentRevision\":4}]");
+        assert_int_equal(etcd_client_route(c, "https://10.0.1.1:2379/health", &u2, &ct2), 0);
+        assert_string_equal(u2, "https://10.0.1.1:2379/health");
+        assert_null(ct2);
+        w = etcd_wiring_free(w);
         fixture_free(f);
 }
 
@@ -325,6 +424,8 @@ int main(void)
                 cmocka_unit_test(test_ready),
                 cmocka_unit_test(test_peer_urls),
                 cmocka_unit_test(test_member_of_node),
+                cmocka_unit_test(test_node_certified_ip),
+                cmocka_unit_test(test_wiring_aliases),
                 cmocka_unit_test(test_bootstrap_member),
                 cmocka_unit_test(test_bootstrap_phase),
                 cmocka_unit_test(test_bootstrap_finished_event),
