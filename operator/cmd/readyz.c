@@ -32,6 +32,7 @@
 
 typedef struct Flags {
         const char *target, *address, *cacert, *cert, *key, *serving_cert, *serving_key;
+        const char *certified_as; /* the address the member's certificate names, if not --target's */
         unsigned port;
         usec_t timeout, interval, busy_grace;
 } Flags;
@@ -199,6 +200,24 @@ static int readyz_run(const Flags *f)
                 log_error("--target: \"%s\" is not a client URL such as https://10.0.0.1:2379", f->target);
                 return EXIT_USAGE;
         }
+        if (f->certified_as) {
+                /* The target's host, as the client's alias wants it (IPv6 without brackets). */
+                const char *h = strstr(f->target, "://");
+                EtcdAddressAlias a = {};
+                h = h ? h + 3 : f->target;
+                size_t len = *h == '[' ? strcspn(h + 1, "]") : strcspn(h, ":/");
+                (void) snprintf(a.serves_on, sizeof a.serves_on, "%.*s",
+                                (int) MIN(len, sizeof a.serves_on - 1), *h == '[' ? h + 1 : h);
+                (void) snprintf(a.named, sizeof a.named, "%s", f->certified_as);
+                if (len >= sizeof a.serves_on || strlen(f->certified_as) >= sizeof a.named ||
+                    etcd_client_set_aliases(z.client, &a, 1) < 0) {
+                        log_error("--target-certified-as: \"%s\" with --target \"%s\": both must be IP "
+                                  "addresses (the address the member's certificate names, the one it serves "
+                                  "on)",
+                                  f->certified_as, f->target);
+                        return EXIT_USAGE;
+                }
+        }
         etcd_client_set_timeout(z.client, f->timeout);
 
         sd_event *e = loop_get_event(z.loop);
@@ -236,6 +255,9 @@ static void help(FILE *out)
                 "--busy-grace if the member still answers its member list (busy defragmenting, say).\n"
                 "\n"
                 "  --target URL             the member's client URL (default: https://localhost:2379)\n"
+                "  --target-certified-as IP the address the member's certificate names, when --target's\n"
+                "                           is another (its master moved; the certificate for the new\n"
+                "                           address is not there yet): the certificate is checked for it\n"
                 "  --listen-port N          (default: 9980)\n"
                 "  --listen-address IP      numeric address to listen on (default: 0.0.0.0)\n"
                 "  --cacert FILE            CA bundle to verify etcd (alias --client-cacert-file)\n"
@@ -286,10 +308,12 @@ static int readyz_main(int argc, char *argv[])
                 ARG_SKEY,
                 ARG_TIMEOUT,
                 ARG_INTERVAL,
-                ARG_GRACE
+                ARG_GRACE,
+                ARG_CERTIFIED_AS,
         };
         static const struct option options[] = {
                 {"target", required_argument, NULL, ARG_TARGET},
+                {"target-certified-as", required_argument, NULL, ARG_CERTIFIED_AS},
                 {"listen-port", required_argument, NULL, ARG_PORT},
                 {"listen-address", required_argument, NULL, ARG_ADDRESS},
                 {"cacert", required_argument, NULL, ARG_CACERT},
@@ -326,6 +350,9 @@ static int readyz_main(int argc, char *argv[])
                         return EXIT_OK;
                 case ARG_TARGET:
                         f.target = optarg;
+                        break;
+                case ARG_CERTIFIED_AS:
+                        f.certified_as = optarg;
                         break;
                 case ARG_ADDRESS:
                         f.address = optarg;

@@ -692,6 +692,44 @@ static void test_readyz(void **state)
         assert_int_equal(http_get(hurl, NULL, 0), 200);
         assert_true(still_running(&c));
 
+        /* --target-certified-as: the certificate checked for that address instead of the
+         * target's (a master that moved): one it names (127.0.0.1) is ready, one it does not
+         * name is not; what is no address is refused at once. */
+        static const struct {
+                const char *as;
+                long status;
+        } certified[] = {{"127.0.0.1", 200}, {"127.254.254.254", 503}};
+        for (size_t i = 0; i < ELEMENTSOF(certified); i++) {
+                Args b = {};
+                char curl[128];
+                (void) snprintf(curl, sizeof curl, "http://%s:%u/readyz", addr, port + 1);
+                arg(&b, "%s", bin);
+                arg(&b, "readyz");
+                tls_args(&b, 0);
+                arg(&b, "--target=%s", m1->client_url);
+                arg(&b, "--target-certified-as=%s", certified[i].as);
+                arg(&b, "--listen-address=%s", addr);
+                arg(&b, "--listen-port=%u", port + 1);
+                arg(&b, "--interval=200ms");
+                arg(&b, "--timeout=1s");
+                Child cc = spawn(b.argv);
+                long got = wait_status(curl, certified[i].status, body, sizeof body);
+                assert_int_equal(stop(&cc), 0);
+                printf("readyz --target-certified-as=%s: %ld %s\n", certified[i].as, got, body);
+                assert_int_equal(got, certified[i].status);
+        }
+        {
+                Args b = {};
+                arg(&b, "%s", bin);
+                arg(&b, "readyz");
+                tls_args(&b, 0);
+                arg(&b, "--target=%s", m1->client_url);
+                arg(&b, "--target-certified-as=master-0");
+                Child cc = spawn(b.argv);
+                char out[256];
+                assert_int_equal(finish(&cc, 10 * USEC_PER_SEC, out, sizeof out), 2);
+        }
+
         /* A frozen member answers nothing, not even its member list: not ready, and not
          * alive either (/healthz, the etcd container's liveness probe). A member that is
          * only busy (defragmenting) stays alive: integration/test-defrag. */
