@@ -156,6 +156,10 @@ class Env:
         self.kubeconfig = None
         self.kubectl_cache = os.path.join(self.dir, "kubectl-cache")
         self.client = None  # ApiClient of get_json and api()
+        # Each master's kube-apiserver reaches its own etcd at https://localhost:2379: the API
+        # server reads the masters' addresses from this file (start_kubelet keeps it current).
+        self.local_etcd_file = os.path.join(self.dir, "masters-local-etcd")
+        self.master_addresses = {}
         self.on_exit = []  # called first on exit (e.g. stopping a supervisor that restarts processes)
 
     def __enter__(self):
@@ -281,6 +285,10 @@ class Env:
             argv += ["--image", "%s=%s" % (pattern, os.path.join(images, name))]
         if master:
             argv.append("--master")
+            self.master_addresses[node] = ip
+            with open(self.local_etcd_file + ".tmp", "w") as f:
+                f.write("".join("%s\n" % a for _, a in sorted(self.master_addresses.items())))
+            os.rename(self.local_etcd_file + ".tmp", self.local_etcd_file)
         self.spawn("kubelet-" + node, argv)
         return root
 

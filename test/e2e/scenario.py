@@ -287,7 +287,7 @@ class Cluster:
                       "--etcd-cert", os.path.join(self.tls, "etcd-client.crt"),
                       "--etcd-key", os.path.join(self.tls, "etcd-client.key"),
                       "--kas-node-names", ",".join(self.masters), "--etcd-wait", "120",
-                      wait_for_ready=False)
+                      "--etcd-local-file", env.local_etcd_file, wait_for_ready=False)
 
         root = os.path.join(env.dir, "nodes", "bootstrap")
         shutil.copytree(os.path.join(self.assets, "etc-kubernetes"), os.path.join(root, "etc", "kubernetes"))

@@ -20,7 +20,7 @@ import uuid
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 
-from kubesim.testing import Sim, TlsEtcd  # noqa: E402
+from kubesim.testing import Sim, TlsEtcd, random_loopback  # noqa: E402
 from kubesim.test_units import *  # noqa: E402,F401,F403  (yaml/patch/selector/cel unit tests)
 
 SIM = None
@@ -1719,6 +1719,46 @@ class ExternalEtcd(Base):
             self.assertNotEqual(s.proc.wait(20), 0)
             self.assertLess(time.monotonic() - t0, 15)
             self.assertIn("etcd not reachable", s.tail())
+            _started.remove(s)
+        finally:
+            etcd.stop()
+
+    def test_mode_b_localhost(self):
+        """Each master's kube-apiserver also reaches its own etcd at https://localhost:2379: after
+        the whole cluster moved, the configured endpoints name an address nobody has and one whose
+        certificate names the old address, and the API answers only once the masters' addresses
+        (--etcd-local-file) are known, the certificate checked for "localhost"."""
+        old = random_loopback()
+        etcd = TlsEtcd(cert_ip=old)
+        try:
+            local = os.path.join(etcd.dir, "local-etcd")
+            with open(local, "w") as f:
+                f.write("\n")
+            s = Sim(["--etcd-endpoints", "https://%s:2379,%s" % (old, etcd.url), "--etcd-cacert", etcd.cacert,
+                     "--etcd-cert", etcd.cert, "--etcd-key", etcd.key, "--etcd-local-file", local,
+                     "--etcd-wait", "60"], wait_for="kubeconfig")
+            _started.append(s)
+            time.sleep(2)
+            self.assertFalse(os.path.exists(os.path.join(s.dir, "ready")), s.tail())
+            with open(local + ".tmp", "w") as f:
+                f.write("%s\n" % etcd.ip)
+            os.rename(local + ".tmp", local)
+            deadline = time.monotonic() + 30
+            while not os.path.exists(os.path.join(s.dir, "ready")):
+                self.assertLess(time.monotonic(), deadline, s.tail())
+                self.assertIsNone(s.proc.poll(), s.tail())
+                time.sleep(0.1)
+            c = s.client()
+            self.assertEqual(c.post("/api/v1/namespaces/default/configmaps", cm("moved")).status, 201)
+            w = c.watch("/api/v1/namespaces/default/configmaps?watch=true")
+            self.assertEqual(w.collect(1)[0]["object"]["metadata"]["name"], "moved")
+            w.close()
+            # The master goes away: nothing answers any more.
+            with open(local + ".tmp", "w") as f:
+                f.write("%s\n" % old)
+            os.rename(local + ".tmp", local)
+            self.assertEqual(c.get("/api/v1/namespaces/default/configmaps/moved").status, 503)
+            s.stop()
             _started.remove(s)
         finally:
             etcd.stop()

@@ -13,6 +13,7 @@ because a fresh TLS handshake costs more than the request itself.
 import base64
 import http.client
 import json
+import os
 import socket
 import ssl
 import threading
@@ -92,8 +93,21 @@ def _raise_for(status, body):
     raise EtcdError(msg or "etcd returned HTTP %d" % status, code, status)
 
 
+LOCALHOST = " via localhost"   # suffix of a master's local endpoint (EtcdClient local_file)
+
+
+class _LocalhostConnection(http.client.HTTPSConnection):
+    """https://localhost:2379 of the kube-apiserver on a master: here, the master's address,
+    with the certificate checked for the name "localhost" (every serving certificate of
+    etcd has it) instead of the address."""
+
+    def connect(self):
+        sock = socket.create_connection((self.host, self.port), self.timeout, self.source_address)
+        self.sock = self._context.wrap_socket(sock, server_hostname="localhost")
+
+
 class EtcdClient:
-    def __init__(self, endpoints, cacert=None, cert=None, key=None, timeout=10.0, log=None):
+    def __init__(self, endpoints, cacert=None, cert=None, key=None, timeout=10.0, log=None, local_file=None):
         self._lock = threading.Lock()
         self._pool = {}
         self._timeout = timeout
@@ -106,6 +120,15 @@ class EtcdClient:
             self._ctx = ctx
         self._endpoints = list(endpoints)
         self._preferred = 0
+        # Every kube-apiserver also reaches the etcd of its own master at https://localhost:2379
+        # (upstream's etcd-servers always has it): the masters' addresses now, one a line,
+        # which the test harness keeps up to date, re-read when it changes. Tried after the
+        # configured endpoints, so the API still answers when the member list names addresses
+        # nobody has any more (after the whole cluster moved and a quorum restore).
+        self._local_file = local_file
+        self._local_stamp = None
+        self._local = []
+        self._good_local = None
         self._spent = threading.local()   # this thread's etcd calls: [count, seconds]
 
     def thread_spent(self, reset=False):
@@ -134,11 +157,33 @@ class EtcdClient:
         for c in conns:
             c.close()
 
+    def _local_endpoints(self):
+        if not self._local_file:
+            return []
+        try:
+            st = os.stat(self._local_file)
+            stamp = (st.st_mtime_ns, st.st_size)
+            if stamp != self._local_stamp:
+                with open(self._local_file) as f:
+                    ips = [ln.strip() for ln in f if ln.strip()]
+                self._local = ["https://%s:2379%s" % ("[%s]" % ip if ":" in ip else ip, LOCALHOST)
+                               for ip in ips]
+                self._local_stamp = stamp
+        except OSError:
+            pass
+        return list(self._local)
+
     def _order(self):
+        local = self._local_endpoints()
         with self._lock:
             eps = list(self._endpoints)
             start = self._preferred % len(eps) if eps else 0
-        return eps[start:] + eps[:start]
+            good = self._good_local
+        # The last local endpoint that answered goes first while the configured ones
+        # have not answered since.
+        if good in local:
+            return [good] + eps[start:] + eps[:start] + [e for e in local if e != good]
+        return eps[start:] + eps[:start] + local
 
     def preferred(self):
         """The endpoint requests go to first (the last one that answered)."""
@@ -149,8 +194,14 @@ class EtcdClient:
         with self._lock:
             if ep in self._endpoints:
                 self._preferred = self._endpoints.index(ep)
+                self._good_local = None
+            elif ep.endswith(LOCALHOST):
+                self._good_local = ep
 
     def _new_conn(self, ep, timeout):
+        if ep.endswith(LOCALHOST):
+            u = urllib.parse.urlsplit(ep[:-len(LOCALHOST)])
+            return _LocalhostConnection(u.hostname, u.port or 2379, timeout=timeout, context=self._ctx)
         u = urllib.parse.urlsplit(ep)
         if u.scheme == "https":
             return http.client.HTTPSConnection(u.hostname, u.port or 2379, timeout=timeout,
@@ -166,7 +217,7 @@ class EtcdClient:
 
     def _put_conn(self, ep, conn):
         with self._lock:
-            if ep in self._endpoints:
+            if ep in self._endpoints or ep in self._local:
                 lst = self._pool.setdefault(ep, [])
                 if len(lst) < 16:
                     lst.append(conn)

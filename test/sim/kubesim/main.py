@@ -53,6 +53,9 @@ def parse_args(argv):
     p.add_argument("--etcd-cacert")
     p.add_argument("--etcd-cert")
     p.add_argument("--etcd-key")
+    p.add_argument("--etcd-local-file",
+                   help="file of the masters' addresses, one a line: each master's kube-apiserver also "
+                        "reaches https://localhost:2379 there (certificate checked for localhost)")
     p.add_argument("--kas-node-names", default="", help="node names for kubeapiservers status")
     p.add_argument("--etcd-wait", type=float, default=30.0,
                    help="seconds to wait for etcd to answer at startup (default 30)")
@@ -164,7 +167,8 @@ def main(argv=None):
     private = None
     try:
         if a.etcd_endpoints:
-            etcd = EtcdClient(a.etcd_endpoints, a.etcd_cacert, a.etcd_cert, a.etcd_key, log=log)
+            etcd = EtcdClient(a.etcd_endpoints, a.etcd_cacert, a.etcd_cert, a.etcd_key, log=log,
+                              local_file=a.etcd_local_file)
             log("using external etcd %s" % ",".join(a.etcd_endpoints))
             # Like a kube-apiserver on a bootstrap host, which is configured before the
             # etcd it uses runs (a kubelet starts both): clients get the kubeconfig now

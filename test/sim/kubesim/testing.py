@@ -313,13 +313,16 @@ class TlsEtcd:
     """A one-member TLS etcd with client-cert auth, certs made by openssl, on
     <ip>:2379 (the port etcd-endpoints URLs imply) with a random peer port."""
 
-    def __init__(self, ip=None):
+    def __init__(self, ip=None, cert_ip=None):
+        """cert_ip: the address its serving certificate names instead of its own (a master
+        that moved, still serving the certificate of its old address)."""
         self.dir = tempfile.mkdtemp(prefix="kube-sim-etcd-")
         self.ip = ip or random_loopback()
         pki = self.dir
         self._ca(pki)
+        self.cert_ip = cert_ip
         self._issue(pki, "server", "/CN=etcd-server", "extendedKeyUsage=serverAuth,clientAuth",
-                    "subjectAltName=IP:%s,IP:127.0.0.1,DNS:localhost" % self.ip)
+                    "subjectAltName=IP:%s,IP:127.0.0.1,DNS:localhost" % (cert_ip or self.ip))
         self._issue(pki, "client", "/CN=etcd-client", "extendedKeyUsage=clientAuth", None)
         s = socket.socket()
         s.bind((self.ip, 0))
@@ -351,6 +354,8 @@ class TlsEtcd:
         log.close()
         ctx = ssl.create_default_context(cafile=self.cacert)
         ctx.load_cert_chain(self.cert, self.key)
+        if self.cert_ip:
+            ctx.check_hostname = False  # its certificate names another address: only the CA is checked
         deadline = time.monotonic() + 20
         while True:
             try:
