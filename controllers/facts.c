@@ -2,6 +2,7 @@
 #include "facts.h"
 
 #include <ctype.h>
+#include <inttypes.h>
 
 #include "base/base64.h"
 #include "base/json.h"
@@ -70,13 +71,11 @@ int64_t node_current_revision(const KubeObject *etcd_cr, const char *node)
         return 0;
 }
 
-static bool ip_is_loopback(const char *ip)
+/* The local addresses every serving certificate names besides the node's own
+ * (render/certs.c): not where anyone else reaches the member. */
+static bool ip_is_local_san(const char *ip)
 {
-        IpAddr a;
-        static const unsigned char v6_loopback[16] = {[15] = 1};
-        if (ip_parse(ip, &a) < 0)
-                return false;
-        return a.family == AF_INET ? a.bytes[0] == 127 : memcmp(a.bytes, v6_loopback, 16) == 0;
+        return ip_text_equal(ip, "127.0.0.1") || ip_text_equal(ip, "::1");
 }
 
 int node_certified_ip(const KubeObject *all_certs, const KubeObject *node, char *buf, size_t n)
@@ -102,13 +101,31 @@ int node_certified_ip(const KubeObject *all_certs, const KubeObject *node, char 
         for (char **ip = info->ips; *ip; ip++) {
                 if (now && ip_text_equal(*ip, now))
                         return 0; /* it names the Node's address */
-                if (!named && !ip_is_loopback(*ip))
+                if (!named && !ip_is_local_san(*ip))
                         named = *ip;
         }
         if (!named)
                 return 0;
         if (snprintf(buf, n, "%s", named) >= (int) n)
                 return -ENOBUFS;
+        return 1;
+}
+
+int node_address_alias(const KubeObject *etcd_cr, const KubeObject *node,
+                       const KubeObject *(*get_secret)(const char *name, void *userdata), void *userdata,
+                       EtcdAddressAlias *ret)
+{
+        int64_t rev = node ? node_current_revision(etcd_cr, node->name) : 0;
+        const char *ip = node_internal_ip(node);
+        char name[64];
+
+        if (rev <= 0 || !ip || strlen(ip) >= sizeof ret->serves_on)
+                return 0;
+        (void) snprintf(name, sizeof name, "etcd-all-certs-%" PRId64, rev);
+        const KubeObject *certs = get_secret(name, userdata);
+        if (!certs || node_certified_ip(certs, node, ret->named, sizeof ret->named) <= 0)
+                return 0;
+        (void) snprintf(ret->serves_on, sizeof ret->serves_on, "%s", ip);
         return 1;
 }
 

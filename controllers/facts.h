@@ -40,11 +40,17 @@ int64_t node_current_revision(const KubeObject *etcd_cr, const char *node);
 /* The address master `node`'s etcd is known by in the serving certificate it runs
  * with, when its Node has another one now (the master moved; the certificate for
  * the new address is not on it yet): the first IP SAN of etcd-serving-<node>.crt
- * in `all_certs` (etcd-all-certs-<the revision the node runs>) that is no loopback
- * address. 1 with that address in buf; 0 when the certificate names the Node's
- * InternalIP or no other address; -ENOENT without the certificate, -EBADMSG when
- * it does not parse. */
+ * in `all_certs` (etcd-all-certs-<the revision the node runs>) other than the
+ * local ones every such certificate has (127.0.0.1, ::1). 1 with that address in buf; 0 when the certificate
+ * names the Node's InternalIP or no other address; -ENOENT without the certificate, -EBADMSG when it does
+ * not parse. */
 int node_certified_ip(const KubeObject *all_certs, const KubeObject *node, char *buf, size_t n);
+/* Where a moved master's etcd is reached, verified as the address its certificate names:
+ * node_certified_ip() on the etcd-all-certs-<N> Secret (`get_secret` finds it by name)
+ * of the revision N the node runs. 1 and the alias; 0 when none is needed or known. */
+int node_address_alias(const KubeObject *etcd_cr, const KubeObject *node,
+                       const KubeObject *(*get_secret)(const char *name, void *userdata), void *userdata,
+                       EtcdAddressAlias *ret);
 /* The revision a rollout is taking `node` to (its nodeStatuses entry in
  * etcds/cluster has a targetRevision above its currentRevision: the
  * InstallerController records it before its installer pod exists, the

@@ -15,11 +15,6 @@ struct EtcdWiring {
         bool have_tls;
         char *endpoints_key; /* the last endpoint list set, joined */
         char *aliases_key;   /* the last address aliases set, joined; NULL when none */
-        struct {             /* node_certified_ip() per master, until its inputs change */
-                char node[64], ip[INET6_ADDRSTRLEN], named[INET6_ADDRSTRLEN];
-                uint64_t certs_rv;
-                int result;
-        } memo[MAX_URLS];
 };
 
 static Informer *informer(EtcdWiring *w, OperatorWatch k)
@@ -91,21 +86,10 @@ static void update_endpoints(EtcdWiring *w)
  * verify the certificate against the address it names, so the operator reaches
  * the member, updates its peer URL and rolls out certificates for the new
  * address (docs/runbooks/address-change.md). */
-static int certified_ip(EtcdWiring *w, size_t slot, const KubeObject *certs, const KubeObject *node,
-                        const char *ip, char named[static INET6_ADDRSTRLEN])
+static const KubeObject *etcd_secret(const char *name, void *userdata)
 {
-        if (slot >= ELEMENTSOF(w->memo))
-                return node_certified_ip(certs, node, named, INET6_ADDRSTRLEN);
-        __typeof__(w->memo[0]) *m = &w->memo[slot];
-        if (m->certs_rv != certs->resource_version || !streq(m->node, node->name) || !streq(m->ip, ip)) {
-                m->result = node_certified_ip(certs, node, m->named, sizeof m->named);
-                m->certs_rv = certs->resource_version;
-                (void) snprintf(m->node, sizeof m->node, "%s", node->name);
-                (void) snprintf(m->ip, sizeof m->ip, "%s", ip);
-        }
-        if (m->result > 0)
-                memcpy(named, m->named, INET6_ADDRSTRLEN);
-        return m->result;
+        EtcdWiring *w = userdata;
+        return informer_get(informer(w, W_ETCD_SECRETS), NS_ETCD, name);
 }
 
 static void update_aliases(EtcdWiring *w)
@@ -119,20 +103,8 @@ static void update_aliases(EtcdWiring *w)
 
         if (informer_list(informer(w, W_MASTER_NODES), &nodes, &nn) < 0)
                 return;
-        for (size_t i = 0; i < nn && n < ELEMENTSOF(aliases); i++) {
-                int64_t rev = node_current_revision(cr, nodes[i]->name);
-                const char *ip = node_internal_ip(nodes[i]);
-                char name[64], named[INET6_ADDRSTRLEN];
-                if (rev <= 0 || !ip || strlen(ip) >= sizeof aliases[n].serves_on)
-                        continue;
-                (void) snprintf(name, sizeof name, "etcd-all-certs-%" PRId64, rev);
-                const KubeObject *certs = informer_get(informer(w, W_ETCD_SECRETS), NS_ETCD, name);
-                if (!certs || certified_ip(w, i, certs, nodes[i], ip, named) <= 0)
-                        continue;
-                (void) snprintf(aliases[n].serves_on, sizeof aliases[n].serves_on, "%s", ip);
-                (void) snprintf(aliases[n].named, sizeof aliases[n].named, "%s", named);
-                n++;
-        }
+        for (size_t i = 0; i < nn && n < ELEMENTSOF(aliases); i++)
+                n += node_address_alias(cr, nodes[i], etcd_secret, w, &aliases[n]) > 0;
         for (size_t i = 0; i < n; i++) {
                 _cleanup_free_ char *k = strdup_printf("%s%s%s as %s", strempty(key), i ? ", " : "",
                                                        aliases[i].serves_on, aliases[i].named);

@@ -6,8 +6,10 @@
 
 #include <cmocka.h>
 
+#include "base/base64.h"
 #include "base/json.h"
 #include "controller-fixture.h"
+#include "pki/pki.h"
 #include "runtime/apply.h"
 
 Fixture *fixture_new(void)
@@ -499,4 +501,28 @@ void fixture_etcd_pod(Fixture *f, const char *node, unsigned revision, bool read
                 "{\"running\":{}}},{\"name\":\"etcd-readyz\",\"ready\":%s,\"restartCount\":0,"
                 "\"state\":{\"running\":{}}}]}}",
                 node, node, revision, revision, revision, node, ready ? "True" : "False", r, r);
+}
+
+void fixture_all_certs(Fixture *f, const char *node, const char *secret, const char *const *ips)
+{
+        usec_t now = now_usec(CLOCK_REALTIME);
+        _cleanup_(pki_pair_freep) PkiPair *ca = NULL, *srv = NULL;
+        _cleanup_free_ char *crt = NULL, *key = NULL, *b64 = NULL,
+                            *cn = strdup_printf("system:etcd-server:%s", node);
+        const char *dns[] = {"localhost", NULL};
+        assert_int_equal(pki_ca_new("etcd-signer", 3600 * USEC_PER_SEC, PKI_KEY_ECDSA_P256, now, &ca), 0);
+        PkiCertRequest req = {.profile = PKI_PROFILE_SERVER_CLIENT,
+                              .cn = cn,
+                              .dns = dns,
+                              .ips = ips,
+                              .validity = 3600 * USEC_PER_SEC,
+                              .key_type = PKI_KEY_ECDSA_P256};
+        assert_int_equal(pki_cert_issue(ca, &req, now, &srv), 0);
+        assert_int_equal(pki_pair_to_pem(srv, &crt, &key), 0);
+        assert_non_null(b64 = base64_encode(crt, strlen(crt)));
+        fixture_addf(f, W_ETCD_SECRETS,
+                     "{\"apiVersion\":\"v1\",\"kind\":\"Secret\",\"metadata\":{\"name\":\"%s\","
+                     "\"namespace\":\"openshift-etcd\"},\"data\":{\"etcd-serving-%s.crt\":\"%s\","
+                     "\"broken.crt\":\"bm90IGEgY2VydA==\"}}",
+                     secret, node, b64);
 }

@@ -81,3 +81,7 @@ void fixture_etcd_cr(Fixture *f, const char *spec, const char *status);
  * revision=<revision>, Running, every container (and the Ready condition)
  * ready or not. */
 void fixture_etcd_pod(Fixture *f, const char *node, unsigned revision, bool ready);
+/* Secret openshift-etcd/<secret> (an etcd-all-certs-<N>) holding etcd-serving-<node>.crt,
+ * issued by a fresh CA for `ips` (NULL-terminated) and localhost, and a key that is no
+ * certificate. */
+void fixture_all_certs(Fixture *f, const char *node, const char *secret, const char *const *ips);

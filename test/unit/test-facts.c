@@ -7,11 +7,9 @@
 
 #include <cmocka.h>
 
-#include "base/base64.h"
 #include "cmd/etcd-wiring.h"
 #include "controller-fixture.h"
 #include "controllers/facts.h"
-#include "pki/pki.h"
 
 static SyncContext ctx_of(Fixture *f)
 {
@@ -104,30 +102,6 @@ static void test_member_of_node(void **state)
         fixture_free(f);
 }
 
-/* An etcd-all-certs-<N> Secret with master-0's serving certificate for `ips`. */
-static void all_certs(Fixture *f, const char *name, const char *const *ips)
-{
-        usec_t now = now_usec(CLOCK_REALTIME);
-        _cleanup_(pki_pair_freep) PkiPair *ca = NULL, *srv = NULL;
-        _cleanup_free_ char *crt = NULL, *key = NULL, *b64 = NULL;
-        const char *dns[] = {"localhost", NULL};
-        assert_int_equal(pki_ca_new("etcd-signer", 3600 * USEC_PER_SEC, PKI_KEY_ECDSA_P256, now, &ca), 0);
-        PkiCertRequest req = {.profile = PKI_PROFILE_SERVER_CLIENT,
-                              .cn = "system:etcd-server:master-0",
-                              .dns = dns,
-                              .ips = ips,
-                              .validity = 3600 * USEC_PER_SEC,
-                              .key_type = PKI_KEY_ECDSA_P256};
-        assert_int_equal(pki_cert_issue(ca, &req, now, &srv), 0);
-        assert_int_equal(pki_pair_to_pem(srv, &crt, &key), 0);
-        assert_non_null(b64 = base64_encode(crt, strlen(crt)));
-        fixture_addf(f, W_ETCD_SECRETS,
-                     "{\"apiVersion\":\"v1\",\"kind\":\"Secret\",\"metadata\":{\"name\":\"%s\","
-                     "\"namespace\":\"openshift-etcd\"},\"data\":{\"etcd-serving-master-0.crt\":\"%s\","
-                     "\"broken.crt\":\"bm90IGEgY2VydA==\"}}",
-                     name, b64);
-}
-
 static void test_node_certified_ip(void **state)
 {
         Fixture *f = fixture_new();
@@ -138,17 +112,26 @@ static void test_node_certified_ip(void **state)
         const KubeObject *m1 = fixture_get(f, W_MASTER_NODES, NULL, "master-1");
         const char *old[] = {"127.0.0.1", "::1", "10.0.0.1", NULL},
                    *moved[] = {"127.0.0.1", "10.0.1.1", NULL}, *loop_only[] = {"127.0.0.1", "::1", NULL};
-        all_certs(f, "etcd-all-certs-3", old);
-        all_certs(f, "etcd-all-certs-4", moved);
-        all_certs(f, "etcd-all-certs-5", loop_only);
+        fixture_all_certs(f, "master-0", "etcd-all-certs-3", old);
+        fixture_all_certs(f, "master-0", "etcd-all-certs-4", moved);
+        fixture_all_certs(f, "master-0", "etcd-all-certs-5", loop_only);
         const KubeObject *s3 = fixture_get(f, W_ETCD_SECRETS, "openshift-etcd", "etcd-all-certs-3");
         const KubeObject *s4 = fixture_get(f, W_ETCD_SECRETS, "openshift-etcd", "etcd-all-certs-4");
         const KubeObject *s5 = fixture_get(f, W_ETCD_SECRETS, "openshift-etcd", "etcd-all-certs-5");
 
-        /* The revision it runs names its old address, past the loopback ones. */
+        /* The revision it runs names its old address, past the local ones. */
         assert_int_equal(node_certified_ip(s3, m0, ip, sizeof ip), 1);
         assert_string_equal(ip, "10.0.0.1");
         assert_int_equal(node_certified_ip(s3, m0, ip, 4), -ENOBUFS);
+        /* Addresses in 127.0.0.0/8 other than 127.0.0.1 are a node's like any other (the test
+         * harness's masters have them). */
+        const char *harness[] = {"127.0.0.1", "127.5.0.1", NULL};
+        fixture_all_certs(f, "master-0", "etcd-all-certs-6", harness);
+        assert_int_equal(
+                node_certified_ip(fixture_get(f, W_ETCD_SECRETS, "openshift-etcd", "etcd-all-certs-6"), m0,
+                                  ip, sizeof ip),
+                1);
+        assert_string_equal(ip, "127.5.0.1");
         /* The certificate for the new address: nothing to alias; nor for loopback only. */
         assert_int_equal(node_certified_ip(s4, m0, ip, sizeof ip), 0);
         assert_int_equal(node_certified_ip(s5, m0, ip, sizeof ip), 0);
@@ -184,8 +167,8 @@ static void test_wiring_aliases(void **state)
 
         assert_non_null(c);
         assert_int_equal(etcd_wiring_new(c, f->factory, NULL, &w), 0);
-        all_certs(f, "etcd-all-certs-3", old);
-        all_certs(f, "etcd-all-certs-4", moved);
+        fixture_all_certs(f, "master-0", "etcd-all-certs-3", old);
+        fixture_all_certs(f, "master-0", "etcd-all-certs-4", moved);
         fixture_etcd_cr(f, NULL, "\"nodeStatuses\":[{\"nodeName\":\"master-0\",\"currentRevision\":3}]");
         fixture_master(f, "master-0", "10.0.1.1", true);
         assert_int_equal(etcd_client_route(c, "https://10.0.1.1:2379/health", &u1, &ct1), 0);
