@@ -272,7 +272,13 @@ static size_t guard_seeds(const State *st, char **v, size_t max)
         return n;
 }
 
-/* The target is on record and the node was chosen again: run its installer. */
+static const KubeObject *etcd_secret(const char *name, void *userdata)
+{
+        return op_get(userdata, W_ETCD_SECRETS, NS_ETCD, name);
+}
+
+/* The target is on record and the node was chosen again: run its installer (with the
+ * aliases of moved masters' members, which its quorum guard reaches where they serve). */
 static int start_installer(const State *st, Plan *p, const NodeInfo *ni)
 {
         const char *node = ni->node->name;
@@ -293,6 +299,13 @@ static int start_installer(const State *st, Plan *p, const NodeInfo *ni)
         size_t n_seeds = guard_seeds(st, seeds, ELEMENTSOF(seeds));
         int r = installer_pod_render(name, node, st->latest, op_state(st->ctx)->operator_image, seeds,
                                      n_seeds, &obj);
+        EtcdAddressAlias aliases[16];
+        size_t n_aliases = 0;
+        for (size_t i = 0; i < st->n && n_aliases < ELEMENTSOF(aliases); i++)
+                n_aliases += node_address_alias(op_etcd_cr(st->ctx), st->nodes[i].node, etcd_secret,
+                                                (void *) st->ctx, &aliases[n_aliases]) > 0;
+        if (r >= 0)
+                r = installer_pod_add_aliases(obj, aliases, n_aliases);
         if (r < 0)
                 return log_error_errno(r, "cannot render installer pod %s for node %s", name, node);
         log_info("installing revision %lld on node %s (%s)", (long long) st->latest, node, name);
@@ -441,7 +454,8 @@ static int sync_installer(const SyncContext *ctx, Plan *p)
 
 static const WatchSpec *const watches[] = {
         OP_WATCH(W_ETCD_CR),         OP_WATCH(W_MASTER_NODES),           OP_WATCH(W_ETCD_PODS),
-        OP_WATCH(W_ETCD_CONFIGMAPS), OP_WATCH(W_KUBE_SYSTEM_CONFIGMAPS), OP_WATCH(W_KUBE_SYSTEM_EVENTS)};
+        OP_WATCH(W_ETCD_CONFIGMAPS), OP_WATCH(W_KUBE_SYSTEM_CONFIGMAPS), OP_WATCH(W_KUBE_SYSTEM_EVENTS),
+        OP_WATCH(W_ETCD_SECRETS) /* etcd-all-certs-<N>: moved masters' aliases */};
 
 const ControllerSpec controller_installer = {
         .name = "InstallerController",

@@ -76,6 +76,25 @@ int installer_pod_render(const char *name, const char *node, int64_t revision, c
         return 0;
 }
 
+int installer_pod_add_aliases(cJSON *pod, const EtcdAddressAlias *a, size_t n)
+{
+        cJSON *cmd =
+                json_get_array(cJSON_GetArrayItem(json_get_array(pod, "spec.containers"), 0), "command");
+        if (!cmd)
+                return -EINVAL;
+        for (size_t i = 0; i < n; i++) {
+                if (!etcd_address_alias_is_valid(&a[i]))
+                        return -EINVAL;
+                _cleanup_free_ char *arg =
+                        strdup_printf("--etcd-address-alias=%s=%s", a[i].serves_on, a[i].named);
+                cJSON *s = arg ? cJSON_CreateString(arg) : NULL;
+                if (!s)
+                        return -ENOMEM;
+                cJSON_AddItemToArray(cmd, s);
+        }
+        return 0;
+}
+
 int pruner_pod_render(const char *name, const char *node, const char *image, int64_t max_eligible,
                       const int64_t *protected_revisions, size_t n, cJSON **ret)
 {

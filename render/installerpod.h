@@ -10,6 +10,8 @@
 
 #include <cjson/cJSON.h>
 
+#include "etcd/client.h"
+
 /* `etcd_endpoints` (n of them, may be 0) become the installer's
  * --etcd-endpoints: the quorum guard's seeds. -EINVAL when a value is not
  * what a Pod can carry (a node name that is no DNS-1123 subdomain, an image
@@ -21,6 +23,10 @@ bool installer_pod_endpoint_is_valid(const char *endpoint);
 int installer_pod_render(const char *name, const char *node, int64_t revision, const char *image,
                          char *const *etcd_endpoints, size_t n, cJSON **ret);
 
+/* Appends --etcd-address-alias=NEW=OLD per alias (etcd/client.h) to the installer's
+ * command: its quorum guard reaches a moved master's member where it serves. -EINVAL
+ * for an alias that is not two addresses. */
+int installer_pod_add_aliases(cJSON *pod, const EtcdAddressAlias *a, size_t n);
 /* `protected_revisions`: n revisions (each >= 1) kept whatever their number;
  * revisions at or below `max_eligible` (>= 1) may go. -EINVAL like
  * installer_pod_render. */

@@ -61,7 +61,9 @@ typedef struct Flags {
         unsigned revision;
         const char *namespace, *pod, *resource_dir, *manifest_dir, *cert_dir, *node_name, *kubeconfig;
         NodeCmdStrv lists[_L_MAX];
-        NodeCmdStrv etcd_endpoints; /* the quorum guard's seeds; none: no guard */
+        NodeCmdStrv etcd_endpoints;   /* the quorum guard's seeds; none: no guard */
+        EtcdAddressAlias aliases[16]; /* members reached where their certificate does not name */
+        size_t n_aliases;
         usec_t timeout;
 } Flags;
 
@@ -564,7 +566,8 @@ static int quorum_guard(Installer *in)
         if ((r = guard_tls(in, &tls)) < 0)
                 return r == -ENOMEM ? log_error_errno(r, "out of memory") : r;
         if (!(c = etcd_client_new(in->loop, &tls)) ||
-            etcd_client_set_endpoints(c, in->f->etcd_endpoints.v, in->f->etcd_endpoints.n) < 0)
+            etcd_client_set_endpoints(c, in->f->etcd_endpoints.v, in->f->etcd_endpoints.n) < 0 ||
+            etcd_client_set_aliases(c, in->f->aliases, in->f->n_aliases) < 0)
                 return log_error_errno(ENOMEM, "out of memory");
         for (;;) {
                 bool ok = false;
@@ -660,6 +663,8 @@ static void help(FILE *out)
                 "  --pod-manifest-dir DIR           e.g. /etc/kubernetes/manifests (required)\n"
                 "  --cert-dir DIR                   e.g. .../static-pod-resources/etcd-certs (required\n"
                 "                                   with any --*cert-* list)\n"
+                "  --etcd-address-alias NEW=OLD     (repeatable) a member at NEW serves a certificate for\n"
+                "                                   OLD (its master moved): checked for OLD there\n"
                 "  --etcd-endpoints URL,...         the quorum guard: before the manifest, which restarts\n"
                 "                                   this node's etcd member, is written, wait until the\n"
                 "                                   other voting members that answer /health make quorum\n"
@@ -740,6 +745,7 @@ static int installer_main(int argc, char *argv[])
                 ARG_NODE,
                 ARG_KUBECONFIG,
                 ARG_ETCD_ENDPOINTS,
+                ARG_ETCD_ALIAS,
                 ARG_LIST, /* + list index */
         };
         static const struct option options[] = {
@@ -753,6 +759,7 @@ static int installer_main(int argc, char *argv[])
                 {"node-name", required_argument, NULL, ARG_NODE},
                 {"kubeconfig", required_argument, NULL, ARG_KUBECONFIG},
                 {"etcd-endpoints", required_argument, NULL, ARG_ETCD_ENDPOINTS},
+                {"etcd-address-alias", required_argument, NULL, ARG_ETCD_ALIAS},
                 {"configmaps", required_argument, NULL, ARG_LIST + L_CM},
                 {"secrets", required_argument, NULL, ARG_LIST + L_SECRET},
                 {"optional-configmaps", required_argument, NULL, ARG_LIST + L_OPT_CM},
@@ -800,6 +807,29 @@ static int installer_main(int argc, char *argv[])
                 case ARG_KUBECONFIG:
                         f.kubeconfig = optarg;
                         break;
+                case ARG_ETCD_ALIAS: {
+                        const char *eq = strchr(optarg, '=');
+                        EtcdAddressAlias *a =
+                                f.n_aliases < ELEMENTSOF(f.aliases) ? &f.aliases[f.n_aliases] : NULL;
+                        if (!a || !eq || (size_t) (eq - optarg) >= sizeof a->serves_on ||
+                            strlen(eq + 1) >= sizeof a->named) {
+                                r = usage_error("--etcd-address-alias: \"%s\" is not NEW=OLD (two IP "
+                                                "addresses, at most %zu of them)",
+                                                optarg, ELEMENTSOF(f.aliases));
+                                break;
+                        }
+                        (void) snprintf(a->serves_on, sizeof a->serves_on, "%.*s", (int) (eq - optarg),
+                                        optarg);
+                        (void) snprintf(a->named, sizeof a->named, "%s", eq + 1);
+                        /* Checked as the client will take them. */
+                        if (etcd_address_alias_is_valid(a))
+                                f.n_aliases++;
+                        else
+                                r = usage_error("--etcd-address-alias: \"%s\" is not NEW=OLD (two IP "
+                                                "addresses)",
+                                                optarg);
+                        break;
+                }
                 case ARG_ETCD_ENDPOINTS:
                         if (nodecmd_strv_add_csv(&f.etcd_endpoints, optarg) < 0) {
                                 log_error("out of memory");

@@ -166,19 +166,25 @@ static bool same_ip(const char *a, const char *b)
                memcmp(x, y, fa == AF_INET6 ? 16 : 4) == 0;
 }
 
+static bool is_ip(const char *s)
+{
+        unsigned char buf[16];
+        return inet_pton(AF_INET, s, buf) == 1 || inet_pton(AF_INET6, s, buf) == 1;
+}
+
+bool etcd_address_alias_is_valid(const EtcdAddressAlias *a)
+{
+        return a && is_ip(a->serves_on) && is_ip(a->named);
+}
+
 int etcd_client_set_aliases(EtcdClient *c, const EtcdAddressAlias *a, size_t n)
 {
         assert_return(c && (a || n == 0), -EINVAL);
         if (n > ELEMENTSOF(c->aliases))
                 return -E2BIG;
-        for (size_t i = 0; i < n; i++) {
-                unsigned char buf[16];
-                if (inet_pton(AF_INET, a[i].serves_on, buf) != 1 &&
-                    inet_pton(AF_INET6, a[i].serves_on, buf) != 1)
+        for (size_t i = 0; i < n; i++)
+                if (!etcd_address_alias_is_valid(&a[i]))
                         return -EINVAL;
-                if (inet_pton(AF_INET, a[i].named, buf) != 1 && inet_pton(AF_INET6, a[i].named, buf) != 1)
-                        return -EINVAL;
-        }
         if (n)
                 memcpy(c->aliases, a, n * sizeof *a);
         c->n_aliases = n;

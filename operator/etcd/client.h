@@ -57,6 +57,8 @@ typedef struct EtcdAddressAlias {
         char named[INET6_ADDRSTRLEN];
 } EtcdAddressAlias;
 
+/* Both addresses parse as IP addresses. */
+bool etcd_address_alias_is_valid(const EtcdAddressAlias *a);
 /* Replaces the aliases; at most 16. */
 int etcd_client_set_aliases(EtcdClient *c, const EtcdAddressAlias *a, size_t n);
 /* The URL and the libcurl connect-to entry (NULL when none applies) a request

@@ -535,6 +535,11 @@ static void test_quorum_guard_usage(void **state)
 {
         assert_int_equal(run_installer("usage2", "3", "etcd-pod", "--etcd-endpoints=http://10.0.0.1:2379"),
                          2);
+        /* An alias is two addresses. */
+        assert_int_equal(run_installer("usage2", "3", "etcd-pod", "--etcd-address-alias=10.0.1.5"), 2);
+        assert_int_equal(run_installer("usage2", "3", "etcd-pod", "--etcd-address-alias=10.0.1.5=master-0"),
+                         2);
+        assert_false(exists("usage2", "manifests/etcd-pod.yaml"));
         /* The guard needs the CA and this node's peer certificate among what it fetched. */
         /* (etcd-all-certs-4 and the cert copy have no etcd-peer-master-0.example.crt) */
         assert_int_equal(run_installer("nocert", "4", "etcd-pod", "--etcd-endpoints=https://127.0.0.1:1"),

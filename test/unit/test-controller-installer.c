@@ -165,6 +165,29 @@ static void test_non_member_first_then_pod(void **state)
         fixture_free(f);
 }
 
+/* A master that moved (its Node has another address than the certificate of the
+ * revision it runs names): the installer's quorum guard reaches its member where it
+ * serves, checked for the address the certificate names. */
+static void test_moved_master_alias(void **state)
+{
+        Fixture *f = masters(2, (const int[]){1, 1, 1});
+        voters(f, true, true, true);
+        const char *old_ip[] = {"127.0.0.1", "10.0.9.3", NULL}, *same[] = {"127.0.0.1", "10.0.0.1", NULL};
+        fixture_all_certs(f, "master-2", "etcd-all-certs-1", old_ip);
+        fixture_all_certs(f, "master-0", "etcd-all-certs-2", same);
+        cr(f, NULL, 2, (const int[]){1, 1, 1}, (const char *const[]){"\"targetRevision\":2", NULL, NULL});
+        assert_int_equal(fixture_sync(f, &controller_installer), 0);
+        const Intent *pod = expect_pod(f, "installer-2-master-0");
+        cJSON *cmd = json_get_array(cJSON_GetArrayItem(json_get_array(pod->object, "spec.containers"), 0),
+                                    "command");
+        assert_string_equal(cJSON_GetArrayItem(cmd, cJSON_GetArraySize(cmd) - 1)->valuestring,
+                            "--etcd-address-alias=10.0.0.3=10.0.9.3");
+        assert_string_equal(
+                cJSON_GetArrayItem(cmd, cJSON_GetArraySize(cmd) - 2)->valuestring,
+                "--etcd-endpoints=https://10.0.0.1:2379,https://10.0.0.2:2379,https://10.0.0.3:2379");
+        fixture_free(f);
+}
+
 static void test_unready_before_ready(void **state)
 {
         Fixture *f = masters(2, (const int[]){1, 1, 1});
@@ -486,6 +509,7 @@ int main(void)
 {
         const struct CMUnitTest tests[] = {
                 cmocka_unit_test(test_non_member_first_then_pod),
+                cmocka_unit_test(test_moved_master_alias),
                 cmocka_unit_test(test_unready_before_ready),
                 cmocka_unit_test(test_voter_restart_needs_quorum_to_spare),
                 cmocka_unit_test(test_stale_view_after_promotion),

@@ -492,6 +492,17 @@ static void test_installer_pod(void **state)
         cmd = json_get_array(cJSON_GetArrayItem(json_get_array(pod, "spec.containers"), 0), "command");
         assert_string_equal(cJSON_GetArrayItem(cmd, cJSON_GetArraySize(cmd) - 1)->valuestring,
                             "--etcd-endpoints=https://10.0.0.5:2379,https://[fd00::6]:2379");
+        /* Moved masters' members: one flag each, after; never what is no address. */
+        EtcdAddressAlias aliases[] = {{"10.0.1.5", "10.0.0.5"}, {"fd00:1::6", "fd00::6"}};
+        assert_int_equal(installer_pod_add_aliases(pod, aliases, 2), 0);
+        assert_string_equal(cJSON_GetArrayItem(cmd, cJSON_GetArraySize(cmd) - 2)->valuestring,
+                            "--etcd-address-alias=10.0.1.5=10.0.0.5");
+        assert_string_equal(cJSON_GetArrayItem(cmd, cJSON_GetArraySize(cmd) - 1)->valuestring,
+                            "--etcd-address-alias=fd00:1::6=fd00::6");
+        EtcdAddressAlias smuggle = {"10.0.1.5 --x", "10.0.0.5"};
+        int size = cJSON_GetArraySize(cmd);
+        assert_int_equal(installer_pod_add_aliases(pod, &smuggle, 1), -EINVAL);
+        assert_int_equal(cJSON_GetArraySize(cmd), size);
         cJSON_Delete(pod);
         pod = NULL;
         char *bad[][1] = {
