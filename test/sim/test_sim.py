@@ -1616,6 +1616,12 @@ def _pid_running(pid):
         return False
 
 
+def _write_atomically(path, text):
+    with open(path + ".tmp", "w") as f:
+        f.write(text)
+    os.rename(path + ".tmp", path)
+
+
 class ExternalEtcd(Base):
     """Storage mode (b): external TLS etcd, failover, kube-apiserver revisions."""
 
@@ -1700,11 +1706,7 @@ class ExternalEtcd(Base):
             with self.assertRaises(ConnectionRefusedError):
                 socket.create_connection((s.ip, port), 1).close()
             etcd._start()
-            deadline = time.monotonic() + 30
-            while not os.path.exists(os.path.join(s.dir, "ready")):
-                self.assertLess(time.monotonic(), deadline, s.tail())
-                self.assertIsNone(s.proc.poll(), s.tail())
-                time.sleep(0.1)
+            self._wait_ready(s)
             c = s.client()
             self.assertEqual(c.post("/api/v1/namespaces/default/configmaps", cm("late")).status, 201)
             s.stop()
@@ -1740,28 +1742,28 @@ class ExternalEtcd(Base):
             _started.append(s)
             time.sleep(2)
             self.assertFalse(os.path.exists(os.path.join(s.dir, "ready")), s.tail())
-            with open(local + ".tmp", "w") as f:
-                f.write("%s\n" % etcd.ip)
-            os.rename(local + ".tmp", local)
-            deadline = time.monotonic() + 30
-            while not os.path.exists(os.path.join(s.dir, "ready")):
-                self.assertLess(time.monotonic(), deadline, s.tail())
-                self.assertIsNone(s.proc.poll(), s.tail())
-                time.sleep(0.1)
+            _write_atomically(local, "%s\n" % etcd.ip)
+            self._wait_ready(s)
             c = s.client()
             self.assertEqual(c.post("/api/v1/namespaces/default/configmaps", cm("moved")).status, 201)
             w = c.watch("/api/v1/namespaces/default/configmaps?watch=true")
             self.assertEqual(w.collect(1)[0]["object"]["metadata"]["name"], "moved")
             w.close()
             # The master goes away: nothing answers any more.
-            with open(local + ".tmp", "w") as f:
-                f.write("%s\n" % old)
-            os.rename(local + ".tmp", local)
+            _write_atomically(local, "%s\n" % old)
             self.assertEqual(c.get("/api/v1/namespaces/default/configmaps/moved").status, 503)
             s.stop()
             _started.remove(s)
         finally:
             etcd.stop()
+
+    def _wait_ready(self, s, timeout=30):
+        """Until the simulator writes DIR/ready (it reached etcd), failing if it exits."""
+        deadline = time.monotonic() + timeout
+        while not os.path.exists(os.path.join(s.dir, "ready")):
+            self.assertLess(time.monotonic(), deadline, s.tail())
+            self.assertIsNone(s.proc.poll(), s.tail())
+            time.sleep(0.1)
 
     def _wait_kas(self, c, n, timeout=15):
         deadline = time.monotonic() + timeout
