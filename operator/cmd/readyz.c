@@ -258,6 +258,7 @@ static void help(FILE *out)
                 "  --target-certified-as IP the address the member's certificate names, when --target's\n"
                 "                           is another (its master moved; the certificate for the new\n"
                 "                           address is not there yet): the certificate is checked for it\n"
+                "                           when it is not one for --target's\n"
                 "  --listen-port N          (default: 9980)\n"
                 "  --listen-address IP      numeric address to listen on (default: 0.0.0.0)\n"
                 "  --cacert FILE            CA bundle to verify etcd (alias --client-cacert-file)\n"

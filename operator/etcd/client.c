@@ -17,6 +17,8 @@ struct EtcdClient {
         size_t n_endpoints;
         char *leader;
         EtcdAddressAlias aliases[MAX_ENDPOINTS];
+        /* The address itself answered last, with a certificate for it: ask it plainly first. */
+        bool direct_first[MAX_ENDPOINTS];
         size_t n_aliases;
         usec_t timeout;
         EtcdCall *calls;
@@ -34,6 +36,10 @@ struct EtcdCall {
         unsigned flags;
         usec_t timeout;
         bool get; /* plain GET (/health) instead of POST */
+        /* The endpoint being tried has an alias (a copy: the aliases may change meanwhile);
+         * the attempt goes through it or not, and is the first or the second way tried. */
+        bool aliased, via_alias, second_way;
+        EtcdAddressAlias alias;
         EtcdCallback cb;
         void *userdata;
         HttpRequest *req;
@@ -179,47 +185,78 @@ bool etcd_address_alias_is_valid(const EtcdAddressAlias *a)
 
 int etcd_client_set_aliases(EtcdClient *c, const EtcdAddressAlias *a, size_t n)
 {
+        bool direct_first[MAX_ENDPOINTS] = {};
+
         assert_return(c && (a || n == 0), -EINVAL);
         if (n > ELEMENTSOF(c->aliases))
                 return -E2BIG;
-        for (size_t i = 0; i < n; i++)
+        for (size_t i = 0; i < n; i++) {
                 if (!etcd_address_alias_is_valid(&a[i]))
                         return -EINVAL;
+                /* What was learnt of an alias that stays is kept. */
+                for (size_t j = 0; j < c->n_aliases; j++)
+                        if (streq(a[i].serves_on, c->aliases[j].serves_on) &&
+                            streq(a[i].named, c->aliases[j].named))
+                                direct_first[i] = c->direct_first[j];
+        }
         if (n)
                 memcpy(c->aliases, a, n * sizeof *a);
+        memcpy(c->direct_first, direct_first, sizeof direct_first);
         c->n_aliases = n;
         return 0;
 }
 
-int etcd_client_route(EtcdClient *c, const char *url, char **ret_url, char **ret_connect_to)
+/* The parts of "SCHEME://HOST:PORT[/path]": the scheme's length, the host (no brackets) and
+ * where ":PORT" starts. False for anything else. */
+static bool split_url(const char *url, size_t *ret_scheme, char host[static INET6_ADDRSTRLEN + 2],
+                      const char **ret_port)
 {
-        char host[INET6_ADDRSTRLEN + 2];
-        const char *h, *end, *port;
-        size_t scheme;
-
-        assert_return(c && url && ret_url && ret_connect_to, -EINVAL);
-        *ret_connect_to = NULL;
-        scheme = startswith(url, "https://") ? 8 : startswith(url, "http://") ? 7 : 0;
-        h = url + scheme;
+        size_t scheme = startswith(url, "https://") ? 8 : startswith(url, "http://") ? 7 : 0;
+        const char *h = url + scheme, *end, *port;
         bool v6 = *h == '[';
+
         end = v6 ? strchr(h, ']') : strchr(h, ':');
         port = end ? (v6 ? end + 1 : end) : NULL;
         size_t len = end ? (size_t) (end - h - v6) : 0;
-        const EtcdAddressAlias *a = NULL;
-        if (scheme && port && *port == ':' && len > 0 && len < sizeof host) {
-                memcpy(host, h + v6, len);
-                host[len] = 0;
-                for (size_t i = 0; i < c->n_aliases && !a; i++)
-                        if (same_ip(host, c->aliases[i].serves_on))
-                                a = &c->aliases[i];
-        }
-        if (!a) {
+        if (!scheme || !port || *port != ':' || len == 0 || len >= INET6_ADDRSTRLEN + 2)
+                return false;
+        memcpy(host, h + v6, len);
+        host[len] = 0;
+        *ret_scheme = scheme;
+        *ret_port = port;
+        return true;
+}
+
+/* The index of the alias for the host of `url`, or -1. */
+static ssize_t alias_of(EtcdClient *c, const char *url)
+{
+        char host[INET6_ADDRSTRLEN + 2];
+        const char *port;
+        size_t scheme;
+
+        if (!split_url(url, &scheme, host, &port))
+                return -1;
+        for (size_t i = 0; i < c->n_aliases; i++)
+                if (same_ip(host, c->aliases[i].serves_on))
+                        return (ssize_t) i;
+        return -1;
+}
+
+/* The URL and connect-to entry of a request for `url` through alias `a` (NULL: as it is). */
+static int route_via(const char *url, const EtcdAddressAlias *a, char **ret_url, char **ret_connect_to)
+{
+        char host[INET6_ADDRSTRLEN + 2];
+        const char *port;
+        size_t scheme;
+
+        *ret_connect_to = NULL;
+        if (!a || !split_url(url, &scheme, host, &port)) {
                 *ret_url = strdup(url);
                 return *ret_url ? 0 : -ENOMEM;
         }
         /* The port runs to the path, if any. */
         size_t port_len = strcspn(port + 1, "/");
-        bool named_v6 = strchr(a->named, ':');
+        bool v6 = strchr(host, ':'), named_v6 = strchr(a->named, ':');
         _cleanup_free_ char *u = strdup_printf("%.*s%s%s%s%s", (int) scheme, url, named_v6 ? "[" : "",
                                                a->named, named_v6 ? "]" : "", port);
         _cleanup_free_ char *ct = strdup_printf("%s%s%s:%.*s:%s%s%s:%.*s", named_v6 ? "[" : "", a->named,
@@ -230,6 +267,27 @@ int etcd_client_route(EtcdClient *c, const char *url, char **ret_url, char **ret
         *ret_url = TAKE_PTR(u);
         *ret_connect_to = TAKE_PTR(ct);
         return 0;
+}
+
+int etcd_client_route(EtcdClient *c, const char *url, char **ret_url, char **ret_connect_to)
+{
+        assert_return(c && url && ret_url && ret_connect_to, -EINVAL);
+        ssize_t i = alias_of(c, url);
+        return route_via(url, i >= 0 && !c->direct_first[i] ? &c->aliases[i] : NULL, ret_url,
+                         ret_connect_to);
+}
+
+/* A call through an endpoint with an alias got past TLS one way: ask that way first next time. */
+static void note_way(EtcdClient *c, const EtcdCall *call)
+{
+        for (size_t i = 0; i < c->n_aliases; i++)
+                if (streq(c->aliases[i].serves_on, call->alias.serves_on) &&
+                    streq(c->aliases[i].named, call->alias.named) && c->direct_first[i] == call->via_alias) {
+                        c->direct_first[i] = !call->via_alias;
+                        log_info("etcd: the member at %s answers with a certificate for %s now",
+                                 c->aliases[i].serves_on,
+                                 call->via_alias ? c->aliases[i].named : c->aliases[i].serves_on);
+                }
 }
 
 int etcd_client_set_leader(EtcdClient *c, const char *endpoint)
@@ -298,11 +356,23 @@ static void on_http_done(HttpRequest *req, int error, void *userdata)
         else
                 resp.error = error;
 
+        if (call->aliased && error >= 0)
+                note_way(call->client, call);
         if (resp.error < 0) {
-                log_debug("etcd %s%s: %s%s%s", endpoint, call->path, etcd_strerror(resp.error),
+                log_debug("etcd %s%s%s: %s%s%s", endpoint, call->path,
+                          call->via_alias ? " (through its alias)" : "", etcd_strerror(resp.error),
                           resp.message ? ": " : "", strempty(resp.message));
-                if (call->tried + 1 < call->n_order && may_fail_over(call, resp.error)) {
+                /* A certificate for the other address: the same endpoint, the other way. Nothing
+                 * was processed (TLS failed first). */
+                if (call->aliased && !call->second_way && resp.error == -EPROTO) {
+                        call->second_way = true;
+                        int r = call_send(call);
+                        if (r >= 0)
+                                return;
+                        resp.error = r;
+                } else if (call->tried + 1 < call->n_order && may_fail_over(call, resp.error)) {
                         call->tried++;
+                        call->second_way = false;
                         int r = call_send(call);
                         if (r >= 0)
                                 return;
@@ -324,7 +394,14 @@ static int call_send(EtcdCall *call)
 
         if (!asked)
                 return -ENOMEM;
-        r = etcd_client_route(c, asked, &url, &connect_to);
+        /* Through the alias first, unless the address answered as itself last time; the
+         * second way is the other one. */
+        ssize_t ai = alias_of(c, asked);
+        call->aliased = ai >= 0;
+        call->via_alias = call->aliased && c->direct_first[ai] == call->second_way;
+        if (call->aliased)
+                call->alias = c->aliases[ai];
+        r = route_via(asked, call->via_alias ? &call->alias : NULL, &url, &connect_to);
         if (r < 0)
                 return r;
         req = http_request_new(call->get ? "GET" : "POST", url);

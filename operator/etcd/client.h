@@ -47,11 +47,14 @@ int etcd_client_set_tls(EtcdClient *c, const HttpTls *tls);
 /* Client URLs ("https://10.0.0.1:2379"), tried in this order. */
 int etcd_client_set_endpoints(EtcdClient *c, char *const *endpoints, size_t n);
 size_t etcd_client_get_endpoints(EtcdClient *c, char *const **ret);
-/* A member reached at an address its serving certificate does not name yet (its
- * master's address changed; the certificate for the new one is not on the node
- * yet): a request for https://SERVES_ON:PORT connects there and verifies the
- * certificate against NAMED instead, the address it was issued for. Addresses
- * as text, IPv6 without brackets. */
+/* A member reached at an address its serving certificate may not name yet (its
+ * master's address changed; the certificate for the new one may not be on the
+ * node yet): a request for https://SERVES_ON:PORT connects there and verifies the
+ * certificate against NAMED, the address it was issued for. The alias is a second
+ * way to the same endpoint, not a replacement: when TLS fails one way (the node's
+ * certificates were replaced meanwhile, or not yet), the request goes the other
+ * way before any failover, and the way that got through is tried first next time.
+ * Addresses as text, IPv6 without brackets. */
 typedef struct EtcdAddressAlias {
         char serves_on[INET6_ADDRSTRLEN];
         char named[INET6_ADDRSTRLEN];
@@ -62,7 +65,7 @@ bool etcd_address_alias_is_valid(const EtcdAddressAlias *a);
 /* Replaces the aliases; at most 16. */
 int etcd_client_set_aliases(EtcdClient *c, const EtcdAddressAlias *a, size_t n);
 /* The URL and the libcurl connect-to entry (NULL when none applies) a request
- * for `url` ("https://HOST:PORT/path") goes out with. */
+ * for `url` ("https://HOST:PORT/path") goes out with first. */
 int etcd_client_route(EtcdClient *c, const char *url, char **ret_url, char **ret_connect_to);
 
 /* The leader's client URL (from status), tried first for membership changes. */

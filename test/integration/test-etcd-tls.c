@@ -87,6 +87,65 @@ static void test_server_reached_by_alias(void **state)
         etcd_test_cluster_destroy(&c);
 }
 
+/* Restarts member i on the certificate it has now (no connection of before survives) and
+ * returns the first answer that is not "connection refused". */
+static int restart_and_ask(EtcdTestCluster *c, size_t i, EtcdClient *e)
+{
+        assert_int_equal(etcd_test_member_kill(c, i, SIGTERM), 0);
+        _cleanup_free_ char *ic = etcd_test_initial_cluster(c, 1u << i);
+        assert_int_equal(etcd_test_member_start(c, i, ic, true), 0);
+        int err = -ECONNREFUSED;
+        usec_t end = now_usec(CLOCK_MONOTONIC) + 20 * USEC_PER_SEC;
+        while ((err = health(e, c->members[i].client_url)) == -ECONNREFUSED &&
+               now_usec(CLOCK_MONOTONIC) < end)
+                (void) usleep(100000);
+        return err;
+}
+
+static bool routed_through_alias(EtcdClient *e, const char *url)
+{
+        _cleanup_free_ char *u = NULL, *ct = NULL;
+        assert_int_equal(etcd_client_route(e, url, &u, &ct), 0);
+        return ct != NULL;
+}
+
+/* An alias is a second way to the same member, not a replacement: the node's certificates
+ * are replaced while the client still has the alias (an installer wrote the new revision's
+ * before its quorum guard asked), and the member is reached as it is; when it serves a
+ * certificate for its old address again, through the alias again. The way that worked
+ * is tried first next time. */
+static void test_alias_is_a_second_way(void **state)
+{
+        EtcdTestCluster c;
+        _cleanup_(etcd_client_freep) EtcdClient *e = start_with_wrong_serving_cert(&c);
+        const char *url = c.members[0].client_url;
+
+        EtcdAddressAlias a = {};
+        (void) snprintf(a.serves_on, sizeof a.serves_on, "%s", c.members[0].ip);
+        (void) snprintf(a.named, sizeof a.named, "127.254.254.254");
+        assert_int_equal(etcd_client_set_aliases(e, &a, 1), 0);
+        assert_int_equal(health(e, url), 0);
+        assert_true(routed_through_alias(e, url));
+
+        c.members[0].bad_serving_cert = false;
+        assert_int_equal(etcd_test_member_reissue(&c, 0), 0);
+        assert_int_equal(restart_and_ask(&c, 0, e), 0);
+        assert_false(routed_through_alias(e, url));
+        /* Setting the same alias again keeps what was learnt of it. */
+        assert_int_equal(etcd_client_set_aliases(e, &a, 1), 0);
+        assert_false(routed_through_alias(e, url));
+
+        c.members[0].bad_serving_cert = true;
+        assert_int_equal(etcd_test_member_reissue(&c, 0), 0);
+        assert_int_equal(restart_and_ask(&c, 0, e), 0);
+        assert_true(routed_through_alias(e, url));
+        /* Without the alias the old certificate is refused, as ever. */
+        assert_int_equal(etcd_client_set_aliases(e, NULL, 0), 0);
+        assert_int_equal(health(e, url), -EPROTO);
+        e = etcd_client_free(e);
+        etcd_test_cluster_destroy(&c);
+}
+
 static void test_foreign_client_ca(void **state)
 {
         EtcdTestCluster c;
@@ -177,9 +236,8 @@ static int teardown(void **state)
 int main(void)
 {
         const struct CMUnitTest tests[] = {
-                cmocka_unit_test(test_server_san_mismatch),
-                cmocka_unit_test(test_server_reached_by_alias),
-                cmocka_unit_test(test_foreign_client_ca),
+                cmocka_unit_test(test_server_san_mismatch),   cmocka_unit_test(test_server_reached_by_alias),
+                cmocka_unit_test(test_alias_is_a_second_way), cmocka_unit_test(test_foreign_client_ca),
                 cmocka_unit_test(test_peer_san_mismatch),
         };
         return cmocka_run_group_tests(tests, setup, teardown);
