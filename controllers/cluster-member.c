@@ -139,6 +139,17 @@ static int sync_cluster_member(const SyncContext *ctx, Plan *p)
                 plan_requeue_after(p, 5 * USEC_PER_SEC);
                 return 0;
         }
+        const KubeObject *moved = voter_on_old_certificate(ctx, s);
+        if (moved) {
+                /* Its etcd would not let the new member in, nor the new member trust it. */
+                plan_waiting(
+                        p, "MemberAddWaiting",
+                        "no member is added while the member of %s serves a certificate for the address "
+                        "it had (its new revision, with one for %s, comes first)",
+                        moved->name, strempty(node_internal_ip(moved)));
+                plan_requeue_after(p, 5 * USEC_PER_SEC);
+                return 0;
+        }
         for (size_t k = 0; k < n; k++) {
                 const char *ip = node_internal_ip(nodes[k]), *not_waiting;
                 char peer_url[128];
@@ -166,7 +177,8 @@ static int sync_cluster_member(const SyncContext *ctx, Plan *p)
 }
 
 static const WatchSpec *const watches[] = {OP_WATCH(W_MASTER_NODES), OP_WATCH(W_ETCD_PODS),
-                                           OP_WATCH(W_ETCD_CR), OP_WATCH(W_MASTER_MACHINES)};
+                                           OP_WATCH(W_ETCD_CR), OP_WATCH(W_MASTER_MACHINES),
+                                           OP_WATCH(W_ETCD_SECRETS) /* voter_on_old_certificate */};
 
 const ControllerSpec controller_cluster_member = {
         .name = "ClusterMemberController",

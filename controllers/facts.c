@@ -129,6 +129,27 @@ int node_address_alias(const KubeObject *etcd_cr, const KubeObject *node,
         return 1;
 }
 
+const KubeObject *op_etcd_secret(const char *name, void *ctx)
+{
+        return op_get(ctx, W_ETCD_SECRETS, NS_ETCD, name);
+}
+
+const KubeObject *voter_on_old_certificate(const SyncContext *ctx, const EtcdViewSnapshot *s)
+{
+        _cleanup_free_ const KubeObject **nodes = NULL;
+        size_t n = 0;
+        EtcdAddressAlias a;
+        if (!s || op_list(ctx, W_MASTER_NODES, &nodes, &n) < 0)
+                return NULL;
+        for (size_t i = 0; i < n; i++) {
+                const EtcdMemberState *m = member_of_node(s, nodes[i]);
+                if (m && !m->is_learner &&
+                    node_address_alias(op_etcd_cr(ctx), nodes[i], op_etcd_secret, (void *) ctx, &a) > 0)
+                        return nodes[i];
+        }
+        return NULL;
+}
+
 int64_t node_rollout_target(const KubeObject *etcd_cr, const char *node)
 {
         cJSON *e;
@@ -540,7 +561,7 @@ const char *bootstrap_phase_to_string(BootstrapPhase p)
 
 /* ---- Scaling strategy ---- */
 
-static bool unsafe_override(const SyncContext *ctx)
+bool etcd_unsafe_non_ha(const SyncContext *ctx)
 {
         const KubeObject *cr = op_etcd_cr(ctx);
         cJSON *v = cr ? json_get(cr->json, "spec.unsupportedConfigOverrides." UNSAFE_NON_HA_OVERRIDE) : NULL;
@@ -572,7 +593,7 @@ ScalingStrategy scaling_strategy(const SyncContext *ctx)
         const KubeObject *infra = op_get(ctx, W_INFRASTRUCTURES, NULL, "cluster");
         const char *topology = infra ? json_get_string(infra->json, "status.controlPlaneTopology") : NULL;
 
-        if (unsafe_override(ctx))
+        if (etcd_unsafe_non_ha(ctx))
                 return SCALING_UNSAFE;
         if (bootstrap_in_place(ctx))
                 return SCALING_BOOTSTRAP_IN_PLACE;

@@ -51,6 +51,16 @@ int node_certified_ip(const KubeObject *all_certs, const KubeObject *node, char 
 int node_address_alias(const KubeObject *etcd_cr, const KubeObject *node,
                        const KubeObject *(*get_secret)(const char *name, void *userdata), void *userdata,
                        EtcdAddressAlias *ret);
+/* node_address_alias()'s secret lookup on the SyncContext `ctx`: openshift-etcd/<name>. */
+const KubeObject *op_etcd_secret(const char *name, void *ctx);
+/* The master whose voting member serves a certificate for an address the master no
+ * longer has (node_address_alias: it moved, and a quorum restore brought the member
+ * back on the new address), NULL when none. A member joining cannot check that
+ * certificate: that node's new revision, with certificates for its address now, comes
+ * before any member is added. */
+const KubeObject *voter_on_old_certificate(const SyncContext *ctx, const EtcdViewSnapshot *s);
+/* spec.unsupportedConfigOverrides.useUnsupportedUnsafeNonHANonProductionUnstableEtcd. */
+bool etcd_unsafe_non_ha(const SyncContext *ctx);
 /* The revision a rollout is taking `node` to (its nodeStatuses entry in
  * etcds/cluster has a targetRevision above its currentRevision: the
  * InstallerController records it before its installer pod exists, the

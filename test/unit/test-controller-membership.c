@@ -70,6 +70,32 @@ static void test_add_learner_gates(void **state)
         fixture_free(f);
 }
 
+/* After a quorum restore on a master that moved, its member serves the certificate of
+ * its old address: nobody joins before its new revision brings one for the new address. */
+static void test_no_add_while_a_voter_has_an_old_certificate(void **state)
+{
+        Fixture *f = fixture_new();
+        fixture_master(f, "master-0", "10.0.0.10", true);
+        fixture_master(f, "master-1", "10.0.0.11", true);
+        fixture_member(f, 1, "master-1", "10.0.0.11", false, true, true);
+        fixture_etcd_cr(f, NULL, "\"nodeStatuses\":[{\"nodeName\":\"master-1\",\"currentRevision\":4}]");
+        etcd_pod(f, "master-0", true, false);
+        const char *old_ip[] = {"127.0.0.1", "10.0.9.11", NULL},
+                   *new_ip[] = {"127.0.0.1", "10.0.0.11", NULL};
+        fixture_all_certs(f, "master-1", "etcd-all-certs-4", old_ip);
+        assert_int_equal(fixture_sync(f, &controller_cluster_member), 0);
+        assert_int_equal(fixture_count(f, INTENT_ETCD_ADD_LEARNER), 0);
+        assert_string_equal(f->plan.waiting,
+                            "no member is added while the member of master-1 serves a certificate for the "
+                            "address it had (its new revision, with one for 10.0.0.11, comes first)");
+        /* Its new revision runs: master-0 joins. */
+        fixture_all_certs(f, "master-1", "etcd-all-certs-5", new_ip);
+        fixture_etcd_cr(f, NULL, "\"nodeStatuses\":[{\"nodeName\":\"master-1\",\"currentRevision\":5}]");
+        assert_int_equal(fixture_sync(f, &controller_cluster_member), 0);
+        assert_non_null(fixture_find(f, INTENT_ETCD_ADD_LEARNER, NULL, "master-0"));
+        fixture_free(f);
+}
+
 static void test_no_add_while_unhealthy(void **state)
 {
         Fixture *f = fixture_new();
@@ -451,6 +477,7 @@ int main(void)
 {
         const struct CMUnitTest tests[] = {
                 cmocka_unit_test(test_add_learner_gates),
+                cmocka_unit_test(test_no_add_while_a_voter_has_an_old_certificate),
                 cmocka_unit_test(test_no_add_while_unhealthy),
                 cmocka_unit_test(test_one_learner_at_a_time),
                 cmocka_unit_test(test_promote_existing_learner),
