@@ -38,6 +38,7 @@ typedef struct NodeInfo {
         bool ready;                    /* the Node and its etcd pod are Ready */
         bool pod_ready;                /* etcd-<node> is Ready */
         const EtcdMemberState *member; /* its member in the etcd snapshot, NULL when none */
+        bool moved_voter;              /* voter_on_old_certificate() names this node */
 } NodeInfo;
 
 typedef struct State {
@@ -88,6 +89,9 @@ static int state_load(const SyncContext *ctx, State *st)
                 ni->ready = ni->pod_ready && node_is_ready(nodes[i]);
                 ni->member = st->s ? member_of_node(st->s, nodes[i]) : NULL;
         }
+        const KubeObject *moved = voter_on_old_certificate(ctx, st->s);
+        for (size_t i = 0; moved && i < st->n; i++)
+                st->nodes[i].moved_voter = st->nodes[i].node == moved;
         return 0;
 }
 
@@ -113,6 +117,11 @@ static bool restart_is_safe(const State *st, const NodeInfo *ni, char *why, size
         }
         if (!ni->member)
                 return true;
+        /* The one voter left after a quorum restore on a master that moved: nothing can join
+         * before it restarts with certificates for its address. The runbook's unsafe non-HA
+         * override accepts that outage; without it, this waits. */
+        if (ni->moved_voter && etcd_unsafe_non_ha(st->ctx) && etcd_view_count_voters(st->s) == 1)
+                return true;
         EtcdQuorumHints h = {.leaving = st->leaving, .up = member_up, .userdata = (void *) st};
         if (etcd_view_restart_keeps_quorum(st->s, ni->member->id, &h, &up, &voters, &q))
                 return true;
@@ -124,6 +133,7 @@ static bool restart_is_safe(const State *st, const NodeInfo *ni, char *why, size
 /* The order in which nodes get a new revision: restarting a node that is no
  * voting member costs quorum nothing, an unready one little. */
 typedef enum NodeGroup {
+        NODE_MOVED_VOTER, /* voter_on_old_certificate: no member can join before it has new certificates */
         NODE_NOT_VOTING,
         NODE_UNREADY,
         NODE_READY_VOTER,
@@ -132,6 +142,8 @@ typedef enum NodeGroup {
 
 static NodeGroup node_group(const NodeInfo *ni)
 {
+        if (ni->moved_voter)
+                return NODE_MOVED_VOTER;
         if (!ni->member || ni->member->is_learner)
                 return NODE_NOT_VOTING;
         return ni->ready ? NODE_READY_VOTER : NODE_UNREADY;
@@ -272,11 +284,6 @@ static size_t guard_seeds(const State *st, char **v, size_t max)
         return n;
 }
 
-static const KubeObject *etcd_secret(const char *name, void *userdata)
-{
-        return op_get(userdata, W_ETCD_SECRETS, NS_ETCD, name);
-}
-
 /* The target is on record and the node was chosen again: run its installer (with the
  * aliases of moved masters' members, which its quorum guard reaches where they serve). */
 static int start_installer(const State *st, Plan *p, const NodeInfo *ni)
@@ -302,12 +309,21 @@ static int start_installer(const State *st, Plan *p, const NodeInfo *ni)
         EtcdAddressAlias aliases[16];
         size_t n_aliases = 0;
         for (size_t i = 0; i < st->n && n_aliases < ELEMENTSOF(aliases); i++)
-                n_aliases += node_address_alias(op_etcd_cr(st->ctx), st->nodes[i].node, etcd_secret,
+                n_aliases += node_address_alias(op_etcd_cr(st->ctx), st->nodes[i].node, op_etcd_secret,
                                                 (void *) st->ctx, &aliases[n_aliases]) > 0;
         if (r >= 0)
                 r = installer_pod_add_aliases(obj, aliases, n_aliases);
+        /* restart_is_safe's exception, passed on to the installer's own quorum guard. */
+        bool sole = ni->moved_voter && etcd_unsafe_non_ha(st->ctx) && st->s &&
+                    etcd_view_count_voters(st->s) == 1;
+        if (r >= 0 && sole)
+                r = installer_pod_allow_sole_voter_restart(obj);
         if (r < 0)
                 return log_error_errno(r, "cannot render installer pod %s for node %s", name, node);
+        if (sole)
+                log_warning("node %s runs the only voting member, on a certificate for its old address: its "
+                            "installer may restart it alone (the unsafe non-HA override is set)",
+                            node);
         log_info("installing revision %lld on node %s (%s)", (long long) st->latest, node, name);
         plan_event(p, false, "InstallerPodCreated", "installing revision %lld on node %s",
                    (long long) st->latest, node);

@@ -95,6 +95,19 @@ int installer_pod_add_aliases(cJSON *pod, const EtcdAddressAlias *a, size_t n)
         return 0;
 }
 
+int installer_pod_allow_sole_voter_restart(cJSON *pod)
+{
+        cJSON *cmd =
+                json_get_array(cJSON_GetArrayItem(json_get_array(pod, "spec.containers"), 0), "command");
+        cJSON *s = cmd ? cJSON_CreateString("--etcd-sole-voter-may-restart") : NULL;
+        if (!cmd)
+                return -EINVAL;
+        if (!s)
+                return -ENOMEM;
+        cJSON_AddItemToArray(cmd, s);
+        return 0;
+}
+
 int pruner_pod_render(const char *name, const char *node, const char *image, int64_t max_eligible,
                       const int64_t *protected_revisions, size_t n, cJSON **ret)
 {

@@ -27,6 +27,10 @@ int installer_pod_render(const char *name, const char *node, int64_t revision, c
  * command: its quorum guard reaches a moved master's member where it serves. -EINVAL
  * for an alias that is not two addresses. */
 int installer_pod_add_aliases(cJSON *pod, const EtcdAddressAlias *a, size_t n);
+/* Appends --etcd-sole-voter-may-restart: the quorum guard lets this node's member
+ * restart while it is the only voting member (the disaster-recovery runbooks' unsafe
+ * non-HA override, after a quorum restore on a master that moved). */
+int installer_pod_allow_sole_voter_restart(cJSON *pod);
 /* `protected_revisions`: n revisions (each >= 1) kept whatever their number;
  * revisions at or below `max_eligible` (>= 1) may go. -EINVAL like
  * installer_pod_render. */

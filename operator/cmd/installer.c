@@ -64,6 +64,7 @@ typedef struct Flags {
         NodeCmdStrv etcd_endpoints;   /* the quorum guard's seeds; none: no guard */
         EtcdAddressAlias aliases[16]; /* members reached where their certificate does not name */
         size_t n_aliases;
+        bool sole_voter_may_restart; /* the unsafe non-HA override: the only voter may restart */
         usec_t timeout;
 } Flags;
 
@@ -516,6 +517,13 @@ static int guard_look(Installer *in, EtcdClient *c, bool *ret_ok, char *why, siz
         size_t up = 0, voters = 0, q = 0, off;
         const EtcdMember *me = NULL;
         *ret_ok = nodecmd_restart_keeps_quorum(l, health, self, &up, &voters, &q, &me);
+        if (!*ret_ok && in->f->sole_voter_may_restart && voters == 1 && me) {
+                log_warning("installer: restarting etcd member %s, the only voting member: etcd is down "
+                            "until it is back (--etcd-sole-voter-may-restart: the unsafe non-HA override)",
+                            self);
+                *ret_ok = true;
+                return 0;
+        }
         if (*ret_ok) {
                 if (me)
                         log_info("installer: restarting etcd member %s keeps quorum: %zu of %zu voting "
@@ -673,6 +681,11 @@ static void help(FILE *out)
                 "                                   answers; TLS: etcd-all-bundles' server-ca-bundle.crt\n"
                 "                                   and etcd-all-certs' etcd-peer-<node> among the\n"
                 "                                   fetched objects). Without it: no guard\n"
+                "  --etcd-sole-voter-may-restart    the guard lets this node's member restart while it\n"
+                "                                   is the only voting member (etcd stops until it is\n"
+                "                                   back: the unsafe non-HA override of the disaster-\n"
+                "                                   recovery runbooks); with two voters or more, quorum\n"
+                "                                   is kept as ever\n"
                 "  --timeout-duration D             give up after D (default: 120s)\n"
                 "  --kubeconfig PATH                kubeconfig (default: $KUBECONFIG, in-cluster)\n"
                 "  -v=N                             log verbosity (4 and up: debug)\n"
@@ -747,6 +760,7 @@ static int installer_main(int argc, char *argv[])
                 ARG_KUBECONFIG,
                 ARG_ETCD_ENDPOINTS,
                 ARG_ETCD_ALIAS,
+                ARG_SOLE_VOTER,
                 ARG_LIST, /* + list index */
         };
         static const struct option options[] = {
@@ -761,6 +775,7 @@ static int installer_main(int argc, char *argv[])
                 {"kubeconfig", required_argument, NULL, ARG_KUBECONFIG},
                 {"etcd-endpoints", required_argument, NULL, ARG_ETCD_ENDPOINTS},
                 {"etcd-address-alias", required_argument, NULL, ARG_ETCD_ALIAS},
+                {"etcd-sole-voter-may-restart", no_argument, NULL, ARG_SOLE_VOTER},
                 {"configmaps", required_argument, NULL, ARG_LIST + L_CM},
                 {"secrets", required_argument, NULL, ARG_LIST + L_SECRET},
                 {"optional-configmaps", required_argument, NULL, ARG_LIST + L_OPT_CM},
@@ -807,6 +822,9 @@ static int installer_main(int argc, char *argv[])
                         break;
                 case ARG_KUBECONFIG:
                         f.kubeconfig = optarg;
+                        break;
+                case ARG_SOLE_VOTER:
+                        f.sole_voter_may_restart = true;
                         break;
                 case ARG_ETCD_ALIAS: {
                         const char *eq = strchr(optarg, '=');

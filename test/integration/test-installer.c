@@ -417,15 +417,16 @@ static void test_usage_errors(void **state)
 
 /* Starts the installer of revision 5 as node `node` with the members' client URLs as
  * seeds; returns its PID. */
-static pid_t start_guarded(const char *root, const char *node, const char *timeout)
+static pid_t start_guarded_with(const char *root, const char *node, const char *timeout, int revision,
+                                const char *extra)
 {
-        char a[12][1024];
-        char *argv[16];
+        char a[16][1024];
+        char *argv[20];
         size_t k = 0;
 #define ARG(...) (void) snprintf(a[k], sizeof a[k], __VA_ARGS__), argv[k] = a[k], k++
         argv[k++] = bin;
         ARG("installer");
-        ARG("--revision=5");
+        ARG("--revision=%d", revision);
         ARG("--namespace=" NS);
         ARG("--pod=etcd-pod");
         ARG("--node-name=%s", node);
@@ -434,11 +435,19 @@ static pid_t start_guarded(const char *root, const char *node, const char *timeo
         ARG("--resource-dir=%s/%s/resources", tmp, root);
         ARG("--pod-manifest-dir=%s/%s/manifests", tmp, root);
         ARG("--timeout-duration=%s", timeout);
-        ARG("--etcd-endpoints=%s,%s,%s", cluster.members[0].client_url, cluster.members[1].client_url,
-            cluster.members[2].client_url);
+        ARG("--etcd-endpoints=%s%s%s%s%s", cluster.members[0].client_url, cluster.n > 1 ? "," : "",
+            cluster.n > 1 ? cluster.members[1].client_url : "", cluster.n > 2 ? "," : "",
+            cluster.n > 2 ? cluster.members[2].client_url : "");
+        if (extra)
+                ARG("%s", extra);
 #undef ARG
         argv[k] = NULL;
         return spawn(argv);
+}
+
+static pid_t start_guarded(const char *root, const char *node, const char *timeout)
+{
+        return start_guarded_with(root, node, timeout, 5, NULL);
 }
 
 /* SIGSTOP / SIGCONT a member (etcd_test_member_kill waits for it to end). */
@@ -469,20 +478,30 @@ static size_t leader_index(void)
         return 0;
 }
 
+/* Revision `revision` of the guarded tests, with this cluster's CA and client certificate. */
+static void create_guard_objects(int revision)
+{
+        char pod[32], bundles[32], certs[32];
+        (void) snprintf(pod, sizeof pod, "etcd-pod-%d", revision);
+        (void) snprintf(bundles, sizeof bundles, "etcd-all-bundles-%d", revision);
+        (void) snprintf(certs, sizeof certs, "etcd-all-certs-%d", revision);
+        create_object(false, pod, "pod.yaml", pod_yaml, NULL);
+        create_object(false, bundles, "server-ca-bundle.crt", cluster.ca_pem, NULL);
+        /* The harness's client certificate stands in for the nodes' peer certificates (which
+         * etcd issues for client use too). */
+        create_object(true, certs, "etcd-peer-m1.crt", cluster.client_cert_pem, "etcd-peer-m1.key",
+                      cluster.client_key_pem, "etcd-peer-m2.crt", cluster.client_cert_pem,
+                      "etcd-peer-m2.key", cluster.client_key_pem, "etcd-peer-m3.crt",
+                      cluster.client_cert_pem, "etcd-peer-m3.key", cluster.client_key_pem,
+                      "etcd-peer-m9.crt", cluster.client_cert_pem, "etcd-peer-m9.key",
+                      cluster.client_key_pem, NULL);
+}
+
 static void test_quorum_guard(void **state)
 {
         assert_int_equal(etcd_test_cluster_init(&cluster, 3, NULL), 0);
         assert_int_equal(etcd_test_cluster_bootstrap(&cluster, 3), 0);
-        create_object(false, "etcd-pod-5", "pod.yaml", pod_yaml, NULL);
-        create_object(false, "etcd-all-bundles-5", "server-ca-bundle.crt", cluster.ca_pem, NULL);
-        /* The harness's client certificate stands in for the nodes' peer certificates (which
-         * etcd issues for client use too). */
-        create_object(true, "etcd-all-certs-5", "etcd-peer-m1.crt", cluster.client_cert_pem,
-                      "etcd-peer-m1.key", cluster.client_key_pem, "etcd-peer-m2.crt",
-                      cluster.client_cert_pem, "etcd-peer-m2.key", cluster.client_key_pem,
-                      "etcd-peer-m3.crt", cluster.client_cert_pem, "etcd-peer-m3.key",
-                      cluster.client_key_pem, "etcd-peer-m9.crt", cluster.client_cert_pem,
-                      "etcd-peer-m9.key", cluster.client_key_pem, NULL);
+        create_guard_objects(5);
 
         /* All healthy: m1 goes, two of three stay. */
         assert_int_equal(wait_exit(start_guarded("g-ok", "m1", "20s")), 0);
@@ -531,6 +550,35 @@ static void test_quorum_guard(void **state)
         etcd_test_cluster_destroy(&cluster);
 }
 
+/* After a quorum restore on a master that moved, its member is the only voter and must
+ * restart alone: --etcd-sole-voter-may-restart (the unsafe non-HA override) lets it, and
+ * nothing else: without it the guard refuses; with it, a member of three that would leave
+ * one of three is still refused. */
+static void test_sole_voter(void **state)
+{
+        assert_int_equal(etcd_test_cluster_init(&cluster, 1, NULL), 0);
+        assert_int_equal(etcd_test_cluster_bootstrap(&cluster, 1), 0);
+        create_guard_objects(6);
+        assert_int_equal(wait_exit(start_guarded_with("s-refused", "m1", "3s", 6, NULL)), 1);
+        assert_false(exists("s-refused", "manifests/etcd-pod.yaml"));
+        assert_int_equal(
+                wait_exit(start_guarded_with("s-ok", "m1", "20s", 6, "--etcd-sole-voter-may-restart")), 0);
+        assert_true(exists("s-ok", "manifests/etcd-pod.yaml"));
+        etcd_test_cluster_destroy(&cluster);
+
+        assert_int_equal(etcd_test_cluster_init(&cluster, 3, NULL), 0);
+        assert_int_equal(etcd_test_cluster_bootstrap(&cluster, 3), 0);
+        create_guard_objects(7);
+        size_t frozen = (leader_index() + 1) % 3, other = (frozen + 1) % 3;
+        signal_member(frozen, SIGSTOP);
+        int r = wait_exit(start_guarded_with("s-three", cluster.members[other].name, "4s", 7,
+                                             "--etcd-sole-voter-may-restart"));
+        signal_member(frozen, SIGCONT);
+        assert_int_equal(r, 1);
+        assert_false(exists("s-three", "manifests/etcd-pod.yaml"));
+        etcd_test_cluster_destroy(&cluster);
+}
+
 static void test_quorum_guard_usage(void **state)
 {
         assert_int_equal(run_installer("usage2", "3", "etcd-pod", "--etcd-endpoints=http://10.0.0.1:2379"),
@@ -553,7 +601,7 @@ int main(void)
                 cmocka_unit_test(test_install),          cmocka_unit_test(test_pod_configmap_not_listed),
                 cmocka_unit_test(test_missing_required), cmocka_unit_test(test_transient_errors_retried),
                 cmocka_unit_test(test_usage_errors),     cmocka_unit_test(test_quorum_guard_usage),
-                cmocka_unit_test(test_quorum_guard),
+                cmocka_unit_test(test_quorum_guard),     cmocka_unit_test(test_sole_voter),
         };
         return cmocka_run_group_tests(tests, setup, teardown);
 }

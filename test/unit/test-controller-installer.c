@@ -166,8 +166,9 @@ static void test_non_member_first_then_pod(void **state)
 }
 
 /* A master that moved (its Node has another address than the certificate of the
- * revision it runs names): the installer's quorum guard reaches its member where it
- * serves, checked for the address the certificate names. */
+ * revision it runs names) goes first: nothing can join before it has certificates for
+ * its address. The installer's quorum guard reaches its member where it serves,
+ * checked for the address the certificate names. */
 static void test_moved_master_alias(void **state)
 {
         Fixture *f = masters(2, (const int[]){1, 1, 1});
@@ -175,9 +176,11 @@ static void test_moved_master_alias(void **state)
         const char *old_ip[] = {"127.0.0.1", "10.0.9.3", NULL}, *same[] = {"127.0.0.1", "10.0.0.1", NULL};
         fixture_all_certs(f, "master-2", "etcd-all-certs-1", old_ip);
         fixture_all_certs(f, "master-0", "etcd-all-certs-2", same);
-        cr(f, NULL, 2, (const int[]){1, 1, 1}, (const char *const[]){"\"targetRevision\":2", NULL, NULL});
         assert_int_equal(fixture_sync(f, &controller_installer), 0);
-        const Intent *pod = expect_pod(f, "installer-2-master-0");
+        expect_target(f, "master-2", 2);
+        assert_int_equal(fixture_feed(f, W_ETCD_CR), 1);
+        assert_int_equal(fixture_sync(f, &controller_installer), 0);
+        const Intent *pod = expect_pod(f, "installer-2-master-2");
         cJSON *cmd = json_get_array(cJSON_GetArrayItem(json_get_array(pod->object, "spec.containers"), 0),
                                     "command");
         assert_string_equal(cJSON_GetArrayItem(cmd, cJSON_GetArraySize(cmd) - 1)->valuestring,
@@ -185,6 +188,39 @@ static void test_moved_master_alias(void **state)
         assert_string_equal(
                 cJSON_GetArrayItem(cmd, cJSON_GetArraySize(cmd) - 2)->valuestring,
                 "--etcd-endpoints=https://10.0.0.1:2379,https://10.0.0.2:2379,https://10.0.0.3:2379");
+        fixture_free(f);
+}
+
+/* After a quorum restore on a master that moved, its member is the only voter: it
+ * restarts (with certificates for its address) only under the runbook's unsafe non-HA
+ * override, and before the masters that have no member. */
+static void test_moved_sole_voter(void **state)
+{
+        Fixture *f = masters(2, (const int[]){1, 1, 1});
+        fixture_member(f, 2, "master-1", "10.0.0.2", false, true, true);
+        const char *old_ip[] = {"127.0.0.1", "10.0.9.2", NULL};
+        fixture_all_certs(f, "master-1", "etcd-all-certs-1", old_ip);
+        assert_int_equal(fixture_sync(f, &controller_installer), 0);
+        expect_target(f, "master-0", 2); /* without the override: a node with no member */
+        fixture_free(f);
+
+        f = masters(2, (const int[]){1, 1, 1});
+        fixture_member(f, 2, "master-1", "10.0.0.2", false, true, true);
+        fixture_all_certs(f, "master-1", "etcd-all-certs-1", old_ip);
+        cr(f, "\"unsupportedConfigOverrides\":{\"useUnsupportedUnsafeNonHANonProductionUnstableEtcd\":true}",
+           2, (const int[]){1, 1, 1}, NULL);
+        assert_int_equal(fixture_sync(f, &controller_installer), 0);
+        expect_target(f, "master-1", 2);
+        /* Its installer's quorum guard is told so too (it would refuse 0 of 1 voters up). */
+        assert_int_equal(fixture_feed(f, W_ETCD_CR), 1);
+        assert_int_equal(fixture_sync(f, &controller_installer), 0);
+        const Intent *pod = expect_pod(f, "installer-2-master-1");
+        cJSON *cmd = json_get_array(cJSON_GetArrayItem(json_get_array(pod->object, "spec.containers"), 0),
+                                    "command");
+        assert_string_equal(cJSON_GetArrayItem(cmd, cJSON_GetArraySize(cmd) - 1)->valuestring,
+                            "--etcd-sole-voter-may-restart");
+        assert_string_equal(cJSON_GetArrayItem(cmd, cJSON_GetArraySize(cmd) - 2)->valuestring,
+                            "--etcd-address-alias=10.0.0.2=10.0.9.2");
         fixture_free(f);
 }
 
@@ -510,6 +546,7 @@ int main(void)
         const struct CMUnitTest tests[] = {
                 cmocka_unit_test(test_non_member_first_then_pod),
                 cmocka_unit_test(test_moved_master_alias),
+                cmocka_unit_test(test_moved_sole_voter),
                 cmocka_unit_test(test_unready_before_ready),
                 cmocka_unit_test(test_voter_restart_needs_quorum_to_spare),
                 cmocka_unit_test(test_stale_view_after_promotion),
