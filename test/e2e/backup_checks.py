@@ -13,6 +13,9 @@ needs no bootstrap of its own:
 - two EtcdBackups at once: never two Jobs at a time (the second skipped, or
   run after the first is complete);
 - both are labelled state=processed, as are their Jobs;
+- the one-line view docs/backup.md gives a cluster-admin (kubectl's custom
+  columns: the CRD has no printer columns of its own) shows each one's claim,
+  state and Job;
 - a Backup scheduled every minute, with an S3 store (test/s3's peer, which
   checks every signature): its CronJob's Job asks for one backup (an
   EtcdBackup named after the Job, owned by it, the store passed on), which
@@ -25,6 +28,7 @@ import glob
 import json
 import os
 import re
+import shlex
 import subprocess
 import time
 import hashlib
@@ -40,6 +44,24 @@ def condition(obj, t):
         if c.get("type") == t:
             return c
     return None
+
+
+def check_one_line_view(env):
+    """Runs the `kubectl get etcdbackups -o custom-columns=...` command of docs/backup.md as
+    it is written there and checks its rows."""
+    doc = open(os.path.join(ROOT, "docs", "backup.md")).read()
+    cmd = [line for line in doc.splitlines() if line.startswith("kubectl get etcdbackups -o custom-columns=")]
+    assert len(cmd) == 1, "docs/backup.md: expected one one-line view command, found %d" % len(cmd)
+    args = shlex.split(cmd[0])[1:]
+    out = env.kubectl(*args).stdout
+    log("docs/backup.md's one-line view:\n%s" % out.rstrip())
+    lines = out.splitlines()
+    assert lines[0].split() == ["NAME", "CLAIM", "STATE", "JOB", "SINCE"], lines[0]
+    rows = {r.split()[0]: r.split() for r in lines[1:]}
+    a, missing = rows.get("e2e-backup-a"), rows.get("e2e-no-claim")
+    assert a and a[1:4] == ["etcd-backups", "BackupCompleted", "cluster-backup-e2e-backup-a"], a
+    assert re.match(r"\d{4}-\d\d-\d\dT\d\d:\d\d:\d\dZ$", a[4]), a
+    assert missing and missing[1:4] == ["no-such-claim", "BackupFailed", "<none>"], missing
 
 
 def check_etcd_backups(env, c):
@@ -110,6 +132,7 @@ def check_etcd_backups(env, c):
                  .get("labels", {}).get("state") == "processed", 30)
     wait_for("the job labelled processed", lambda: env.get_json("job", "-n", NS, "cluster-backup-e2e-backup-a")
              ["metadata"].get("labels", {}).get("state") == "processed", 30)
+    check_one_line_view(env)
 
     # The files, on the node the pod ran on.
     pod = [p for p in env.get_json("pods", "-n", NS, "-l", "backup-name=e2e-backup-a")["items"]]
