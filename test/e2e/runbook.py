@@ -4,7 +4,8 @@ Every ```sh block of a runbook is a step. A block whose first line is
 `ssh core@<host>` runs the rest of its lines on that master, through
 hack/node-shell.sh (the demo's ssh); any other block runs on the admin's
 machine with KUBECONFIG set. Placeholders `<name>` are filled from the
-scenario's hosts; a block naming `<other-host>` runs once per other master.
+scenario's hosts; a block naming one the scenario gives a list of hosts for
+(`<other-host>`, `<each-master>`) runs once per host.
 Nothing in a block is rewritten but the placeholders: a runbook that no
 longer matches the product fails here."""
 import os
@@ -46,10 +47,10 @@ class Runbook:
         self.steps = blocks(self.path)
         assert self.steps, "%s has no ```sh block" % self.path
 
-    def _fill(self, text, one=None):
+    def _fill(self, text, one=None, each="<other-host>"):
         def sub(m):
             key = m.group(0)
-            if key == "<other-host>" and one is not None:
+            if key == each and one is not None:
                 return one
             v = self.hosts.get(key)
             assert isinstance(v, str), "%s: no value for %s" % (self.name, key)
@@ -63,9 +64,12 @@ class Runbook:
             m = SSH.match(lines[0].strip())
             host, body = (m.group(1), lines[1:]) if m else (None, lines)
             script = "\n".join(body)
-            if host == "<other-host>" or (host is None and "<other-host>" in script):
-                for h in self.hosts["<other-host>"]:
-                    out.append((self._fill(host, h) if host else None, self._fill(script, h)))
+            # A placeholder the scenario gives several hosts for (<other-host>, <each-master>):
+            # the block runs once per host.
+            each = [k for k, v in self.hosts.items() if isinstance(v, list) and (host == k or k in script)]
+            if each:
+                for h in self.hosts[each[0]]:
+                    out.append((self._fill(host, h, each[0]) if host else None, self._fill(script, h, each[0])))
             else:
                 out.append((self._fill(host) if host else None, self._fill(script)))
         return out

@@ -67,6 +67,7 @@ import time
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 from backup_checks import S3_AK, S3_BUCKET, S3_SK, sdk, start_s3_peer  # noqa: E402
 from e2e import ROOT, Env, log, wait_for  # noqa: E402
+from addresses import take_address_away  # noqa: E402
 from runbook import Runbook  # noqa: E402
 from scenario import Cluster, Watcher, settled, start_actors, stop_actors  # noqa: E402
 
@@ -353,14 +354,7 @@ def scenario_quorum_restore(env, c, watcher, writer):
     assert not watcher.violations, "invariants broken before the disaster: %s" % watcher.violations[:5]
     acked = list(writer.acked)
     m1 = "https://%s:2379" % c.master_ips["master-1"]
-
-    def caught_up():
-        revs = set()
-        for ep in c.master_eps:
-            _, st = c.etcd.first([ep], "/v3/maintenance/status", {})
-            revs.add((st["header"]["revision"], st["raftAppliedIndex"] if "raftAppliedIndex" in st else 0))
-        return len({r for r, _ in revs}) == 1
-    wait_for("every member at the same revision", caught_up, 60)
+    wait_caught_up(c)
     rv = env.get_json("configmap", "-n", NS, "before-disaster")["metadata"]["resourceVersion"]
 
     # The disaster: master-0 and master-2 lose etcd and its data.
@@ -401,6 +395,77 @@ def scenario_quorum_restore(env, c, watcher, writer):
               if f.startswith("member-before-quorum-restore-")]
     assert len(copies) == 1, copies
     c.wait_settled(180)
+
+
+def wait_caught_up(c):
+    """Until every member is at the same revision: each has every acknowledged write."""
+    def caught_up():
+        revs = set()
+        for ep in c.master_eps:
+            _, st = c.etcd.first([ep], "/v3/maintenance/status", {})
+            revs.add(st["header"]["revision"])
+        return len(revs) == 1
+    wait_for("every member at the same revision", caught_up, 60)
+
+
+def scenario_cluster_moved(env, c, watcher, writer):
+    """cluster-moved.md: every master comes back with another address at once; the API is
+    gone until the runbook's quorum restore on master-1's new address; then the operator
+    moves the rest by itself. Nothing acknowledged is lost, no old data deleted."""
+    roots = {m: c.node_root(m) for m in c.masters}
+    hosts = {"<each-master>": list(c.masters), "<recovery-host>": "master-1"}
+    env.kubectl("create", "namespace", NS)
+    configmap(env, "before-move", at="before")
+    stop_actors(writer, watcher)
+    assert not watcher.violations, "invariants broken before the move: %s" % watcher.violations[:5]
+    acked = list(writer.acked)
+    wait_caught_up(c)
+    before = {m: c.data_dir_entries(m) for m in c.masters}
+
+    # Every master goes down and comes back on a new address; the old ones are nobody's.
+    old = dict(c.master_ips)
+    new = {m: env.ip(30 + i) for i, m in enumerate(c.masters)}
+    for m in c.masters:
+        env.stop_kubelet(m)
+    for m in c.masters:
+        take_address_away(env, old[m])
+        c.move_master(m, new[m])
+    for m in c.masters:
+        env.start_kubelet(m, new[m], master=True)
+    log("every master is back on a new address: %s" % ", ".join("%s %s -> %s" % (m, old[m], new[m])
+                                                              for m in c.masters))
+    wait_for("the API to stop answering", lambda: env.get_json("etcd", "cluster") is None, 120)
+    t0 = time.monotonic()
+    watcher2 = Watcher(c.client(), c.endpoints, two_voter_restarts=True)  # the runbook's override
+    c.threads.append(watcher2)
+    try:
+        book = Runbook(env, "cluster-moved.md", hosts, roots)
+        out = book.run(last=len(c.masters) + 1)  # revision.json on each master, then the restore
+        assert all('"raftIndex"' in o for o in out[:len(c.masters)]), out
+        start_actors(watcher2)
+        out = book.run(first=len(c.masters) + 2)
+    finally:
+        stop_actors(watcher2)
+    log("runbook done in %.0f s" % (time.monotonic() - t0))
+    check_scale_out(c, watcher2, "master-1")
+
+    members = c.etcd.members(c.master_eps)
+    for m in members:
+        ip = new[m["name"]]
+        assert m["peerURLs"] == ["https://%s:2380" % ip] and m["clientURLs"] == ["https://%s:2379" % ip], m
+    assert all(ip not in out[-1] for ip in old.values()) and all(ip in out[-1] for ip in new.values()), \
+        "etcd-endpoints after the runbook: %s" % out[-1]
+    lost = [k for k in acked if c.etcd.get(c.master_eps, k) is None]
+    assert not lost, "acknowledged writes lost: %s" % lost[:5]
+    assert env.get_json("configmap", "-n", NS, "before-move") is not None
+    copies = [f for f in os.listdir(os.path.join(roots["master-1"], "var/lib/etcd-backup"))
+              if f.startswith("member-before-quorum-restore-")]
+    assert copies, "master-1's member dir was not copied aside"
+    for m in ("master-0", "master-2"):
+        c.check_data_archived(m, before[m])
+    c.wait_settled(180)
+    c.check_endpoints()
+    log("every member on its new address, %d acknowledged writes present" % len(acked))
 
 
 def scenario_single_member(env, c, watcher, writer):
@@ -531,7 +596,8 @@ def scenario_damaged_member(env, c, watcher, writer):
     c.wait_settled(180)
 
 
-SCENARIOS = {"quorum-loss": scenario_quorum_loss, "quorum-restore": scenario_quorum_restore,
+SCENARIOS = {"cluster-moved": scenario_cluster_moved,
+             "quorum-loss": scenario_quorum_loss, "quorum-restore": scenario_quorum_restore,
              "single-member": scenario_single_member, "damaged-member": scenario_damaged_member}
 
 
