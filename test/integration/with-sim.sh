@@ -10,6 +10,16 @@ cleanup() {
         if [ -z "${KEEP_TEST_DIRS:-}" ]; then rm -rf "$dir"; fi
 }
 trap cleanup EXIT
+# A signal (ctest's timeout, ^C) stops CMD and then runs cleanup: bash runs a trap only
+# once the foreground command returns, so CMD runs in the background and is waited for.
+child=
+on_signal() {
+        if [ -n "$child" ]; then kill -TERM "$child" 2>/dev/null || true; fi
+        exit "$1"
+}
+trap 'on_signal 129' HUP
+trap 'on_signal 130' INT
+trap 'on_signal 143' TERM
 # A random 127.a.b.c so parallel tests never collide.
 addr="127.$((RANDOM % 200 + 20)).$((RANDOM % 250 + 1)).$((RANDOM % 250 + 1))"
 if ! SIM_LISTEN="$addr:0" bash "$root/hack/sim-up.sh" start "$dir" >"$dir/start.out" 2>&1; then
@@ -18,4 +28,6 @@ if ! SIM_LISTEN="$addr:0" bash "$root/hack/sim-up.sh" start "$dir" >"$dir/start.
         exit 1
 fi
 export KUBECONFIG=$dir/kubeconfig SIM_DIR=$dir
-"$@"
+"$@" <&0 &
+child=$!
+wait "$child"
