@@ -221,7 +221,10 @@ int nodecmd_ensure_env_check(const char *node_name, const char *pod_ip, NodeCmdE
         if (!ip_text_equal(values[0], pod_ip))
                 return env_error(ret_error,
                                  "%s=%s does not match the pod IP %s: the node's address changed since this "
-                                 "revision was rendered; wait for the operator to roll out a new revision",
+                                 "revision was rendered; wait for the operator to roll out a new revision. "
+                                 "If every master's address changed at once, etcd has no quorum and the API "
+                                 "does not answer, so the operator cannot: follow the cluster-moved runbook "
+                                 "(docs/runbooks/cluster-moved.md)",
                                  var[0], values[0], pod_ip);
         const char *host = values[1];
         size_t hl = strlen(host);

@@ -415,6 +415,8 @@ static void test_ensure_env(void **state)
                    {"NODE_master_0_ETCD_NAME", "master-0"}}};
         assert_int_equal(ensure(&v4, "master-0", "10.0.0.1", NULL), 0);
         assert_int_equal(ensure(&v4, "master-0", "10.0.0.2", "NODE_master_0_IP=10.0.0.1"), -EINVAL);
+        /* Where every master moved, no operator can roll out anything: the runbook is named. */
+        assert_int_equal(ensure(&v4, "master-0", "10.0.0.2", "cluster-moved runbook"), -EINVAL);
         assert_int_equal(ensure(&v4, "master-1", "10.0.0.1", "NODE_master_1_IP is not set"), -EINVAL);
         assert_int_equal(ensure(&v4, "Master-0", "10.0.0.1", "--node-name"), -EINVAL);
         assert_int_equal(ensure(&v4, "master-0", "10.0.0.300", "--pod-ip"), -EINVAL);
