@@ -65,6 +65,39 @@ static const char *job_finished(const KubeObject *job, const char **ret_reason, 
         return NULL;
 }
 
+/* Why the Job's pod failed, in its own words: "container cluster-backup exited 1: <the
+ * last line of its termination message>" (FallbackToLogsOnError: its log's tail), or
+ * "" when no pod of the Job (label job-name) has a container that ended badly. */
+static void pod_failure(const SyncContext *ctx, const KubeObject *job, char *out, size_t n)
+{
+        static const char *const lists[] = {"status.initContainerStatuses", "status.containerStatuses"};
+        _cleanup_free_ const KubeObject **pods = NULL;
+        size_t n_pods = 0;
+
+        *out = 0;
+        if (op_list(ctx, W_ETCD_PODS, &pods, &n_pods) < 0)
+                return;
+        for (size_t i = 0; i < n_pods && !*out; i++) {
+                if (!streq_ptr(json_get_string(pods[i]->json, "metadata.labels.job-name"), job->name))
+                        continue;
+                for (size_t k = 0; k < ELEMENTSOF(lists) && !*out; k++) {
+                        cJSON *cs;
+                        JSON_ARRAY_FOREACH (cs, json_get_array(pods[i]->json, lists[k])) {
+                                const cJSON *t = json_get_object(cs, "state.terminated");
+                                int64_t code = 0;
+                                char line[200] = "";
+                                if (!t || json_get_int64(t, "exitCode", &code) < 0 || code == 0)
+                                        continue;
+                                termination_line(strempty(json_get_string(t, "message")), line, sizeof line);
+                                (void) snprintf(out, n, "container %s exited %" PRId64 "%s%s",
+                                                strempty(json_get_string(cs, "name")), code,
+                                                *line ? ": " : "", line);
+                                break;
+                        }
+                }
+        }
+}
+
 /* cluster-backup-<name>, or cluster-backup-<hash of name> when that would not fit the 63
  * characters a Job name may have (its pods' job-name label carries it). */
 static char *job_name(const char *backup)
@@ -339,7 +372,9 @@ static int sync_backup(const SyncContext *ctx, Plan *p)
                 if (processed(backup) && processed(job))
                         continue;
                 bool ok = streq(done, "Complete");
-                char where[700];
+                char where[700], why[300] = "";
+                if (!ok)
+                        pod_failure(ctx, job, why, sizeof why);
                 if (!processed(backup)) {
                         plan_event(p, !ok, ok ? "BackupCompleted" : "BackupFailed",
                                    "EtcdBackup %s: job %s/%s %s", backup->name, NS_ETCD, job->name,
@@ -351,9 +386,9 @@ static int sync_backup(const SyncContext *ctx, Plan *p)
                                                     strempty(json_get_string(backup->json, "spec.pvcName")),
                                                     store_words(backup, where, sizeof where))
                                       : status_with(ctx, backup, COND_FAILED, job->name,
-                                                    "job %s/%s failed (%s: %s); its pod's log says why",
-                                                    NS_ETCD, job->name, strempty(reason),
-                                                    strempty(message)));
+                                                    "job %s/%s failed (%s: %s)%s%s", NS_ETCD, job->name,
+                                                    strempty(reason), strempty(message),
+                                                    *why ? ": " : "; its pod's log says why", why));
                 } else
                         r = report(p, backup, job, true, cJSON_CreateNull());
                 if (r < 0)
@@ -391,7 +426,8 @@ static int sync_backup(const SyncContext *ctx, Plan *p)
 }
 
 static const WatchSpec *const watches[] = {OP_WATCH(W_ETCD_BACKUPS), OP_WATCH(W_BACKUP_JOBS),
-                                           OP_WATCH(W_ETCD_PVCS), OP_WATCH(W_ETCD_SECRETS)};
+                                           OP_WATCH(W_ETCD_PVCS), OP_WATCH(W_ETCD_SECRETS),
+                                           OP_WATCH(W_ETCD_PODS)};
 
 /* BackupRemovalController: an EtcdBackup a scheduled backup's Job asked for (request-backup)
  * is owned by that Job, but a cluster-scoped object cannot be garbage collected through a

@@ -26,28 +26,6 @@ static void append(char *buf, size_t n, size_t *off, const char *fmt, ...)
                 *off = MIN(n - 1, *off + (size_t) k);
 }
 
-/* The line of a termination message that says why the process ended, at most 160
- * characters: a Go panic's own line ("panic: ..."; etcd's output then ends with its
- * goroutine traces, whose last line names only a source file), else the last
- * non-empty line. */
-static void last_line(const char *msg, char *out, size_t n)
-{
-        const char *end, *start;
-        for (const char *p = msg; (p = strstr(p, "panic: ")); p++)
-                if (p == msg || p[-1] == '\n') {
-                        end = p + strcspn(p, "\n");
-                        (void) snprintf(out, n, "%.*s", (int) MIN((size_t) (end - p), (size_t) 160), p);
-                        return;
-                }
-        end = msg + strlen(msg);
-        while (end > msg && (end[-1] == '\n' || end[-1] == ' ' || end[-1] == '\r'))
-                end--;
-        start = end;
-        while (start > msg && start[-1] != '\n')
-                start--;
-        (void) snprintf(out, n, "%.*s", (int) MIN((size_t) (end - start), (size_t) 160), start);
-}
-
 /* Why a member is not serving, in the words of etcd, its alarms and its kubelet:
  * "connection refused; its etcd container restarted 4 times, last exit code 2: ...". */
 static void describe_why(const SyncContext *ctx, const EtcdViewSnapshot *s, const EtcdMemberState *st,
@@ -77,7 +55,7 @@ static void describe_why(const SyncContext *ctx, const EtcdViewSnapshot *s, cons
                 const char *msg = json_get_string(t, "message"), *reason = json_get_string(t, "reason");
                 char line[192] = "";
                 if (msg)
-                        last_line(msg, line, sizeof line);
+                        termination_line(msg, line, sizeof line);
                 append(buf, n, off, ", last exit code %" PRId64 "%s%s%s", code,
                        line[0] || reason ? ": " : "", line[0] ? line : strempty(reason), "");
                 break;

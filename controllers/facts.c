@@ -707,3 +707,25 @@ int backup_store_of(const cJSON *obj, BackupStore *ret, char *why, size_t n)
         *ret = s;
         return 0;
 }
+
+/* The line of a termination message that says why the process ended, at most 160
+ * characters: a Go panic's own line ("panic: ..."; etcd's output then ends with its
+ * goroutine traces, whose last line names only a source file), else the last
+ * non-empty line. */
+void termination_line(const char *msg, char *out, size_t n)
+{
+        const char *end, *start;
+        for (const char *p = msg; (p = strstr(p, "panic: ")); p++)
+                if (p == msg || p[-1] == '\n') {
+                        end = p + strcspn(p, "\n");
+                        (void) snprintf(out, n, "%.*s", (int) MIN((size_t) (end - p), (size_t) 160), p);
+                        return;
+                }
+        end = msg + strlen(msg);
+        while (end > msg && (end[-1] == '\n' || end[-1] == ' ' || end[-1] == '\r'))
+                end--;
+        start = end;
+        while (start > msg && start[-1] != '\n')
+                start--;
+        (void) snprintf(out, n, "%.*s", (int) MIN((size_t) (end - start), (size_t) 160), start);
+}

@@ -252,6 +252,32 @@ static void test_backup_to_s3(void **state)
         }
 }
 
+/* A failed Job's condition says why in its pod's words: the last line of the container
+ * that ended badly (a store whose name stopped resolving, here), not "see the log". */
+static void test_failure_named_from_pod(void **state)
+{
+        Fixture *f = fixture_new();
+        claim(f, "backups");
+        backup(f, "bad", "backups", NULL);
+        job(f, "cluster-backup-bad", "bad", "Failed", "BackoffLimitExceeded");
+        fixture_addf(
+                f, W_ETCD_PODS,
+                "{\"apiVersion\":\"v1\",\"kind\":\"Pod\",\"metadata\":{\"name\":\"cluster-backup-bad-x7\","
+                "\"namespace\":\"openshift-etcd\",\"labels\":{\"job-name\":\"cluster-backup-bad\"}},"
+                "\"status\":{\"initContainerStatuses\":[{\"name\":\"verify-storage\",\"state\":{"
+                "\"terminated\":{\"exitCode\":0,\"message\":\"room for 2 backups\"}}}],"
+                "\"containerStatuses\":[{\"name\":\"cluster-backup\",\"state\":{\"terminated\":{"
+                "\"exitCode\":1,\"message\":\"I snapshot saved\\nE S3 put s3://b/k at https://s3.invalid: "
+                "Could not resolve host: s3.invalid (after 5 attempts)\\n\"}}}]}}");
+        assert_int_equal(fixture_sync(f, &controller_backup), 0);
+        expect_condition(
+                f, "bad", "BackupFailed", "True",
+                "job openshift-etcd/cluster-backup-bad failed (BackoffLimitExceeded: it Failed): container "
+                "cluster-backup exited 1: E S3 put s3://b/k at https://s3.invalid: Could not resolve host: "
+                "s3.invalid (after 5 attempts)");
+        fixture_free(f);
+}
+
 static void test_finished_jobs_reported(void **state)
 {
         Fixture *f = fixture_new();
@@ -263,6 +289,7 @@ static void test_finished_jobs_reported(void **state)
         assert_int_equal(fixture_sync(f, &controller_backup), 0);
         expect_condition(f, "good", "BackupCompleted", "True", "claim backups");
         expect_condition(f, "bad", "BackupFailed", "True", "DeadlineExceeded");
+        expect_condition(f, "bad", "BackupFailed", "True", "its pod's log says why"); /* no pod cached */
         assert_true(labelled_processed(f, "etcdbackups", "good"));
         assert_true(labelled_processed(f, "jobs", "cluster-backup-good"));
         assert_true(labelled_processed(f, "etcdbackups", "bad"));
@@ -386,6 +413,7 @@ int main(void)
                 cmocka_unit_test(test_missing_claim_fails_at_once),
                 cmocka_unit_test(test_backup_to_s3),
                 cmocka_unit_test(test_finished_jobs_reported),
+                cmocka_unit_test(test_failure_named_from_pod),
                 cmocka_unit_test(test_orphaned_job_deleted),
                 cmocka_unit_test(test_long_names),
                 cmocka_unit_test(test_removal_of_backups_whose_job_is_gone),
