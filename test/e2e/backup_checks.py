@@ -13,6 +13,8 @@ needs no bootstrap of its own:
 - two EtcdBackups at once: never two Jobs at a time (the second skipped, or
   run after the first is complete);
 - both are labelled state=processed, as are their Jobs;
+- an EtcdBackup whose store's name does not resolve fails, its condition
+  naming the host in the backup Job's own words;
 - the one-line view docs/backup.md gives a cluster-admin (kubectl's custom
   columns: the CRD has no printer columns of its own) shows each one's claim,
   state and Job;
@@ -168,6 +170,26 @@ def check_etcd_backups(env, c):
         % (seen, done, signer_days))
     assert done <= seen <= time.time() + 1, (done, seen)
     assert signer_days > 300, signer_days
+
+    # A store whose name does not resolve (.invalid never does): the EtcdBackup fails, and its
+    # condition says why in the Job's own words, naming the host (issue 13: a name that stops
+    # resolving is named in a condition).
+    env.kubectl("apply", "-f", "-", input=json.dumps({
+        "apiVersion": "v1", "kind": "Secret", "metadata": {"name": "e2e-s3-unresolvable", "namespace": NS},
+        "stringData": {"accessKeyID": S3_AK, "secretAccessKey": S3_SK, "region": "us-east-1",
+                       "endpoint": "https://no-such-store.invalid:9000", "s3ForcePathStyle": "true"}}))
+    env.kubectl("apply", "-f", "-", input=json.dumps({
+        "apiVersion": "operator.openshift.io/v1alpha1", "kind": "EtcdBackup", "metadata": {
+            "name": "e2e-unresolvable-store", "annotations": {
+                "etcd.operator.openshift.io/s3-secret": "e2e-s3-unresolvable",
+                "etcd.operator.openshift.io/s3-bucket": S3_BUCKET,
+                "etcd.operator.openshift.io/s3-prefix": S3_PREFIX}},
+        "spec": {"pvcName": "etcd-backups"}}))
+    b = wait_for("e2e-unresolvable-store to end", ended("e2e-unresolvable-store"), 240)
+    failed = condition(b, "BackupFailed")
+    log("e2e-unresolvable-store: %s" % failed)
+    assert failed and failed["status"] == "True", b.get("status")
+    assert "no-such-store.invalid" in failed["message"] and "resolve" in failed["message"], failed
     log("backups checked in %.0f s" % (time.monotonic() - t0))
     check_scheduled_backups(env)
 
