@@ -165,9 +165,24 @@ static int sync_cluster_member(const SyncContext *ctx, Plan *p)
                                      ip ? "its InternalIP is no IP address" : "it has no InternalIP");
                         continue;
                 }
-                not_waiting = etcd_container_not_waiting(etcd_pod_of_node(ctx, nodes[k]->name));
+                const KubeObject *pod = etcd_pod_of_node(ctx, nodes[k]->name);
+                not_waiting = etcd_container_not_waiting(pod);
                 if (not_waiting) {
                         plan_waiting(p, "MemberAddWaiting", "%s not added: %s", nodes[k]->name, not_waiting);
+                        continue;
+                }
+                /* Its installer is about to replace the pod: the etcd joining now would be
+                 * restarted mid-join, and the next one would find a data dir from an earlier
+                 * membership to move aside. Once a pod of the new revision runs, it joins. */
+                int64_t target = node_rollout_target(op_etcd_cr(ctx), nodes[k]->name);
+                uint64_t rev = 0;
+                const char *label = kube_object_label(pod, "revision");
+                if (target > 0 && (!label || parse_uint64(label, &rev) < 0 || (int64_t) rev < target)) {
+                        plan_waiting(p, "MemberAddWaiting",
+                                     "%s not added while its etcd pod (revision %s) is replaced by revision "
+                                     "%" PRId64,
+                                     nodes[k]->name, label ? label : "unknown", target);
+                        plan_requeue_after(p, 5 * USEC_PER_SEC);
                         continue;
                 }
                 plan_etcd_add_learner(p, nodes[k]->name, peer_url);

@@ -63,6 +63,26 @@ static void test_add_learner_gates(void **state)
         assert_string_equal(add->peer_url, "https://10.0.0.10:2380");
         assert_int_equal(fixture_count(f, INTENT_ETCD_ADD_LEARNER), 1);
 
+        /* Its node is being rolled out (target revision 3, its pod at 2): the installer replaces
+         * the pod first, or the member would be restarted mid-join. Once the pod runs revision
+         * 3, it is added. */
+        fixture_etcd_cr(f, NULL,
+                        "\"nodeStatuses\":[{\"nodeName\":\"master-0\",\"currentRevision\":2,"
+                        "\"targetRevision\":3}]");
+        assert_int_equal(fixture_sync(f, &controller_cluster_member), 0);
+        assert_int_equal(fixture_count(f, INTENT_ETCD_ADD_LEARNER), 0);
+        assert_string_equal(f->plan.waiting,
+                            "master-0 not added while its etcd pod (revision 2) is replaced by revision 3");
+        fixture_delete(f, W_ETCD_PODS, "openshift-etcd", "etcd-master-0");
+        fixture_add(f, W_ETCD_PODS,
+                    "{\"apiVersion\":\"v1\",\"kind\":\"Pod\",\"metadata\":{\"name\":\"etcd-master-0\","
+                    "\"namespace\":\"openshift-etcd\",\"labels\":{\"app\":\"etcd\",\"revision\":\"3\"}},"
+                    "\"spec\":{\"nodeName\":\"master-0\"},\"status\":{\"phase\":\"Running\","
+                    "\"containerStatuses\":[{\"name\":\"etcd\",\"ready\":false,\"started\":true,"
+                    "\"restartCount\":0,\"state\":{\"running\":{}}}]}}");
+        assert_int_equal(fixture_sync(f, &controller_cluster_member), 0);
+        assert_int_equal(fixture_count(f, INTENT_ETCD_ADD_LEARNER), 1);
+
         /* A ready pod means etcd already runs as a member somewhere: no add. */
         etcd_pod(f, "master-0", true, true);
         assert_int_equal(fixture_sync(f, &controller_cluster_member), 0);
