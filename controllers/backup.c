@@ -85,7 +85,7 @@ static void pod_failure(const SyncContext *ctx, const KubeObject *job, char *out
                         JSON_ARRAY_FOREACH (cs, json_get_array(pods[i]->json, lists[k])) {
                                 const cJSON *t = json_get_object(cs, "state.terminated");
                                 int64_t code = 0;
-                                char line[200] = "";
+                                char line[400] = "";
                                 if (!t || json_get_int64(t, "exitCode", &code) < 0 || code == 0)
                                         continue;
                                 termination_line(strempty(json_get_string(t, "message")), line, sizeof line);
@@ -372,7 +372,7 @@ static int sync_backup(const SyncContext *ctx, Plan *p)
                 if (processed(backup) && processed(job))
                         continue;
                 bool ok = streq(done, "Complete");
-                char where[700], why[300] = "";
+                char where[700], why[480] = "";
                 if (!ok)
                         pod_failure(ctx, job, why, sizeof why);
                 if (!processed(backup)) {

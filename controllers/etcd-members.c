@@ -53,7 +53,7 @@ static void describe_why(const SyncContext *ctx, const EtcdViewSnapshot *s, cons
                         break;
                 (void) json_get_int64(t, "exitCode", &code);
                 const char *msg = json_get_string(t, "message"), *reason = json_get_string(t, "reason");
-                char line[192] = "";
+                char line[161] = ""; /* 160 characters */
                 if (msg)
                         termination_line(msg, line, sizeof line);
                 append(buf, n, off, ", last exit code %" PRId64 "%s%s%s", code,

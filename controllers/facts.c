@@ -715,10 +715,11 @@ int backup_store_of(const cJSON *obj, BackupStore *ret, char *why, size_t n)
 void termination_line(const char *msg, char *out, size_t n)
 {
         const char *end, *start;
+        size_t max = n > 0 ? n - 1 : 0;
         for (const char *p = msg; (p = strstr(p, "panic: ")); p++)
                 if (p == msg || p[-1] == '\n') {
                         end = p + strcspn(p, "\n");
-                        (void) snprintf(out, n, "%.*s", (int) MIN((size_t) (end - p), (size_t) 160), p);
+                        (void) snprintf(out, n, "%.*s", (int) MIN((size_t) (end - p), max), p);
                         return;
                 }
         end = msg + strlen(msg);
@@ -727,5 +728,13 @@ void termination_line(const char *msg, char *out, size_t n)
         start = end;
         while (start > msg && start[-1] != '\n')
                 start--;
-        (void) snprintf(out, n, "%.*s", (int) MIN((size_t) (end - start), (size_t) 160), start);
+        /* A klog header ("E1127 14:02:16.690485       2 backup.c:344] ") says nothing a
+         * condition needs and would take the room of what follows. */
+        if (end - start > 6 && strchr("IWEF", start[0]) && isdigit((unsigned char) start[1]) &&
+            isdigit((unsigned char) start[4]) && start[5] == ' ') {
+                const char *h = memmem(start, MIN((size_t) (end - start), (size_t) 80), "] ", 2);
+                if (h)
+                        start = h + 2;
+        }
+        (void) snprintf(out, n, "%.*s", (int) MIN((size_t) (end - start), max), start);
 }

@@ -31,9 +31,9 @@ const char *node_internal_ip(const KubeObject *node);
 bool node_is_ready(const KubeObject *node);
 /* The Pod's Ready condition is True (NULL: not ready). */
 bool pod_is_ready(const KubeObject *pod);
-/* The line of a container's termination message that says why the process ended, at
- * most 160 characters: a Go panic's own line ("panic: ..."), else the last non-empty
- * line. */
+/* The line of a container's termination message that says why the process ended, cut
+ * to fit `out` (n bytes): a Go panic's own line ("panic: ..."), else the last non-empty
+ * line without its klog header. */
 void termination_line(const char *msg, char *out, size_t n);
 /* NODE_<name>_... variable prefix: node name with '-' and '.' as '_'. */
 char *node_envvar_name(const char *node);
