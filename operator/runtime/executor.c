@@ -166,13 +166,13 @@ static void on_settling_read(KubeClient *kc, const KubeResponse *resp, void *use
         uint64_t rv = 0;
         if (resp->error == 0)
                 (void) json_get_uint64(resp->body, "metadata.resourceVersion", &rv);
-        /* Before a write: when the informers already show what the server has, this plan was
-         * made from it, and the write is what is still needed. An object no informer of ours
+        /* Before a write: when our cache already showed what the server has as the read went
+         * out (the plan was made from it), the write is what is still needed. A cache that
+         * caught up only while the read was out says nothing of the plan: that one was made
+         * from an older version and would repeat what landed. An object no informer of ours
          * watches was not planned from a cache: the read has settled what there is to know. */
         bool covered = expectations_covered(c->spec->watches, c->spec->n_watches, i->res, i->namespace);
-        if (c->settling_before_send &&
-            (!covered || expectations_seen_now(c->spec->watches, c->spec->n_watches, c->rt->informers,
-                                               i->res, i->namespace, i->name, rv))) {
+        if (c->settling_before_send && (!covered || c->settling_cached_rv == rv)) {
                 c->unsettled = mfree(c->unsettled);
                 log_info("%s: the server has the object %s%s: writing it", strempty(what),
                          rv ? "unchanged" : "absent", covered ? ", as our cache does" : "");
@@ -204,6 +204,8 @@ static void settle_outcome(Controller *c, int error, bool before_send)
 
         c->settling_error = error;
         c->settling_before_send = before_send;
+        c->settling_cached_rv = expectations_cached_rv(c->spec->watches, c->spec->n_watches,
+                                                       c->rt->informers, i->res, i->namespace, i->name);
         int r = kube_get(c->rt->client, i->res, i->namespace, i->name, on_settling_read, c);
         if (r < 0) {
                 KubeResponse resp = {.error = r};

@@ -114,6 +114,17 @@ bool expectations_seen_now(const WatchSpec *const *watches, size_t n_watches, In
         return inf && informer_has_synced(inf) && informer_shows(inf, ns, name, rv);
 }
 
+uint64_t expectations_cached_rv(const WatchSpec *const *watches, size_t n_watches, InformerFactory *f,
+                                const KubeResource *res, const char *ns, const char *name)
+{
+        const WatchSpec *w = covering(watches, n_watches, res, ns);
+        Informer *inf = w ? informer_factory_find(f, w->res, w->namespace, NULL) : NULL;
+        if (!inf || !informer_has_synced(inf))
+                return UINT64_MAX;
+        const KubeObject *o = informer_get(inf, ns, name);
+        return o ? o->resource_version : 0;
+}
+
 bool expectations_met(Expectations *e, InformerFactory *f, usec_t now, const char **ret_waiting)
 {
         for (size_t i = 0; i < e->n;) {

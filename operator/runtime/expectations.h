@@ -17,6 +17,10 @@ Expectations *expectations_new(void);
 Expectations *expectations_free(Expectations *e);
 DEFINE_TRIVIAL_CLEANUP_FUNC(Expectations *, expectations_free);
 
+/* The resourceVersion of the object as the covering informer shows it now: 0 when it
+ * shows none, UINT64_MAX when no synced informer covers it. */
+uint64_t expectations_cached_rv(const WatchSpec *const *watches, size_t n_watches, InformerFactory *f,
+                                const KubeResource *res, const char *ns, const char *name);
 /* After a write the server acknowledged: `rv` the resourceVersion it
  * returned, 0 for a delete (then the object must leave the cache). The
  * expectation is kept only if one of `watches` (without a label selector,

@@ -67,7 +67,8 @@ struct Controller {
         int unsettled_error;
         int settling_error;
         bool settling_before_send;
-        usec_t etcd_started; /* CLOCK_REALTIME: the etcd maintenance step in flight began */
+        uint64_t settling_cached_rv; /* the object's version in our cache when the read went out */
+        usec_t etcd_started;         /* CLOCK_REALTIME: the etcd maintenance step in flight began */
 };
 
 /* Whether an informer update changed only heartbeats (see heartbeat_only()). */
