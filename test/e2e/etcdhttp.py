@@ -62,7 +62,7 @@ class Etcd:
                 last = "%s: %s" % (e, ex)
         raise OSError(last)
 
-    def members(self, endpoints):
+    def members(self, endpoints, answered=None):
         """The member list of the most advanced member that answers. In 3.4 a
         member serves the list from its own state: a removed member that its
         kubelet restarts on the old data dir answers with the membership it
@@ -70,7 +70,8 @@ class Etcd:
         member replaying its log after a restart knows the committed index
         before it has applied it (an old membership, old member IDs), so the
         highest applied index picks whom to ask (raftIndex where the status
-        has no raftAppliedIndex); the order given breaks ties."""
+        has no raftAppliedIndex); the order given breaks ties. `answered`, a
+        set, gets every endpoint whose status came back."""
         best, best_index = None, -1
         for e in endpoints:
             try:
@@ -78,6 +79,8 @@ class Etcd:
                 index = int(j.get("raftAppliedIndex") or j.get("raftIndex") or "0") if st == 200 else -1
             except Exception:
                 continue
+            if answered is not None and st == 200:
+                answered.add(e)
             if index > best_index:
                 best, best_index = e, index
         _, j = self.first(([best] if best else []) + [e for e in endpoints if e != best],

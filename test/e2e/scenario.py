@@ -80,11 +80,17 @@ class Watcher(threading.Thread):
                         held.add(m.get("name") or m["clientURLs"][0])
                         if not why.startswith("TimeoutError"):
                             resumed.add(m.get("name") or m["clientURLs"][0])
+            answered = set()  # endpoints whose status came back while the list was read
             try:
-                members = self.etcd.members(self.endpoints())
+                members = self.etcd.members(self.endpoints(), answered)
             except Exception:
                 time.sleep(0.2)
                 continue
+            # A voter unhealthy in its reading that answered while the list was read had
+            # resumed by then (it was frozen when read, not while listed): a change this list
+            # shows may have come after it recovered.
+            resumed |= {m.get("name") or m["clientURLs"][0] for m in voters or []
+                        if (m.get("name") or m["clientURLs"][0]) in sick and m["clientURLs"][0] in answered}
             if voters is None:  # the first list: no health readings yet
                 voters = [m for m in members if not m.get("isLearner") and m.get("clientURLs")]
                 self.membership = sorted((m.get("ID"), bool(m.get("isLearner"))) for m in members)

@@ -28,7 +28,7 @@ class Script:
     def __init__(self, steps):
         self.steps, self.i, self.done = steps, -1, threading.Event()
 
-    def members(self, endpoints):
+    def members(self, endpoints, answered=None):
         self.i += 1
         if self.i >= len(self.steps):
             self.done.set()
