@@ -165,6 +165,18 @@ static void test_non_member_first_then_pod(void **state)
         fixture_free(f);
 }
 
+/* The last two arguments of installer pod `name`'s command, in order. */
+static void expect_last_args(Fixture *f, const char *name, const char *second_last, const char *last)
+{
+        const Intent *pod = expect_pod(f, name);
+        cJSON *cmd = json_get_array(cJSON_GetArrayItem(json_get_array(pod->object, "spec.containers"), 0),
+                                    "command");
+        int n = cJSON_GetArraySize(cmd);
+        assert_true(n >= 2);
+        assert_string_equal(cJSON_GetArrayItem(cmd, n - 2)->valuestring, second_last);
+        assert_string_equal(cJSON_GetArrayItem(cmd, n - 1)->valuestring, last);
+}
+
 /* A master that moved (its Node has another address than the certificate of the
  * revision it runs names) goes first: nothing can join before it has certificates for
  * its address. The installer's quorum guard reaches its member where it serves,
@@ -180,14 +192,10 @@ static void test_moved_master_alias(void **state)
         expect_target(f, "master-2", 2);
         assert_int_equal(fixture_feed(f, W_ETCD_CR), 1);
         assert_int_equal(fixture_sync(f, &controller_installer), 0);
-        const Intent *pod = expect_pod(f, "installer-2-master-2");
-        cJSON *cmd = json_get_array(cJSON_GetArrayItem(json_get_array(pod->object, "spec.containers"), 0),
-                                    "command");
-        assert_string_equal(cJSON_GetArrayItem(cmd, cJSON_GetArraySize(cmd) - 1)->valuestring,
-                            "--etcd-address-alias=10.0.0.3=10.0.9.3");
-        assert_string_equal(
-                cJSON_GetArrayItem(cmd, cJSON_GetArraySize(cmd) - 2)->valuestring,
-                "--etcd-endpoints=https://10.0.0.1:2379,https://10.0.0.2:2379,https://10.0.0.3:2379");
+        expect_last_args(
+                f, "installer-2-master-2",
+                "--etcd-endpoints=https://10.0.0.1:2379,https://10.0.0.2:2379,https://10.0.0.3:2379",
+                "--etcd-address-alias=10.0.0.3=10.0.9.3");
         fixture_free(f);
 }
 
@@ -214,13 +222,8 @@ static void test_moved_sole_voter(void **state)
         /* Its installer's quorum guard is told so too (it would refuse 0 of 1 voters up). */
         assert_int_equal(fixture_feed(f, W_ETCD_CR), 1);
         assert_int_equal(fixture_sync(f, &controller_installer), 0);
-        const Intent *pod = expect_pod(f, "installer-2-master-1");
-        cJSON *cmd = json_get_array(cJSON_GetArrayItem(json_get_array(pod->object, "spec.containers"), 0),
-                                    "command");
-        assert_string_equal(cJSON_GetArrayItem(cmd, cJSON_GetArraySize(cmd) - 1)->valuestring,
-                            "--etcd-sole-voter-may-restart");
-        assert_string_equal(cJSON_GetArrayItem(cmd, cJSON_GetArraySize(cmd) - 2)->valuestring,
-                            "--etcd-address-alias=10.0.0.2=10.0.9.2");
+        expect_last_args(f, "installer-2-master-1", "--etcd-address-alias=10.0.0.2=10.0.9.2",
+                         "--etcd-sole-voter-may-restart");
         fixture_free(f);
 }
 

@@ -10,21 +10,37 @@
 #include "controller-fixture.h"
 #include "controllers/controllers.h"
 
-/* The mirror pod of a master's etcd static pod, with the etcd container's state. */
-static void etcd_pod(Fixture *f, const char *node, bool running, bool ready)
+/* The mirror pod of a master's etcd static pod at `revision`, with the etcd container's state. */
+static void etcd_pod_at(Fixture *f, const char *node, unsigned revision, bool running, bool ready)
 {
         char json[1024];
         (void) snprintf(
                 json, sizeof json,
                 "{\"apiVersion\":\"v1\",\"kind\":\"Pod\",\"metadata\":{\"name\":\"etcd-%s\",\"namespace\":"
-                "\"openshift-etcd\",\"labels\":{\"app\":\"etcd\",\"revision\":\"2\"}},\"spec\":{"
+                "\"openshift-etcd\",\"labels\":{\"app\":\"etcd\",\"revision\":\"%u\"}},\"spec\":{"
                 "\"nodeName\":"
                 "\"%s\"},\"status\":{\"phase\":\"Running\",\"containerStatuses\":[{\"name\":\"etcd\","
                 "\"ready\":%s,\"started\":%s,\"restartCount\":0,\"state\":{%s}}]}}",
-                node, node, ready ? "true" : "false", running ? "true" : "false",
+                node, revision, node, ready ? "true" : "false", running ? "true" : "false",
                 running ? "\"running\":{\"startedAt\":\"2026-11-22T00:00:00Z\"}"
                         : "\"waiting\":{\"reason\":\"PodInitializing\"}");
         fixture_add(f, W_ETCD_PODS, json);
+}
+
+static void etcd_pod(Fixture *f, const char *node, bool running, bool ready)
+{
+        etcd_pod_at(f, node, 2, running, ready);
+}
+
+/* etcds/cluster with `node` being rolled out from revision `current` to `target`. */
+static void rolling_out(Fixture *f, const char *node, int current, int target)
+{
+        char statuses[256];
+        (void) snprintf(
+                statuses, sizeof statuses,
+                "\"nodeStatuses\":[{\"nodeName\":\"%s\",\"currentRevision\":%d,\"targetRevision\":%d}]",
+                node, current, target);
+        fixture_etcd_cr(f, NULL, statuses);
 }
 
 static Fixture *bootstrap_phase(void)
@@ -66,20 +82,12 @@ static void test_add_learner_gates(void **state)
         /* Its node is being rolled out (target revision 3, its pod at 2): the installer replaces
          * the pod first, or the member would be restarted mid-join. Once the pod runs revision
          * 3, it is added. */
-        fixture_etcd_cr(f, NULL,
-                        "\"nodeStatuses\":[{\"nodeName\":\"master-0\",\"currentRevision\":2,"
-                        "\"targetRevision\":3}]");
+        rolling_out(f, "master-0", 2, 3);
         assert_int_equal(fixture_sync(f, &controller_cluster_member), 0);
         assert_int_equal(fixture_count(f, INTENT_ETCD_ADD_LEARNER), 0);
         assert_string_equal(f->plan.waiting,
                             "master-0 not added while its etcd pod (revision 2) is replaced by revision 3");
-        fixture_delete(f, W_ETCD_PODS, "openshift-etcd", "etcd-master-0");
-        fixture_add(f, W_ETCD_PODS,
-                    "{\"apiVersion\":\"v1\",\"kind\":\"Pod\",\"metadata\":{\"name\":\"etcd-master-0\","
-                    "\"namespace\":\"openshift-etcd\",\"labels\":{\"app\":\"etcd\",\"revision\":\"3\"}},"
-                    "\"spec\":{\"nodeName\":\"master-0\"},\"status\":{\"phase\":\"Running\","
-                    "\"containerStatuses\":[{\"name\":\"etcd\",\"ready\":false,\"started\":true,"
-                    "\"restartCount\":0,\"state\":{\"running\":{}}}]}}");
+        etcd_pod_at(f, "master-0", 3, true, false);
         assert_int_equal(fixture_sync(f, &controller_cluster_member), 0);
         assert_int_equal(fixture_count(f, INTENT_ETCD_ADD_LEARNER), 1);
 
@@ -196,9 +204,7 @@ static void test_no_promotion_while_its_node_rolls_out(void **state)
         fixture_member(f, 100, "etcd-bootstrap", "10.0.0.5", false, true, true);
         etcd_pod(f, "master-0", true, false);
         fixture_member(f, 10, "master-0", "10.0.0.10", true, true, true);
-        fixture_etcd_cr(f, NULL,
-                        "\"nodeStatuses\":[{\"nodeName\":\"master-0\",\"currentRevision\":2,"
-                        "\"targetRevision\":3}]");
+        rolling_out(f, "master-0", 2, 3);
         assert_int_equal(fixture_sync(f, &controller_cluster_member), 0);
         assert_int_equal(fixture_count(f, INTENT_ETCD_PROMOTE), 0);
         assert_string_equal(f->plan.waiting,
