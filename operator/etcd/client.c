@@ -183,6 +183,11 @@ bool etcd_address_alias_is_valid(const EtcdAddressAlias *a)
         return a && is_ip(a->serves_on) && is_ip(a->named);
 }
 
+static bool alias_equal(const EtcdAddressAlias *a, const EtcdAddressAlias *b)
+{
+        return streq(a->serves_on, b->serves_on) && streq(a->named, b->named);
+}
+
 int etcd_client_set_aliases(EtcdClient *c, const EtcdAddressAlias *a, size_t n)
 {
         bool direct_first[MAX_ENDPOINTS] = {};
@@ -195,8 +200,7 @@ int etcd_client_set_aliases(EtcdClient *c, const EtcdAddressAlias *a, size_t n)
                         return -EINVAL;
                 /* What was learnt of an alias that stays is kept. */
                 for (size_t j = 0; j < c->n_aliases; j++)
-                        if (streq(a[i].serves_on, c->aliases[j].serves_on) &&
-                            streq(a[i].named, c->aliases[j].named))
+                        if (alias_equal(&a[i], &c->aliases[j]))
                                 direct_first[i] = c->direct_first[j];
         }
         if (n)
@@ -234,8 +238,8 @@ static ssize_t alias_of(EtcdClient *c, const char *url)
         const char *port;
         size_t scheme;
 
-        if (!split_url(url, &scheme, host, &port))
-                return -1;
+        if (c->n_aliases == 0 || !split_url(url, &scheme, host, &port))
+                return -1; /* no URL is parsed for a client without aliases: every call asks */
         for (size_t i = 0; i < c->n_aliases; i++)
                 if (same_ip(host, c->aliases[i].serves_on))
                         return (ssize_t) i;
@@ -281,8 +285,7 @@ int etcd_client_route(EtcdClient *c, const char *url, char **ret_url, char **ret
 static void note_way(EtcdClient *c, const EtcdCall *call)
 {
         for (size_t i = 0; i < c->n_aliases; i++)
-                if (streq(c->aliases[i].serves_on, call->alias.serves_on) &&
-                    streq(c->aliases[i].named, call->alias.named) && c->direct_first[i] == call->via_alias) {
+                if (alias_equal(&c->aliases[i], &call->alias) && c->direct_first[i] == call->via_alias) {
                         c->direct_first[i] = !call->via_alias;
                         log_info("etcd: the member at %s answers with a certificate for %s now",
                                  c->aliases[i].serves_on,
