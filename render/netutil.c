@@ -86,6 +86,18 @@ bool ip_equal(const IpAddr *a, const IpAddr *b)
         return a->family == b->family && memcmp(a->bytes, b->bytes, a->family == AF_INET ? 4 : 16) == 0;
 }
 
+const char *ip_unbracket(const char *s, char *buf, size_t n)
+{
+        size_t len = s ? strlen(s) : 0;
+        if (len < 2 || s[0] != '[' || s[len - 1] != ']')
+                return s;
+        if (len - 2 >= n)
+                return NULL;
+        memcpy(buf, s + 1, len - 2);
+        buf[len - 2] = '\0';
+        return buf;
+}
+
 bool ip_text_equal(const char *a, const char *b)
 {
         IpAddr x, y;

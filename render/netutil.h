@@ -26,5 +26,9 @@ char *ip_to_string(const IpAddr *a, char *buf, size_t n);
 /* "10.0.0.1" or "[fd00::1]", into buf (>= INET6_ADDRSTRLEN + 2). */
 char *ip_url_host(const IpAddr *a, char *buf, size_t n);
 bool ip_equal(const IpAddr *a, const IpAddr *b);
+/* "[fd00::1]" as "fd00::1" (copied into buf); any other text as it is. NULL when
+ * the bracketed text does not fit. NODE_<n>_IP carries IPv6 in brackets, as
+ * upstream's; flags that take an address accept both forms through this. */
+const char *ip_unbracket(const char *s, char *buf, size_t n);
 /* Both texts parse as the same address ("fd00::1" and "fd00:0::1"); false if either is no IP. */
 bool ip_text_equal(const char *a, const char *b);

@@ -218,7 +218,8 @@ int nodecmd_ensure_env_check(const char *node_name, const char *pod_ip, NodeCmdE
                                          "wait for the operator to roll out a revision that includes it",
                                          var[i], values[i] ? "empty" : "not set", node_name);
         }
-        if (!ip_text_equal(values[0], pod_ip))
+        char bare[INET6_ADDRSTRLEN];
+        if (!ip_text_equal(ip_unbracket(values[0], bare, sizeof bare), pod_ip))
                 return env_error(ret_error,
                                  "%s=%s does not match the pod IP %s: the node's address changed since this "
                                  "revision was rendered; wait for the operator to roll out a new revision. "

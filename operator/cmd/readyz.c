@@ -28,6 +28,7 @@
 #include "cmd.h"
 #include "etcd/client.h"
 #include "node-util.h"
+#include "render/netutil.h"
 #include "runtime/httpserver.h"
 
 typedef struct Flags {
@@ -260,7 +261,8 @@ static void help(FILE *out)
                 "                           address is not there yet): the certificate is checked for it\n"
                 "                           when it is not one for --target's\n"
                 "  --listen-port N          (default: 9980)\n"
-                "  --listen-address IP      numeric address to listen on (default: 0.0.0.0)\n"
+                "  --listen-address IP      numeric address to listen on (default: 0.0.0.0; IPv6 also\n"
+                "                           in brackets, as NODE_<n>_IP has it)\n"
                 "  --cacert FILE            CA bundle to verify etcd (alias --client-cacert-file)\n"
                 "  --cert FILE              client certificate (alias --client-cert-file)\n"
                 "  --key FILE               client key (alias --client-key-file)\n"
@@ -409,6 +411,10 @@ static int readyz_main(int argc, char *argv[])
                 log_error("readyz: unexpected argument \"%s\"; see --help", argv[optind]);
                 return EXIT_USAGE;
         }
+        /* The pod passes $NODE_<n>_IP, which carries IPv6 in brackets. */
+        char address[INET6_ADDRSTRLEN], certified[INET6_ADDRSTRLEN];
+        f.address = ip_unbracket(f.address, address, sizeof address) ?: f.address;
+        f.certified_as = ip_unbracket(f.certified_as, certified, sizeof certified) ?: f.certified_as;
         if (check_flags(&f) < 0)
                 return EXIT_USAGE;
         return readyz_run(&f);

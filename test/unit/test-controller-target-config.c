@@ -256,9 +256,9 @@ static void test_env_ipv6_and_dual_stack(void **state)
         assert_int_equal(fixture_sync(f, &controller_target_config), 0);
         _cleanup_(cJSON_Deletep) cJSON *pod = parse_pod(pod_yaml(f, "etcd-pod"));
         cJSON *etcd = container(pod, "etcd");
-        assert_string_equal(env_of(etcd, "NODE_master_0_IP"), "fd00::1");
+        assert_string_equal(env_of(etcd, "NODE_master_0_IP"), "[fd00::1]");
         assert_string_equal(env_of(etcd, "NODE_master_0_ETCD_URL_HOST"), "[fd00::1]");
-        assert_string_equal(env_of(etcd, "NODE_master_1_IP"), "fd00::2");
+        assert_string_equal(env_of(etcd, "NODE_master_1_IP"), "[fd00::2]");
         assert_string_equal(env_of(etcd, "NODE_master_1_ETCD_URL_HOST"), "[fd00::2]");
         assert_string_equal(env_of(etcd, "ALL_ETCD_ENDPOINTS"),
                             "https://[fd00::10]:2379,https://[fd00::1]:2379");

@@ -76,6 +76,12 @@ static void test_peer_urls(void **state)
         assert_true(ip_text_equal("fd00::1", "FD00:0:0::1"));
         assert_false(ip_text_equal("10.0.0.1", "10.0.0.10"));
         assert_false(ip_text_equal("master-0", "master-0"));
+        char buf[INET6_ADDRSTRLEN];
+        assert_string_equal(ip_unbracket("[fd00::1]", buf, sizeof buf), "fd00::1");
+        assert_string_equal(ip_unbracket("10.0.0.1", buf, sizeof buf), "10.0.0.1");
+        assert_string_equal(ip_unbracket("[fd00::1", buf, sizeof buf), "[fd00::1");
+        assert_null(ip_unbracket("[fd00::1]", buf, 7)); /* does not fit */
+        assert_null(ip_unbracket(NULL, buf, sizeof buf));
 }
 
 static void test_member_of_node(void **state)

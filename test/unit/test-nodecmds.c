@@ -440,6 +440,14 @@ static void test_ensure_env(void **state)
         Env v6bare = v6;
         v6bare.pairs[1][1] = "fd00::1";
         assert_int_equal(ensure(&v6bare, "m-0.example", "fd00::1", "IPv6 in brackets"), -EINVAL);
+        /* NODE_<n>_IP in brackets, as the operator (and upstream) writes it for IPv6. */
+        Env v6brackets = v6;
+        v6brackets.pairs[0][1] = "[fd00::1]";
+        assert_int_equal(ensure(&v6brackets, "m-0.example", "fd00::1", NULL), 0);
+        assert_int_equal(ensure(&v6brackets, "m-0.example", "fd00::2", "NODE_m_0_example_IP=[fd00::1]"),
+                         -EINVAL);
+        v6brackets.pairs[0][1] = "[fd00::1";
+        assert_int_equal(ensure(&v6brackets, "m-0.example", "fd00::1", "does not match"), -EINVAL);
 }
 
 /* ---- the data dir on disk ---- */
