@@ -39,6 +39,7 @@
         X(W_OPERATOR_SECRETS,       KUBE_SECRETS,          NS_OPERATOR,    NULL)                   \
         X(W_INFRASTRUCTURES,        KUBE_INFRASTRUCTURES,  NULL,           NULL)                   \
         X(W_NETWORKS,               KUBE_NETWORKS,         NULL,           NULL)                   \
+        X(W_APISERVERS,             KUBE_APISERVERS,       NULL,           NULL) /* TLS profile; may not be served */ \
         X(W_KUBEAPISERVERS,         KUBE_KUBEAPISERVERS,   NULL,           NULL)                   \
         X(W_CLUSTEROPERATORS,       KUBE_CLUSTEROPERATORS, NULL,           NULL)                   \
         X(W_KAS_CONFIGMAPS,         KUBE_CONFIGMAPS,       NS_KAS,         NULL) /* config-<N> */  \

@@ -655,6 +655,25 @@ uint64_t etcd_backend_quota_bytes(const KubeObject *etcd_cr)
         return (uint64_t) gib * 1024ULL * 1024ULL * 1024ULL;
 }
 
+bool etcd_hardware_slower(const SyncContext *ctx)
+{
+        const KubeObject *cr = op_etcd_cr(ctx);
+        const char *speed = cr ? json_get_string(cr->json, "spec.controlPlaneHardwareSpeed") : NULL;
+        if (speed && *speed)
+                return streq(speed, "Slower");
+        const KubeObject *infra = op_get(ctx, W_INFRASTRUCTURES, NULL, "cluster");
+        const cJSON *ps = infra ? json_get_object(infra->json, "status.platformStatus") : NULL;
+        return json_get_object(ps, "azure") ||
+               streq_ptr(json_get_string(ps, "ibmcloud.providerType"), "VPC");
+}
+
+int etcd_tls_settings(const SyncContext *ctx, EtcdTls *ret, char *why, size_t why_size)
+{
+        const KubeObject *api = op_get(ctx, W_APISERVERS, NULL, "cluster");
+        return etcd_tls_from_profile(api ? json_get_object(api->json, "spec.tlsSecurityProfile") : NULL, ret,
+                                     why, why_size);
+}
+
 /* ---- Backups to S3-compatible object storage ---- */
 
 int backup_store_of(const cJSON *obj, BackupStore *ret, char *why, size_t n)

@@ -10,6 +10,7 @@
 
 #include "common.h"
 #include "render/netutil.h"
+#include "render/tlsprofile.h"
 #include "s3/annotations.h"
 
 #define BOOTSTRAP_MEMBER_NAME "etcd-bootstrap"
@@ -189,6 +190,16 @@ size_t desired_control_plane_replicas(const SyncContext *ctx);
 /* The backend quota the members run with (ETCD_QUOTA_BACKEND_BYTES): etcds/cluster's
  * spec.backendQuotaGiB in bytes, 8 GiB when unset or outside 1..1024. */
 uint64_t etcd_backend_quota_bytes(const KubeObject *etcd_cr);
+
+/* etcds/cluster spec.controlPlaneHardwareSpeed is Slower, or is unset on a platform
+ * upstream gives slower timings by default: Azure, and IBM Cloud of provider type VPC
+ * (W_ETCD_CR, W_INFRASTRUCTURES). */
+bool etcd_hardware_slower(const SyncContext *ctx);
+
+/* etcd's cipher suites and minimum TLS version from apiservers/cluster
+ * spec.tlsSecurityProfile (render/tlsprofile.h), Intermediate without an APIServer
+ * (W_APISERVERS). -EINVAL with `why` naming the field and the fix. */
+int etcd_tls_settings(const SyncContext *ctx, EtcdTls *ret, char *why, size_t why_size);
 
 /* ---- Scaling strategy (upstream's ceohelpers.GetBootstrapScalingStrategy) ---- */
 

@@ -3,8 +3,9 @@
  * ConfigMap restore-etcd-pod, from the embedded templates in
  * manifests/etcd-pod/ (the shape itself: render/staticpod.c). One spec serves every node: each container
  * with an `env` list gets NODE_<n>_IP / _ETCD_URL_HOST / _ETCD_NAME for every master with an InternalIP plus
- * the cluster-wide settings (endpoints, etcdctl TLS files, tuning from etcds/cluster), sorted so equal
- * inputs give equal bytes; the installer picks the node's set on the node. Changes here become a new
+ * the cluster-wide settings (endpoints, etcdctl TLS files, tuning from etcds/cluster and the
+ * platform, cipher suites and minimum TLS version from the APIServer's TLS security profile), sorted so
+ * equal inputs give equal bytes; the installer picks the node's set on the node. Changes here become a new
  * revision (RevisionController), so nothing is written unless the bytes
  * differ. Masters without an InternalIP are left out and reported in
  * TargetConfigNodeAddressDegraded. */
@@ -150,11 +151,11 @@ static int node_env(const SyncContext *ctx, bool v6, EnvList *env, size_t *ret_m
         return r;
 }
 
-static int cluster_env(const SyncContext *ctx, const KubeObject *endpoints, size_t masters, EnvList *env)
+static int cluster_env(const SyncContext *ctx, const KubeObject *endpoints, size_t masters,
+                       const EtcdTls *tls, EnvList *env)
 {
         const KubeObject *cr = op_etcd_cr(ctx);
-        const char *speed = cr ? json_get_string(cr->json, "spec.controlPlaneHardwareSpeed") : NULL;
-        bool slower = streq_ptr(speed, "Slower");
+        bool slower = etcd_hardware_slower(ctx);
         _cleanup_free_ char *all = NULL, *members = NULL;
         int r;
 
@@ -174,8 +175,11 @@ static int cluster_env(const SyncContext *ctx, const KubeObject *endpoints, size
                 {"ETCDCTL_KEY", CERTS "/secrets/etcd-all-certs/etcd-peer-NODE_NAME.key"},
                 {"ETCD_DATA_DIR", "/var/lib/etcd"},
                 {"ETCD_INITIAL_CLUSTER_STATE", "existing"},
-                {"ETCD_CIPHER_SUITES", ETCD_CIPHER_SUITES},
-                {"ETCD_TLS_MIN_VERSION", ETCD_TLS_MIN_VERSION},
+                {"ETCD_TLS_MIN_VERSION", tls->min_version},
+                /* Upstream's fixed set; etcd 3.4 warns about SOCKET_REUSE_ADDRESS (3.5+). */
+                {"ETCD_ENABLE_PPROF", "true"},
+                {"ETCD_SOCKET_REUSE_ADDRESS", "true"},
+                {"ETCD_EXPERIMENTAL_WARNING_APPLY_DURATION", "200ms"},
                 {"ETCD_EXPERIMENTAL_WATCH_PROGRESS_NOTIFY_INTERVAL", "5s"},
                 {"ETCD_HEARTBEAT_INTERVAL", etcd_heartbeat_ms(slower)},
                 {"ETCD_ELECTION_TIMEOUT", etcd_election_timeout_ms(slower)},
@@ -185,6 +189,9 @@ static int cluster_env(const SyncContext *ctx, const KubeObject *endpoints, size
         };
         for (size_t i = 0; i < ELEMENTSOF(fixed) && r >= 0; i++)
                 r = env_list_add(env, fixed[i].name, "%s", fixed[i].value);
+        /* None with a TLS 1.3 minimum: etcd refuses a list there. */
+        if (r >= 0 && tls->cipher_suites)
+                r = env_list_add(env, "ETCD_CIPHER_SUITES", "%s", tls->cipher_suites);
         if (r >= 0)
                 r = env_list_add(env, "ETCD_QUOTA_BACKEND_BYTES", "%llu",
                                  (unsigned long long) etcd_backend_quota_bytes(cr));
@@ -218,6 +225,8 @@ static int sync_target_config(const SyncContext *ctx, Plan *p)
 {
         const OperatorState *st = op_state(ctx);
         _cleanup_(env_list_done) EnvList env = {};
+        _cleanup_(etcd_tls_done) EtcdTls tls = {};
+        char why[320];
         Buf missing = BUF_INIT(0);
         size_t masters = 0;
         int r;
@@ -232,10 +241,24 @@ static int sync_target_config(const SyncContext *ctx, Plan *p)
                 plan_requeue_after(p, 10 * USEC_PER_SEC);
                 return 0;
         }
+        /* A profile etcd cannot use holds every change to etcd-pod: the members keep
+         * running on what they have, rather than on settings nobody chose. */
+        r = etcd_tls_settings(ctx, &tls, why, sizeof why);
+        if (r == -EINVAL) {
+                plan_condition(p, "TargetConfigTLSProfileDegraded", "True", "UnusableTLSSecurityProfile",
+                               "apiservers.config.openshift.io/cluster %s; etcd-pod is not rendered again "
+                               "until then, the members keep their current settings",
+                               why);
+                return 0;
+        }
+        if (r < 0)
+                return r;
+        plan_condition(p, "TargetConfigTLSProfileDegraded", "False", "AsExpected",
+                       "etcd uses the %s TLS security profile: minimum %s", tls.profile, tls.min_version);
         bool v6 = prefer_ipv6(ctx);
         r = node_env(ctx, v6, &env, &masters, &missing);
         if (r >= 0)
-                r = cluster_env(ctx, endpoints, masters, &env);
+                r = cluster_env(ctx, endpoints, masters, &tls, &env);
         if (r == -ENODATA) {
                 buf_free(&missing);
                 plan_waiting(p, "TargetConfigWaiting",
@@ -309,8 +332,9 @@ static int sync_target_config(const SyncContext *ctx, Plan *p)
         return r < 0 ? r : 0;
 }
 
-static const WatchSpec *const watches[] = {OP_WATCH(W_MASTER_NODES), OP_WATCH(W_ETCD_CR),
-                                           OP_WATCH(W_ETCD_CONFIGMAPS), OP_WATCH(W_NETWORKS)};
+static const WatchSpec *const watches[] = {OP_WATCH(W_MASTER_NODES),    OP_WATCH(W_ETCD_CR),
+                                           OP_WATCH(W_ETCD_CONFIGMAPS), OP_WATCH(W_NETWORKS),
+                                           OP_WATCH(W_INFRASTRUCTURES), OP_WATCH(W_APISERVERS)};
 
 const ControllerSpec controller_target_config = {
         .name = "TargetConfigController",

@@ -8,8 +8,9 @@
 #include <stdbool.h>
 #include <stdint.h>
 
-/* TLS 1.2 suites only: etcd 3.4 rejects the TLS 1.3 names, and 1.3 suites
- * are not configurable in Go anyway. */
+/* The Intermediate TLS security profile's suites (render/tlsprofile.c), which
+ * the bootstrap member runs with: TLS 1.2 suites only, as TLS 1.3 suites are
+ * not configurable in Go. test-render checks that the two agree. */
 #define ETCD_CIPHER_SUITES                                                               \
         "TLS_ECDHE_ECDSA_WITH_AES_128_GCM_SHA256,TLS_ECDHE_RSA_WITH_AES_128_GCM_SHA256," \
         "TLS_ECDHE_ECDSA_WITH_AES_256_GCM_SHA384,TLS_ECDHE_RSA_WITH_AES_256_GCM_SHA384," \

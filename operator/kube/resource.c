@@ -63,6 +63,13 @@ const KubeResource KUBE_CLUSTEROPERATORS =
 const KubeResource KUBE_INFRASTRUCTURES =
         GROUP("config.openshift.io", "infrastructures", "Infrastructure", false);
 const KubeResource KUBE_NETWORKS = GROUP("config.openshift.io", "networks", "Network", false);
+/* config.openshift.io/v1 APIServer: always there on OpenShift; optional so a cluster
+ * without the type reads as one without a TLS profile (Intermediate). */
+const KubeResource KUBE_APISERVERS = {.group = "config.openshift.io",
+                                      .version = "v1",
+                                      .plural = "apiservers",
+                                      .kind = "APIServer",
+                                      .optional = true};
 
 static const KubeResource *const all[] = {
         &KUBE_NODES,
@@ -88,6 +95,7 @@ static const KubeResource *const all[] = {
         &KUBE_CLUSTEROPERATORS,
         &KUBE_INFRASTRUCTURES,
         &KUBE_NETWORKS,
+        &KUBE_APISERVERS,
         &KUBE_JOBS,
         &KUBE_PVCS,
         &KUBE_CRONJOBS,

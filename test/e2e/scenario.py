@@ -12,6 +12,8 @@ import json
 import os
 import shutil
 import signal
+import socket
+import ssl
 import subprocess
 import sys
 import threading
@@ -254,8 +256,9 @@ class Cluster:
     (kubelet-sims), with the objects the installer and the cluster-version
     operator create; the operator itself is started by the scenario."""
 
-    def __init__(self, env, masters=MASTERS, lease=LEASE):
+    def __init__(self, env, masters=MASTERS, lease=LEASE, tls_profile=None):
         self.env, self.masters = env, masters
+        self.tls_profile = tls_profile  # apiservers/cluster spec.tlsSecurityProfile (None: none, Intermediate)
         self.lease = lease  # (duration, renew deadline, retry period) of the operator's lease, s
         self.bootstrap_ip = env.ip(5)
         self.master_ips = {m: env.ip(10 + i) for i, m in enumerate(masters)}
@@ -305,6 +308,9 @@ class Cluster:
         wait_for("the bootstrap etcd", lambda: self.etcd.healthy(self.all_eps[0]), 90)
         env.wait_sim_ready(120)
         cluster_objects(env, self.bootstrap_ip)
+        if self.tls_profile:
+            env.kubectl("patch", "apiservers.config.openshift.io", "cluster", "--type=merge", "-p",
+                        json.dumps({"spec": {"tlsSecurityProfile": self.tls_profile}}))
         # cluster-bootstrap: namespaces first, then the rest.
         mf = sorted(os.listdir(os.path.join(self.assets, "manifests")))
         for f in sorted(mf, key=lambda f: 0 if "-ns" in f else 1):
@@ -634,6 +640,33 @@ class Cluster:
         members = wait_for("the member list", lambda: self.etcd.members(self.endpoints()), 60)
         voters = [int(m["ID"]) for m in members if not m.get("isLearner")]
         contract.check(self.env, sorted(self.master_ips), voters, "http://%s:8443/metrics" % self.env.ip(2))
+
+    def tls12_handshake(self, ep, cipher):
+        """A TLS 1.2 handshake with the member at `ep` offering only `cipher` (an OpenSSL
+        cipher list), with the etcd client certificate: (suite agreed, None) when it
+        succeeds, else (None, the error)."""
+        ctx = ssl.create_default_context(cafile=os.path.join(self.tls, "etcd-ca-bundle.crt"))
+        ctx.load_cert_chain(os.path.join(self.tls, "etcd-client.crt"), os.path.join(self.tls, "etcd-client.key"))
+        ctx.maximum_version = ssl.TLSVersion.TLSv1_2
+        ctx.set_ciphers(cipher)
+        host, port = ep[len("https://"):].rsplit(":", 1)
+        try:
+            with socket.create_connection((host, int(port)), timeout=5) as s:
+                with ctx.wrap_socket(s, server_hostname=host) as t:
+                    t.do_handshake()
+                    return t.cipher()[0], None
+        except (ssl.SSLError, OSError) as e:
+            return None, str(e)
+
+    def check_tls_profile(self, allowed, refused):
+        """Every master's etcd, started from the operator's etcd-pod, takes a TLS 1.2
+        handshake offering only `allowed` and refuses one offering only `refused`."""
+        for ep in self.master_eps:
+            suite, err = self.tls12_handshake(ep, allowed)
+            assert err is None, "%s refused %s: %s" % (ep, allowed, err)
+            bad, err = self.tls12_handshake(ep, refused)
+            assert err is not None, "%s agreed on %s, which the TLS security profile leaves out" % (ep, bad)
+            log("%s: TLS 1.2 agreed on %s; %s refused (%s)" % (ep, suite, refused, err))
 
     def check_endpoints(self):
         """etcd-endpoints maps each master's member ID to its IP; host-etcd-2 names exactly the masters."""

@@ -3,6 +3,8 @@
 every node, one at a time, keeping quorum. The bootstrap of
 test_bootstrap.py first (same world, actors and invariant watcher), until
 clusteroperator/etcd settles with every node at latestAvailableRevision L.
+The cluster runs with a Custom TLS security profile: every master's etcd
+takes a TLS 1.2 handshake with the profile's suite and refuses another.
 Then the test patches etcds/cluster spec.forceRedeploymentReason and
 watches (kubectl watch on the openshift-etcd pods, etcd /health of the
 three masters every 200 ms):
@@ -48,6 +50,10 @@ ROLLOUT_TIMEOUT = int(os.environ.get("E2E_ROLLOUT_TIMEOUT", "240"))
 # etcd runs with 'Slower' timings (election timeout 2.5 s): while a leader
 # hands over, /health answers false for up to about that long.
 HEALTH_GRACE_S = 3.0
+# The cluster's TLS security profile (apiservers/cluster): etcd takes these suites only.
+# (Go's HTTP/2 server, etcd's, requires an ECDHE AES-128-GCM suite in any TLS 1.2 list.)
+TLS_PROFILE = {"type": "Custom", "custom": {"minTLSVersion": "VersionTLS12", "ciphers": [
+    "ECDHE-ECDSA-AES128-GCM-SHA256", "ECDHE-RSA-AES128-GCM-SHA256", "DHE-RSA-AES256-GCM-SHA384"]}}
 
 
 def pod_ready(pod):
@@ -176,7 +182,7 @@ def main():
     build = sys.argv[1]
     t0 = time.monotonic()
     with Env(build) as env:
-        c = Cluster(env, lease=LEASE_TOLERANT).start()
+        c = Cluster(env, lease=LEASE_TOLERANT, tls_profile=TLS_PROFILE).start()
         watcher, writer = c.actors()
         pods = PodWatch(env, c.masters)
         start_actors(watcher, writer, pods)
@@ -192,6 +198,12 @@ def main():
             base, _ = c.wait_at_latest(180)
             wait_for("every master's etcd pod ready at revision %d" % base, lambda: pods.all_ready_at(base), 60)
             log("bootstrap done in %.0f s; redeploying from revision %d" % (time.monotonic() - t0, base))
+            # The masters' etcd runs with the profile's suites (the DHE one has no etcd name).
+            pod = env.get_json("configmap", "-n", "openshift-etcd", "etcd-pod")["data"]["pod.yaml"]
+            assert "value: TLS_ECDHE_ECDSA_WITH_AES_128_GCM_SHA256,TLS_ECDHE_RSA_WITH_AES_128_GCM_SHA256\n" in pod, pod
+            # (The suites of both key types: the members' certificates are the operator's.)
+            c.check_tls_profile("ECDHE-ECDSA-AES128-GCM-SHA256:ECDHE-RSA-AES128-GCM-SHA256",
+                                "ECDHE-ECDSA-AES256-GCM-SHA384:ECDHE-RSA-AES256-GCM-SHA384")
 
             # The redeploy.
             health = Health(c.client(), c.master_eps, 2)

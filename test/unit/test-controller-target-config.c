@@ -14,6 +14,7 @@
 #include "base/yaml.h"
 #include "controller-fixture.h"
 #include "controllers/controllers.h"
+#include "render/etcdenv.h"
 
 static void endpoints(Fixture *f, const char *bootstrap_ip, const char *data)
 {
@@ -205,7 +206,13 @@ static void test_env_ipv4(void **state)
         assert_string_equal(env_of(etcd, "ETCD_DATA_DIR"), "/var/lib/etcd");
         assert_string_equal(env_of(etcd, "ETCD_IMAGE"), "quay.io/openshift/etcd@sha256:0123");
         assert_string_equal(env_of(etcd, "ETCD_TLS_MIN_VERSION"), "TLS1.2");
-        assert_null(strstr(env_of(etcd, "ETCD_CIPHER_SUITES"), "TLS_AES_")); /* no TLS 1.3 names */
+        /* No APIServer: the Intermediate profile, as the bootstrap member's. */
+        assert_string_equal(env_of(etcd, "ETCD_CIPHER_SUITES"), ETCD_CIPHER_SUITES);
+        /* Upstream's fixed set. */
+        assert_string_equal(env_of(etcd, "ETCD_ENABLE_PPROF"), "true");
+        assert_string_equal(env_of(etcd, "ETCD_SOCKET_REUSE_ADDRESS"), "true");
+        assert_string_equal(env_of(etcd, "ETCD_EXPERIMENTAL_WARNING_APPLY_DURATION"), "200ms");
+        assert_string_equal(env_of(etcd, "ETCD_EXPERIMENTAL_WATCH_PROGRESS_NOTIFY_INTERVAL"), "5s");
         assert_non_null(strstr(env_of(etcd, "ETCDCTL_CERT"), "etcd-peer-NODE_NAME.crt"));
         /* Sorted generated variables first, then the container's own. */
         cJSON *env = json_get_array(etcd, "env"), *e, *prev = NULL;
@@ -283,6 +290,91 @@ static void test_slower_and_quota(void **state)
         /* The restore pod carries the same settings. */
         _cleanup_(cJSON_Deletep) cJSON *restore = parse_pod(pod_yaml(f, "restore-etcd-pod"));
         assert_string_equal(env_of(container(restore, "etcd"), "ETCD_ELECTION_TIMEOUT"), "2500");
+        fixture_free(f);
+}
+
+/* Without controlPlaneHardwareSpeed, the platform decides as upstream's: Azure and IBM Cloud
+ * VPC are Slower; an explicit Standard wins over the platform. */
+static void test_platform_hardware_speed(void **state)
+{
+        static const struct {
+                const char *platform_status, *speed, *heartbeat;
+        } cases[] = {
+                {"{\"type\":\"Azure\",\"azure\":{}}", NULL, "500"},
+                {"{\"type\":\"IBMCloud\",\"ibmcloud\":{\"providerType\":\"VPC\"}}", NULL, "500"},
+                {"{\"type\":\"IBMCloud\",\"ibmcloud\":{\"providerType\":\"Classic\"}}", NULL, "100"},
+                {"{\"type\":\"AWS\",\"aws\":{\"region\":\"us-east-1\"}}", NULL, "100"},
+                {"{\"type\":\"Azure\",\"azure\":{}}", "Standard", "100"},
+        };
+        for (size_t i = 0; i < ELEMENTSOF(cases); i++) {
+                Fixture *f = three_masters();
+                fixture_addf(f, W_INFRASTRUCTURES,
+                             "{\"apiVersion\":\"config.openshift.io/v1\",\"kind\":\"Infrastructure\","
+                             "\"metadata\":{\"name\":\"cluster\"},\"status\":{\"platformStatus\":%s}}",
+                             cases[i].platform_status);
+                if (cases[i].speed) {
+                        _cleanup_free_ char *spec =
+                                strdup_printf("\"controlPlaneHardwareSpeed\":\"%s\"", cases[i].speed);
+                        fixture_etcd_cr(f, spec, NULL);
+                }
+                assert_int_equal(fixture_sync(f, &controller_target_config), 0);
+                _cleanup_(cJSON_Deletep) cJSON *pod = parse_pod(pod_yaml(f, "etcd-pod"));
+                if (!streq(env_of(container(pod, "etcd"), "ETCD_HEARTBEAT_INTERVAL"), cases[i].heartbeat))
+                        fail_msg("case %zu: heartbeat %s, want %s", i,
+                                 env_of(container(pod, "etcd"), "ETCD_HEARTBEAT_INTERVAL"),
+                                 cases[i].heartbeat);
+                fixture_free(f);
+        }
+}
+
+static void apiserver_profile(Fixture *f, const char *profile)
+{
+        fixture_addf(f, W_APISERVERS,
+                     "{\"apiVersion\":\"config.openshift.io/v1\",\"kind\":\"APIServer\",\"metadata\":"
+                     "{\"name\":\"cluster\"},\"spec\":{\"tlsSecurityProfile\":%s}}",
+                     profile);
+}
+
+/* The APIServer's TLS security profile gives etcd's suites and minimum version, in every
+ * pod that runs etcd and in the nodes' etcd.env; one etcd cannot use changes nothing. */
+static void test_tls_security_profile(void **state)
+{
+        Fixture *f = three_masters();
+        apiserver_profile(
+                f, "{\"type\":\"Custom\",\"custom\":{\"minTLSVersion\":\"VersionTLS12\","
+                   "\"ciphers\":[\"ECDHE-RSA-AES256-GCM-SHA384\",\"ECDHE-ECDSA-AES128-GCM-SHA256\"]}}");
+        assert_int_equal(fixture_sync(f, &controller_target_config), 0);
+        fixture_expect_condition(f, "TargetConfigTLSProfileDegraded", "False", "AsExpected");
+        _cleanup_(cJSON_Deletep) cJSON *pod = parse_pod(pod_yaml(f, "etcd-pod"));
+        const char *want = "TLS_ECDHE_RSA_WITH_AES_256_GCM_SHA384,TLS_ECDHE_ECDSA_WITH_AES_128_GCM_SHA256";
+        assert_string_equal(env_of(container(pod, "etcd"), "ETCD_CIPHER_SUITES"), want);
+        assert_string_equal(env_of(container(pod, "etcd"), "ETCD_TLS_MIN_VERSION"), "TLS1.2");
+        _cleanup_(cJSON_Deletep) cJSON *restore = parse_pod(pod_yaml(f, "restore-etcd-pod"));
+        assert_string_equal(env_of(container(restore, "etcd"), "ETCD_CIPHER_SUITES"), want);
+        assert_non_null(strstr(cm_key(f, "etcd-scripts", "etcd.env"), want));
+        fixture_free(f);
+
+        /* Modern: TLS 1.3 and no suite list, which etcd 3.5+ would refuse. */
+        f = three_masters();
+        apiserver_profile(f, "{\"type\":\"Modern\",\"modern\":{}}");
+        assert_int_equal(fixture_sync(f, &controller_target_config), 0);
+        _cleanup_(cJSON_Deletep) cJSON *modern = parse_pod(pod_yaml(f, "etcd-pod"));
+        assert_null(env_of(container(modern, "etcd"), "ETCD_CIPHER_SUITES"));
+        assert_string_equal(env_of(container(modern, "etcd"), "ETCD_TLS_MIN_VERSION"), "TLS1.3");
+        assert_non_null(
+                strstr(fixture_condition(f, "TargetConfigTLSProfileDegraded")->cond_message, "Modern"));
+        fixture_free(f);
+
+        /* Unusable: no write at all, and the condition names the field and the fix. */
+        f = three_masters();
+        apiserver_profile(f, "{\"type\":\"Custom\",\"custom\":{\"minTLSVersion\":\"VersionTLS12\","
+                             "\"ciphers\":[\"DHE-RSA-AES128-GCM-SHA256\"]}}");
+        assert_int_equal(fixture_sync(f, &controller_target_config), 0);
+        assert_int_equal(fixture_count(f, INTENT_APPLY), 0);
+        fixture_expect_condition(f, "TargetConfigTLSProfileDegraded", "True", "UnusableTLSSecurityProfile");
+        const char *msg = fixture_condition(f, "TargetConfigTLSProfileDegraded")->cond_message;
+        assert_non_null(strstr(msg, "spec.tlsSecurityProfile.custom.ciphers"));
+        assert_non_null(strstr(msg, "ECDHE-RSA-AES128-GCM-SHA256"));
         fixture_free(f);
 }
 
@@ -451,6 +543,8 @@ int main(void)
                 cmocka_unit_test(test_env_ipv6_and_dual_stack),
                 cmocka_unit_test(test_slower_and_quota),
                 cmocka_unit_test(test_log_level),
+                cmocka_unit_test(test_platform_hardware_speed),
+                cmocka_unit_test(test_tls_security_profile),
                 cmocka_unit_test(test_node_without_ip),
                 cmocka_unit_test(test_listen_on_node_ip),
                 cmocka_unit_test(test_installer_substitution),

@@ -22,6 +22,7 @@
 #include "render/installerpod.h"
 #include "render/staticpod.h"
 #include "render/template.h"
+#include "render/tlsprofile.h"
 
 static char dir[] = "/tmp/test-render-XXXXXX";
 static const char *data_dir;
@@ -460,6 +461,84 @@ static void test_etcd_defaults(void **state)
         assert_string_equal(etcd_election_timeout_ms(false), "1000");
 }
 
+static void expect_tls(const char *profile_json, const char *suites, const char *min, const char *name)
+{
+        _cleanup_(cJSON_Deletep) cJSON *profile = profile_json ? cJSON_Parse(profile_json) : NULL;
+        _cleanup_(etcd_tls_done) EtcdTls tls = {};
+        char why[320];
+        assert_true(!profile_json || profile);
+        assert_int_equal(etcd_tls_from_profile(profile, &tls, why, sizeof why), 0);
+        if (suites)
+                assert_string_equal(tls.cipher_suites, suites);
+        else
+                assert_null(tls.cipher_suites);
+        assert_string_equal(tls.min_version, min);
+        assert_string_equal(tls.profile, name);
+}
+
+static void expect_tls_error(const char *profile_json, const char *field)
+{
+        _cleanup_(cJSON_Deletep) cJSON *profile = cJSON_Parse(profile_json);
+        EtcdTls tls = {};
+        char why[320];
+        assert_int_equal(etcd_tls_from_profile(profile, &tls, why, sizeof why), -EINVAL);
+        assert_null(tls.cipher_suites);
+        if (!strstr(why, field))
+                fail_msg("\"%s\" does not name %s", why, field);
+}
+
+/* The TLS security profile as etcd's settings, against openshift/api's profiles
+ * and library-go's name table. */
+static void test_tls_profile(void **state)
+{
+        /* No profile is Intermediate, and that is what the bootstrap member runs. */
+        expect_tls(NULL, ETCD_CIPHER_SUITES, "TLS1.2", "Intermediate");
+        expect_tls("{}", ETCD_CIPHER_SUITES, "TLS1.2", "Intermediate");
+        expect_tls("{\"type\":\"Intermediate\",\"intermediate\":{}}", ETCD_CIPHER_SUITES, "TLS1.2",
+                   "Intermediate");
+        /* Old: every suite etcd has a name for, in the profile's order; no DHE and no
+         * SHA-384 CBC (library-go has no IANA name for them); etcd's floor is TLS 1.2. */
+        expect_tls("{\"type\":\"Old\",\"old\":{}}",
+                   ETCD_CIPHER_SUITES
+                   ",TLS_ECDHE_ECDSA_WITH_AES_128_CBC_SHA256,"
+                   "TLS_ECDHE_RSA_WITH_AES_128_CBC_SHA256,TLS_ECDHE_ECDSA_WITH_AES_128_CBC_SHA,"
+                   "TLS_ECDHE_RSA_WITH_AES_128_CBC_SHA,TLS_ECDHE_ECDSA_WITH_AES_256_CBC_SHA,"
+                   "TLS_ECDHE_RSA_WITH_AES_256_CBC_SHA,TLS_RSA_WITH_AES_128_GCM_SHA256,"
+                   "TLS_RSA_WITH_AES_256_GCM_SHA384,TLS_RSA_WITH_AES_128_CBC_SHA256,"
+                   "TLS_RSA_WITH_AES_128_CBC_SHA,TLS_RSA_WITH_AES_256_CBC_SHA,"
+                   "TLS_RSA_WITH_3DES_EDE_CBC_SHA",
+                   "TLS1.2", "Old");
+        /* Modern: TLS 1.3 only, where etcd takes no suite list at all. */
+        expect_tls("{\"type\":\"Modern\",\"modern\":{}}", NULL, "TLS1.3", "Modern");
+        /* Custom: its own list, each suite once, unknown names left out. */
+        expect_tls("{\"type\":\"Custom\",\"custom\":{\"minTLSVersion\":\"VersionTLS11\",\"ciphers\":"
+                   "[\"DHE-RSA-AES128-GCM-SHA256\",\"ECDHE-RSA-AES256-GCM-SHA384\",\"AES128-SHA256\","
+                   "\"AES128-SHA\",\"ECDHE-RSA-AES256-GCM-SHA384\",\"TLS_AES_128_GCM_SHA256\","
+                   "\"ECDHE-RSA-AES128-GCM-SHA256\"]}}",
+                   "TLS_ECDHE_RSA_WITH_AES_256_GCM_SHA384,TLS_RSA_WITH_AES_128_CBC_SHA256,"
+                   "TLS_RSA_WITH_AES_128_CBC_SHA,TLS_ECDHE_RSA_WITH_AES_128_GCM_SHA256",
+                   "TLS1.2", "Custom");
+        expect_tls("{\"type\":\"Custom\",\"custom\":{\"minTLSVersion\":\"VersionTLS13\",\"ciphers\":"
+                   "[\"TLS_AES_128_GCM_SHA256\"]}}",
+                   NULL, "TLS1.3", "Custom");
+        expect_tls("{\"type\":\"Custom\",\"custom\":{\"ciphers\":[\"ECDHE-ECDSA-AES128-GCM-SHA256\"]}}",
+                   "TLS_ECDHE_ECDSA_WITH_AES_128_GCM_SHA256", "TLS1.2", "Custom");
+        /* What etcd cannot use is refused, naming the field. */
+        expect_tls_error("{\"type\":\"Custom\"}", "custom");
+        expect_tls_error("{\"type\":\"Custom\",\"custom\":null}", "custom");
+        expect_tls_error("{\"type\":\"Custom\",\"custom\":{\"minTLSVersion\":\"VersionTLS12\",\"ciphers\":"
+                         "[\"DHE-RSA-AES128-GCM-SHA256\",\"TLS_AES_128_GCM_SHA256\"]}}",
+                         "custom.ciphers");
+        /* etcd's HTTP/2 (Go) needs an ECDHE AES-128-GCM suite, or it exits at start. */
+        expect_tls_error("{\"type\":\"Custom\",\"custom\":{\"minTLSVersion\":\"VersionTLS12\",\"ciphers\":"
+                         "[\"ECDHE-ECDSA-AES256-GCM-SHA384\",\"ECDHE-RSA-AES256-GCM-SHA384\"]}}",
+                         "ECDHE-ECDSA-AES128-GCM-SHA256 or ECDHE-RSA-AES128-GCM-SHA256");
+        expect_tls_error("{\"type\":\"Custom\",\"custom\":{\"minTLSVersion\":\"TLSv9\",\"ciphers\":"
+                         "[\"ECDHE-RSA-AES128-GCM-SHA256\"]}}",
+                         "custom.minTLSVersion");
+        expect_tls_error("{\"type\":\"Paranoid\"}", "spec.tlsSecurityProfile.type");
+}
+
 /* The installer pod comes from its manifest; values a Pod cannot carry are refused, not rendered. */
 static void test_installer_pod(void **state)
 {
@@ -543,7 +622,7 @@ int main(void)
                 cmocka_unit_test(test_bootstrap_ip),     cmocka_unit_test(test_template),
                 cmocka_unit_test(test_staticpod),        cmocka_unit_test(test_render_tree),
                 cmocka_unit_test(test_installer_pod),    cmocka_unit_test(test_etcd_defaults),
-                cmocka_unit_test(test_etcd_scripts_env),
+                cmocka_unit_test(test_etcd_scripts_env), cmocka_unit_test(test_tls_profile),
         };
         return cmocka_run_group_tests(tests, setup, teardown);
 }
