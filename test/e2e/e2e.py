@@ -241,6 +241,23 @@ class Env:
                 return False
             return True
         wait_for("the API simulator to serve", ready, timeout)
+        front = os.path.join(self.sim_dir, "front-url")
+        if os.path.exists(front):
+            # The HTTP/2 front (SIM_HTTP2) holds off for a second or two after its backend
+            # refused connections (while the simulator waited for its etcd): 502 until then.
+            url = urllib.parse.urlsplit(open(front).read().strip())
+
+            def front_serves():
+                c = http.client.HTTPSConnection(url.hostname, url.port, timeout=5,
+                                                context=ssl._create_unverified_context())
+                try:
+                    c.request("GET", "/healthz")
+                    return c.getresponse().status == 200
+                except OSError:
+                    return False
+                finally:
+                    c.close()
+            wait_for("the HTTP/2 front to reach the API simulator", front_serves, 30)
         log("API simulator up")
 
     def kubectl(self, *args, check=True, input=None):

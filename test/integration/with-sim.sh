@@ -1,7 +1,9 @@
 #!/usr/bin/env bash
 # with-sim.sh CMD [ARGS...]: runs CMD against a fresh Kubernetes API simulator
 # on its own loopback address, with KUBECONFIG and SIM_DIR exported, and stops
-# the simulator (by PID) however CMD ends.
+# the simulator (by PID) however CMD ends. With SIM_HTTP2=N (hack/sim-up.sh) the
+# API is served over HTTP/2 with a GOAWAY every N streams, and CMD passes only
+# if every request it made went over HTTP/2.
 set -euo pipefail
 root=$(cd "$(dirname "${BASH_SOURCE[0]}")/../.." && pwd)
 dir=$(mktemp -d "${TMPDIR:-/tmp}/ceo-sim-XXXXXX")
@@ -31,3 +33,15 @@ export KUBECONFIG=$dir/kubeconfig SIM_DIR=$dir
 "$@" <&0 &
 child=$!
 wait "$child"
+if [ -n "${SIM_HTTP2:-}" ]; then
+        log=$dir/h2-access.log
+        total=$(wc -l <"$log")
+        other=$(grep -vc '^h2 ' "$log" || true)
+        echo "with-sim: $total requests through the HTTP/2 front, $other of them not over HTTP/2;" \
+                "GOAWAY after every $SIM_HTTP2 streams of a connection: at least $((total / SIM_HTTP2)) sent"
+        if [ "$other" -ne 0 ] || [ "$total" -le "$SIM_HTTP2" ]; then
+                grep -v '^h2 ' "$log" | head -5 >&2
+                echo "with-sim: expected every request over HTTP/2 and more than one connection's worth" >&2
+                exit 1
+        fi
+fi

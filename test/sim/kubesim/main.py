@@ -48,6 +48,9 @@ def parse_args(argv):
                                 description="Kubernetes API simulator backed by etcd (tests only)")
     p.add_argument("--dir", required=True, help="state directory (certs, kubeconfig, etcd data)")
     p.add_argument("--listen", default="127.0.0.1:0", help="IP:PORT in 127.0.0.0/8; port 0 = free")
+    p.add_argument("--kubeconfig-server", help="the URL DIR/kubeconfig names, when clients reach this "
+                   "server through a front (hack/sim-up.sh SIM_HTTP2); DIR/kubeconfig-direct names "
+                   "this server itself")
     p.add_argument("--crd-dir", action="append", default=[], help="apply every CRD YAML/JSON in DIR")
     p.add_argument("--etcd-endpoints", help="comma-separated external etcd URLs (mode b)")
     p.add_argument("--etcd-cacert")
@@ -143,6 +146,13 @@ def ensure_namespaces(store, registry, names):
                     raise
 
 
+def write_kubeconfigs(d, url, front_url, token, plain_http):
+    """DIR/kubeconfig names the URL clients use: this server, or the front before it."""
+    pki.write_kubeconfig(d, front_url or url, token, plain_http)
+    if front_url:
+        pki.write_kubeconfig(d, url, token, plain_http, name="kubeconfig-direct")
+
+
 def main(argv=None):
     a = parse_args(sys.argv[1:] if argv is None else argv)
     os.makedirs(a.dir, exist_ok=True)
@@ -173,7 +183,7 @@ def main(argv=None):
             # Like a kube-apiserver on a bootstrap host, which is configured before the
             # etcd it uses runs (a kubelet starts both): clients get the kubeconfig now
             # and see connection refused until DIR/ready appears.
-            pki.write_kubeconfig(d, url, token, a.plain_http)
+            write_kubeconfigs(d, url, a.kubeconfig_server, token, a.plain_http)
             _write(os.path.join(d, "server-url"), url + "\n")
         else:
             private = PrivateEtcd(a.ip, os.path.join(d, "etcd"), os.path.join(d, "etcd.log"), log)
@@ -215,7 +225,7 @@ def main(argv=None):
             follower.start()
 
         hub.ready.wait(10)
-        pki.write_kubeconfig(d, url, token, a.plain_http)
+        write_kubeconfigs(d, url, a.kubeconfig_server, token, a.plain_http)
         _write(os.path.join(d, "server-url"), url + "\n")
         _write(os.path.join(d, "ready"), url + "\n")
         log("serving on %s (dir %s, storage %s)" % (url, d, ",".join(etcd.endpoints)))

@@ -77,8 +77,8 @@ def _b64file(path):
         return base64.b64encode(f.read()).decode()
 
 
-def write_kubeconfig(d, server_url, token, plain_http=False):
-    path = os.path.join(d, "kubeconfig")
+def write_kubeconfig(d, server_url, token, plain_http=False, name="kubeconfig"):
+    path = os.path.join(d, name)
     if plain_http:
         cluster = "    server: %s\n" % server_url
         user = "    token: %s\n" % token

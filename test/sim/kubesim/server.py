@@ -192,6 +192,10 @@ class Handler(BaseHTTPRequestHandler):
         self.send_header("Content-Type", content_type)
         self.send_header("Cache-Control", "no-cache, private")
         self.send_header("Transfer-Encoding", "chunked")
+        # This connection ends with the stream, and says so: a client (or the HTTP/2
+        # front's connection pool) that took it for a kept-alive one would send its next
+        # request into the close, and a proxy does not send a POST again.
+        self.send_header("Connection", "close")
         for k, v in (headers or {}).items():
             self.send_header(k, v)
         self.end_headers()

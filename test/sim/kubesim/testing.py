@@ -232,6 +232,9 @@ class Watch:
     def __init__(self, client, path, headers, timeout):
         self.conn = client._conn(timeout)
         self.conn.request("GET", path, None, client.headers(headers))
+        # The socket, kept: a response that says "Connection: close" (every watch's) takes
+        # it from the connection object, and close() must still be able to end it.
+        self.sock = self.conn.sock
         self.resp = self.conn.getresponse()
         self.status = self.resp.status
         self.headers = dict(self.resp.getheaders())
@@ -303,7 +306,7 @@ class Watch:
 
     def close(self):
         try:
-            self.conn.sock.shutdown(socket.SHUT_RDWR)
+            self.sock.shutdown(socket.SHUT_RDWR)
         except (OSError, AttributeError):
             pass
         self.conn.close()
