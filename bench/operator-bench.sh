@@ -59,6 +59,15 @@ project(operator-bench-tree NONE)
 add_custom_target(cluster-etcd-operator ALL
         COMMAND \${CMAKE_COMMAND} -E copy_if_different "$rel/cluster-etcd-operator"
                 \${CMAKE_BINARY_DIR}/cluster-etcd-operator)
+# The strict images local-up's kubelets run, as the real project builds them, around that binary.
+add_custom_target(images ALL
+        COMMAND python3 "$root/hack/image-rootfs.py" "$root/images/etcd/Containerfile"
+                \${CMAKE_BINARY_DIR} \${CMAKE_BINARY_DIR}/images/etcd
+        COMMAND python3 "$root/hack/image-rootfs.py" "$root/images/operator/Containerfile"
+                \${CMAKE_BINARY_DIR} \${CMAKE_BINARY_DIR}/images/operator
+        COMMAND python3 "$root/hack/image-rootfs.py" "$root/images/base/Containerfile"
+                \${CMAKE_BINARY_DIR} \${CMAKE_BINARY_DIR}/images/base)
+add_dependencies(images cluster-etcd-operator)
 EOF
 
 cleanup() {

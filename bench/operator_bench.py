@@ -51,6 +51,25 @@ def say(msg):
 
 # -- /proc sampling ------------------------------------------------------------------
 
+def operator_process(pid):
+    """`pid` if it is `cluster-etcd-operator operator`, else such a child of it (local-up
+    starts the operator under a shell that restarts it, as its Deployment would); None."""
+    def argv(p):
+        with open("/proc/%d/cmdline" % p, "rb") as f:
+            return f.read().split(b"\0")
+    try:
+        a = argv(pid)
+        if a[0].endswith(b"cluster-etcd-operator") and a[1:2] == [b"operator"]:
+            return pid
+        with open("/proc/%d/task/%d/children" % (pid, pid)) as f:
+            for c in f.read().split():
+                if operator_process(int(c)):
+                    return int(c)
+    except (OSError, ValueError, IndexError):
+        pass
+    return None
+
+
 def read_proc(pid):
     """(VmRSS, VmHWM, RssAnon, RssFile, RssShmem) in kB and CPU seconds, or None."""
     try:
@@ -110,11 +129,10 @@ class Sampler(threading.Thread):
         while not self.stop_ev.is_set() and self.pid is None:
             try:
                 with open(self.pidfile) as f:
-                    pid = int(f.read().strip() or 0)
-                with open("/proc/%d/cmdline" % pid, "rb") as f:
-                    if b"operator" in f.read():
-                        self.pid = pid
-                        break
+                    pid = operator_process(int(f.read().strip() or 0))
+                if pid:
+                    self.pid = pid
+                    break
             except (OSError, ValueError):
                 pass
             time.sleep(0.02)
