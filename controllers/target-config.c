@@ -126,7 +126,7 @@ static int node_env(const SyncContext *ctx, bool v6, EnvList *env, size_t *ret_m
                 return r;
         for (size_t i = 0; i < n && r >= 0; i++) {
                 const char *name = nodes[i]->name;
-                char ip_text[INET6_ADDRSTRLEN + 2], host[INET6_ADDRSTRLEN + 2], var[320];
+                char host[INET6_ADDRSTRLEN + 2], var[320];
                 IpAddr ip;
                 if (!template_is_dns1123_subdomain(name) || node_ip(nodes[i], v6, &ip) < 0) {
                         if ((missing->len && buf_append(missing, ", ", 2) < 0) ||
@@ -137,12 +137,13 @@ static int node_env(const SyncContext *ctx, bool v6, EnvList *env, size_t *ret_m
                 _cleanup_free_ char *n_env = node_envvar_name(name);
                 if (!n_env)
                         return -ENOMEM;
-                /* Upstream's NODE_<n>_IP is escaped too: IPv6 in brackets. */
+                /* Upstream escapes both alike: IPv6 in brackets. */
+                (void) ip_url_host(&ip, host, sizeof host);
                 (void) snprintf(var, sizeof var, "NODE_%s_IP", n_env);
-                r = env_list_add(env, var, "%s", ip_url_host(&ip, ip_text, sizeof ip_text));
+                r = env_list_add(env, var, "%s", host);
                 (void) snprintf(var, sizeof var, "NODE_%s_ETCD_URL_HOST", n_env);
                 if (r >= 0)
-                        r = env_list_add(env, var, "%s", ip_url_host(&ip, host, sizeof host));
+                        r = env_list_add(env, var, "%s", host);
                 (void) snprintf(var, sizeof var, "NODE_%s_ETCD_NAME", n_env);
                 if (r >= 0)
                         r = env_list_add(env, var, "%s", name);

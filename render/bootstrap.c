@@ -18,6 +18,7 @@
 #include "etcdenv.h"
 #include "kube/object.h"
 #include "template.h"
+#include "tlsprofile.h"
 
 #define CERTS_SUBDIR "etc-kubernetes/static-pod-resources/etcd-member"
 #define NS           "openshift-etcd"
@@ -223,10 +224,16 @@ static int write_pod(const RenderOptions *o, const char *root, char **ret_error)
         const Asset *a = asset_find("bootstrap/etcd-member-pod.yaml");
         char ip[INET6_ADDRSTRLEN], url_host[INET6_ADDRSTRLEN + 2], max_learners[16], token[64];
         _cleanup_free_ char *pod = NULL, *missing = NULL;
+        _cleanup_(etcd_tls_done) EtcdTls tls = {};
+        char why[320];
         int r;
 
         if (!a)
                 return set_error(ret_error, -ENOENT, "internal: bootstrap pod template is not embedded");
+        /* No cluster API yet, so no TLS security profile: the default, Intermediate. */
+        r = etcd_tls_from_profile(NULL, &tls, why, sizeof why);
+        if (r < 0)
+                return set_error(ret_error, r, "internal: the Intermediate TLS profile: %s", why);
         (void) ip_to_string(&o->bootstrap_ip, ip, sizeof ip);
         (void) ip_url_host(&o->bootstrap_ip, url_host, sizeof url_host);
         bool v6 = o->bootstrap_ip.family == AF_INET6;
@@ -246,8 +253,8 @@ static int write_pod(const RenderOptions *o, const char *root, char **ret_error)
                 {"CLUSTER_TOKEN", token},
                 {"HEARTBEAT_INTERVAL", etcd_heartbeat_ms(o->slower_hardware)},
                 {"ELECTION_TIMEOUT", etcd_election_timeout_ms(o->slower_hardware)},
-                {"CIPHER_SUITES", ETCD_CIPHER_SUITES},
-                {"TLS_MIN_VERSION", ETCD_TLS_MIN_VERSION},
+                {"CIPHER_SUITES", tls.cipher_suites},
+                {"TLS_MIN_VERSION", tls.min_version},
                 {"QUOTA_BACKEND_BYTES", ETCD_DEFAULT_QUOTA_BYTES},
                 {"MAX_LEARNERS", max_learners},
         };
