@@ -4,14 +4,20 @@
  * the handler, then prints one machine-readable line:
  *
  *   watch-bench events=N seconds=S events_per_s=E peak_rss_kb=K cpu_seconds=C cached=M lists=L watches=W
+ *               transform=operator|none kept_json_bytes=B
  *
  * `seconds` runs from informer_start() (list included) to the N-th event;
- * peak RSS is getrusage()'s ru_maxrss for the whole process. */
+ * peak RSS is getrusage()'s ru_maxrss for the whole process. The informer
+ * trims objects as the operator's does (operator_cache_transform: no
+ * managedFields, a pod without the container fields no controller reads)
+ * unless WATCH_BENCH_KEEP_ALL=1; kept_json_bytes is the mean size of a cached
+ * object printed as compact JSON, i.e. what the cache keeps of each pod. */
 #include <stdio.h>
 #include <stdlib.h>
 #include <sys/resource.h>
 
 #include "base/log.h"
+#include "controllers/common.h"
 #include "kube/client.h"
 #include "kube/informer.h"
 #include "loop/loop.h"
@@ -89,6 +95,10 @@ static int run(const char *server, uint64_t target, uint64_t timeout_s)
         inf = informer_new(client, &KUBE_PODS, NULL, NULL);
         if (!inf)
                 return log_error_errno(-ENOMEM, "cannot create the informer");
+        const char *keep_all = getenv("WATCH_BENCH_KEEP_ALL");
+        bool transform = !keep_all || !streq(keep_all, "1");
+        if (transform)
+                informer_set_transform(inf, operator_cache_transform);
         r = informer_add_handler(inf, on_event, &counter);
         if (r < 0)
                 return log_error_errno(r, "cannot add the handler");
@@ -105,18 +115,29 @@ static int run(const char *server, uint64_t target, uint64_t timeout_s)
                         (unsigned long long) counter.events, (unsigned long long) target,
                         (unsigned long long) st.lists, (unsigned long long) st.watches,
                         (unsigned long long) st.errors);
-        size_t cached = informer_size(inf);
-        informer_stop(inf);
-
         if (getrusage(RUSAGE_SELF, &ru) < 0)
                 return log_error_errno(-errno, "getrusage");
+        size_t cached = informer_size(inf);
+        uint64_t kept = 0;
+        const KubeObject **objs = NULL;
+        size_t n_objs = 0;
+        if (informer_list(inf, &objs, &n_objs) >= 0)
+                for (size_t i = 0; i < n_objs; i++) {
+                        char *text = cJSON_PrintUnformatted(objs[i]->json);
+                        kept += text ? strlen(text) : 0;
+                        free(text);
+                }
+        free(objs);
+        informer_stop(inf);
+
         double secs = (double) (counter.done_at - start) / USEC_PER_SEC;
         double cpu = (double) ru.ru_utime.tv_sec + ru.ru_utime.tv_usec / 1e6 + (double) ru.ru_stime.tv_sec +
                      ru.ru_stime.tv_usec / 1e6;
         printf("watch-bench events=%llu seconds=%.3f events_per_s=%.0f peak_rss_kb=%ld cpu_seconds=%.3f "
-               "cached=%zu lists=%llu watches=%llu\n",
+               "cached=%zu lists=%llu watches=%llu transform=%s kept_json_bytes=%llu\n",
                (unsigned long long) counter.events, secs, secs > 0 ? (double) counter.events / secs : 0.0,
-               ru.ru_maxrss, cpu, cached, (unsigned long long) st.lists, (unsigned long long) st.watches);
+               ru.ru_maxrss, cpu, cached, (unsigned long long) st.lists, (unsigned long long) st.watches,
+               transform ? "operator" : "none", (unsigned long long) (n_objs ? kept / n_objs : 0));
         return 0;
 }
 

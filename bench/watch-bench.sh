@@ -2,7 +2,7 @@
 # Watch decode-and-cache benchmark: our pod informer (bench/watch-bench.c, cache
 # kept) against kubectl (client-go) on the same bytes from bench/watch-replay.py,
 # one client at a time, in the same run. Prints a table and the target verdict
-# (at least 10x kubectl's events/s at no more than a quarter of its peak RSS).
+# (at least 10x kubectl's events/s at no more than half of its peak RSS: issue 11 restated the quarter).
 #
 #   bench/watch-bench.sh [--events N] [--no-build]
 #
@@ -144,7 +144,13 @@ run_client() {
         fi
 }
 
-# Ours: the informer with its cache; it prints one key=value line.
+# For comparison only (not in the verdict; run first, so the measured clients
+# both find the server past its start): the same informer keeping whole objects.
+run_client ours-all "$WORK/ours-all.out" env WATCH_BENCH_KEEP_ALL=1 "$BIN" "$URL" "$EVENTS" "$TIMEOUT"
+echo "ours, whole objects: $(grep '^watch-bench ' "$WORK/ours-all.out" || echo 'no result') peak RSS $(cat "$WORK/ours-all.rss") kB"
+sleep 1
+# Ours: the informer with its cache, objects trimmed as the operator trims
+# them (operator_cache_transform); it prints one key=value line.
 run_client ours "$WORK/ours.out" "$BIN" "$URL" "$EVENTS" "$TIMEOUT"
 OURS_LINE="$(grep '^watch-bench ' "$WORK/ours.out" || true)"
 [ -n "$OURS_LINE" ] || { echo "our client printed no result" >&2; exit 1; }
@@ -169,8 +175,8 @@ awk -v n="$EVENTS" -v oe="$OURS_EVENTS" -v os="$OS" -v orss="$ORSS" -v ke="$KUBE
         printf "%-8s %10d %10.3f %10.0f %14.1f\n", "kubectl", ke, ks, kte, kmb
         tr = ote / kte; rr = omb / kmb
         printf "\nthroughput ours/kubectl: %.2fx (target >= 10x)\n", tr
-        printf "peak RSS   ours/kubectl: %.2f (target <= 0.25)\n", rr
+        printf "peak RSS   ours/kubectl: %.2f (target <= 0.5)\n", rr
         printf "(seconds: process wall time, start to exit; peak RSS: %s)\n", how
-        ok = (oe >= n && ke >= n && tr >= 10 && rr <= 0.25)
+        ok = (oe >= n && ke >= n && tr >= 10 && rr <= 0.5)
         printf "verdict: %s\n", ok ? "TARGET MET" : "TARGET NOT MET"
 }'

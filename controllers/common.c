@@ -9,6 +9,37 @@ const WatchSpec operator_watches[_W_MAX] = {
 #undef OP_WATCH_SPEC
 };
 
+/* Whether `key` is one of the NULL-terminated `keys`. */
+static bool key_in(const char *key, const char *const *keys)
+{
+        for (; key && *keys; keys++)
+                if (streq(key, *keys))
+                        return true;
+        return false;
+}
+
+void operator_cache_transform(const KubeResource *res, cJSON *obj, cJSON *dropped)
+{
+        static const char *const container_fields[] = {
+                "command",   "args",      "env",           "envFrom",      "volumeMounts",    "ports",
+                "resources", "lifecycle", "livenessProbe", "startupProbe", "securityContext", NULL,
+        };
+        static const char *const container_lists[] = {"containers", "initContainers"};
+        cJSON *spec, *c, *item, *next;
+
+        json_move_to(dropped, json_get_object(obj, "metadata"), "managedFields");
+        if (res != &KUBE_PODS || !(spec = json_get_object(obj, "spec")))
+                return;
+        json_move_to(dropped, spec, "volumes");
+        for (size_t l = 0; l < ELEMENTSOF(container_lists); l++)
+                JSON_ARRAY_FOREACH (c, json_get_array(spec, container_lists[l]))
+                        for (item = cJSON_IsObject(c) ? c->child : NULL; item; item = next) {
+                                next = item->next;
+                                if (key_in(item->string, container_fields))
+                                        cJSON_AddItemToArray(dropped, cJSON_DetachItemViaPointer(c, item));
+                        }
+}
+
 const OperatorState *op_state(const SyncContext *ctx)
 {
         return ctx->state;

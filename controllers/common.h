@@ -63,6 +63,18 @@ typedef enum OperatorWatch {
 } OperatorWatch;
 /* clang-format on */
 
+/* What the informer cache keeps of an object (the factory's transform):
+ * every object loses metadata.managedFields, and a Pod loses what no
+ * controller reads: spec.volumes and, in every container and init
+ * container, command, args, env, envFrom, volumeMounts, ports, resources,
+ * lifecycle, securityContext and the liveness and startup probes. Kept: the
+ * metadata, spec.nodeName and the rest of the spec, each container's name,
+ * image and readinessProbe (the guard controller's check), and the whole
+ * status. No controller writes a Pod it read (pods are created from their
+ * own templates and deleted), and the API server keeps an object's
+ * managedFields when a write omits them. */
+void operator_cache_transform(const KubeResource *res, cJSON *obj, cJSON *dropped);
+
 /* An entry of a controller's `static const WatchSpec *const watches[]`. */
 #define OP_WATCH(w) (&operator_watches[w])
 

@@ -58,6 +58,13 @@ int json_parse(const char *text, size_t len, cJSON **ret)
         return 0;
 }
 
+void json_move_to(cJSON *to, cJSON *obj, const char *key)
+{
+        cJSON *item = cJSON_IsObject(obj) ? cJSON_DetachItemFromObjectCaseSensitive(obj, key) : NULL;
+        if (item)
+                cJSON_AddItemToArray(to, item);
+}
+
 cJSON *json_get(const cJSON *obj, const char *path)
 {
         char key[256];

@@ -21,6 +21,10 @@ DEFINE_TRIVIAL_CLEANUP_FUNC(cJSON *, cJSON_Delete);
  * deeper than JSON_MAX_DEPTH, -ENOMEM. */
 int json_parse(const char *text, size_t len, cJSON **ret);
 
+/* Moves obj's member `key` (when obj is an object that has it) to the end of
+ * the array `to`. */
+void json_move_to(cJSON *to, cJSON *obj, const char *key);
+
 /* Dotted paths ("metadata.name"); NULL when absent or of another type. */
 cJSON *json_get(const cJSON *obj, const char *path);
 const char *json_get_string(const cJSON *obj, const char *path);

@@ -10,6 +10,7 @@
 
 #include "base/log.h"
 #include "cmd.h"
+#include "controllers/common.h"
 #include "controllers/controllers.h"
 #include "etcd-wiring.h"
 #include "kube/informer.h"
@@ -397,6 +398,7 @@ static int run(const Flags *f)
         }
         const char *ns = f->namespace ? f->namespace : "openshift-etcd-operator";
         o.informers = informer_factory_new(o.client);
+        informer_factory_set_transform(o.informers, operator_cache_transform);
         EventSource src = {.component = "openshift-cluster-etcd-operator",
                            .api_version = "apps/v1",
                            .kind = "Deployment",

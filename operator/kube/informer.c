@@ -47,10 +47,25 @@ struct Informer {
         sd_event_source *retry_timer;
         sd_event_source *resync_timer;
         usec_t resync;
+        InformerTransform transform;
         InformerStats stats;
 };
 
 static void start_list(Informer *inf);
+
+/* The cached form of `json` (consumed): trimmed by the transform, frozen. */
+static KubeObject *new_object(Informer *inf, cJSON *json)
+{
+        if (!inf->transform || !json)
+                return kube_object_new(json);
+        _cleanup_(cJSON_Deletep) cJSON *dropped = cJSON_CreateArray();
+        if (!dropped) {
+                cJSON_Delete(json);
+                return NULL;
+        }
+        inf->transform(inf->res, json, dropped);
+        return kube_object_new(json);
+}
 static void start_watch(Informer *inf);
 
 Informer *informer_new(KubeClient *c, const KubeResource *r, const char *ns, const char *label_selector)
@@ -69,6 +84,12 @@ Informer *informer_new(KubeClient *c, const KubeResource *r, const char *ns, con
                 return NULL;
         backoff_init(&inf->backoff, 800 * USEC_PER_MSEC, 30 * USEC_PER_SEC, 2.0, 1.0);
         return TAKE_PTR(inf);
+}
+
+void informer_set_transform(Informer *inf, InformerTransform t)
+{
+        if (inf)
+                inf->transform = t;
 }
 
 Informer *informer_free(Informer *inf)
@@ -341,7 +362,7 @@ static void on_list(KubeClient *c, const KubeResponse *resp, void *userdata)
         }
         JSON_ARRAY_FOREACH (item, json_get_array(resp->body, "items")) {
                 cJSON *copy = cJSON_Duplicate(item, true);
-                KubeObject *o = copy ? kube_object_new(copy) : NULL;
+                KubeObject *o = copy ? new_object(inf, copy) : NULL;
                 if (o && hashmap_put(inf->listing, o->key, o) < 0)
                         kube_object_unref(o);
         }
@@ -411,7 +432,7 @@ int informer_apply_watch_line(Informer *inf, cJSON *line)
                 if (!deleted && !streq(type, "ADDED") && !streq(type, "MODIFIED"))
                         return -EBADMSG;
                 /* The line is the caller's to delete: take the object out of it rather than copy it. */
-                KubeObject *o = kube_object_new(cJSON_DetachItemViaPointer(line, obj));
+                KubeObject *o = new_object(inf, cJSON_DetachItemViaPointer(line, obj));
                 if (deleted) {
                         if (o)
                                 cache_delete(inf, o->key);
@@ -643,6 +664,7 @@ void informer_get_stats(Informer *inf, InformerStats *ret)
 
 struct InformerFactory {
         KubeClient *client;
+        InformerTransform transform;
         Hashmap *informers; /* "plural.group|ns|selector" -> Informer */
         bool started;
 };
@@ -662,6 +684,12 @@ InformerFactory *informer_factory_new(KubeClient *c)
         if (!f->informers)
                 return mfree(f);
         return f;
+}
+
+void informer_factory_set_transform(InformerFactory *f, InformerTransform t)
+{
+        if (f)
+                f->transform = t;
 }
 
 InformerFactory *informer_factory_free(InformerFactory *f)
@@ -696,6 +724,7 @@ Informer *informer_factory_get(InformerFactory *f, const KubeResource *r, const 
         inf = informer_new(f->client, r, ns, selector);
         if (!inf)
                 return NULL;
+        informer_set_transform(inf, f->transform);
         if (hashmap_put(f->informers, key, inf) < 0)
                 return informer_free(inf);
         if (f->started && informer_start(inf) < 0)

@@ -22,6 +22,8 @@ Fixture *fixture_new(void)
         f->loop = loop_new();
         f->client = kube_client_new(f->loop, cfg);
         f->factory = informer_factory_new(f->client);
+        /* Controllers see objects trimmed as the operator caches them. */
+        informer_factory_set_transform(f->factory, operator_cache_transform);
         f->now = 1795305600ULL * USEC_PER_SEC;
         f->rv = 100;
         f->state.etcd_image = "quay.io/openshift/etcd@sha256:0123";

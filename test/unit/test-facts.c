@@ -7,6 +7,7 @@
 
 #include <cmocka.h>
 
+#include "base/json.h"
 #include "cmd/etcd-wiring.h"
 #include "controller-fixture.h"
 #include "controllers/facts.h"
@@ -407,9 +408,60 @@ static void test_view_digest(void **state)
         fixture_free(f);
 }
 
+/* The cache keeps of a pod what controllers read, and nothing they never read. */
+static void test_cache_transform(void **state)
+{
+        _cleanup_(cJSON_Deletep) cJSON *pod = NULL, *cm = NULL, *trash = cJSON_CreateArray();
+        static const char pod_json[] =
+                "{\"kind\":\"Pod\",\"metadata\":{\"name\":\"etcd-guard-m0\",\"namespace\":\"openshift-"
+                "etcd\","
+                "\"labels\":{\"app\":\"guard\"},\"managedFields\":[{\"manager\":\"kubelet\"}]},"
+                "\"spec\":{\"nodeName\":\"m0\",\"volumes\":[{\"name\":\"v\"}],\"initContainers\":[{\"name\":"
+                "\"setup\",\"image\":\"img\",\"command\":[\"sh\"],\"env\":[{\"name\":\"A\"}]}],"
+                "\"containers\":[{\"name\":\"guard\",\"image\":\"img\",\"command\":[\"sh\",\"-c\",\"x\"],"
+                "\"args\":[\"a\"],\"env\":[{\"name\":\"B\",\"value\":\"1\"}],\"volumeMounts\":[{\"name\":"
+                "\"v\"}],\"resources\":{},\"livenessProbe\":{},\"startupProbe\":{},\"readinessProbe\":{"
+                "\"httpGet\":{\"host\":\"10.0.0.1\",\"port\":9980}}}]},\"status\":{\"phase\":\"Running\","
+                "\"podIP\":\"10.0.0.1\",\"containerStatuses\":[{\"name\":\"guard\",\"ready\":true}]}}";
+        assert_int_equal(json_parse(pod_json, strlen(pod_json), &pod), 0);
+        operator_cache_transform(&KUBE_PODS, pod, trash);
+        assert_int_equal(cJSON_GetArraySize(trash), 11); /* managedFields, volumes, 2 + 7 container fields */
+        assert_null(json_get(pod, "metadata.managedFields"));
+        assert_null(json_get(pod, "spec.volumes"));
+        cJSON *c = cJSON_GetArrayItem(json_get_array(pod, "spec.containers"), 0);
+        cJSON *init = cJSON_GetArrayItem(json_get_array(pod, "spec.initContainers"), 0);
+        static const char *const dropped[] = {"command",   "args",          "env",         "volumeMounts",
+                                              "resources", "livenessProbe", "startupProbe"};
+        for (size_t k = 0; k < ELEMENTSOF(dropped); k++) {
+                assert_null(json_get(c, dropped[k]));
+                assert_null(json_get(init, dropped[k]));
+        }
+        /* What the controllers read stays: metadata, node, image, the guard's probe, status. */
+        assert_string_equal(json_get_string(pod, "metadata.labels.app"), "guard");
+        assert_string_equal(json_get_string(pod, "spec.nodeName"), "m0");
+        assert_string_equal(json_get_string(c, "name"), "guard");
+        assert_string_equal(json_get_string(c, "image"), "img");
+        assert_string_equal(json_get_string(c, "readinessProbe.httpGet.host"), "10.0.0.1");
+        assert_string_equal(json_get_string(init, "image"), "img");
+        assert_string_equal(json_get_string(pod, "status.podIP"), "10.0.0.1");
+        assert_true(json_get_bool(cJSON_GetArrayItem(json_get_array(pod, "status.containerStatuses"), 0),
+                                  "ready", false));
+
+        /* Other kinds lose only managedFields. */
+        static const char cm_json[] =
+                "{\"metadata\":{\"name\":\"c\",\"managedFields\":[{}]},\"spec\":{\"volumes\":1},"
+                "\"data\":{\"podyaml\":\"x\"}}";
+        assert_int_equal(json_parse(cm_json, strlen(cm_json), &cm), 0);
+        operator_cache_transform(&KUBE_CONFIGMAPS, cm, trash);
+        assert_null(json_get(cm, "metadata.managedFields"));
+        assert_non_null(json_get(cm, "spec.volumes"));
+        assert_string_equal(json_get_string(cm, "data.podyaml"), "x");
+}
+
 int main(void)
 {
         const struct CMUnitTest tests[] = {
+                cmocka_unit_test(test_cache_transform),
                 cmocka_unit_test(test_ready),
                 cmocka_unit_test(test_peer_urls),
                 cmocka_unit_test(test_member_of_node),

@@ -158,6 +158,40 @@ static void test_informer_events(void **state)
         assert_int_equal(apply(inf, "{\"object\":{}}"), -EBADMSG);
 }
 
+static void drop_spec(const KubeResource *res, cJSON *obj, cJSON *dropped)
+{
+        assert_ptr_equal(res, &KUBE_PODS);
+        json_move_to(dropped, obj, "spec");
+        assert_int_equal(cJSON_GetArraySize(dropped), 1);
+}
+
+/* A transform trims every object before the cache keeps it and before handlers see it. */
+static void test_informer_transform(void **state)
+{
+        _cleanup_(loop_unrefp) Loop *l = loop_new();
+        KubeConfig *cfg = calloc(1, sizeof *cfg);
+        cfg->server = strdup("http://127.0.0.1:1");
+        _cleanup_(kube_client_freep) KubeClient *c = kube_client_new(l, cfg);
+        _cleanup_(informer_factory_freep) InformerFactory *f = informer_factory_new(c);
+        informer_factory_set_transform(f, drop_spec);
+        Informer *inf = informer_factory_get(f, &KUBE_PODS, NULL, NULL);
+        Seen s = {};
+
+        assert_non_null(inf);
+        assert_int_equal(informer_add_handler(inf, handler, &s), 0);
+        assert_int_equal(apply(inf,
+                               "{\"type\":\"ADDED\",\"object\":{\"metadata\":{\"name\":\"a\",\"namespace\":"
+                               "\"n1\",\"resourceVersion\":\"5\"},\"spec\":{\"nodeName\":\"m0\"},"
+                               "\"status\":{\"phase\":\"Running\"}}}"),
+                         0);
+        assert_int_equal(s.added, 1);
+        const KubeObject *o = informer_get(inf, "n1", "a");
+        assert_non_null(o);
+        assert_null(json_get(o->json, "spec"));
+        assert_string_equal(json_get_string(o->json, "status.phase"), "Running");
+        assert_int_equal(o->resource_version, 5);
+}
+
 static KubeObject *node(const char *rv, const char *beat, const char *ready, const char *ip)
 {
         _cleanup_free_ char *text = strdup_printf(
@@ -195,9 +229,8 @@ static void test_heartbeat_only(void **state)
 int main(void)
 {
         const struct CMUnitTest tests[] = {
-                cmocka_unit_test(test_status),
-                cmocka_unit_test(test_paths),
-                cmocka_unit_test(test_informer_events),
+                cmocka_unit_test(test_status),          cmocka_unit_test(test_paths),
+                cmocka_unit_test(test_informer_events), cmocka_unit_test(test_informer_transform),
                 cmocka_unit_test(test_heartbeat_only),
         };
         return cmocka_run_group_tests(tests, NULL, NULL);
