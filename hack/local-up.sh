@@ -125,6 +125,14 @@ for _ in $(seq 1 1200); do
         sleep 0.1
 done
 [ -f "$state/sim/ready" ] || { echo "local-up: the API simulator did not serve within 120 s" >&2; false; }
+if [ -f "$state/sim/front-url" ]; then
+        # The HTTP/2 front (SIM_HTTP2) holds off for a while after its backend refused
+        # connections (the kubelets asked before the simulator served): 502 until then.
+        for _ in $(seq 1 600); do
+                [ "$(curl -sk -o /dev/null -w '%{http_code}' "$(cat "$state/sim/front-url")/healthz")" = 200 ] && break
+                sleep 0.1
+        done
+fi
 echo "local-up: the bootstrap etcd runs; the API simulator serves from it"
 
 echo "local-up: the cluster-version operator's objects"
