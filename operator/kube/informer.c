@@ -360,9 +360,12 @@ static void on_list(KubeClient *c, const KubeResponse *resp, void *userdata)
                 log_info("informer %s: served now", inf->res->plural);
                 inf->absent = false;
         }
-        JSON_ARRAY_FOREACH (item, json_get_array(resp->body, "items")) {
-                cJSON *copy = cJSON_Duplicate(item, true);
-                KubeObject *o = copy ? new_object(inf, copy) : NULL;
+        /* The body is ours until the callback returns: take the items out of it rather
+         * than copy them (half the allocations, and less of the heap left in holes). */
+        cJSON *items = json_get_array(resp->body, "items"), *next;
+        for (item = items ? items->child : NULL; item; item = next) {
+                next = item->next;
+                KubeObject *o = new_object(inf, cJSON_DetachItemViaPointer(items, item));
                 if (o && hashmap_put(inf->listing, o->key, o) < 0)
                         kube_object_unref(o);
         }
