@@ -317,9 +317,10 @@ class Cluster:
             env.kubectl("create", "-f", os.path.join(self.assets, "manifests", f), check=False)
         return self
 
-    def client(self):
+    def client(self, timeout=3.0):
         """An etcd client of its own: one per thread (a client's connections are not shared)."""
-        return Etcd(*(os.path.join(self.tls, f) for f in ("etcd-ca-bundle.crt", "etcd-client.crt", "etcd-client.key")))
+        return Etcd(*(os.path.join(self.tls, f) for f in ("etcd-ca-bundle.crt", "etcd-client.crt", "etcd-client.key")),
+                    timeout=timeout)
 
     def actors(self):
         """The invariant watcher and the writer, not started."""
