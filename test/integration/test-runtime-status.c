@@ -213,9 +213,12 @@ static void test_unchanged_conditions_send_nothing(void **state)
 
         uint64_t before = requests();
         unsigned syncs = n_syncs;
-        for (int i = 0; i < 20; i++) {
+        /* Each enqueue waits for its sync (two enqueues before a sync would be one sync: on a
+         * loaded machine 20 ms was not always enough). */
+        for (unsigned i = 0; i < 20; i++) {
                 assert_int_equal(runtime_enqueue(rt, "Probe"), 0);
-                run_for(20 * USEC_PER_MSEC);
+                for (int t = 0; t < 250 && n_syncs < syncs + i + 1; t++)
+                        run_for(20 * USEC_PER_MSEC);
         }
         run_for(200 * USEC_PER_MSEC);
         assert_true(n_syncs >= syncs + 20);
