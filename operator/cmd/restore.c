@@ -529,11 +529,31 @@ static int restore_in_place(const Flags *f, const Backup *b)
                 return log_error_errno(-errno, "cannot move %s to %s", tmp_member, member);
         (void) rmdir(tmp);
         log_info("restored %s into %s", b->snapshot, member);
-        if (rename(stopped, manifest) < 0) {
-                if (errno != EXDEV)
-                        return log_error_errno(-errno, "cannot move %s back to %s", stopped, manifest);
-                if ((r = move_file_across(stopped, manifest)) < 0)
+        /* Never over a manifest that appeared while etcd was stopped: the installer of a newer
+         * revision writes one when it finds the member gone (a restart then costs no quorum),
+         * and putting the stopped, older one over it would leave the node at the old revision
+         * while the operator waits for the new one. That manifest starts etcd on the restored
+         * data just as well. */
+        if (renameat2(AT_FDCWD, stopped, AT_FDCWD, manifest, RENAME_NOREPLACE) < 0) {
+                int e = errno;
+                /* EINVAL: a filesystem without RENAME_NOREPLACE; EXDEV: another filesystem. */
+                if (e != EEXIST && e != EINVAL && e != EXDEV)
+                        return log_error_errno(-e, "cannot move %s back to %s", stopped, manifest);
+                if (e == EEXIST || access(manifest, F_OK) == 0) {
+                        log_info("%s was written while etcd was stopped (a newer revision's installer): "
+                                 "keeping it, it starts etcd on the restored data; the stopped manifest "
+                                 "stays in %s",
+                                 manifest, stopped);
+                        return 0;
+                }
+                if (e == EINVAL && rename(stopped, manifest) < 0)
+                        e = errno;
+                else if (e == EINVAL)
+                        e = 0;
+                if (e == EXDEV && (r = move_file_across(stopped, manifest)) < 0)
                         return r;
+                if (e != 0 && e != EXDEV)
+                        return log_error_errno(-e, "cannot move %s back to %s", stopped, manifest);
         }
         log_info("moved %s back to %s: the etcd pod starts again", stopped, manifest);
         return 0;

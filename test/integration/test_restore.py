@@ -251,6 +251,20 @@ def main():
     assert [f for f in os.listdir(node2.data)] == ["member"], os.listdir(node2.data)
     log("in-place path: restored, normal pod back")
 
+    # The installer of a newer revision writes the manifest while etcd is stopped (it found the
+    # member gone): the restore keeps that one and leaves the stopped one where it is.
+    node3 = Node("master-1", src, good)
+    newer = os.path.join(node3.config, "manifests/etcd-pod.yaml")
+    write(os.path.join(node3.bin, "crictl"), "#!/bin/sh\n[ -e '%s' ] || printf 'installer etcd pod, revision 3\\n' >'%s'\n"
+          % (newer, newer), 0o755)
+    r = node3.restore("--in-place", "--name", "master-1", "--peer-host", "127.0.0.1", good)
+    assert r.returncode == 0, r.stderr
+    assert open(newer).read() == "installer etcd pod, revision 3\n", open(newer).read()
+    assert open(os.path.join(node3.stopped, "etcd-pod.yaml")).read() == "normal etcd pod, revision 2\n"
+    assert "was written while etcd was stopped" in r.stderr, r.stderr
+    assert os.path.isdir(os.path.join(node3.data, "member/wal"))
+    log("in-place path: a newer revision's manifest written meanwhile is kept")
+
     # bump-revision on it: past maxRevision + margin, older revisions compacted.
     write(os.path.join(node2.backup_data, "revision.json"),
           json.dumps({"clusterId": "1", "raftIndex": {}, "maxRaftIndex": 1, "created": "2026-11-25T00:00:00Z",
