@@ -536,9 +536,6 @@ static int restore_in_place(const Flags *f, const Backup *b)
          * data just as well. */
         if (renameat2(AT_FDCWD, stopped, AT_FDCWD, manifest, RENAME_NOREPLACE) < 0) {
                 int e = errno;
-                /* EINVAL: a filesystem without RENAME_NOREPLACE; EXDEV: another filesystem. */
-                if (e != EEXIST && e != EINVAL && e != EXDEV)
-                        return log_error_errno(-e, "cannot move %s back to %s", stopped, manifest);
                 if (e == EEXIST || access(manifest, F_OK) == 0) {
                         log_info("%s was written while etcd was stopped (a newer revision's installer): "
                                  "keeping it, it starts etcd on the restored data; the stopped manifest "
@@ -546,14 +543,16 @@ static int restore_in_place(const Flags *f, const Backup *b)
                                  manifest, stopped);
                         return 0;
                 }
-                if (e == EINVAL && rename(stopped, manifest) < 0)
-                        e = errno;
-                else if (e == EINVAL)
-                        e = 0;
-                if (e == EXDEV && (r = move_file_across(stopped, manifest)) < 0)
-                        return r;
-                if (e != 0 && e != EXDEV)
+                /* Nothing there: EINVAL is a filesystem without RENAME_NOREPLACE, EXDEV another one. */
+                if (e != EINVAL && e != EXDEV)
                         return log_error_errno(-e, "cannot move %s back to %s", stopped, manifest);
+                if (rename(stopped, manifest) < 0) {
+                        if (errno != EXDEV)
+                                return log_error_errno(-errno, "cannot move %s back to %s", stopped,
+                                                       manifest);
+                        if ((r = move_file_across(stopped, manifest)) < 0)
+                                return r;
+                }
         }
         log_info("moved %s back to %s: the etcd pod starts again", stopped, manifest);
         return 0;

@@ -52,6 +52,7 @@ struct Informer {
 };
 
 static void start_list(Informer *inf);
+static void start_watch(Informer *inf);
 
 /* The cached form of `json` (consumed): trimmed by the transform, frozen. */
 static KubeObject *new_object(Informer *inf, cJSON *json)
@@ -66,7 +67,6 @@ static KubeObject *new_object(Informer *inf, cJSON *json)
         inf->transform(inf->res, json, dropped);
         return kube_object_new(json);
 }
-static void start_watch(Informer *inf);
 
 Informer *informer_new(KubeClient *c, const KubeResource *r, const char *ns, const char *label_selector)
 {
