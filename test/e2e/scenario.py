@@ -684,6 +684,16 @@ class Cluster:
         assert BOOTSTRAP_ANNOTATION not in (ep["metadata"].get("annotations") or {})
 
 
+def last_error(path):
+    """The last error line (klog's E...) of a log: why an operator exited."""
+    try:
+        with open(path, errors="replace") as f:
+            errs = [ln.rstrip() for ln in f if ln.startswith("E")]
+    except (OSError, TypeError):
+        return "no log"
+    return errs[-1] if errs else "no error logged"
+
+
 class OperatorSupervisor(threading.Thread):
     def __init__(self, cluster):
         super().__init__(daemon=True)
@@ -700,7 +710,8 @@ class OperatorSupervisor(threading.Thread):
             if self.stop.is_set():
                 break
             self.restarts += 1
-            log("operator exited (%s); restarting it, as its Deployment would" % self.proc.returncode)
+            log("operator exited (%s: %s); restarting it, as its Deployment would" % (
+                self.proc.returncode, last_error(getattr(self.proc, "log_path", None))))
             time.sleep(1)
 
     def halt(self):

@@ -182,7 +182,13 @@ def freeze_member(c):
             # The learner was promoted between the list above and the freeze: what is left to
             # check is that nothing else changes (the bootstrap member's removal waits too).
             log("the learner was promoted just before the freeze; no learner waits now")
-        cond = wait_for("EtcdMembersDegraded to name %s" % name, lambda: degraded_names(c, name), 15)
+        # The operator may lose its lease meanwhile (its API calls wait on etcd behind the
+        # frozen member, or a loaded machine delays a renewal past the 4 s deadline): a new
+        # one waits out the lease, syncs its informers and times out on the frozen member
+        # before it can say so. The whole freeze is the budget, less the time to say why the
+        # learner waits.
+        cond = wait_for("EtcdMembersDegraded to name %s" % name, lambda: degraded_names(c, name),
+                        max(15.0, FREEZE_MEMBER - 5.0 - (time.monotonic() - t0)))
         log("EtcdMembersDegraded: %s" % cond)
         said = ["(no learner to hold)"]
         # Once the learner has started the operator names the frozen voter; until then (etcd on

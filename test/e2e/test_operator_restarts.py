@@ -47,7 +47,7 @@ import time
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 from e2e import Env, log, wait_for  # noqa: E402
 from leaders import check_leader_kills  # noqa: E402
-from scenario import BOOTSTRAP_MEMBER, Cluster, kill9, start_actors, stop_actors  # noqa: E402
+from scenario import BOOTSTRAP_MEMBER, Cluster, kill9, last_error, start_actors, stop_actors  # noqa: E402
 from upgrades import check_upgrade_downgrade  # noqa: E402
 
 TIMEOUT = int(os.environ.get("E2E_BOOTSTRAP_TIMEOUT", "420"))
@@ -81,8 +81,8 @@ class Operators:
                 with self.lock:
                     if self.proc.poll() is not None:
                         self.restarts += 1
-                        log("operator exited by itself (%s); restarting it, as its Deployment would"
-                            % self.proc.returncode)
+                        log("operator exited by itself (%s: %s); restarting it, as its Deployment would"
+                            % (self.proc.returncode, last_error(self.proc.log_path)))
                         self._start()
         threading.Thread(target=run, daemon=True).start()
         return stop
@@ -90,8 +90,8 @@ class Operators:
     def is_leader(self):
         with self.lock:
             if self.proc.poll() is not None:
-                raise AssertionError("the operator exited on its own (status %s), see %s" % (
-                    self.proc.returncode, self.proc.log_path))
+                raise AssertionError("the operator exited on its own (status %s: %s), see %s" % (
+                    self.proc.returncode, last_error(self.proc.log_path), self.proc.log_path))
             if not self.leader:
                 with open(self.proc.log_path, "rb") as f:
                     f.seek(self.offset)
