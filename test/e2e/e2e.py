@@ -15,6 +15,7 @@ import sys
 import tempfile
 import threading
 import time
+import traceback
 import urllib.parse
 
 ROOT = os.path.normpath(os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", ".."))
@@ -195,13 +196,20 @@ class Env:
         if denied and exc[0] is None:
             log("RBAC denied %d request(s), first ones:\n  %s" % (len(denied), "\n  ".join(denied[:10])))
             exc = (AssertionError, None, None)
-        if exc[0] is not None or os.environ.get("KEEP_TEST_DIRS"):
+        # Why it failed comes first and again last: a CI log that keeps only part of the
+        # output keeps one of them, not only the logs' tails in between.
+        why = failure_summary(exc) if exc[0] is not None and exc[1] is not None else None
+        if why:
+            log("FAILED: %s" % why)
+        if exc[0] is not None or keep_test_dirs():
             log("scenario directory kept: %s" % self.dir)
             for f in sorted(os.listdir(self.dir)):
                 if f.endswith(".log"):
                     tail = open(os.path.join(self.dir, f), errors="replace").read()[-3000:]
                     sys.stdout.write("---- %s (tail) ----\n%s\n" % (f, tail))
-        if not os.environ.get("KEEP_TEST_DIRS") and exc[0] is None:
+        if why:
+            log("FAILED: %s" % why)
+        if not keep_test_dirs() and exc[0] is None:
             shutil.rmtree(self.dir, ignore_errors=True)
         if denied and exc[0] is AssertionError and exc[1] is None:
             raise AssertionError("RBAC denied %d request(s): %s" % (len(denied), denied[0]))
@@ -328,6 +336,21 @@ class Env:
                 "--bootstrap-ip", bootstrap_ip, "--hostname", hostname, "--listen-on-node-ip",
                 "--control-plane-hardware-speed", "Slower"] + list(extra)
         return subprocess.run(argv, capture_output=True, text=True)
+
+
+def keep_test_dirs():
+    """KEEP_TEST_DIRS set to anything but "" or "0": keep every test's directory."""
+    return os.environ.get("KEEP_TEST_DIRS", "") not in ("", "0")
+
+
+def failure_summary(exc):
+    """The exception and the test's own frames it came through (file:line function), innermost
+    last: what a failed scenario prints before and after its logs' tails."""
+    frames = traceback.extract_tb(exc[2]) if exc[2] is not None else []
+    where = " <- ".join("%s:%d %s" % (os.path.basename(f.filename), f.lineno, f.name)
+                        for f in reversed(frames[-4:]))
+    text = "".join(traceback.format_exception_only(exc[0], exc[1])).strip()
+    return "%s%s" % (text, " (at %s)" % where if where else "")
 
 
 def wait_for(what, pred, timeout, interval=0.5):

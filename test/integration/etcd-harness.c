@@ -247,12 +247,19 @@ int etcd_test_member_wait_exit(EtcdTestCluster *c, size_t i, usec_t timeout)
         return -ESRCH;
 }
 
+bool etcd_test_keep_dirs(void)
+{
+        const char *k = getenv("KEEP_TEST_DIRS");
+
+        return k && *k && strcmp(k, "0") != 0;
+}
+
 void etcd_test_cluster_destroy(EtcdTestCluster *c)
 {
         for (size_t i = 0; i < c->n; i++)
                 if (c->members[i].pid > 0)
                         (void) etcd_test_member_kill(c, i, SIGKILL);
-        if (c->dir[0] && !getenv("KEEP_TEST_DIRS")) {
+        if (c->dir[0] && !etcd_test_keep_dirs()) {
                 _cleanup_free_ char *cmd = strdup_printf("rm -rf '%s'", c->dir);
                 if (cmd && system(cmd) != 0)
                         fprintf(stderr, "could not remove %s\n", c->dir);

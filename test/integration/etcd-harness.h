@@ -53,6 +53,8 @@ int etcd_test_member_kill(EtcdTestCluster *c, size_t i, int sig);
 int etcd_test_member_wait_exit(EtcdTestCluster *c, size_t i, usec_t timeout);
 /* Kills everything, removes the directory. Safe to call twice. */
 void etcd_test_cluster_destroy(EtcdTestCluster *c);
+/* KEEP_TEST_DIRS set to anything but "" or "0": leave test directories behind. */
+bool etcd_test_keep_dirs(void);
 
 /* An EtcdClient on `loop` with the cluster's client certificate and the
  * client URLs of the members in `mask` as endpoints. */

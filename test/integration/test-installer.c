@@ -220,7 +220,7 @@ static int teardown(void **state)
         if (loop)
                 assert_int_equal(loop_http_in_flight(loop), 0);
         loop = loop_unref(loop);
-        if (tmp[0] && !getenv("KEEP_TEST_DIRS")) {
+        if (tmp[0] && !etcd_test_keep_dirs()) {
                 _cleanup_free_ char *cmd = strdup_printf("rm -rf '%s'", tmp);
                 (void) system(cmd);
         }

@@ -384,7 +384,7 @@ if __name__ == "__main__":
             if p.poll() is None:
                 p.kill()
                 p.wait()
-        if os.environ.get("KEEP_TEST_DIRS"):
+        if os.environ.get("KEEP_TEST_DIRS", "") not in ("", "0"):
             log("kept %s" % TMP)
         else:
             shutil.rmtree(TMP, ignore_errors=True)

@@ -238,7 +238,7 @@ def main():
         if peer.poll() is None:
             peer.kill()
             peer.wait()
-        if not os.environ.get("KEEP_TEST_DIRS"):
+        if os.environ.get("KEEP_TEST_DIRS", "") in ("", "0"):
             shutil.rmtree(tmp, ignore_errors=True)
 
 

@@ -9,7 +9,7 @@ root=$(cd "$(dirname "${BASH_SOURCE[0]}")/../.." && pwd)
 dir=$(mktemp -d "${TMPDIR:-/tmp}/ceo-sim-XXXXXX")
 cleanup() {
         bash "$root/hack/sim-up.sh" stop "$dir" >/dev/null 2>&1 || true
-        if [ -z "${KEEP_TEST_DIRS:-}" ]; then rm -rf "$dir"; fi
+        case "${KEEP_TEST_DIRS:-0}" in "" | 0) rm -rf "$dir" ;; esac
 }
 trap cleanup EXIT
 # A signal (ctest's timeout, ^C) stops CMD and then runs cleanup: bash runs a trap only
