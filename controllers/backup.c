@@ -31,7 +31,7 @@
 #include "facts.h"
 #include "runtime/conditions.h"
 
-#define JOB_APP_LABEL   "cluster-backup-job"
+#define JOB_APP_LABEL   JOB_APP_BACKUP
 #define BACKUP_DIR      "/etc/kubernetes/cluster-backup"
 #define HOST_CONFIG_DIR "/host/etc/kubernetes"
 #define JOB_DEADLINE_S  900
@@ -346,7 +346,7 @@ static int sync_backup(const SyncContext *ctx, Plan *p)
         int r;
 
         if ((r = op_list(ctx, W_ETCD_BACKUPS, &backups, &n_backups)) < 0 ||
-            (r = op_list(ctx, W_BACKUP_JOBS, &jobs, &n_jobs)) < 0)
+            (r = op_list_jobs(ctx, JOB_APP_LABEL, &jobs, &n_jobs)) < 0)
                 return r;
 
         /* Jobs first: finished ones report to their EtcdBackup, orphans go. */
@@ -406,7 +406,7 @@ static int sync_backup(const SyncContext *ctx, Plan *p)
                 if (!name)
                         return -ENOMEM;
                 if (processed(b) || json_get_string(b->json, "metadata.deletionTimestamp") ||
-                    op_get(ctx, W_BACKUP_JOBS, NS_ETCD, name))
+                    op_get_job(ctx, JOB_APP_LABEL, name))
                         continue;
                 if (!next) {
                         next = b;
@@ -425,7 +425,7 @@ static int sync_backup(const SyncContext *ctx, Plan *p)
         return 0;
 }
 
-static const WatchSpec *const watches[] = {OP_WATCH(W_ETCD_BACKUPS), OP_WATCH(W_BACKUP_JOBS),
+static const WatchSpec *const watches[] = {OP_WATCH(W_ETCD_BACKUPS), OP_WATCH(W_ETCD_JOBS),
                                            OP_WATCH(W_ETCD_PVCS), OP_WATCH(W_ETCD_SECRETS),
                                            OP_WATCH(W_ETCD_PODS)};
 
@@ -488,7 +488,7 @@ static int sync_backup_removal(const SyncContext *ctx, Plan *p)
                         if (!streq_ptr(json_get_string(ref, "kind"), "Job") ||
                             !streq_ptr(json_get_string(ref, "apiVersion"), "batch/v1") || !name)
                                 continue;
-                        const KubeObject *job = op_get(ctx, W_CRON_BACKUP_JOBS, NS_ETCD, name);
+                        const KubeObject *job = op_get_job(ctx, JOB_APP_CRON_BACKUP, name);
                         if (job && streq_ptr(kube_object_uid(job), json_get_string(ref, "uid")))
                                 continue;
                         log_info(
@@ -502,7 +502,7 @@ static int sync_backup_removal(const SyncContext *ctx, Plan *p)
         return 0;
 }
 
-static const WatchSpec *const removal_watches[] = {OP_WATCH(W_ETCD_BACKUPS), OP_WATCH(W_CRON_BACKUP_JOBS)};
+static const WatchSpec *const removal_watches[] = {OP_WATCH(W_ETCD_BACKUPS), OP_WATCH(W_ETCD_JOBS)};
 
 const ControllerSpec controller_backup_removal = {
         .name = "BackupRemovalController",

@@ -99,6 +99,29 @@ int op_list(const SyncContext *ctx, OperatorWatch w, const KubeObject ***ret, si
         return informer_list(op_informer(ctx, w), ret, ret_n);
 }
 
+const KubeObject *op_get_job(const SyncContext *ctx, const char *app, const char *name)
+{
+        const KubeObject *job = op_get(ctx, W_ETCD_JOBS, NS_ETCD, name);
+        return job && streq_ptr(json_get_string(job->json, "metadata.labels.app"), app) ? job : NULL;
+}
+
+int op_list_jobs(const SyncContext *ctx, const char *app, const KubeObject ***ret, size_t *ret_n)
+{
+        const KubeObject **all = NULL;
+        size_t n = 0, k = 0;
+        int r = op_list(ctx, W_ETCD_JOBS, &all, &n);
+        if (r < 0)
+                return r;
+        for (size_t i = 0; i < n; i++)
+                if (streq_ptr(json_get_string(all[i]->json, "metadata.labels.app"), app))
+                        all[k++] = all[i];
+        if (k == 0)
+                all = mfree(all);
+        *ret = all;
+        *ret_n = k;
+        return 0;
+}
+
 const KubeObject *op_etcd_cr(const SyncContext *ctx)
 {
         return op_get(ctx, W_ETCD_CR, NULL, "cluster");

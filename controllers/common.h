@@ -22,6 +22,14 @@
 /* The one table of the watches controllers share (index, resource,
  * namespace or NULL for all, label selector or NULL): the enum and
  * operator_watches[] are both made from it. */
+/* The Jobs the operator runs in openshift-etcd, by their "app" label: one
+ * watch for all three kinds (a watch each would be three connections'
+ * streams and three re-watches whenever the API server ends its watches). */
+#define JOB_APP_BACKUP      "cluster-backup-job"     /* BackupController: one EtcdBackup */
+#define JOB_APP_CRON_BACKUP "cluster-backup-cronjob" /* the periodic backup CronJob's */
+#define JOB_APP_S3_PURGE    "etcd-backup-s3-purge"   /* PeriodicBackupController: a bucket's purge */
+#define ETCD_JOBS_SELECTOR  "app in (" JOB_APP_BACKUP "," JOB_APP_CRON_BACKUP "," JOB_APP_S3_PURGE ")"
+
 /* clang-format off */
 #define OPERATOR_WATCHES(X)                                                                        \
         X(W_MASTER_NODES,           KUBE_NODES,            NULL,           "node-role.kubernetes.io/master") \
@@ -45,12 +53,10 @@
         X(W_KAS_CONFIGMAPS,         KUBE_CONFIGMAPS,       NS_KAS,         NULL) /* config-<N> */  \
         X(W_NAMESPACES,             KUBE_NAMESPACES,       NULL,           NULL) /* delayed-HA annotation */ \
         X(W_ETCD_BACKUPS,           KUBE_ETCDBACKUPS,      NULL,           NULL) /* may not be served */ \
-        X(W_BACKUP_JOBS,            KUBE_JOBS,             NS_ETCD,        "app=cluster-backup-job") \
+        X(W_ETCD_JOBS,              KUBE_JOBS,             NS_ETCD,        ETCD_JOBS_SELECTOR) /* op_get_job */ \
         X(W_ETCD_PVCS,              KUBE_PVCS,             NS_ETCD,        NULL)                   \
         X(W_BACKUPS,                KUBE_BACKUPS,          NULL,           NULL) /* may not be served */ \
-        X(W_BACKUP_CRONJOBS,        KUBE_CRONJOBS,         NS_ETCD,        "app=cluster-backup-cronjob") \
-        X(W_CRON_BACKUP_JOBS,       KUBE_JOBS,             NS_ETCD,        "app=cluster-backup-cronjob") \
-        X(W_S3_PURGE_JOBS,          KUBE_JOBS,             NS_ETCD,        "app=etcd-backup-s3-purge") \
+        X(W_BACKUP_CRONJOBS,        KUBE_CRONJOBS,         NS_ETCD,        "app=" JOB_APP_CRON_BACKUP) \
         X(W_MASTER_MACHINES,        KUBE_MACHINES,         NS_MACHINE_API, "machine.openshift.io/cluster-api-machine-role=master") /* may not be served */
 /* clang-format on */
 
@@ -104,6 +110,10 @@ Informer *op_informer(const SyncContext *ctx, OperatorWatch w);
 const KubeObject *op_get(const SyncContext *ctx, OperatorWatch w, const char *ns, const char *name);
 /* Borrowed objects sorted by key; free the array with free(). */
 int op_list(const SyncContext *ctx, OperatorWatch w, const KubeObject ***ret, size_t *ret_n);
+/* The Job `name` in openshift-etcd if its "app" label is `app` (W_ETCD_JOBS holds all three kinds). */
+const KubeObject *op_get_job(const SyncContext *ctx, const char *app, const char *name);
+/* The Jobs of one "app" label, in the cache's order; *ret is freed by the caller. */
+int op_list_jobs(const SyncContext *ctx, const char *app, const KubeObject ***ret, size_t *ret_n);
 /* The etcds/cluster object, NULL if it does not exist (yet). */
 const KubeObject *op_etcd_cr(const SyncContext *ctx);
 /* unsupportedConfigOverrides.listenOnNodeIP or the harness default. */

@@ -36,7 +36,7 @@
 #include "controllers.h"
 #include "facts.h"
 
-#define CRON_APP_LABEL      "cluster-backup-cronjob"
+#define CRON_APP_LABEL      JOB_APP_CRON_BACKUP
 #define BACKUP_DIR          "/etc/kubernetes/cluster-backup"
 #define DEGRADED_COND       "PeriodicBackupControllerDegraded"
 #define DEFAULT_MAX_NUMBER  15
@@ -44,7 +44,7 @@
 #define CRONJOB_NAME_MAX    52 /* a CronJob's Jobs add 11 characters and must fit 63 */
 #define SUCCESSFUL_HISTORY  5
 #define FAILED_HISTORY      10
-#define PURGE_APP_LABEL     "etcd-backup-s3-purge"
+#define PURGE_APP_LABEL     JOB_APP_S3_PURGE
 #define PURGE_DEADLINE_S    900
 #define PURGE_RETRY         (5 * 60 * USEC_PER_SEC)
 #define S3_CREDENTIALS_DIR  "/etc/etcd-backup-s3"
@@ -291,7 +291,7 @@ static int finish_deleted(const SyncContext *ctx, Plan *p, const KubeObject *b, 
         _cleanup_free_ char *name = purge_job_name(b->name);
         if (!name)
                 return -ENOMEM;
-        const KubeObject *job = op_get(ctx, W_S3_PURGE_JOBS, NS_ETCD, name);
+        const KubeObject *job = op_get_job(ctx, PURGE_APP_LABEL, name);
         if (job && json_get_string(job->json, "metadata.deletionTimestamp")) {
                 plan_requeue_after(p, 10 * USEC_PER_SEC);
                 return 0;
@@ -462,7 +462,7 @@ static int sync_periodic_backup(const SyncContext *ctx, Plan *p)
 
 static const WatchSpec *const watches[] = {OP_WATCH(W_BACKUPS), OP_WATCH(W_BACKUP_CRONJOBS),
                                            OP_WATCH(W_ETCD_PVCS), OP_WATCH(W_ETCD_SECRETS),
-                                           OP_WATCH(W_S3_PURGE_JOBS)};
+                                           OP_WATCH(W_ETCD_JOBS)};
 
 const ControllerSpec controller_periodic_backup = {
         .name = "PeriodicBackupController",

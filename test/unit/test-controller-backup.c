@@ -42,7 +42,7 @@ static void job(Fixture *f, const char *name, const char *owner, const char *con
                                 "\"message\":\"it %s\"}]}",
                                 cond, reason, cond);
         fixture_addf(
-                f, W_BACKUP_JOBS,
+                f, W_ETCD_JOBS,
                 "{\"apiVersion\":\"batch/v1\",\"kind\":\"Job\",\"metadata\":{\"name\":\"%s\",\"namespace\":"
                 "\"openshift-etcd\",\"uid\":\"juid-%s\",\"labels\":{\"app\":\"cluster-backup-job\","
                 "\"backup-name\":\"%s\"}},\"status\":%s}",
@@ -309,7 +309,7 @@ static void test_finished_jobs_reported(void **state)
         expect_condition(f, "good", "BackupCompleted", "True", NULL);
         expect_condition(f, "good", "BackupPending", "False", NULL);
         assert_int_equal(fixture_feed(f, W_ETCD_BACKUPS), 2);
-        assert_int_equal(fixture_feed(f, W_BACKUP_JOBS), 1);
+        assert_int_equal(fixture_feed(f, W_ETCD_JOBS), 1);
         /* Processed: nothing more to do. */
         assert_int_equal(fixture_sync(f, &controller_backup), 0);
         assert_int_equal(f->plan.n - fixture_count(f, INTENT_CONDITION), 0);
@@ -324,6 +324,25 @@ static void test_orphaned_job_deleted(void **state)
         const Intent *del = fixture_find(f, INTENT_DELETE, "jobs", "cluster-backup-gone");
         assert_non_null(del);
         assert_string_equal(del->precondition_uid, "juid-cluster-backup-gone");
+        fixture_free(f);
+}
+
+/* One watch holds every Job the operator runs in openshift-etcd: a periodic backup's and an S3
+ * purge's have no EtcdBackup of BackupController's, and are not its orphans to delete. */
+static void test_other_jobs_left_alone(void **state)
+{
+        Fixture *f = fixture_new();
+        const char *apps[] = {JOB_APP_CRON_BACKUP, JOB_APP_S3_PURGE};
+        for (size_t i = 0; i < ELEMENTSOF(apps); i++)
+                fixture_addf(f, W_ETCD_JOBS,
+                             "{\"apiVersion\":\"batch/v1\",\"kind\":\"Job\",\"metadata\":{\"name\":"
+                             "\"other-%zu\",\"namespace\":\"openshift-etcd\",\"uid\":\"juid-other-%zu\","
+                             "\"labels\":{\"app\":\"%s\",\"backup-name\":\"gone\"}}}",
+                             i, i, apps[i]);
+        job(f, "cluster-backup-gone", "gone", NULL, NULL);
+        assert_int_equal(fixture_sync(f, &controller_backup), 0);
+        assert_int_equal(fixture_count(f, INTENT_DELETE), 1);
+        assert_non_null(fixture_find(f, INTENT_DELETE, "jobs", "cluster-backup-gone"));
         fixture_free(f);
 }
 
@@ -383,8 +402,13 @@ static void test_removal_of_backups_whose_job_is_gone(void **state)
         scheduled(f, "nightly-2", "2026-11-26T09:10:00Z", "juid-nightly-2");
         scheduled(f, "nightly-3", "2026-11-26T09:20:00Z", "old-uid");
         scheduled(f, "nightly-4", "2026-11-26T09:59:30Z", "juid-nightly-4");
+        /* nightly-2's name on a Job of another kind: not its Job, so it is gone. */
+        fixture_addf(f, W_ETCD_JOBS,
+                     "{\"apiVersion\":\"batch/v1\",\"kind\":\"Job\",\"metadata\":{\"name\":"
+                     "\"nightly-2\",\"namespace\":\"openshift-etcd\",\"uid\":\"juid-nightly-2\","
+                     "\"labels\":{\"app\":\"" JOB_APP_S3_PURGE "\"}}}");
         for (int k = 1; k <= 3; k += 2)
-                fixture_addf(f, W_CRON_BACKUP_JOBS,
+                fixture_addf(f, W_ETCD_JOBS,
                              "{\"apiVersion\":\"batch/v1\",\"kind\":\"Job\",\"metadata\":{\"name\":"
                              "\"nightly-%d\",\"namespace\":\"openshift-etcd\",\"uid\":\"juid-nightly-%d\","
                              "\"labels\":{\"app\":\"cluster-backup-cronjob\"}}}",
@@ -416,6 +440,7 @@ int main(void)
                 cmocka_unit_test(test_finished_jobs_reported),
                 cmocka_unit_test(test_failure_named_from_pod),
                 cmocka_unit_test(test_orphaned_job_deleted),
+                cmocka_unit_test(test_other_jobs_left_alone),
                 cmocka_unit_test(test_long_names),
                 cmocka_unit_test(test_removal_of_backups_whose_job_is_gone),
         };

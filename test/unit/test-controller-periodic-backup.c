@@ -192,7 +192,7 @@ static void purge_job(Fixture *f, const char *cond, usec_t finished_ago)
                                 "\"lastTransitionTime\":\"%s\"}]}",
                                 cond, format_rfc3339(when, sizeof when, f->now - finished_ago));
         fixture_addf(
-                f, W_S3_PURGE_JOBS,
+                f, W_ETCD_JOBS,
                 "{\"apiVersion\":\"batch/v1\",\"kind\":\"Job\",\"metadata\":{\"name\":\"s3-purge-nightly\","
                 "\"namespace\":\"openshift-etcd\",\"uid\":\"puid\",\"labels\":{\"app\":\"etcd-backup-s3-"
                 "purge\","
@@ -322,7 +322,7 @@ static void test_deleted_backup_grace_then_purge(void **state)
         fixture_expect_condition(f, "PeriodicBackupControllerDegraded", "False", "AsExpected");
 
         /* The Secret gone before the purge: named, with the way out. */
-        fixture_delete(f, W_S3_PURGE_JOBS, "openshift-etcd", "s3-purge-nightly");
+        fixture_delete(f, W_ETCD_JOBS, "openshift-etcd", "s3-purge-nightly");
         fixture_delete(f, W_ETCD_SECRETS, "openshift-etcd", "store");
         assert_int_equal(fixture_sync(f, &controller_periodic_backup), 0);
         assert_int_equal(fixture_count(f, INTENT_CREATE), 0);
