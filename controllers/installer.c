@@ -16,8 +16,11 @@
  * a better choice. Never two installer pods at once; a finished installer
  * holds the rollout until the node runs the revision, even when a newer
  * revision appeared meanwhile (the node's etcd is restarting: another node
- * chosen then would be a second member down). A failed installer
- * is recorded (lastFailed*) and retried with backoff, up to
+ * chosen then would be a second member down). A failed installer, or
+ * one that succeeded while the Ready node's etcd pod still runs an older
+ * revision 3 minutes later (OperandNotAtRevision: the kubelet did not take
+ * the manifest, or an older one was written over it), is recorded
+ * (lastFailed*) and retried with backoff, up to
  * spec.failedRevisionLimit attempts (then NodeInstallerDegraded, until a
  * new revision, e.g. from forceRedeploymentReason). */
 #include "base/json.h"
@@ -30,6 +33,11 @@
 #define BACKOFF_MAX  (5 * 60 * USEC_PER_SEC)
 /* How long an older target whose installer ran holds back a newer revision at most. */
 #define STALE_TARGET_HOLD (2 * 60 * USEC_PER_SEC)
+/* How long after its installer succeeded a Ready node's etcd pod may still run an older
+ * revision before that attempt counts as failed (the kubelet notices a new manifest within
+ * 20 s and stops the old pod within its 30 s grace; a large database's start does not
+ * count: the pod's revision label changes when it is created). */
+#define OPERAND_WAIT (3 * 60 * USEC_PER_SEC)
 
 typedef struct NodeInfo {
         const KubeObject *node;
@@ -225,16 +233,14 @@ static int plan_target(const State *st, Plan *p, const NodeInfo *ni)
         return 0;
 }
 
-static int plan_failure(const State *st, Plan *p, const NodeInfo *ni, const KubeObject *pod, int64_t attempt)
+/* Records a failed attempt at the node's target (lastFailed*), which the next
+ * syncs retry under a new pod name after a backoff, up to failedRevisionLimit:
+ * `code` is lastFailedReason, `reason` its one error. */
+static int plan_attempt_failed(const State *st, Plan *p, const NodeInfo *ni, int64_t attempt,
+                               const char *code, const char *reason)
 {
-        char when[64], reason[1024] = "the installer pod failed";
-        cJSON *entry, *cs;
-        JSON_ARRAY_FOREACH (cs, json_get_array(pod->json, "status.containerStatuses")) {
-                const char *m = json_get_string(cs, "state.terminated.message");
-                const char *why = json_get_string(cs, "state.terminated.reason");
-                if (m || why)
-                        (void) snprintf(reason, sizeof reason, "installer: %s", m ? m : why);
-        }
+        char when[64];
+        cJSON *entry;
         _cleanup_(cJSON_Deletep) cJSON *obj = cr_copy(st, ni->node->name, &entry);
         cJSON *errors = cJSON_CreateArray();
         if (!obj || !entry || !errors || set_int(entry, "lastFailedRevision", ni->target) < 0 ||
@@ -246,12 +252,74 @@ static int plan_failure(const State *st, Plan *p, const NodeInfo *ni, const Kube
         cJSON_DeleteItemFromObjectCaseSensitive(entry, "lastFailedRevisionErrors");
         cJSON_AddItemToObject(entry, "lastFailedRevisionErrors", errors);
         if (json_set_string(entry, "lastFailedTime", format_rfc3339(when, sizeof when, st->ctx->now)) < 0 ||
-            json_set_string(entry, "lastFailedReason", "InstallerFailed") < 0)
+            json_set_string(entry, "lastFailedReason", code) < 0)
                 return -ENOMEM;
-        log_warning("%s failed (attempt %lld): %s", pod->name, (long long) attempt + 1, reason);
-        plan_event(p, true, "InstallerPodFailed", "installer pod %s failed: %s", pod->name, reason);
         plan_update_status(p, &KUBE_ETCDS, obj);
         return 0;
+}
+
+static int plan_failure(const State *st, Plan *p, const NodeInfo *ni, const KubeObject *pod, int64_t attempt)
+{
+        char reason[1024] = "the installer pod failed";
+        cJSON *cs;
+        JSON_ARRAY_FOREACH (cs, json_get_array(pod->json, "status.containerStatuses")) {
+                const char *m = json_get_string(cs, "state.terminated.message");
+                const char *why = json_get_string(cs, "state.terminated.reason");
+                if (m || why)
+                        (void) snprintf(reason, sizeof reason, "installer: %s", m ? m : why);
+        }
+        log_warning("%s failed (attempt %lld): %s", pod->name, (long long) attempt + 1, reason);
+        plan_event(p, true, "InstallerPodFailed", "installer pod %s failed: %s", pod->name, reason);
+        return plan_attempt_failed(st, p, ni, attempt, "InstallerFailed", reason);
+}
+
+/* When the installer's container finished (its creation if the kubelet said nothing of it). */
+static usec_t installer_finished_at(const KubeObject *pod)
+{
+        usec_t finished = 0;
+        cJSON *cs;
+        JSON_ARRAY_FOREACH (cs, json_get_array(pod->json, "status.containerStatuses"))
+                (void) parse_rfc3339(json_get_string(cs, "state.terminated.finishedAt"), &finished);
+        if (finished == 0)
+                (void) parse_rfc3339(json_get_string(pod->json, "metadata.creationTimestamp"), &finished);
+        return finished;
+}
+
+/* The installer of the latest revision succeeded, the node is Ready, and still, OPERAND_WAIT
+ * later, its etcd pod runs an older revision: the kubelet did not take the new
+ * manifest, or something wrote an older one over it (upstream waits for ever here). That
+ * attempt counts as failed: the installer runs again, with the quorum check and backoff of
+ * any retry, and after failedRevisionLimit tries NodeInstallerDegraded says why. A pod at the
+ * revision that is not ready is another matter (StaticPodsDegraded): a rewrite would not help. */
+static int check_operand_updated(const State *st, Plan *p, const NodeInfo *ni, const KubeObject *installer,
+                                 int64_t attempt)
+{
+        const KubeObject *pod = etcd_pod_of_node(st->ctx, ni->node->name);
+        const char *label = pod ? kube_object_label(pod, "revision") : NULL;
+        uint64_t running = 0;
+        char reason[512];
+
+        if (!streq_ptr(json_get_string(installer->json, "status.phase"), "Succeeded") ||
+            !node_is_ready(ni->node))
+                return 0;
+        /* No pod: the kubelet is between pods, or a runbook stopped etcd on purpose (the
+         * manifest moved aside during a restore): not ours to rewrite. */
+        if (!pod || !label || parse_uint64(label, &running) < 0 || running >= (uint64_t) ni->target)
+                return 0;
+        usec_t finished = installer_finished_at(installer), due = finished + OPERAND_WAIT;
+        if (finished == 0) /* no time to count from */
+                return 0;
+        if (st->ctx->now < due) {
+                plan_requeue_after(p, MIN(due - st->ctx->now, 10 * USEC_PER_SEC));
+                return 0;
+        }
+        (void) snprintf(reason, sizeof reason,
+                        "%s succeeded but etcd on node %s still runs revision %" PRIu64 " %llu s later",
+                        installer->name, ni->node->name, running,
+                        (unsigned long long) (OPERAND_WAIT / USEC_PER_SEC));
+        log_warning("%s (attempt %lld): running the installer again", reason, (long long) attempt + 1);
+        plan_event(p, true, "OperandNotAtRevision", "%s: running the installer again", reason);
+        return plan_attempt_failed(st, p, ni, attempt, "OperandNotAtRevision", reason) < 0 ? -ENOMEM : 1;
 }
 
 static void pod_name(char *buf, size_t n, int64_t rev, int64_t attempt, const char *node)
@@ -347,7 +415,7 @@ static int holder(const State *st, Plan *p, const NodeInfo *ni)
                 return plan_failure(st, p, ni, pod, attempt) < 0 ? -ENOMEM : 1;
         if (pod && t == st->latest) {
                 plan_requeue_after(p, 10 * USEC_PER_SEC); /* installed: the kubelet restarts etcd */
-                return 1;
+                return check_operand_updated(st, p, ni, pod, attempt) < 0 ? -ENOMEM : 1;
         }
         if (pod && node_group(ni) != NODE_NOT_VOTING) {
                 /* An older target whose installer ran on a voter: the kubelet is restarting that
@@ -357,14 +425,7 @@ static int holder(const State *st, Plan *p, const NodeInfo *ni)
                  * costs quorum nothing: it gives way at once, as a node whose etcd cannot start
                  * before the newer revision must.) Should that node never come up at the old
                  * revision, the hold ends 2 minutes after its installer finished. */
-                usec_t finished = 0;
-                cJSON *cs;
-                JSON_ARRAY_FOREACH (cs, json_get_array(pod->json, "status.containerStatuses"))
-                        (void) parse_rfc3339(json_get_string(cs, "state.terminated.finishedAt"), &finished);
-                if (finished == 0) /* (a kubelet that said nothing of it: count from its creation) */
-                        (void) parse_rfc3339(json_get_string(pod->json, "metadata.creationTimestamp"),
-                                             &finished);
-                if (st->ctx->now < finished + STALE_TARGET_HOLD) {
+                if (st->ctx->now < installer_finished_at(pod) + STALE_TARGET_HOLD) {
                         plan_waiting(
                                 p, "InstallerWaiting",
                                 "not installing revision %lld yet: node %s is restarting etcd at revision "
@@ -406,11 +467,14 @@ static int rollout_step(const State *st, Plan *p, const char **ret_note, char *w
         for (size_t i = 0; i < st->n; i++) {
                 const NodeInfo *ni = &st->nodes[i];
                 if (exhausted(st, ni, st->latest)) {
+                        const char *last = cJSON_GetStringValue(cJSON_GetArrayItem(
+                                json_get_array(ni->entry, "lastFailedRevisionErrors"), 0));
                         plan_condition(
                                 p, "NodeInstallerDegraded", "True", "InstallerPodFailed",
-                                "the installer of revision %lld failed %lld times on node %s; fix the "
-                                "cause and set spec.forceRedeploymentReason to try again",
-                                (long long) st->latest, (long long) ni->failed_count, ni->node->name);
+                                "the installer of revision %lld failed %lld times on node %s%s%s; fix "
+                                "the cause and set spec.forceRedeploymentReason to try again",
+                                (long long) st->latest, (long long) ni->failed_count, ni->node->name,
+                                last ? ", the last time: " : "", strempty(last));
                         return 0; /* no other node gets a revision that keeps failing */
                 }
                 if (ni->entry && ni->target > ni->current)

@@ -513,6 +513,73 @@ static void test_newer_revision_waits_for_a_restarting_node(void **state)
         fixture_free(f);
 }
 
+static void test_operand_not_at_revision_retried(void **state)
+{
+        /* master-1's installer of revision 4 succeeded; its Ready node's etcd pod still runs 3. */
+        const char *const target[] = {NULL, "\"targetRevision\":4", NULL};
+        Fixture *f = masters(4, (const int[]){4, 3, 4});
+        voters(f, true, true, true);
+        cr(f, NULL, 4, (const int[]){4, 3, 4}, target);
+        installer_succeeded(f, "installer-4-master-1", 60);
+        assert_int_equal(fixture_sync(f, &controller_installer), 0);
+        expect_waiting(f); /* within the kubelet's time: nothing yet */
+        assert_true(f->plan.requeue_after <= 10 * USEC_PER_SEC);
+
+        /* Three minutes after the installer finished: that attempt failed, the installer runs again. */
+        f->now += 2 * 60 * USEC_PER_SEC;
+        assert_int_equal(fixture_sync(f, &controller_installer), 0);
+        assert_int_equal(fixture_count(f, INTENT_CREATE), 0);
+        const cJSON *e =
+                entry_in(fixture_find(f, INTENT_UPDATE_STATUS, "etcds", "cluster")->object, "master-1");
+        assert_int_equal(field(e, "lastFailedRevision"), 4);
+        assert_int_equal(field(e, "lastFailedCount"), 1);
+        assert_int_equal(field(e, "targetRevision"), 4);
+        assert_string_equal(json_get_string(e, "lastFailedReason"), "OperandNotAtRevision");
+        assert_string_equal(
+                cJSON_GetStringValue(cJSON_GetArrayItem(json_get_array(e, "lastFailedRevisionErrors"), 0)),
+                "installer-4-master-1 succeeded but etcd on node master-1 still runs revision 3 180 s "
+                "later");
+        bool said = false;
+        for (size_t k = 0; k < f->plan.n; k++)
+                said |= f->plan.intents[k].type == INTENT_EVENT &&
+                        streq_ptr(f->plan.intents[k].reason, "OperandNotAtRevision");
+        assert_true(said);
+        assert_int_equal(fixture_feed(f, W_ETCD_CR), 1);
+        f->now += 11 * USEC_PER_SEC;
+        assert_int_equal(fixture_sync(f, &controller_installer), 0);
+        expect_pod(f, "installer-4-retry-1-master-1");
+        fixture_free(f);
+
+        /* The same with the node NotReady (its kubelet may be the one that is down): wait. */
+        f = masters(4, (const int[]){4, 3, 4});
+        voters(f, true, true, true);
+        fixture_master(f, "master-1", "10.0.0.2", false);
+        cr(f, NULL, 4, (const int[]){4, 3, 4}, target);
+        installer_succeeded(f, "installer-4-master-1", 600);
+        assert_int_equal(fixture_sync(f, &controller_installer), 0);
+        expect_waiting(f);
+        fixture_free(f);
+
+        /* No etcd pod at all (a restore runbook moved the manifest aside): not ours to rewrite. */
+        f = masters(4, (const int[]){4, 0, 4});
+        voters(f, true, true, true);
+        cr(f, NULL, 4, (const int[]){4, 3, 4}, target);
+        installer_succeeded(f, "installer-4-master-1", 600);
+        assert_int_equal(fixture_sync(f, &controller_installer), 0);
+        expect_waiting(f);
+        fixture_free(f);
+
+        /* At the revision but not ready (etcd starting on a large database): not this. */
+        f = masters(4, (const int[]){4, 3, 4});
+        voters(f, true, true, true);
+        fixture_etcd_pod(f, "master-1", 4, false);
+        cr(f, NULL, 4, (const int[]){4, 3, 4}, target);
+        installer_succeeded(f, "installer-4-master-1", 600);
+        assert_int_equal(fixture_sync(f, &controller_installer), 0);
+        expect_waiting(f);
+        fixture_free(f);
+}
+
 static void test_all_done(void **state)
 {
         Fixture *f = masters(3, (const int[]){3, 3, 3});
@@ -558,6 +625,7 @@ int main(void)
                 cmocka_unit_test(test_failed_installer_retried),
                 cmocka_unit_test(test_stale_target_cleared),
                 cmocka_unit_test(test_newer_revision_waits_for_a_restarting_node),
+                cmocka_unit_test(test_operand_not_at_revision_retried),
                 cmocka_unit_test(test_all_done),
                 cmocka_unit_test(test_nothing_without_etcd_view_or_revision),
         };
