@@ -4,18 +4,21 @@
  * the handler, then prints one machine-readable line:
  *
  *   watch-bench events=N seconds=S events_per_s=E peak_rss_kb=K cpu_seconds=C cached=M lists=L watches=W
- *               transform=operator|none kept_json_bytes=B
+ *               transform=operator|none kept_json_bytes=B scratch=on|off
  *
  * `seconds` runs from informer_start() (list included) to the N-th event;
  * peak RSS is getrusage()'s ru_maxrss for the whole process. The informer
  * trims objects as the operator's does (operator_cache_transform: no
  * managedFields, a pod without the container fields no controller reads)
  * unless WATCH_BENCH_KEEP_ALL=1; kept_json_bytes is the mean size of a cached
- * object printed as compact JSON, i.e. what the cache keeps of each pod. */
+ * object printed as compact JSON, i.e. what the cache keeps of each pod.
+ * Events parse into the scratch arena as in the operator (base/json.h)
+ * unless WATCH_BENCH_NO_SCRATCH=1 (scratch=on|off). */
 #include <stdio.h>
 #include <stdlib.h>
 #include <sys/resource.h>
 
+#include "base/json.h"
 #include "base/log.h"
 #include "controllers/common.h"
 #include "kube/client.h"
@@ -134,10 +137,11 @@ static int run(const char *server, uint64_t target, uint64_t timeout_s)
         double cpu = (double) ru.ru_utime.tv_sec + ru.ru_utime.tv_usec / 1e6 + (double) ru.ru_stime.tv_sec +
                      ru.ru_stime.tv_usec / 1e6;
         printf("watch-bench events=%llu seconds=%.3f events_per_s=%.0f peak_rss_kb=%ld cpu_seconds=%.3f "
-               "cached=%zu lists=%llu watches=%llu transform=%s kept_json_bytes=%llu\n",
+               "cached=%zu lists=%llu watches=%llu transform=%s kept_json_bytes=%llu scratch=%s\n",
                (unsigned long long) counter.events, secs, secs > 0 ? (double) counter.events / secs : 0.0,
                ru.ru_maxrss, cpu, cached, (unsigned long long) st.lists, (unsigned long long) st.watches,
-               transform ? "operator" : "none", (unsigned long long) (n_objs ? kept / n_objs : 0));
+               transform ? "operator" : "none", (unsigned long long) (n_objs ? kept / n_objs : 0),
+               json_scratch_size() > 0 ? "on" : "off");
         return 0;
 }
 
@@ -151,5 +155,8 @@ int main(int argc, char *argv[])
                         program_invocation_short_name);
                 return 2;
         }
+        const char *no_scratch = getenv("WATCH_BENCH_NO_SCRATCH");
+        if (!no_scratch || !streq(no_scratch, "1"))
+                json_hooks_install();
         return run(argv[1], target, timeout_s) < 0 ? EXIT_FAILURE : EXIT_SUCCESS;
 }

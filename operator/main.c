@@ -6,6 +6,7 @@
  * 2 usage or input error. */
 #include <getopt.h>
 
+#include "base/json.h"
 #include "base/log.h"
 #include "cmd/cmd.h"
 
@@ -61,6 +62,7 @@ int main(int argc, char *argv[])
 {
         const char *self = argc > 0 && argv[0] ? strrchr(argv[0], '/') : NULL;
         self = self ? self + 1 : argc > 0 && argv[0] ? argv[0] : "";
+        json_hooks_install(); /* watch events parse into a scratch arena (base/json.h) */
         for (size_t i = 0; i < ELEMENTSOF(multicall); i++)
                 if (streq(self, multicall[i].name))
                         return multicall[i].cmd->run(argc, argv);

@@ -5,6 +5,120 @@
 
 #include "json.h"
 
+/* ---- the scratch arena (json.h) ---- */
+
+#if defined(__SANITIZE_ADDRESS__)
+#include <sanitizer/asan_interface.h>
+#define SCRATCH_POISON(p, n)   ASAN_POISON_MEMORY_REGION((p), (n))
+#define SCRATCH_UNPOISON(p, n) ASAN_UNPOISON_MEMORY_REGION((p), (n))
+#else
+#define SCRATCH_POISON(p, n)   ((void) (p), (void) (n))
+#define SCRATCH_UNPOISON(p, n) ((void) (p), (void) (n))
+#endif
+
+#define SCRATCH_FIRST (64u * 1024u)
+#define SCRATCH_ALIGN 16u
+
+typedef struct ScratchChunk {
+        struct ScratchChunk *next;
+        size_t size, used; /* of data[] */
+        _Alignas(16) unsigned char data[];
+} ScratchChunk;
+
+typedef struct Scratch {
+        ScratchChunk *head; /* the newest chunk; the first one is last in the list */
+        bool allocating;    /* between begin and stop */
+        size_t bytes;       /* data[] of every chunk */
+} Scratch;
+
+static bool hooks_installed;
+static _Thread_local Scratch scratch;
+
+static bool scratch_owns(const void *p)
+{
+        for (const ScratchChunk *c = scratch.head; c; c = c->next)
+                if ((const unsigned char *) p >= c->data && (const unsigned char *) p < c->data + c->size)
+                        return true;
+        return false;
+}
+
+static void *scratch_alloc(size_t n)
+{
+        size_t need = (n + SCRATCH_ALIGN - 1) & ~(size_t) (SCRATCH_ALIGN - 1);
+        ScratchChunk *c = scratch.head;
+
+        if (need < n)
+                return NULL;
+        if (!c || c->size - c->used < need) {
+                /* Doubling: a large message takes a few chunks, and scratch_owns() stays short. */
+                size_t size = MAX(need, c ? c->size * 2 : (size_t) SCRATCH_FIRST);
+                if (size > SIZE_MAX - sizeof *c)
+                        return NULL;
+                ScratchChunk *fresh = malloc(sizeof *fresh + size);
+                if (!fresh)
+                        return NULL;
+                *fresh = (ScratchChunk){.next = c, .size = size};
+                SCRATCH_POISON(fresh->data, size);
+                scratch.head = c = fresh;
+                scratch.bytes += size;
+        }
+        void *p = c->data + c->used;
+        c->used += need;
+        SCRATCH_UNPOISON(p, n);
+        return p;
+}
+
+static void *hook_malloc(size_t n)
+{
+        return scratch.allocating ? scratch_alloc(n) : malloc(n);
+}
+
+static void hook_free(void *p)
+{
+        if (p && !scratch_owns(p))
+                free(p);
+}
+
+void json_hooks_install(void)
+{
+        cJSON_InitHooks(&(cJSON_Hooks){.malloc_fn = hook_malloc, .free_fn = hook_free});
+        hooks_installed = true;
+}
+
+void json_scratch_begin(void)
+{
+        scratch.allocating = hooks_installed;
+}
+
+void json_scratch_stop(void)
+{
+        scratch.allocating = false;
+}
+
+void json_scratch_reset(void)
+{
+        ScratchChunk *c = scratch.head;
+
+        scratch.allocating = false;
+        /* Keep the first chunk if it is of the usual size; the others were for large messages. */
+        while (c && (c->next || c->size != SCRATCH_FIRST)) {
+                ScratchChunk *next = c->next;
+                scratch.bytes -= c->size;
+                free(c);
+                c = next;
+        }
+        scratch.head = c;
+        if (c) {
+                c->used = 0;
+                SCRATCH_POISON(c->data, c->size);
+        }
+}
+
+size_t json_scratch_size(void)
+{
+        return scratch.bytes;
+}
+
 static int check_depth(const char *text, size_t len)
 {
         const char *p = text, *end = text + len;

@@ -21,6 +21,23 @@ DEFINE_TRIVIAL_CLEANUP_FUNC(cJSON *, cJSON_Delete);
  * deeper than JSON_MAX_DEPTH, -ENOMEM. */
 int json_parse(const char *text, size_t len, cJSON **ret);
 
+/* A scratch arena for trees that live only while one message is handled (a
+ * watch event: parsed, frozen into the cache, deleted). Once
+ * json_hooks_install() has made cJSON allocate through our hooks, the
+ * allocations of a parse between json_scratch_begin() and json_scratch_stop()
+ * are bumps in an arena, cJSON_Delete() of them costs no free(), and
+ * json_scratch_reset() takes them all back at once; the first 64 KiB stay for
+ * the next message, the rest goes back. Nothing of such a tree may be kept
+ * past the reset (json_freeze() copies with malloc()); ASan builds poison the
+ * arena at each reset, so a piece kept by mistake is caught. Per thread;
+ * without json_hooks_install() they do nothing. */
+void json_hooks_install(void);
+void json_scratch_begin(void);
+void json_scratch_stop(void);
+void json_scratch_reset(void);
+/* Bytes the arena holds now (for the benchmarks' figures). */
+size_t json_scratch_size(void);
+
 /* Moves obj's member `key` (when obj is an object that has it) to the end of
  * the array `to`. */
 void json_move_to(cJSON *to, cJSON *obj, const char *key);

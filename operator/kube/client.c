@@ -344,12 +344,17 @@ static int on_stream_data(HttpRequest *req, const char *data, size_t n, void *us
                         return 0;
                 if (call->line.len > 0) {
                         cJSON *j = NULL;
+                        /* The event's tree lives until on_line has taken what it keeps (the
+                         * informer freezes a copy): the scratch arena (json.h). */
+                        json_scratch_begin();
                         r = json_parse(call->line.data, call->line.len, &j);
+                        json_scratch_stop();
                         buf_reset(&call->line);
-                        if (r < 0)
-                                return r;
-                        r = call->on_line(call->client, j, call->userdata);
-                        cJSON_Delete(j);
+                        if (r >= 0) {
+                                r = call->on_line(call->client, j, call->userdata);
+                                cJSON_Delete(j);
+                        }
+                        json_scratch_reset();
                         if (r < 0)
                                 return r;
                 }

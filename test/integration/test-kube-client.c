@@ -456,5 +456,6 @@ int main(void)
                 cmocka_unit_test(test_events_dedup),      cmocka_unit_test(test_informer_churn),
                 cmocka_unit_test(test_optional_informer),
         };
+        json_hooks_install(); /* watch events through the scratch arena, as in the operator */
         return cmocka_run_group_tests(tests, setup, teardown);
 }

@@ -60,6 +60,56 @@ static void test_json_bounds(void **state)
         cJSON_Delete(j);
 }
 
+/* The scratch arena: a parse's nodes come from it, deleting them frees nothing, a reset
+ * takes them back; a frozen copy and trees made outside the window are plain heap. */
+static void test_json_scratch(void **state)
+{
+        char big[200000];
+        size_t off = 0;
+
+        json_hooks_install(); /* for the rest of this test program */
+        off += (size_t) snprintf(big, sizeof big, "{\"items\":[");
+        for (int i = 0; i < 2000; i++)
+                off += (size_t) snprintf(big + off, sizeof big - off, "%s{\"name\":\"pod-%d\",\"n\":%d}",
+                                         i ? "," : "", i, i);
+        off += (size_t) snprintf(big + off, sizeof big - off, "]}");
+
+        cJSON *j = NULL;
+        const char *t = "{\"metadata\":{\"name\":\"a\",\"labels\":{\"x\":\"y\"}}}";
+        json_scratch_begin();
+        assert_int_equal(json_parse(t, strlen(t), &j), 0);
+        json_scratch_stop();
+        assert_int_equal(json_scratch_size(), 64 * 1024);
+        /* Made after stop: the heap, and it outlives the reset. */
+        cJSON *kept = cJSON_CreateString("kept");
+        cJSON *frozen = json_freeze(j);
+        cJSON_Delete(j); /* no free() of arena nodes: a crash or an ASan report otherwise */
+        json_scratch_reset();
+        assert_string_equal(json_get_string(frozen, "metadata.labels.x"), "y");
+        assert_string_equal(cJSON_GetStringValue(kept), "kept");
+        cJSON_Delete(kept);
+        free(frozen);
+
+        /* A message larger than the first chunk takes more; the reset gives them back. */
+        json_scratch_begin();
+        assert_int_equal(json_parse(big, off, &j), 0);
+        json_scratch_stop();
+        assert_true(json_scratch_size() > 64 * 1024);
+        assert_int_equal(cJSON_GetArraySize(json_get(j, "items")), 2000);
+        assert_string_equal(json_get_string(cJSON_GetArrayItem(json_get(j, "items"), 1999), "name"),
+                            "pod-1999");
+        cJSON_Delete(j);
+        json_scratch_reset();
+        assert_int_equal(json_scratch_size(), 64 * 1024);
+
+        /* A failed parse leaves nothing behind either. */
+        json_scratch_begin();
+        assert_int_equal(json_parse("{\"a\":[1,2", 9, &j), -EBADMSG);
+        json_scratch_stop();
+        json_scratch_reset();
+        assert_int_equal(json_scratch_size(), 64 * 1024);
+}
+
 static void test_yaml(void **state)
 {
         _cleanup_(cJSON_Deletep) cJSON *j = NULL;
@@ -284,7 +334,7 @@ int main(void)
                 cmocka_unit_test(test_yaml),        cmocka_unit_test(test_yaml_emit_roundtrip),
                 cmocka_unit_test(test_buf),         cmocka_unit_test(test_base64),
                 cmocka_unit_test(test_time),        cmocka_unit_test(test_hashmap),
-                cmocka_unit_test(test_backoff),
+                cmocka_unit_test(test_backoff),     cmocka_unit_test(test_json_scratch),
         };
         return cmocka_run_group_tests(tests, NULL, NULL);
 }
