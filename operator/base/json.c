@@ -28,6 +28,7 @@ typedef struct ScratchChunk {
 typedef struct Scratch {
         ScratchChunk *head; /* the newest chunk; the first one is last in the list */
         bool allocating;    /* between begin and stop */
+        unsigned open;      /* begins not yet reset: a message handled while another is */
         size_t bytes;       /* data[] of every chunk */
 } Scratch;
 
@@ -87,7 +88,10 @@ void json_hooks_install(void)
 
 void json_scratch_begin(void)
 {
-        scratch.allocating = hooks_installed;
+        if (!hooks_installed)
+                return;
+        scratch.allocating = true;
+        scratch.open++;
 }
 
 void json_scratch_stop(void)
@@ -100,6 +104,8 @@ void json_scratch_reset(void)
         ScratchChunk *c = scratch.head;
 
         scratch.allocating = false;
+        if (scratch.open > 0 && --scratch.open > 0)
+                return; /* an outer message's tree is still in use: its reset takes both */
         /* Keep the first chunk if it is of the usual size; the others were for large messages. */
         while (c && (c->next || c->size != SCRATCH_FIRST)) {
                 ScratchChunk *next = c->next;

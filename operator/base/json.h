@@ -29,8 +29,9 @@ int json_parse(const char *text, size_t len, cJSON **ret);
  * json_scratch_reset() takes them all back at once; the first 64 KiB stay for
  * the next message, the rest goes back. Nothing of such a tree may be kept
  * past the reset (json_freeze() copies with malloc()); ASan builds poison the
- * arena at each reset, so a piece kept by mistake is caught. Per thread;
- * without json_hooks_install() they do nothing. */
+ * arena at each reset, so a piece kept by mistake is caught. A begin inside
+ * another's window (a message handled while another is) is reset with the
+ * outer one. Per thread; without json_hooks_install() they do nothing. */
 void json_hooks_install(void);
 void json_scratch_begin(void);
 void json_scratch_stop(void);

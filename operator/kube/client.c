@@ -301,10 +301,21 @@ static void on_http_done(HttpRequest *req, int error, void *userdata)
                                         cJSON_Delete(j);
                                 }
                         }
-                } else if (len > 0)
+                        KubeResponse resp = {.error = MIN(r, 0), .http_code = code, .status = &st};
+                        call_finish(call, &resp);
+                        return;
+                }
+                /* The body is the callback's until it returns (it copies what it keeps; the
+                 * informer freezes the listed objects): the scratch arena (json.h). */
+                json_scratch_begin();
+                if (len > 0)
                         r = json_parse(data, len, &body);
+                json_scratch_stop();
                 KubeResponse resp = {.error = MIN(r, 0), .http_code = code, .body = body, .status = &st};
                 call_finish(call, &resp);
+                cJSON_Delete(body);
+                body = NULL; /* before the reset, which takes its nodes back */
+                json_scratch_reset();
                 return;
         }
 

@@ -562,5 +562,6 @@ int main(void)
                 cmocka_unit_test(test_lost_answer_is_not_resent),
                 cmocka_unit_test(test_unsettled_write_waits_for_a_read),
         };
+        json_hooks_install(); /* API responses through the scratch arena, as in the operator */
         return cmocka_run_group_tests(tests, setup, teardown);
 }

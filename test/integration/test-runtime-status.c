@@ -460,5 +460,6 @@ int main(void)
                 cmocka_unit_test(test_undoes_another_writer),
                 cmocka_unit_test(test_unmanaged_stops_controllers),
         };
+        json_hooks_install(); /* API responses through the scratch arena, as in the operator */
         return cmocka_run_group_tests(tests, setup, teardown);
 }

@@ -102,6 +102,22 @@ static void test_json_scratch(void **state)
         json_scratch_reset();
         assert_int_equal(json_scratch_size(), 64 * 1024);
 
+        /* A message handled inside another's window: the inner reset leaves the outer tree. */
+        cJSON *outer = NULL, *inner = NULL;
+        json_scratch_begin();
+        assert_int_equal(json_parse(t, strlen(t), &outer), 0);
+        json_scratch_stop();
+        json_scratch_begin();
+        assert_int_equal(json_parse(big, off, &inner), 0);
+        json_scratch_stop();
+        cJSON_Delete(inner);
+        json_scratch_reset();
+        assert_string_equal(json_get_string(outer, "metadata.name"), "a");
+        assert_true(json_scratch_size() > 64 * 1024);
+        cJSON_Delete(outer);
+        json_scratch_reset();
+        assert_int_equal(json_scratch_size(), 64 * 1024);
+
         /* A failed parse leaves nothing behind either. */
         json_scratch_begin();
         assert_int_equal(json_parse("{\"a\":[1,2", 9, &j), -EBADMSG);
