@@ -444,7 +444,7 @@ int backup_last_completed(InformerFactory *f, usec_t *ret)
         int r;
 
         assert_return(f && ret, -EINVAL);
-        inf = informer_factory_find(f, &KUBE_ETCDBACKUPS, NULL, NULL);
+        inf = informer_factory_find(f, &KUBE_ETCDBACKUPS, NULL, NULL, NULL);
         if (!inf)
                 return -ENOENT;
         if ((r = informer_list(inf, &backups, &n)) < 0)

@@ -576,7 +576,7 @@ int cert_signer_expiration_days(InformerFactory *f, const char *name, usec_t now
         int r;
 
         assert_return(f && name && ret, -EINVAL);
-        inf = informer_factory_find(f, &KUBE_SECRETS, NS_ETCD, NULL);
+        inf = informer_factory_find(f, &KUBE_SECRETS, NS_ETCD, NULL, NULL);
         b64 = data_string(inf ? informer_get(inf, NS_ETCD, name) : NULL, "tls.crt");
         if (!b64)
                 return -ENOENT;

@@ -4,7 +4,7 @@
 #include "base/log.h"
 
 const WatchSpec operator_watches[_W_MAX] = {
-#define OP_WATCH_SPEC(w, r, ns, sel) [w] = {&r, ns, sel},
+#define OP_WATCH_SPEC(w, r, ns, sel, name) [w] = {&r, ns, sel, name},
         OPERATOR_WATCHES(OP_WATCH_SPEC)
 #undef OP_WATCH_SPEC
 };
@@ -68,7 +68,7 @@ static bool declared(const SyncContext *ctx, const WatchSpec *ws)
         for (size_t i = 0; i < ctx->spec->n_watches; i++) {
                 const WatchSpec *d = ctx->spec->watches[i];
                 if (d->res == ws->res && streq_ptr(d->namespace, ws->namespace) &&
-                    streq_ptr(d->label_selector, ws->label_selector))
+                    streq_ptr(d->label_selector, ws->label_selector) && streq_ptr(d->name, ws->name))
                         return true;
         }
         return false;
@@ -86,7 +86,7 @@ Informer *op_informer(const SyncContext *ctx, OperatorWatch w)
                 return NULL;
         }
         /* Find, never create: a sync starts no informer and does no I/O. */
-        return informer_factory_find(ctx->informers, ws->res, ws->namespace, ws->label_selector);
+        return informer_factory_find(ctx->informers, ws->res, ws->namespace, ws->label_selector, ws->name);
 }
 
 const KubeObject *op_get(const SyncContext *ctx, OperatorWatch w, const char *ns, const char *name)

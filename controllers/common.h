@@ -32,37 +32,37 @@
 
 /* clang-format off */
 #define OPERATOR_WATCHES(X)                                                                        \
-        X(W_MASTER_NODES,           KUBE_NODES,            NULL,           "node-role.kubernetes.io/master") \
-        X(W_ETCD_CR,                KUBE_ETCDS,            NULL,           NULL) /* the singleton "cluster" */ \
-        X(W_ETCD_CONFIGMAPS,        KUBE_CONFIGMAPS,       NS_ETCD,        NULL)                   \
-        X(W_ETCD_SECRETS,           KUBE_SECRETS,          NS_ETCD,        NULL)                   \
-        X(W_ETCD_PODS,              KUBE_PODS,             NS_ETCD,        NULL)                   \
-        X(W_ETCD_ENDPOINTS,         KUBE_ENDPOINTS,        NS_ETCD,        NULL) /* host-etcd-2 */ \
-        X(W_ETCD_PDBS,              KUBE_PDBS,             NS_ETCD,        NULL) /* etcd-guard-pdb */ \
-        X(W_KUBE_SYSTEM_CONFIGMAPS, KUBE_CONFIGMAPS,       NS_KUBE_SYSTEM, NULL)                   \
-        X(W_KUBE_SYSTEM_EVENTS,     KUBE_EVENTS,           NS_KUBE_SYSTEM, NULL)                   \
-        X(W_CONFIG_CONFIGMAPS,      KUBE_CONFIGMAPS,       NS_CONFIG,      NULL)                   \
-        X(W_CONFIG_SECRETS,         KUBE_SECRETS,          NS_CONFIG,      NULL)                   \
-        X(W_OPERATOR_CONFIGMAPS,    KUBE_CONFIGMAPS,       NS_OPERATOR,    NULL)                   \
-        X(W_OPERATOR_SECRETS,       KUBE_SECRETS,          NS_OPERATOR,    NULL)                   \
-        X(W_INFRASTRUCTURES,        KUBE_INFRASTRUCTURES,  NULL,           NULL)                   \
-        X(W_NETWORKS,               KUBE_NETWORKS,         NULL,           NULL)                   \
-        X(W_APISERVERS,             KUBE_APISERVERS,       NULL,           NULL) /* TLS profile; may not be served */ \
-        X(W_KUBEAPISERVERS,         KUBE_KUBEAPISERVERS,   NULL,           NULL)                   \
-        X(W_CLUSTEROPERATORS,       KUBE_CLUSTEROPERATORS, NULL,           NULL)                   \
-        X(W_KAS_CONFIGMAPS,         KUBE_CONFIGMAPS,       NS_KAS,         NULL) /* config-<N> */  \
-        X(W_NAMESPACES,             KUBE_NAMESPACES,       NULL,           NULL) /* delayed-HA annotation */ \
-        X(W_ETCD_BACKUPS,           KUBE_ETCDBACKUPS,      NULL,           NULL) /* may not be served */ \
-        X(W_ETCD_JOBS,              KUBE_JOBS,             NS_ETCD,        ETCD_JOBS_SELECTOR) /* op_get_job */ \
-        X(W_ETCD_PVCS,              KUBE_PVCS,             NS_ETCD,        NULL)                   \
-        X(W_BACKUPS,                KUBE_BACKUPS,          NULL,           NULL) /* may not be served */ \
-        X(W_BACKUP_CRONJOBS,        KUBE_CRONJOBS,         NS_ETCD,        "app=" JOB_APP_CRON_BACKUP) \
-        X(W_MASTER_MACHINES,        KUBE_MACHINES,         NS_MACHINE_API, "machine.openshift.io/cluster-api-machine-role=master") /* may not be served */
+        X(W_MASTER_NODES,           KUBE_NODES,            NULL,           "node-role.kubernetes.io/master", NULL) \
+        X(W_ETCD_CR,                KUBE_ETCDS,            NULL,           NULL,                  NULL) /* the singleton "cluster" */ \
+        X(W_ETCD_CONFIGMAPS,        KUBE_CONFIGMAPS,       NS_ETCD,        NULL,                  NULL)                   \
+        X(W_ETCD_SECRETS,           KUBE_SECRETS,          NS_ETCD,        NULL,                  NULL)                   \
+        X(W_ETCD_PODS,              KUBE_PODS,             NS_ETCD,        NULL,                  NULL)                   \
+        X(W_ETCD_ENDPOINTS,         KUBE_ENDPOINTS,        NS_ETCD,        NULL,                  NULL) /* host-etcd-2 */ \
+        X(W_ETCD_PDBS,              KUBE_PDBS,             NS_ETCD,        NULL,                  NULL) /* etcd-guard-pdb */ \
+        X(W_KUBE_SYSTEM_CONFIGMAPS, KUBE_CONFIGMAPS,       NS_KUBE_SYSTEM, NULL,                  NULL)                   \
+        X(W_KUBE_SYSTEM_EVENTS,     KUBE_EVENTS,           NS_KUBE_SYSTEM, NULL,                  NULL)                   \
+        X(W_CONFIG_CONFIGMAPS,      KUBE_CONFIGMAPS,       NS_CONFIG,      NULL,                  NULL)                   \
+        X(W_CONFIG_SECRETS,         KUBE_SECRETS,          NS_CONFIG,      NULL,                  NULL)                   \
+        X(W_OPERATOR_CONFIGMAPS,    KUBE_CONFIGMAPS,       NS_OPERATOR,    NULL,                  NULL)                   \
+        X(W_OPERATOR_SECRETS,       KUBE_SECRETS,          NS_OPERATOR,    NULL,                  NULL)                   \
+        X(W_INFRASTRUCTURES,        KUBE_INFRASTRUCTURES,  NULL,           NULL,                  NULL)                   \
+        X(W_NETWORKS,               KUBE_NETWORKS,         NULL,           NULL,                  NULL)                   \
+        X(W_APISERVERS,             KUBE_APISERVERS,       NULL,           NULL,                  NULL) /* TLS profile; may not be served */ \
+        X(W_KUBEAPISERVERS,         KUBE_KUBEAPISERVERS,   NULL,           NULL,                  NULL)                   \
+        X(W_CLUSTEROPERATORS,       KUBE_CLUSTEROPERATORS, NULL,           NULL,                  "etcd")                   \
+        X(W_KAS_CONFIGMAPS,         KUBE_CONFIGMAPS,       NS_KAS,         NULL,                  NULL) /* config-<N> */  \
+        X(W_NAMESPACES,             KUBE_NAMESPACES,       NULL,           NULL,                  NS_ETCD) /* delayed-HA annotation */ \
+        X(W_ETCD_BACKUPS,           KUBE_ETCDBACKUPS,      NULL,           NULL,                  NULL) /* may not be served */ \
+        X(W_ETCD_JOBS,              KUBE_JOBS,             NS_ETCD,        ETCD_JOBS_SELECTOR,    NULL) /* op_get_job */ \
+        X(W_ETCD_PVCS,              KUBE_PVCS,             NS_ETCD,        NULL,                  NULL)                   \
+        X(W_BACKUPS,                KUBE_BACKUPS,          NULL,           NULL,                  NULL) /* may not be served */ \
+        X(W_BACKUP_CRONJOBS,        KUBE_CRONJOBS,         NS_ETCD,        "app=" JOB_APP_CRON_BACKUP, NULL) \
+        X(W_MASTER_MACHINES,        KUBE_MACHINES,         NS_MACHINE_API, "machine.openshift.io/cluster-api-machine-role=master", NULL) /* may not be served */
 /* clang-format on */
 
 /* clang-format off */
 typedef enum OperatorWatch {
-#define OP_WATCH_ENUM(w, res, ns, sel) w,
+#define OP_WATCH_ENUM(w, res, ns, sel, name) w,
         OPERATOR_WATCHES(OP_WATCH_ENUM)
 #undef OP_WATCH_ENUM
         _W_MAX,

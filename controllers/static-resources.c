@@ -17,13 +17,13 @@
 
 /* What it applies, beyond the shared watches. */
 static const WatchSpec own[] = {
-        {&KUBE_SERVICES, NS_ETCD, NULL},
-        {&KUBE_SERVICEACCOUNTS, NS_ETCD, NULL},
-        {&KUBE_ROLES, NS_ETCD, NULL},
-        {&KUBE_ROLEBINDINGS, NS_ETCD, NULL},
+        {&KUBE_SERVICES, NS_ETCD, NULL, NULL},
+        {&KUBE_SERVICEACCOUNTS, NS_ETCD, NULL, NULL},
+        {&KUBE_ROLES, NS_ETCD, NULL, NULL},
+        {&KUBE_ROLEBINDINGS, NS_ETCD, NULL, NULL},
         /* Cluster-wide kinds: only ours (manifests/static/backup-rbac.yaml carries the label). */
-        {&KUBE_CLUSTERROLES, NULL, "app=etcd-backup"},
-        {&KUBE_CLUSTERROLEBINDINGS, NULL, "app=etcd-backup"},
+        {&KUBE_CLUSTERROLES, NULL, "app=etcd-backup", NULL},
+        {&KUBE_CLUSTERROLEBINDINGS, NULL, "app=etcd-backup", NULL},
 };
 static const WatchSpec *const watches[] = {
         OP_WATCH(W_NAMESPACES), &own[0], &own[1], &own[2], &own[3], &own[4], &own[5]};
@@ -86,7 +86,7 @@ static Informer *watched(const SyncContext *ctx, const KubeResource *res, const 
         for (size_t i = 0; i < ELEMENTSOF(watches); i++)
                 if (watches[i]->res == res && (!res->namespaced || streq_ptr(watches[i]->namespace, ns)))
                         return informer_factory_find(ctx->informers, res, watches[i]->namespace,
-                                                     watches[i]->label_selector);
+                                                     watches[i]->label_selector, watches[i]->name);
         return NULL;
 }
 

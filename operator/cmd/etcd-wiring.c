@@ -20,7 +20,7 @@ struct EtcdWiring {
 static Informer *informer(EtcdWiring *w, OperatorWatch k)
 {
         const WatchSpec *ws = &operator_watches[k];
-        return informer_factory_get(w->factory, ws->res, ws->namespace, ws->label_selector);
+        return informer_factory_get(w->factory, ws->res, ws->namespace, ws->label_selector, ws->name);
 }
 
 static int add_url(char **urls, size_t *n, const char *ip)

@@ -24,6 +24,7 @@ struct Informer {
         const KubeResource *res;
         char *ns;
         char *selector;
+        char *name;        /* informer_set_name */
         Hashmap *cache;    /* key -> KubeObject */
         Hashmap *ns_index; /* namespace -> Hashmap of keys */
         LabelIndex indexes[MAX_INDEXES];
@@ -86,6 +87,17 @@ Informer *informer_new(KubeClient *c, const KubeResource *r, const char *ns, con
         return TAKE_PTR(inf);
 }
 
+int informer_set_name(Informer *inf, const char *name)
+{
+        assert_return(inf && !inf->running, -EINVAL);
+        char *copy = name ? strdup(name) : NULL;
+        if (name && !copy)
+                return -ENOMEM;
+        free(inf->name);
+        inf->name = copy;
+        return 0;
+}
+
 void informer_set_transform(Informer *inf, InformerTransform t)
 {
         if (inf)
@@ -105,6 +117,7 @@ Informer *informer_free(Informer *inf)
         }
         free(inf->ns);
         free(inf->selector);
+        free(inf->name);
         return mfree(inf);
 }
 
@@ -277,19 +290,23 @@ static char *build_query(Informer *inf, bool watch)
         _cleanup_free_ char *base = kube_resource_path(inf->res, inf->ns, NULL, NULL);
         _cleanup_free_ char *sel = inf->selector ? kube_query_escape(inf->selector) : NULL;
         _cleanup_free_ char *cont = inf->cont ? kube_query_escape(inf->cont) : NULL;
+        _cleanup_free_ char *field = inf->name ? strdup_printf("metadata.name=%s", inf->name) : NULL;
+        _cleanup_free_ char *fsel = field ? kube_query_escape(field) : NULL;
 
-        if (!base || (inf->selector && !sel) || (inf->cont && !cont))
+        if (!base || (inf->selector && !sel) || (inf->cont && !cont) || (inf->name && !fsel))
                 return NULL;
         if (watch) {
                 /* Spread re-watches as client-go does (300..599 s). */
                 unsigned timeout = 300 + (unsigned) (random_unit() * 300);
                 return strdup_printf(
-                        "%s?watch=true&allowWatchBookmarks=true&resourceVersion=%llu&timeoutSeconds=%u%s%s",
+                        "%s?watch=true&allowWatchBookmarks=true&resourceVersion=%llu&timeoutSeconds=%u%s%"
+                        "s%s%s",
                         base, (unsigned long long) inf->rv, timeout, sel ? "&labelSelector=" : "",
-                        strempty(sel));
+                        strempty(sel), fsel ? "&fieldSelector=" : "", strempty(fsel));
         }
-        return strdup_printf("%s?limit=%d%s%s%s%s", base, LIST_PAGE, sel ? "&labelSelector=" : "",
-                             strempty(sel), cont ? "&continue=" : "", strempty(cont));
+        return strdup_printf("%s?limit=%d%s%s%s%s%s%s", base, LIST_PAGE, sel ? "&labelSelector=" : "",
+                             strempty(sel), fsel ? "&fieldSelector=" : "", strempty(fsel),
+                             cont ? "&continue=" : "", strempty(cont));
 }
 
 static void finish_list(Informer *inf, uint64_t rv)
@@ -668,7 +685,7 @@ void informer_get_stats(Informer *inf, InformerStats *ret)
 struct InformerFactory {
         KubeClient *client;
         InformerTransform transform;
-        Hashmap *informers; /* "plural.group|ns|selector" -> Informer */
+        Hashmap *informers; /* "plural.group|ns|selector|name" -> Informer */
         bool started;
 };
 
@@ -704,29 +721,29 @@ InformerFactory *informer_factory_free(InformerFactory *f)
 }
 
 Informer *informer_factory_find(InformerFactory *f, const KubeResource *r, const char *ns,
-                                const char *selector)
+                                const char *selector, const char *name)
 {
         char key[512];
         if (!f || !r ||
-            snprintf(key, sizeof key, "%s.%s|%s|%s", r->plural, r->group, strempty(ns),
-                     strempty(selector)) >= (int) sizeof key)
+            snprintf(key, sizeof key, "%s.%s|%s|%s|%s", r->plural, r->group, strempty(ns),
+                     strempty(selector), strempty(name)) >= (int) sizeof key)
                 return NULL;
         return hashmap_get(f->informers, key);
 }
 
 Informer *informer_factory_get(InformerFactory *f, const KubeResource *r, const char *ns,
-                               const char *selector)
+                               const char *selector, const char *name)
 {
-        Informer *inf = informer_factory_find(f, r, ns, selector);
+        Informer *inf = informer_factory_find(f, r, ns, selector, name);
         if (inf)
                 return inf;
-        _cleanup_free_ char *key =
-                strdup_printf("%s.%s|%s|%s", r->plural, r->group, strempty(ns), strempty(selector));
+        _cleanup_free_ char *key = strdup_printf("%s.%s|%s|%s|%s", r->plural, r->group, strempty(ns),
+                                                 strempty(selector), strempty(name));
         if (!key)
                 return NULL;
         inf = informer_new(f->client, r, ns, selector);
-        if (!inf)
-                return NULL;
+        if (!inf || informer_set_name(inf, name) < 0)
+                return informer_free(inf);
         informer_set_transform(inf, f->transform);
         if (hashmap_put(f->informers, key, inf) < 0)
                 return informer_free(inf);

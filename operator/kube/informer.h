@@ -42,6 +42,11 @@ int informer_add_handler(Informer *inf, InformerHandler h, void *userdata);
 void informer_set_resync(Informer *inf, usec_t period);
 /* Set before informer_start(): every object is trimmed by `t` before it is cached. */
 void informer_set_transform(Informer *inf, InformerTransform t);
+/* Before informer_start(): list and watch only the object named `name`
+ * (fieldSelector=metadata.name=NAME, which every resource serves): a
+ * singleton among many, as clusteroperators/etcd among every operator's,
+ * is then all the cache keeps and all the watch delivers. */
+int informer_set_name(Informer *inf, const char *name);
 /* Keeps an index of objects by this label's value (see informer_list_by_label). */
 int informer_add_label_index(Informer *inf, const char *label);
 /* For a resource the server may not serve (its CRD not installed): a 404 on
@@ -86,12 +91,13 @@ InformerFactory *informer_factory_new(KubeClient *c);
 void informer_factory_set_transform(InformerFactory *f, InformerTransform t);
 InformerFactory *informer_factory_free(InformerFactory *f);
 DEFINE_TRIVIAL_CLEANUP_FUNC(InformerFactory *, informer_factory_free);
-/* Returns the shared informer for (resource, namespace, selector), creating it. Borrowed. */
+/* Returns the shared informer for (resource, namespace, selector, name), creating it.
+ * Borrowed. `name` non-NULL: only the object of that name (informer_set_name). */
 Informer *informer_factory_get(InformerFactory *f, const KubeResource *r, const char *ns,
-                               const char *selector);
+                               const char *selector, const char *name);
 /* The same informer if it exists, NULL otherwise: never creates or starts one
  * (what a controller's sync uses, so a read can never start I/O). */
 Informer *informer_factory_find(InformerFactory *f, const KubeResource *r, const char *ns,
-                                const char *selector);
+                                const char *selector, const char *name);
 int informer_factory_start(InformerFactory *f);
 bool informer_factory_has_synced(InformerFactory *f);

@@ -47,7 +47,7 @@ Runtime *runtime_new(KubeClient *c, InformerFactory *f, EventRecorder *rec, cons
         if (cfg)
                 rt->cfg = *cfg;
         if (rt->cfg.status_res && rt->cfg.status_name && f) {
-                rt->status_informer = informer_factory_get(f, rt->cfg.status_res, NULL, NULL);
+                rt->status_informer = informer_factory_get(f, rt->cfg.status_res, NULL, NULL, NULL);
                 if (!rt->status_informer)
                         return mfree(rt);
         }
@@ -351,7 +351,8 @@ int runtime_add(Runtime *rt, const ControllerSpec *spec)
         }
         for (size_t k = 0; k < spec->n_watches; k++) {
                 const WatchSpec *w = spec->watches[k];
-                Informer *inf = informer_factory_get(rt->informers, w->res, w->namespace, w->label_selector);
+                Informer *inf = informer_factory_get(rt->informers, w->res, w->namespace, w->label_selector,
+                                                     w->name);
                 if (inf && w->res->optional)
                         informer_set_optional(inf, OPTIONAL_RECHECK);
                 r = inf ? informer_add_handler(inf, on_informer_event, c) : -ENOMEM;

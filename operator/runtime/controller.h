@@ -34,6 +34,7 @@ typedef struct WatchSpec {
         const KubeResource *res;
         const char *namespace; /* NULL = all */
         const char *label_selector;
+        const char *name; /* non-NULL: only the object of this name (informer_set_name) */
 } WatchSpec;
 
 typedef struct ControllerSpec {

@@ -171,7 +171,8 @@ static void on_settling_read(KubeClient *kc, const KubeResponse *resp, void *use
          * caught up only while the read was out says nothing of the plan: that one was made
          * from an older version and would repeat what landed. An object no informer of ours
          * watches was not planned from a cache: the read has settled what there is to know. */
-        bool covered = expectations_covered(c->spec->watches, c->spec->n_watches, i->res, i->namespace);
+        bool covered =
+                expectations_covered(c->spec->watches, c->spec->n_watches, i->res, i->namespace, i->name);
         if (c->settling_before_send && (!covered || c->settling_cached_rv == rv)) {
                 c->unsettled = mfree(c->unsettled);
                 log_info("%s: the server has the object %s%s: writing it", strempty(what),

@@ -45,21 +45,29 @@ Expectations *expectations_free(Expectations *e)
         return mfree(e);
 }
 
+/* The watch that shows every write of `name` (NULL: of any name) in `ns`: no label
+ * selector, and no name but that one. */
 static const WatchSpec *covering(const WatchSpec *const *watches, size_t n, const KubeResource *res,
-                                 const char *ns)
+                                 const char *ns, const char *name)
 {
         for (size_t i = 0; i < n; i++)
                 if (watches[i]->res == res && !watches[i]->label_selector &&
-                    (!watches[i]->namespace || streq_ptr(watches[i]->namespace, ns)))
+                    (!watches[i]->namespace || streq_ptr(watches[i]->namespace, ns)) &&
+                    (!watches[i]->name || (name && streq(watches[i]->name, name))))
                         return watches[i];
         return NULL;
+}
+
+static Informer *informer_of(InformerFactory *f, const WatchSpec *w)
+{
+        return informer_factory_find(f, w->res, w->namespace, NULL, w->name);
 }
 
 int expectations_add(Expectations *e, const WatchSpec *const *watches, size_t n_watches,
                      const KubeResource *res, const char *ns, const char *name, uint64_t rv, usec_t deadline)
 {
         assert_return(e && res && name, -EINVAL);
-        const WatchSpec *w = covering(watches, n_watches, res, ns);
+        const WatchSpec *w = covering(watches, n_watches, res, ns, name);
         if (!w)
                 return 0;
         /* A later write of the same object replaces the earlier expectation. */
@@ -94,31 +102,31 @@ static bool informer_shows(Informer *inf, const char *ns, const char *name, uint
 
 static bool seen(const Expectation *x, InformerFactory *f)
 {
-        Informer *inf = informer_factory_find(f, x->watch->res, x->watch->namespace, NULL);
+        Informer *inf = informer_of(f, x->watch);
         if (!inf)
                 return true; /* nothing watches it here: nothing to wait for */
         return informer_shows(inf, x->ns, x->name, x->rv);
 }
 
 bool expectations_covered(const WatchSpec *const *watches, size_t n_watches, const KubeResource *res,
-                          const char *ns)
+                          const char *ns, const char *name)
 {
-        return covering(watches, n_watches, res, ns) != NULL;
+        return covering(watches, n_watches, res, ns, name) != NULL;
 }
 
 bool expectations_seen_now(const WatchSpec *const *watches, size_t n_watches, InformerFactory *f,
                            const KubeResource *res, const char *ns, const char *name, uint64_t rv)
 {
-        const WatchSpec *w = covering(watches, n_watches, res, ns);
-        Informer *inf = w ? informer_factory_find(f, w->res, w->namespace, NULL) : NULL;
+        const WatchSpec *w = covering(watches, n_watches, res, ns, name);
+        Informer *inf = w ? informer_of(f, w) : NULL;
         return inf && informer_has_synced(inf) && informer_shows(inf, ns, name, rv);
 }
 
 uint64_t expectations_cached_rv(const WatchSpec *const *watches, size_t n_watches, InformerFactory *f,
                                 const KubeResource *res, const char *ns, const char *name)
 {
-        const WatchSpec *w = covering(watches, n_watches, res, ns);
-        Informer *inf = w ? informer_factory_find(f, w->res, w->namespace, NULL) : NULL;
+        const WatchSpec *w = covering(watches, n_watches, res, ns, name);
+        Informer *inf = w ? informer_of(f, w) : NULL;
         if (!inf || !informer_has_synced(inf))
                 return UINT64_MAX;
         const KubeObject *o = informer_get(inf, ns, name);

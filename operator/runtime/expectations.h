@@ -33,9 +33,10 @@ int expectations_add(Expectations *e, const WatchSpec *const *watches, size_t n_
  * still awaited, borrowed until the next call. */
 bool expectations_met(Expectations *e, InformerFactory *f, usec_t now, const char **ret_waiting);
 size_t expectations_pending(const Expectations *e);
-/* Whether a declared watch (without a label selector) covers objects of `res` in `ns`. */
+/* Whether a declared watch (without a label selector, and with no name or `name`)
+ * covers the object `name` of `res` in `ns`. */
 bool expectations_covered(const WatchSpec *const *watches, size_t n_watches, const KubeResource *res,
-                          const char *ns);
+                          const char *ns, const char *name);
 /* Whether the informers show the object at resourceVersion `rv` or newer (0:
  * absent) right now; false when no declared watch (without a label selector)
  * covers it. */

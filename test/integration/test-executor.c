@@ -99,7 +99,7 @@ static int sync_writer(const SyncContext *ctx, Plan *p)
         n_writer_syncs++;
         if (!patch_value)
                 return 0;
-        Informer *inf = informer_factory_find(ctx->informers, &KUBE_CONFIGMAPS, "default", NULL);
+        Informer *inf = informer_factory_find(ctx->informers, &KUBE_CONFIGMAPS, "default", NULL, NULL);
         const KubeObject *o = inf ? informer_get(inf, "default", "patched") : NULL;
         if (o && streq_ptr(json_get_string(o->json, "data.v"), patch_value))
                 return 0;

@@ -398,6 +398,58 @@ static void test_informer_churn(void **state)
         informer_stop(inf);
 }
 
+static void put_configmap(const char *name, const char *value)
+{
+        _cleanup_free_ char *text =
+                strdup_printf("{\"apiVersion\":\"v1\",\"kind\":\"ConfigMap\",\"metadata\":"
+                              "{\"name\":\"%s\",\"namespace\":\"" NS "\"},\"data\":{\"v\":\"%s\"}}",
+                              name, value);
+        _cleanup_(cJSON_Deletep) cJSON *cm = parse(text);
+        Result r = {};
+        assert_int_equal(kube_patch(client, &KUBE_CONFIGMAPS, NS, name, NULL, KUBE_PATCH_APPLY, cm, "itest",
+                                    true, on_result, &r),
+                         0);
+        wait_for(&r);
+        if (r.error < 0)
+                fail_msg("apply %s: %s", name, strerror(-r.error));
+        result_done(&r);
+}
+
+/* An informer of one name (fieldSelector=metadata.name=...) lists and watches that object
+ * alone: the others of its namespace, before and after it started, never reach its cache. */
+static void test_named_informer(void **state)
+{
+        _cleanup_(informer_freep) Informer *inf = informer_new(client, &KUBE_CONFIGMAPS, NS, NULL);
+        bool never = false;
+
+        put_configmap("named-one", "1");
+        put_configmap("named-other", "1");
+        assert_int_equal(informer_set_name(inf, "named-one"), 0);
+        assert_int_equal(informer_start(inf), 0);
+        usec_t deadline = now_usec(CLOCK_MONOTONIC) + 20 * USEC_PER_SEC;
+        while (!informer_has_synced(inf)) {
+                assert_true(now_usec(CLOCK_MONOTONIC) < deadline);
+                (void) loop_run_until(loop, &never, 50 * USEC_PER_MSEC);
+        }
+        assert_int_equal(informer_size(inf), 1);
+        assert_non_null(informer_get(inf, NS, "named-one"));
+        put_configmap("named-other", "2");
+        put_configmap("named-third", "1");
+        put_configmap("named-one", "2");
+        for (;;) {
+                const KubeObject *o = informer_get(inf, NS, "named-one");
+                if (o && streq_ptr(json_get_string(o->json, "data.v"), "2"))
+                        break;
+                assert_true(now_usec(CLOCK_MONOTONIC) < deadline);
+                (void) loop_run_until(loop, &never, 50 * USEC_PER_MSEC);
+        }
+        assert_int_equal(informer_size(inf), 1);
+        assert_null(informer_get(inf, NS, "named-other"));
+        assert_null(informer_get(inf, NS, "named-third"));
+        assert_int_equal(informer_set_name(inf, "x"), -EINVAL); /* not once it runs */
+        informer_stop(inf);
+}
+
 /* A resource no CRD serves yet: the optional informer syncs empty at once (controllers are
  * not held up), and once the CRD is installed it lists and watches it like any other. */
 static void test_optional_informer(void **state)
@@ -454,7 +506,7 @@ int main(void)
         const struct CMUnitTest tests[] = {
                 cmocka_unit_test(test_verbs_and_errors),  cmocka_unit_test(test_retry_after),
                 cmocka_unit_test(test_events_dedup),      cmocka_unit_test(test_informer_churn),
-                cmocka_unit_test(test_optional_informer),
+                cmocka_unit_test(test_optional_informer), cmocka_unit_test(test_named_informer),
         };
         json_hooks_install(); /* watch events through the scratch arena, as in the operator */
         return cmocka_run_group_tests(tests, setup, teardown);

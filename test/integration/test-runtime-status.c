@@ -98,7 +98,7 @@ static int sync_creator(const SyncContext *ctx, Plan *p)
 {
         if (!creator_on)
                 return 0;
-        Informer *inf = informer_factory_find(ctx->informers, &KUBE_CONFIGMAPS, "default", NULL);
+        Informer *inf = informer_factory_find(ctx->informers, &KUBE_CONFIGMAPS, "default", NULL, NULL);
         if (informer_get(inf, "default", "created-once"))
                 return 0;
         cJSON *cm = NULL;
@@ -192,7 +192,7 @@ static void wait_live(const char *want)
 
 static void wait_cached_rv(uint64_t rv)
 {
-        Informer *inf = informer_factory_get(informers, &KUBE_ETCDS, NULL, NULL);
+        Informer *inf = informer_factory_get(informers, &KUBE_ETCDS, NULL, NULL, NULL);
         for (int i = 0; i < 200; i++) {
                 const KubeObject *o = informer_get(inf, NULL, "cluster");
                 if (o && o->resource_version >= rv)

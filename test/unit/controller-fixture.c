@@ -48,7 +48,8 @@ void fixture_free(Fixture *f)
 static Informer *informer_of(Fixture *f, OperatorWatch w)
 {
         const WatchSpec *ws = &operator_watches[w];
-        Informer *inf = informer_factory_get(f->factory, ws->res, ws->namespace, ws->label_selector);
+        Informer *inf =
+                informer_factory_get(f->factory, ws->res, ws->namespace, ws->label_selector, ws->name);
         assert_non_null(inf);
         return inf;
 }
@@ -378,7 +379,8 @@ size_t fixture_feed(Fixture *f, OperatorWatch w)
         for (size_t i = 0; i < f->plan.n; i++) {
                 const Intent *in = &f->plan.intents[i];
                 if (!in->res || in->res != ws->res ||
-                    (ws->namespace && !streq_ptr(in->namespace, ws->namespace)))
+                    (ws->namespace && !streq_ptr(in->namespace, ws->namespace)) ||
+                    (ws->name && !streq_ptr(in->name, ws->name))) /* the server sends it that one alone */
                         continue;
                 const KubeObject *cur = fixture_get(f, w, in->namespace, in->name);
                 cJSON *obj = carry_out(in, cur);
@@ -394,7 +396,7 @@ size_t fixture_feed(Fixture *f, OperatorWatch w)
 
 static Informer *informer_at_selected(Fixture *f, const KubeResource *res, const char *ns, const char *sel)
 {
-        Informer *inf = informer_factory_get(f->factory, res, res->namespaced ? ns : NULL, sel);
+        Informer *inf = informer_factory_get(f->factory, res, res->namespaced ? ns : NULL, sel, NULL);
         assert_non_null(inf);
         return inf;
 }

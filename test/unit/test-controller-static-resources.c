@@ -16,7 +16,6 @@ static const struct {
         const KubeResource *res;
         const char *ns, *selector;
 } kinds[] = {
-        {&KUBE_NAMESPACES, NULL, NULL},
         {&KUBE_SERVICES, NS_ETCD, NULL},
         {&KUBE_SERVICEACCOUNTS, NS_ETCD, NULL},
         {&KUBE_ROLES, NS_ETCD, NULL},
@@ -32,6 +31,7 @@ static size_t count_writes(Fixture *f)
 
 static void feed_all(Fixture *f)
 {
+        (void) fixture_feed(f, W_NAMESPACES); /* the shared watch of openshift-etcd alone */
         for (size_t i = 0; i < ELEMENTSOF(kinds); i++)
                 (void) fixture_feed_to_selected(f, kinds[i].res, kinds[i].ns, kinds[i].selector);
 }
@@ -104,8 +104,8 @@ static void test_server_defaults_kept(void **state)
                 "\"protocol\":\"TCP\",\"targetPort\":9978},{\"name\":\"etcd-metrics\",\"port\":9979,"
                 "\"protocol\":\"TCP\",\"targetPort\":9979},{\"name\":\"readyz-sidecar\",\"port\":9980,"
                 "\"protocol\":\"TCP\",\"targetPort\":9980}]}}");
-        fixture_add_to(
-                f, &KUBE_NAMESPACES, NULL,
+        fixture_addf(
+                f, W_NAMESPACES,
                 "{\"apiVersion\":\"v1\",\"kind\":\"Namespace\",\"metadata\":{\"name\":\"openshift-etcd\","
                 "\"labels\":{\"openshift.io/run-level\":\"0\",\"openshift.io/cluster-monitoring\":\"true\","
                 "\"pod-security.kubernetes.io/enforce\":\"privileged\",\"pod-security.kubernetes.io/audit\":"
@@ -125,8 +125,8 @@ static void test_drift_repaired(void **state)
         Fixture *f = fixture_new();
         assert_int_equal(fixture_sync(f, &controller_static_resources), 0);
         feed_all(f);
-        fixture_add_to(
-                f, &KUBE_NAMESPACES, NULL,
+        fixture_addf(
+                f, W_NAMESPACES,
                 "{\"apiVersion\":\"v1\",\"kind\":\"Namespace\",\"metadata\":{\"name\":\"openshift-etcd\","
                 "\"labels\":{\"openshift.io/run-level\":\"1\"},\"annotations\":{"
                 "\"openshift.io/node-selector\":\"\",\"workload.openshift.io/allowed\":\"management\"}}}");
@@ -145,7 +145,7 @@ static void test_drift_repaired(void **state)
         assert_non_null(fixture_find(f, INTENT_APPLY, "serviceaccounts", "installer-sa"));
         /* Applied as a merge: the label wins, others' labels stay. */
         feed_all(f);
-        const KubeObject *ns = fixture_get_from(f, &KUBE_NAMESPACES, NULL, "openshift-etcd");
+        const KubeObject *ns = fixture_get(f, W_NAMESPACES, NULL, "openshift-etcd");
         cJSON *labels = json_get_object(ns->json, "metadata.labels");
         assert_string_equal(cJSON_GetStringValue(cJSON_GetObjectItem(labels, "openshift.io/run-level")),
                             "0");

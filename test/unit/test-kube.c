@@ -174,7 +174,7 @@ static void test_informer_transform(void **state)
         _cleanup_(kube_client_freep) KubeClient *c = kube_client_new(l, cfg);
         _cleanup_(informer_factory_freep) InformerFactory *f = informer_factory_new(c);
         informer_factory_set_transform(f, drop_spec);
-        Informer *inf = informer_factory_get(f, &KUBE_PODS, NULL, NULL);
+        Informer *inf = informer_factory_get(f, &KUBE_PODS, NULL, NULL, NULL);
         Seen s = {};
 
         assert_non_null(inf);
