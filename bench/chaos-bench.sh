@@ -11,6 +11,9 @@ set -euo pipefail
 root=$(cd "$(dirname "$0")/.." && pwd)
 build=$root/${1:-build}
 [ -x "$build/cluster-etcd-operator" ] || { echo "chaos-bench: build $build first" >&2; exit 1; }
+# The kubelet simulator runs each container in its image's root filesystem (CMake's `images` target).
+[ -d "$build/images/etcd/usr/bin" ] ||
+        { echo "chaos-bench: $build has no image root filesystems: make -C $build images" >&2; exit 1; }
 out=$(mktemp -d "${TMPDIR:-/tmp}/chaos-bench.XXXXXX")
 trap 'rm -rf "$out"' EXIT
 
