@@ -150,12 +150,11 @@ static void pod_problems(const SyncContext *ctx, const KubeObject *pod, Buf *out
                 JSON_ARRAY_FOREACH (cs, json_get_array(pod->json, lists[k])) {
                         if (!streq_ptr(json_get_string(cs, "state.waiting.reason"), "CrashLoopBackOff"))
                                 continue;
-                        int64_t restarts = 0;
-                        (void) json_get_int64(cs, "restartCount", &restarts);
-                        (void) snprintf(line, sizeof line,
-                                        "%spod/%s container \"%s\" is crash-looping (%lld restarts): %s",
+                        /* No restart count and no age in the text: each restart or passing minute
+                         * would be another status write while nothing else changed. */
+                        (void) snprintf(line, sizeof line, "%spod/%s container \"%s\" is crash-looping: %s",
                                         out->len ? "; " : "", pod->name,
-                                        strempty(json_get_string(cs, "name")), (long long) restarts,
+                                        strempty(json_get_string(cs, "name")),
                                         strempty(json_get_string(cs, "state.waiting.message")));
                         (void) buf_append(out, line, strlen(line));
                 }
@@ -165,9 +164,9 @@ static void pod_problems(const SyncContext *ctx, const KubeObject *pod, Buf *out
             parse_rfc3339(json_get_string(ready, "lastTransitionTime"), &since) < 0)
                 return;
         if (ctx->now >= since + UNREADY_FOR_LONG) {
-                (void) snprintf(line, sizeof line, "%spod/%s has not been ready for %llu minutes",
+                (void) snprintf(line, sizeof line, "%spod/%s has not been ready since %s",
                                 out->len ? "; " : "", pod->name,
-                                (unsigned long long) ((ctx->now - since) / (60 * USEC_PER_SEC)));
+                                strempty(json_get_string(ready, "lastTransitionTime")));
                 (void) buf_append(out, line, strlen(line));
         } else if (!*ret_recheck || since + UNREADY_FOR_LONG - ctx->now < *ret_recheck)
                 *ret_recheck = since + UNREADY_FOR_LONG - ctx->now;
