@@ -7,7 +7,9 @@
  * currentRevision only grows and is never unset, so an entry whose Node was
  * replaced (another uid) is dropped in one write and added back in the next.
  * It reports StaticPodsAvailable (some node runs a ready etcd pod) and
- * StaticPodsDegraded (etcd pod containers crash-looping or unready for long). */
+ * StaticPodsDegraded (etcd pod containers crash-looping or unready for long),
+ * and keeps status.readyReplicas to the number of masters whose etcd pod is
+ * ready at the latest revision. */
 #include "base/buf.h"
 #include "base/json.h"
 #include "base/log.h"
@@ -98,9 +100,23 @@ static cJSON *next_entry(const SyncContext *ctx, const KubeObject *node, const c
         return e;
 }
 
+/* status.readyReplicas ("how many replicas are ready and at the desired state", the CRD
+ * says): the masters whose etcd pod is ready at status.latestAvailableRevision. */
+static int64_t ready_replicas(const SyncContext *ctx, const KubeObject *cr, const KubeObject **nodes,
+                              size_t n)
+{
+        int64_t ready = 0, latest = 0;
+        if (json_get_int64(cr->json, "status.latestAvailableRevision", &latest) < 0 || latest <= 0)
+                return 0;
+        for (size_t i = 0; i < n; i++)
+                ready += running_revision(etcd_pod_of_node(ctx, nodes[i]->name)) == latest;
+        return ready;
+}
+
 static int sync_entries(const SyncContext *ctx, Plan *p, const KubeObject *cr, const KubeObject **nodes,
                         size_t n, cJSON **ret)
 {
+        int64_t ready = ready_replicas(ctx, cr, nodes, n), had_ready = -1;
         const cJSON *have = json_get_array(cr->json, "status.nodeStatuses");
         _cleanup_(cJSON_Deletep) cJSON *want = cJSON_CreateArray();
         *ret = NULL;
@@ -121,7 +137,8 @@ static int sync_entries(const SyncContext *ctx, Plan *p, const KubeObject *cr, c
                         return -ENOMEM;
                 cJSON_AddItemToArray(want, next);
         }
-        if ((have && cJSON_Compare(have, want, true)) || (!have && !want->child)) {
+        (void) json_get_int64(cr->json, "status.readyReplicas", &had_ready);
+        if (((have && cJSON_Compare(have, want, true)) || (!have && !want->child)) && had_ready == ready) {
                 *ret = TAKE_PTR(want);
                 return 0;
         }
@@ -134,6 +151,9 @@ static int sync_entries(const SyncContext *ctx, Plan *p, const KubeObject *cr, c
         }
         cJSON_DeleteItemFromObjectCaseSensitive(status, "nodeStatuses");
         cJSON_AddItemToObject(status, "nodeStatuses", copy);
+        cJSON_DeleteItemFromObjectCaseSensitive(status, "readyReplicas");
+        if (!cJSON_AddNumberToObject(status, "readyReplicas", (double) ready))
+                return -ENOMEM;
         plan_update_status(p, &KUBE_ETCDS, obj);
         *ret = TAKE_PTR(want);
         return 0;

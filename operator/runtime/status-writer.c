@@ -1,7 +1,8 @@
 /* The status writer: at the end of each plan, the conditions it asked for
- * and the controller's Degraded condition go onto the operator's status
- * object in one update, compared first with the informer's copy so that a
- * sync that changes nothing sends nothing. */
+ * and the controller's Degraded condition (and status.observedGeneration,
+ * the spec's generation the sync saw) go onto the operator's status object
+ * in one update, compared first with the informer's copy so that a sync
+ * that changes nothing sends nothing. */
 #include "base/json.h"
 #include "base/log.h"
 #include "runtime/conditions.h"
@@ -22,6 +23,16 @@ static int apply_conditions(Controller *c, cJSON *status_obj)
                 conds = cJSON_AddArrayToObject(status, "conditions");
                 if (!conds)
                         return -ENOMEM;
+        }
+        /* The spec's generation this sync acted on: every controller's sync of a new spec writes
+         * it once, as library-go's operators publish status.observedGeneration. */
+        int64_t generation = 0, observed = 0;
+        if (json_get_int64(status_obj, "metadata.generation", &generation) >= 0 && generation > 0 &&
+            (json_get_int64(status, "observedGeneration", &observed) < 0 || observed != generation)) {
+                cJSON_DeleteItemFromObjectCaseSensitive(status, "observedGeneration");
+                if (!cJSON_AddNumberToObject(status, "observedGeneration", (double) generation))
+                        return -ENOMEM;
+                changed = true;
         }
         bool own_degraded = false;
         for (size_t k = 0; k < c->plan.n; k++) {

@@ -174,6 +174,15 @@ class Checker:
                         "etcds/cluster: %s is %s/%s, upstream %s/%s" % (t, c.get("status"), c.get("reason"), status, reason))
         for f in self.table["etcd_status_fields"]:
             self.expect(f in ((etcd or {}).get("status") or {}), "etcds/cluster: no status.%s" % f)
+        # On a settled cluster: the spec's generation observed, every master ready at the latest revision.
+        st = (etcd or {}).get("status") or {}
+        gen = ((etcd or {}).get("metadata") or {}).get("generation")
+        self.expect(st.get("observedGeneration") == gen,
+                    "etcds/cluster: status.observedGeneration %s, metadata.generation %s" % (
+                        st.get("observedGeneration"), gen))
+        self.expect(st.get("readyReplicas") == len(self.nodes),
+                    "etcds/cluster: status.readyReplicas %s with %d masters settled" % (
+                        st.get("readyReplicas"), len(self.nodes)))
         co_want = self.table["clusteroperator"]
         co = self.get("clusteroperator", None, co_want["name"]) or {}
         cconds = _conditions(co)

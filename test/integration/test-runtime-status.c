@@ -255,6 +255,56 @@ static void test_change_right_after_a_write(void **state)
         }
 }
 
+/* The live object's metadata.generation and status.observedGeneration (-1 when absent). */
+static void live_generations(int64_t *ret_gen, int64_t *ret_observed)
+{
+        Result r = {};
+        assert_int_equal(kube_get(client, &KUBE_ETCDS, NULL, "cluster", on_result, &r), 0);
+        wait_for(&r);
+        assert_int_equal(r.error, 0);
+        *ret_gen = *ret_observed = -1;
+        (void) json_get_int64(r.body, "metadata.generation", ret_gen);
+        (void) json_get_int64(r.body, "status.observedGeneration", ret_observed);
+        cJSON_Delete(r.body);
+}
+
+static void wait_observed(int64_t *ret_gen)
+{
+        int64_t gen = -1, observed = -1;
+        for (int i = 0; i < 200; i++) {
+                live_generations(&gen, &observed);
+                if (gen > 0 && observed == gen) {
+                        *ret_gen = gen;
+                        return;
+                }
+                run_for(50 * USEC_PER_MSEC);
+        }
+        fail_msg("status.observedGeneration stayed %" PRId64 " with metadata.generation %" PRId64, observed,
+                 gen);
+}
+
+/* The status writer publishes the spec's generation its syncs saw: a spec change is
+ * observed by the next sync's conditions write. */
+static void test_observed_generation(void **state)
+{
+        (void) state;
+        int64_t gen = 0, next = 0;
+        wait_observed(&gen);
+        _cleanup_(cJSON_Deletep) cJSON *patch = NULL;
+        _cleanup_free_ char *text =
+                strdup_printf("{\"spec\":{\"forceRedeploymentReason\":\"observed-%" PRId64 "\"}}", gen);
+        assert_int_equal(json_parse(text, strlen(text), &patch), 0);
+        Result r = {};
+        assert_int_equal(kube_patch(client, &KUBE_ETCDS, NULL, "cluster", NULL, KUBE_PATCH_MERGE, patch,
+                                    NULL, false, on_result, &r),
+                         0);
+        wait_for(&r);
+        assert_int_equal(r.error, 0);
+        cJSON_Delete(r.body);
+        wait_observed(&next);
+        assert_int_equal(next, gen + 1);
+}
+
 static void test_undoes_another_writer(void **state)
 {
         (void) state;
@@ -459,6 +509,7 @@ int main(void)
                 cmocka_unit_test(test_no_second_create_from_a_stale_cache),
                 cmocka_unit_test(test_undoes_another_writer),
                 cmocka_unit_test(test_unmanaged_stops_controllers),
+                cmocka_unit_test(test_observed_generation),
         };
         json_hooks_install(); /* API responses through the scratch arena, as in the operator */
         return cmocka_run_group_tests(tests, setup, teardown);

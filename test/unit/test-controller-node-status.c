@@ -18,16 +18,6 @@ static const cJSON *written(Fixture *f)
                               "status.nodeStatuses");
 }
 
-static const cJSON *cached_entry(Fixture *f, const char *node)
-{
-        cJSON *e;
-        JSON_ARRAY_FOREACH (
-                e, json_get_array(fixture_get(f, W_ETCD_CR, NULL, "cluster")->json, "status.nodeStatuses"))
-                if (streq_ptr(json_get_string(e, "nodeName"), node))
-                        return e;
-        return NULL;
-}
-
 static int64_t field(const cJSON *entry, const char *key)
 {
         int64_t v = 0;
@@ -84,8 +74,8 @@ static void test_current_moves_on_ready_pod(void **state)
         Fixture *f = fixture_new();
         fixture_master(f, "master-0", "10.0.0.1", true);
         fixture_etcd_cr(f, NULL,
-                        "\"latestAvailableRevision\":2,\"nodeStatuses\":[{\"nodeName\":\"master-0\","
-                        "\"currentRevision\":1,\"targetRevision\":2}]");
+                        "\"latestAvailableRevision\":2,\"readyReplicas\":0,\"nodeStatuses\":[{\"nodeName\":"
+                        "\"master-0\",\"currentRevision\":1,\"targetRevision\":2}]");
         /* Still the old revision: nothing. */
         fixture_etcd_pod(f, "master-0", 1, true);
         no_write(f);
@@ -99,12 +89,19 @@ static void test_current_moves_on_ready_pod(void **state)
         const cJSON *e = cJSON_GetArrayItem(written(f), 0);
         assert_int_equal(field(e, "currentRevision"), 2);
         assert_null(json_get(e, "targetRevision"));
+        /* ... and the one master is ready at the latest revision. */
+        const Intent *w = fixture_find(f, INTENT_UPDATE_STATUS, "etcds", "cluster");
+        assert_int_equal(field(json_get(w->object, "status"), "readyReplicas"), 1);
         assert_int_equal(fixture_feed(f, W_ETCD_CR), 1);
         no_write(f);
-        /* Never backwards (a restore pod labelled with an older revision). */
+        /* Never backwards (a restore pod labelled with an older revision), though that pod is
+         * no longer ready at the latest revision. */
         fixture_etcd_pod(f, "master-0", 1, true);
-        no_write(f);
-        assert_int_equal(field(cached_entry(f, "master-0"), "currentRevision"), 2);
+        assert_int_equal(fixture_sync(f, &controller_node_status), 0);
+        w = fixture_find(f, INTENT_UPDATE_STATUS, "etcds", "cluster");
+        assert_non_null(w);
+        assert_int_equal(field(json_get(w->object, "status"), "readyReplicas"), 0);
+        assert_int_equal(field(cJSON_GetArrayItem(written(f), 0), "currentRevision"), 2);
         fixture_free(f);
 }
 
