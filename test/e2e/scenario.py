@@ -38,6 +38,11 @@ class Watcher(threading.Thread):
     # A health reading held this long, then healthy: the voter did not answer for part of
     # the sample (it was frozen), so a change seen next may have come after it recovered.
     JUDGE_READING = 1.0
+    # A voter resumed after a freeze may answer its first readings with a broken connection (a
+    # CI run saw RemoteDisconnected within a second of SIGCONT, while the operator's own reading
+    # found it healthy and promoted a learner): readings begun before RESUME_SETTLE after the
+    # resume are no evidence either way.
+    RESUME_SETTLE = 2.0
 
     def __init__(self, etcd, endpoints, two_voter_restarts=False):
         """two_voter_restarts: a voter of two may stop (the disaster-recovery runbooks'
@@ -58,6 +63,13 @@ class Watcher(threading.Thread):
         self.changes = 0         # membership changes seen
         self.first_shape = None  # the first membership seen, as (name, learner) pairs
         self.names = {}          # member ID -> name (peer URL until it starts), of the last list
+        self.resumed_at = {}     # voter name -> when a test resumed it after a freeze (monotonic)
+
+    def _evidence(self, t_sample, sick):
+        """The unhealthy readings of a sample begun at t_sample that count: not those of a voter a
+        test froze, taken before it resumed or within RESUME_SETTLE of it (resumed_at)."""
+        return {n: why for n, why in sick.items()
+                if t_sample >= self.resumed_at.get(n, float("-inf")) + self.RESUME_SETTLE}
 
     def run(self):
         voters = None  # of the last list
@@ -143,7 +155,15 @@ class Watcher(threading.Thread):
                 if (only_removal or removal_then_learner) and sick_now and sick_now <= gone:
                     log("the unhealthy voter(s) %s removed%s" % (", ".join(sorted(gone)),
                                                                 " and a learner added" if added else ""))
-                elif len(self.recent) >= 2 and all(r[1] for r in self.recent[-2:]) and not set(sick) - resumed:
+                elif len(self.recent) >= 2 and all(r[1] for r in self.recent[-2:]) and \
+                        not all(self._evidence(*r[:2]) for r in self.recent[-2:]):
+                    # The unhealthy readings are of a voter a test froze, taken before it resumed
+                    # or while it settled (RESUME_SETTLE): they say nothing of it when the change
+                    # was made. The test checks the freeze itself (test_frozen.py's ShapeMonitor:
+                    # no change while it was stopped).
+                    log("membership changed as a frozen voter resumed: not judged")
+                elif len(self.recent) >= 2 and all(r[1] for r in self.recent[-2:]) and \
+                        not set(self._evidence(t_sample, sick)) - resumed:
                     # Every voter answered healthy in this sample, or ended its held reading
                     # itself (it resumed as it was asked, and its broken connection says so),
                     # whose readings came before the list that shows the change: the voter
@@ -155,12 +175,14 @@ class Watcher(threading.Thread):
                     log("membership changed while an unhealthy voter recovered: not judged")
                 elif len(self.recent) >= 2 and all(r[1] for r in self.recent[-2:]):
                     self.violations.append("membership changed to %s while %d voter(s) were unhealthy "
-                                           "(samples %.1f s and %.1f s before: %s)" % (
+                                           "(samples %.1f s and %.1f s before: %s; the sample just before "
+                                           "the list: %s)" % (
                                                [(m.get("name") or "(unstarted)", bool(m.get("isLearner")))
                                                 for m in members], len(self.recent[-1][1]),
                                                t_sample - self.recent[-2][0], t_sample - self.recent[-1][0],
                                                " | ".join("; ".join("%s: %s" % kv for kv in sorted(r[1].items()))
-                                                          for r in self.recent[-2:])))
+                                                          for r in self.recent[-2:]),
+                                               "; ".join("%s: %s" % kv for kv in sorted(sick.items())) or "all healthy"))
             self.membership, self.names = membership, names
             self.recent = (self.recent + [(t_sample, sick, held)])[-3:]
             shape = sorted((m.get("name") or "(unstarted)", bool(m.get("isLearner"))) for m in members)

@@ -148,7 +148,7 @@ def sim_etcd_endpoint(c):
     return json.loads(r.stdout).get("etcdPreferred")
 
 
-def freeze_member(c):
+def freeze_member(c, watcher):
     """SIGSTOP a master voter other than the leader while a learner is being added to three
     voters; SIGCONT after FREEZE_MEMBER s. No membership change meanwhile; the operator names
     it, in the event that says why the learner waits and in EtcdMembersDegraded."""
@@ -209,6 +209,7 @@ def freeze_member(c):
         monitor.halt()
         try:
             os.kill(pid, signal.SIGCONT)
+            watcher.resumed_at[name] = time.monotonic()
         except ProcessLookupError:  # the kubelet's liveness probe restarted it meanwhile
             log("etcd on %s was restarted while frozen" % name)
     log("etcd on %s resumed after %.0f s; the operator said: %s" % (name, time.monotonic() - t0, said[-1]))
@@ -259,7 +260,7 @@ def main():
         sup = c.supervise_operator()
         try:
             freeze_api(c, watcher)
-            freeze_member(c)
+            freeze_member(c, watcher)
             wait_for("EtcdRunningInCluster=True", c.running_in_cluster, TIMEOUT)
             c.complete_bootstrap()
             c.wait_for_ceo(TIMEOUT)
