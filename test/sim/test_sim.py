@@ -9,6 +9,7 @@ when a test fails.
 """
 
 import atexit
+import copy
 import json
 import os
 import socket
@@ -812,29 +813,37 @@ class Writes(Base):
                 "apiVersion": "config.openshift.io/v1", "kind": "ClusterOperator",
                 "metadata": {"name": "st-co"}, "spec": {}}),
         ]
+        def put_fresh(path, put_path, change):
+            """PUT of the object as read just before, changed by `change`; again after a 409 (the
+            simulator's own controllers write some statuses, e.g. a PDB's, as kube's do).
+            Returns the response and the status the read showed."""
+            for _ in range(10):
+                obj = C.get(path).json
+                before = copy.deepcopy(obj.get("status"))
+                change(obj)
+                r = C.put(put_path, obj)
+                if r.status != 409:
+                    return r, before
+            return r, before
+
+        def sim_condition(obj, labels):
+            obj["metadata"]["labels"] = labels
+            obj["status"] = dict(obj.get("status") or {}, conditions=[
+                {"type": "Sim", "status": "True", "lastTransitionTime": "2024-01-01T00:00:00Z",
+                 "reason": "R", "message": "m"}])
+
         for coll, body in objs:
             name = body["metadata"]["name"]
             path = coll + "/" + name
             r = C.post(coll, body)
             self.assertEqual(r.status, 201, (coll, r))
-            obj = r.json
             # main resource: status ignored, labels applied
-            obj["metadata"]["labels"] = {"m": "1"}
-            obj["status"] = {"conditions": [{"type": "Sim", "status": "True",
-                                             "lastTransitionTime": "2024-01-01T00:00:00Z",
-                                             "reason": "R", "message": "m"}]}
-            before_status = C.get(path).json.get("status")
-            r = C.put(path, obj)
+            r, before_status = put_fresh(path, path, lambda o: sim_condition(o, {"m": "1"}))
             self.assertEqual(r.status, 200, (path, r))
             self.assertEqual(r.json.get("status"), before_status, path)
             self.assertEqual(r.json["metadata"]["labels"], {"m": "1"})
             # status: everything but status ignored
-            obj = r.json
-            obj["metadata"]["labels"] = {"m": "2"}
-            obj["status"] = dict(obj.get("status") or {}, conditions=[
-                {"type": "Sim", "status": "True", "lastTransitionTime": "2024-01-01T00:00:00Z",
-                 "reason": "R", "message": "m"}])
-            r = C.put(path + "/status", obj)
+            r, _ = put_fresh(path, path + "/status", lambda o: sim_condition(o, {"m": "2"}))
             self.assertEqual(r.status, 200, (path, r))
             self.assertEqual(r.json["metadata"]["labels"], {"m": "1"}, path)
             self.assertEqual(r.json["status"]["conditions"][0]["type"], "Sim", path)
