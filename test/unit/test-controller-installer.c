@@ -397,6 +397,21 @@ static void test_bootstrap_member_leaving(void **state)
         fixture_free(f);
 }
 
+/* The plan's status write records `node`'s first failed attempt at `rev`, still its target. */
+static const cJSON *expect_first_failure(Fixture *f, const char *node, int64_t rev, const char *reason,
+                                         const char *error)
+{
+        const cJSON *e = entry_in(fixture_find(f, INTENT_UPDATE_STATUS, "etcds", "cluster")->object, node);
+        assert_int_equal(field(e, "lastFailedRevision"), rev);
+        assert_int_equal(field(e, "lastFailedCount"), 1);
+        assert_int_equal(field(e, "targetRevision"), rev);
+        assert_string_equal(json_get_string(e, "lastFailedReason"), reason);
+        assert_string_equal(
+                cJSON_GetStringValue(cJSON_GetArrayItem(json_get_array(e, "lastFailedRevisionErrors"), 0)),
+                error);
+        return e;
+}
+
 static void test_failed_installer_retried(void **state)
 {
         const char *const target[] = {"\"targetRevision\":2", NULL, NULL};
@@ -407,16 +422,9 @@ static void test_failed_installer_retried(void **state)
         assert_int_equal(fixture_sync(f, &controller_installer), 0);
         assert_int_equal(fixture_count(f, INTENT_UPDATE_STATUS), 1);
         assert_int_equal(fixture_count(f, INTENT_CREATE), 0);
-        const cJSON *e =
-                entry_in(fixture_find(f, INTENT_UPDATE_STATUS, "etcds", "cluster")->object, "master-0");
-        assert_int_equal(field(e, "lastFailedRevision"), 2);
-        assert_int_equal(field(e, "lastFailedCount"), 1);
-        assert_int_equal(field(e, "targetRevision"), 2);
-        assert_string_equal(json_get_string(e, "lastFailedReason"), "InstallerFailed");
+        const cJSON *e = expect_first_failure(f, "master-0", 2, "InstallerFailed",
+                                              "installer: secret etcd-all-certs-2 not found");
         assert_string_equal(json_get_string(e, "lastFailedTime"), "2026-11-22T00:00:00Z");
-        assert_string_equal(
-                cJSON_GetStringValue(cJSON_GetArrayItem(json_get_array(e, "lastFailedRevisionErrors"), 0)),
-                "installer: secret etcd-all-certs-2 not found");
         assert_int_equal(fixture_feed(f, W_ETCD_CR), 1);
 
         /* Backoff first, then the retry under a new name. */
@@ -540,16 +548,9 @@ static void test_operand_not_at_revision_retried(void **state)
         f->now += 2 * 60 * USEC_PER_SEC;
         assert_int_equal(fixture_sync(f, &controller_installer), 0);
         assert_int_equal(fixture_count(f, INTENT_CREATE), 0);
-        const cJSON *e =
-                entry_in(fixture_find(f, INTENT_UPDATE_STATUS, "etcds", "cluster")->object, "master-1");
-        assert_int_equal(field(e, "lastFailedRevision"), 4);
-        assert_int_equal(field(e, "lastFailedCount"), 1);
-        assert_int_equal(field(e, "targetRevision"), 4);
-        assert_string_equal(json_get_string(e, "lastFailedReason"), "OperandNotAtRevision");
-        assert_string_equal(
-                cJSON_GetStringValue(cJSON_GetArrayItem(json_get_array(e, "lastFailedRevisionErrors"), 0)),
-                "installer-4-master-1 succeeded but etcd on node master-1 still runs revision 3 180 s "
-                "later");
+        (void) expect_first_failure(f, "master-1", 4, "OperandNotAtRevision",
+                                    "installer-4-master-1 succeeded but etcd on node master-1 still runs "
+                                    "revision 3 180 s later");
         bool said = false;
         for (size_t k = 0; k < f->plan.n; k++)
                 said |= f->plan.intents[k].type == INTENT_EVENT &&
