@@ -12,13 +12,20 @@ our images use and refuses anything else:
       && rm -rf /var/lib/apt/lists/*              those packages
   RUN ln -s TARGET LINK [&& ln -s ...]            links inside the image
   COPY SRC DST                                    SRC from CONTEXT_DIR
+  FROM docker.io/library/debian:<codename>-slim AS NAME
+  RUN apt-get update && apt-get install ...       a build stage's packages
+  COPY --from=NAME SRC... DST                     commands of that stage
 Every command a package installs (its files in /usr/bin, /usr/sbin, /bin,
 /sbin) appears at its path in OUT_DIR as a link to this machine's file, and
 COPY links to the build's file, so the rootfs stays current as the build
 changes; /bin and /sbin link to usr/ as on a merged-/usr Debian. Libraries
-are not modelled (the commands run with this machine's). A package that is
-not installed here, another Debian release, or an instruction outside the
-subset is an error naming the fix. OUT_DIR is replaced as a whole."""
+are not modelled (the commands run with this machine's). The last stage is
+the image and must be this machine's Debian release; an earlier stage may
+be another release when its packages are installed here at a version that
+release has (hack/install-deps.sh pins them so), and only the commands
+COPY --from names reach the image. A package that is not installed here,
+another release, or an instruction outside the subset is an error naming
+the fix. OUT_DIR is replaced as a whole."""
 import json
 import os
 import shlex
@@ -88,17 +95,50 @@ def link(out, target, path):
     os.symlink(target, dst)
 
 
+def installed_from(pkg, release):
+    """The installed version of pkg, when apt knows it as a version of `release` (e.g. trixie)."""
+    ver = subprocess.run(["dpkg-query", "-W", "-f", "${Version}", pkg], capture_output=True, text=True).stdout
+    if not ver:
+        die("package %s (Debian %s) is not installed on this machine (hack/install-deps.sh installs what the "
+            "images need)" % (pkg, release))
+    out = subprocess.run(["apt-cache", "madison", pkg], capture_output=True, text=True).stdout
+    for line in out.splitlines():
+        f = [x.strip() for x in line.split("|")]
+        if len(f) >= 3 and f[1] == ver and f[2].split()[1].split("/")[0] == release:
+            return ver
+    die("package %s %s installed here is not Debian %s's (apt-cache madison %s: %s); hack/install-deps.sh "
+        "installs %s's" % (pkg, ver, release, pkg, " / ".join(out.split("\n")[:3]) or "unknown", release))
+
+
 def main():
     if len(sys.argv) != 4:
         die("usage: image-rootfs.py CONTAINERFILE CONTEXT_DIR OUT_DIR")
     containerfile, context, out = sys.argv[1], os.path.abspath(sys.argv[2]), os.path.abspath(sys.argv[3])
     packages, links, copies, base = [], [], [], None
+    stages = {}  # NAME -> (release, packages) of the build stages before the image's
+    stage = None  # the stage being read when it has a name
+    staged = []  # (stage, command path, destination) from COPY --from
     for kw, rest in instructions(containerfile):
         if kw == "FROM":
-            name = rest.rsplit("/", 1)[-1]
+            argv = rest.split()
+            if len(argv) == 3 and argv[1].upper() == "AS":
+                stage = argv[2]
+                if stage in stages:
+                    die("%s: FROM %s: stage %s twice" % (containerfile, rest, stage))
+            elif len(argv) == 1:
+                stage = None
+            else:
+                die("%s: FROM %s: only FROM IMAGE [AS NAME] is modelled" % (containerfile, rest))
+            name = argv[0].rsplit("/", 1)[-1]
             if not name.startswith("debian:") or not name.endswith("-slim"):
                 die("%s: FROM %s: only debian:<codename>-slim is modelled" % (containerfile, rest))
-            base = name[len("debian:"):-len("-slim")]
+            release = name[len("debian:"):-len("-slim")]
+            if stage is not None:
+                stages[stage] = (release, [])
+                continue
+            if packages or links or copies or staged:
+                die("%s: FROM %s: a second image stage without a name is not modelled" % (containerfile, rest))
+            base = release
             if base != codename():
                 die("%s: built FROM Debian %s, but this machine runs Debian %s: the commands would differ"
                     % (containerfile, base, codename() or "(unknown)"))
@@ -108,13 +148,28 @@ def main():
                 if argv[:2] == ["apt-get", "update"] or argv == ["rm", "-rf", "/var/lib/apt/lists/*"]:
                     continue
                 if argv[:2] == ["apt-get", "install"]:
-                    packages += [a for a in argv[2:] if not a.startswith("-")]
-                elif argv[:2] == ["ln", "-s"] and len(argv) == 4:
+                    (stages[stage][1] if stage is not None else packages).extend(
+                        a for a in argv[2:] if not a.startswith("-"))
+                elif argv[:2] == ["ln", "-s"] and len(argv) == 4 and stage is None:
                     links.append((argv[2], argv[3]))
                 else:
-                    die("%s: RUN %s: not modelled (apt-get install, ln -s)" % (containerfile, cmd.strip()))
+                    die("%s: RUN %s: not modelled (apt-get install, ln -s in the image's stage)"
+                        % (containerfile, cmd.strip()))
         elif kw == "COPY":
             argv = shlex.split(rest)
+            if stage is not None:
+                die("%s: COPY %s: not modelled in a build stage" % (containerfile, rest))
+            if argv and argv[0].startswith("--from="):
+                src_stage = argv[0][len("--from="):]
+                if src_stage not in stages or len(argv) < 3:
+                    die("%s: COPY %s: only COPY --from=STAGE SRC... DST of an earlier stage is modelled"
+                        % (containerfile, rest))
+                dst = argv[-1]
+                if len(argv) > 3 and not dst.endswith("/"):
+                    die("%s: COPY %s: several sources need a DST ending in /" % (containerfile, rest))
+                for src in argv[1:-1]:
+                    staged.append((src_stage, src, dst + os.path.basename(src) if dst.endswith("/") else dst))
+                continue
             if len(argv) != 2 or argv[0].startswith("-"):
                 die("%s: COPY %s: only COPY SRC DST is modelled" % (containerfile, rest))
             copies.append((argv[0], argv[1]))
@@ -135,6 +190,20 @@ def main():
         for cmd in package_commands(pkg):
             link(tmp, os.path.realpath(cmd), cmd)
             n += 1
+    stage_versions = {}
+    for src_stage, src, dst in staged:
+        release, pkgs = stages[src_stage]
+        found = None
+        for pkg in pkgs:
+            if release != base:
+                stage_versions[pkg] = installed_from(pkg, release)
+            if src in package_commands(pkg) or os.path.realpath(src) in map(os.path.realpath, package_commands(pkg)):
+                found = src
+        if not found:
+            die("%s: COPY --from=%s %s: no package of that stage (%s) installs it" % (
+                containerfile, src_stage, src, " ".join(pkgs) or "none"))
+        link(tmp, os.path.realpath(src), dst)
+        n += 1
     for src, dst in copies:
         path = os.path.join(context, src)
         if not os.path.exists(path):
@@ -145,7 +214,9 @@ def main():
         link(tmp, inside(tmp, target).replace(tmp, out, 1) if target.startswith("/") else target, path)
     with open(os.path.join(tmp, ".image.json"), "w") as f:
         json.dump({"containerfile": os.path.abspath(containerfile), "debian": base, "packages": all_packages,
-                   "commands": n, "copied": [d for _, d in copies], "links": [l for _, l in links]}, f, indent=1)
+                   "commands": n, "copied": [d for _, d in copies], "links": [l for _, l in links],
+                   "from_stages": [{"stage": st, "release": stages[st][0], "path": d} for st, _, d in staged],
+                   "stage_versions": stage_versions}, f, indent=1)
     shutil.rmtree(out, ignore_errors=True)
     os.rename(tmp, out)
     print("image-rootfs: %s: %d commands from %d packages, %d copied, %d links -> %s" % (

@@ -8,7 +8,6 @@ packages=(
         cmake gcc make clang pkg-config libclang-rt-14-dev clang-format clang-tidy
         libcurl4-openssl-dev libcjson-dev libssl-dev libc-ares-dev libsystemd-dev
         libyaml-dev libmicrohttpd-dev libcmocka-dev
-        etcd-server etcd-client
         python3 dnsmasq-base util-linux iproute2 openssl curl valgrind nghttp2-proxy
         sudo tar gzip nodejs
 )
@@ -34,6 +33,54 @@ else
         "${sudo[@]}" apt-get install -y -qq --no-install-recommends "${missing[@]}"
 fi
 
+# etcd 3.5, the minor OpenShift runs (its separate HTTP listener on 2381,
+# etcdutl). Debian 13 (trixie) ships 3.5; Debian 12 (bookworm) only 3.4, so on
+# bookworm the two etcd packages come from trixie, pinned so that nothing
+# else does: a trixie source beside the machine's own Debian archive (same
+# mirror, same keyring), at priority 100 for every package but these two.
+etcd_min=3.5
+etcd_ok() {
+        local v
+        v=$(dpkg-query -W -f='${Version}' "$1" 2>/dev/null) || return 1
+        dpkg-query -W -f='${Status}' "$1" 2>/dev/null | grep -q "install ok installed" &&
+                dpkg --compare-versions "$v" ge "$etcd_min"
+}
+sudo=()
+[ "$(id -u)" -eq 0 ] || sudo=(sudo)
+apt_changed=0
+# put_file PATH CONTENT: writes PATH when it differs (apt_changed=1 then).
+put_file() {
+        if [ "$(cat "$1" 2>/dev/null)" != "$2" ]; then
+                printf '%s\n' "$2" | "${sudo[@]}" tee "$1" >/dev/null
+                apt_changed=1
+        fi
+}
+. /etc/os-release
+if [ "${VERSION_CODENAME:-}" = bookworm ]; then
+        # The machine's Debian archive: the first deb822 or one-line source of "bookworm".
+        mirror=$(awk 'function pick() { if (u != "" && s) { print u; found = 1; exit } }
+                /^[ \t]*$/ { pick(); u = ""; s = 0 } /^URIs:/ { u = $2 }
+                /^Suites:/ && (/ bookworm$/ || / bookworm /) { s = 1 } END { if (!found) pick() }' \
+                /etc/apt/sources.list.d/*.sources 2>/dev/null || true)
+        [ -n "$mirror" ] || mirror=$(awk '$1 == "deb" && $3 == "bookworm" { print $2; exit }' \
+                /etc/apt/sources.list /etc/apt/sources.list.d/*.list 2>/dev/null || true)
+        [ -n "$mirror" ] || { echo "install-deps: no bookworm source in /etc/apt to take the mirror from" >&2; exit 1; }
+        put_file /etc/apt/sources.list.d/ceo-etcd-trixie.sources "$(printf '%s\n' "Types: deb" "URIs: $mirror" \
+                "Suites: trixie" "Components: main" "Signed-By: /usr/share/keyrings/debian-archive-keyring.gpg")"
+        put_file /etc/apt/preferences.d/ceo-etcd-trixie "$(printf '%s\n' "Package: *" "Pin: release n=trixie" \
+                "Pin-Priority: 100" "" "Package: etcd-server etcd-client" "Pin: release n=trixie" "Pin-Priority: 990")"
+        [ $apt_changed = 0 ] || echo "install-deps: etcd $etcd_min from Debian trixie ($mirror), pinned to etcd-server and etcd-client"
+fi
+if [ $apt_changed = 1 ] || ! etcd_ok etcd-server || ! etcd_ok etcd-client; then
+        export DEBIAN_FRONTEND=noninteractive
+        "${sudo[@]}" apt-get update -qq
+fi
+if ! etcd_ok etcd-server || ! etcd_ok etcd-client; then
+        "${sudo[@]}" apt-get install -y -qq --no-install-recommends etcd-server etcd-client
+        etcd_ok etcd-server && etcd_ok etcd-client ||
+                { echo "install-deps: etcd-server and etcd-client $etcd_min or newer could not be installed" >&2; exit 1; }
+fi
+
 # kubectl comes with the machine image (the behaviour in shared/reference/kube-api.md
 # is that kubectl's). Say so loudly when it is missing; the tests that need it fail
 # with the same message.
@@ -42,6 +89,7 @@ if ! command -v kubectl >/dev/null; then
 fi
 # Debian ships etcd under /usr/bin/etcd; make sure it runs at all.
 etcd --version >/dev/null
+etcdutl version >/dev/null
 
 # The S3 test peer and the independent S3 client (test/s3: s3rver, AWS's
 # signer and SDK), from the npm registry at the versions package-lock.json

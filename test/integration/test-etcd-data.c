@@ -162,7 +162,7 @@ static void test_snapshot_restore(void **state)
                                             on_snapshot, &d2),
                          -EEXIST);
 
-        /* The gateway path gives the very same bytes. */
+        /* The gateway path gives the same snapshot. */
         char gw[600];
         SnapDone d3 = {};
         (void) snprintf(gw, sizeof gw, "%s/gateway.db", c.dir);
@@ -171,7 +171,14 @@ static void test_snapshot_restore(void **state)
                          0);
         assert_int_equal(loop_run_until(loop, &d3.done, 120 * USEC_PER_SEC), 0);
         assert_int_equal(d3.res.error, 0);
-        assert_int_equal(sh("cmp -s '%s' '%s'", snap, gw), 0);
+        /* The same database: etcd's own hash over every bucket, revision and key count agree
+         * (etcd 3.5's bbolt writes each snapshot's transaction ID into its meta pages, so
+         * two snapshots of one state differ in those bytes). */
+        assert_int_equal(
+                sh("a=$(etcdutl snapshot status '%s' -w json) && b=$(etcdutl snapshot status '%s' -w json) "
+                   "&& [ \"$a\" = \"$b\" ] && echo \"$a\" | grep -q '\"totalKey\"'",
+                   snap, gw),
+                0);
 
         /* Truncated or corrupted copies are refused by our check before any restore. */
         (void) snprintf(bad, sizeof bad, "%s/truncated.db", c.dir);
