@@ -39,6 +39,9 @@ struct EtcdCall {
         /* The endpoint being tried has an alias (a copy: the aliases may change meanwhile);
          * the attempt goes through it or not, and is the first or the second way tried. */
         bool aliased, via_alias, second_way;
+        /* The endpoint's HTTP listener refused the connection: the attempt goes to its client
+         * port itself, as a member of the older layout (HTTP on 2379, no 2381) serves it. */
+        bool on_client_port;
         EtcdAddressAlias alias;
         EtcdCallback cb;
         void *userdata;
@@ -231,6 +234,28 @@ static bool split_url(const char *url, size_t *ret_scheme, char host[static INET
         return true;
 }
 
+char *etcd_http_url(const char *url)
+{
+        char host[INET6_ADDRSTRLEN + 2];
+        const char *port;
+        size_t scheme;
+
+        assert_return(url, NULL);
+        char client_port[8];
+        (void) snprintf(client_port, sizeof client_port, ":%d", ETCD_CLIENT_PORT);
+        size_t n = strlen(client_port);
+        if (!split_url(url, &scheme, host, &port) || !startswith(port, client_port) ||
+            (port[n] != '\0' && port[n] != '/'))
+                return strdup(url);
+        return strdup_printf("%.*s:%d%s", (int) (port - url), url, ETCD_HTTP_PORT, port + n);
+}
+
+static bool http_url_differs(const char *url)
+{
+        _cleanup_free_ char *http = etcd_http_url(url);
+        return http && !streq(http, url);
+}
+
 /* The index of the alias for the host of `url`, or -1. */
 static ssize_t alias_of(EtcdClient *c, const char *url)
 {
@@ -373,9 +398,19 @@ static void on_http_done(HttpRequest *req, int error, void *userdata)
                         if (r >= 0)
                                 return;
                         resp.error = r;
+                } else if (resp.error == -ECONNREFUSED && !call->on_client_port &&
+                           http_url_differs(endpoint)) {
+                        /* Nothing listens on 2381: a member still of the older layout (an upgrade
+                         * rolls the new pod one node at a time). Nothing was processed. */
+                        call->on_client_port = true;
+                        int r = call_send(call);
+                        if (r >= 0)
+                                return;
+                        resp.error = r;
                 } else if (call->tried + 1 < call->n_order && may_fail_over(call, resp.error)) {
                         call->tried++;
                         call->second_way = false;
+                        call->on_client_port = false;
                         int r = call_send(call);
                         if (r >= 0)
                                 return;
@@ -389,8 +424,9 @@ static int call_send(EtcdCall *call)
 {
         EtcdClient *c = call->client;
         const char *endpoint = call->order[call->tried];
-        _cleanup_free_ char *asked = strdup_printf("%s%s", endpoint, call->path), *url = NULL,
-                            *connect_to = NULL;
+        _cleanup_free_ char *http = call->on_client_port ? strdup(endpoint) : etcd_http_url(endpoint),
+                            *url = NULL, *connect_to = NULL;
+        _cleanup_free_ char *asked = http ? strdup_printf("%s%s", http, call->path) : NULL;
         _cleanup_(http_request_unrefp) HttpRequest *req = NULL;
         char timeout_hdr[64];
         int r;

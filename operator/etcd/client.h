@@ -44,7 +44,20 @@ const HttpTls *etcd_client_get_tls(EtcdClient *c);
 /* Replaces the TLS material (certificate rotation, or material that arrived later). */
 int etcd_client_set_tls(EtcdClient *c, const HttpTls *tls);
 
-/* Client URLs ("https://10.0.0.1:2379"), tried in this order. */
+/* The URL of etcd's HTTP services (the JSON gateway, /health, /version) for a
+ * client URL or a URL below one: a member laid out as upstream's pod (etcd 3.5,
+ * --listen-client-http-urls) serves gRPC alone on the client port 2379 and HTTP
+ * on the etcd-http port 2381 beside it, so ":2379" right after the host becomes
+ * ":2381"; a URL on any other port is taken to serve both, as etcd does without
+ * that flag (tests start members on free ports). A call whose connection to
+ * 2381 is refused goes to the client port itself, where a member of the older
+ * layout (etcd 3.4, or a pod not rolled yet) serves HTTP. NULL on OOM. */
+#define ETCD_CLIENT_PORT 2379
+#define ETCD_HTTP_PORT   2381
+char *etcd_http_url(const char *url);
+
+/* Client URLs ("https://10.0.0.1:2379"), tried in this order. Calls go to
+ * each one's etcd_http_url(). */
 int etcd_client_set_endpoints(EtcdClient *c, char *const *endpoints, size_t n);
 size_t etcd_client_get_endpoints(EtcdClient *c, char *const **ret);
 /* A member reached at an address its serving certificate may not name yet (its

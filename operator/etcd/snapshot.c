@@ -8,6 +8,7 @@
 #include "base/fileio.h"
 #include "base/json.h"
 #include "base/log.h"
+#include "client.h"
 #include "snapshot.h"
 
 #define MAX_LINE  (8u << 20) /* a 32 KiB chunk is ~44 KiB of JSON; allow for bigger servers */
@@ -408,9 +409,11 @@ int etcd_snapshot_save(EtcdClient *c, const char *endpoint, const char *path,
         s->endpoint = strdup(endpoint);
         s->dec = etcd_snapshot_decoder_new(write_all, s);
         s->transport = transport;
+        _cleanup_free_ char *http = transport == ETCD_SNAPSHOT_GRPC ? NULL : etcd_http_url(endpoint);
         url = transport == ETCD_SNAPSHOT_GRPC
                       ? strdup_printf("%s/etcdserverpb.Maintenance/Snapshot", endpoint)
-                      : strdup_printf("%s/v3/maintenance/snapshot", endpoint);
+              : http ? strdup_printf("%s/v3/maintenance/snapshot", http)
+                     : NULL;
         if (!s->path || !s->partial || !s->endpoint || !s->dec || !url) {
                 save_free(s);
                 return -ENOMEM;

@@ -137,10 +137,16 @@ class Checker:
                 where, spec.get("priorityClassName")))
             self.expect(bool(spec.get("hostNetwork")) == sp["host_network"], "%s: hostNetwork %r" % (
                 where, spec.get("hostNetwork")))
-            env = {}
+            env, ports, command = {}, set(), ""
             for c in spec.get("containers") or []:
                 if c.get("name") == "etcd":
                     env = {e.get("name"): e.get("value") for e in c.get("env") or []}
+                    ports = {p.get("containerPort") for p in c.get("ports") or []}
+                    command = " ".join((c.get("command") or []) + (c.get("args") or []))
+            for p in sp["etcd_ports"]:
+                self.expect(p in ports, "%s: container etcd has no port %d (has %s)" % (where, p, sorted(ports)))
+            for arg in sp["etcd_command_has"]:
+                self.expect(arg in command, "%s: container etcd does not run etcd with %s" % (where, arg))
             for k in _expand_all(sp["env_per_node"], self.nodes) + sp["env"]:
                 self.expect(k in env, "%s: container etcd has no env %s" % (where, k))
             for k, v in sp["env_values"].items():

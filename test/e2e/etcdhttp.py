@@ -19,7 +19,10 @@ class Etcd:
         c = self.conns.get(endpoint)
         if c is None:
             host, port = endpoint.replace("https://", "").rsplit(":", 1)
-            c = http.client.HTTPSConnection(host.strip("[]"), int(port), context=self.ctx, timeout=self.timeout)
+            # etcd's HTTP services are on its HTTP listener 2381 beside the gRPC client port
+            # 2379, as the etcd pods lay them out (etcd 3.5's --listen-client-http-urls).
+            port = 2381 if int(port) == 2379 else int(port)
+            c = http.client.HTTPSConnection(host.strip("[]"), port, context=self.ctx, timeout=self.timeout)
             self.conns[endpoint] = c
         return c
 

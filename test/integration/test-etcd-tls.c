@@ -12,6 +12,7 @@
 #include "base/fileio.h"
 #include "base/log.h"
 #include "etcd-harness.h"
+#include "etcd/snapshot.h"
 
 static Loop *loop;
 
@@ -218,6 +219,72 @@ static void test_peer_san_mismatch(void **state)
         etcd_test_cluster_destroy(&c);
 }
 
+typedef struct SnapDone {
+        bool done;
+        int error;
+} SnapDone;
+
+static void on_snapshot(const EtcdSnapshotResult *res, void *userdata)
+{
+        SnapDone *d = userdata;
+        d->error = res->error;
+        d->done = true;
+}
+
+static int snapshot(EtcdClient *e, const char *endpoint, const char *path, EtcdSnapshotTransport t)
+{
+        SnapDone d = {};
+        assert_int_equal(etcd_snapshot_save(e, endpoint, path, t, 0, NULL, on_snapshot, &d), 0);
+        assert_int_equal(loop_run_until(loop, &d.done, 60 * USEC_PER_SEC), 0);
+        return d.error;
+}
+
+/* etcd's HTTP listener: a member laid out as the etcd pods (gRPC alone on its
+ * client port 2379, HTTP on TLS 2381) and one of the older layout (HTTP on
+ * 2379, nothing on 2381, as etcd 3.4 or a pod not rolled yet): the client
+ * reaches both by the same client URL, and the snapshot over gRPC stays on 2379. */
+static void test_http_listener(void **state)
+{
+        for (int older = 0; older <= 1; older++) {
+                EtcdTestCluster c;
+                EtcdTestResult r = {};
+                assert_int_equal(etcd_test_cluster_init(&c, 1, NULL), 0);
+                EtcdTestMember *m = &c.members[0];
+                m->client_port = ETCD_CLIENT_PORT;
+                (void) snprintf(m->client_url, sizeof m->client_url, "https://%s:%d", m->ip,
+                                ETCD_CLIENT_PORT);
+                if (!older)
+                        (void) snprintf(c.extra_flags, sizeof c.extra_flags,
+                                        "--listen-client-http-urls=https://%s:%d", m->ip, ETCD_HTTP_PORT);
+                assert_int_equal(etcd_test_cluster_bootstrap(&c, 1), 0);
+                _cleanup_(etcd_client_freep) EtcdClient *e = etcd_test_client(&c, loop, 0x1);
+                assert_int_equal(health(e, m->client_url), 0);
+                assert_int_equal(etcd_member_list(e, etcd_test_result_cb, &r), 0);
+                assert_int_equal(etcd_test_wait(loop, &r, 20 * USEC_PER_SEC), 0);
+                assert_int_equal(r.error, 0);
+                etcd_test_result_done(&r);
+
+                /* Which port answered HTTP: 2381 for the pods' layout, 2379 for the older one. */
+                _cleanup_free_ char *on_http = strdup_printf("https://%s:%d", m->ip, ETCD_HTTP_PORT);
+                _cleanup_(etcd_client_freep) EtcdClient *direct = etcd_test_client(&c, loop, 0x1);
+                char *const eps[] = {on_http};
+                assert_int_equal(etcd_client_set_endpoints(direct, eps, 1), 0);
+                assert_int_equal(health(direct, on_http), older ? -ECONNREFUSED : 0);
+
+                /* A backup's snapshot goes over gRPC on the client port itself; through the
+                 * gateway it goes to the HTTP listener. */
+                _cleanup_free_ char *snap = strdup_printf("%s/grpc.db", c.dir);
+                assert_int_equal(snapshot(e, m->client_url, snap, ETCD_SNAPSHOT_GRPC), 0);
+                _cleanup_free_ char *gw = strdup_printf("%s/gateway.db", c.dir);
+                if (!older)
+                        assert_int_equal(snapshot(e, m->client_url, gw, ETCD_SNAPSHOT_GATEWAY), 0);
+
+                e = etcd_client_free(e);
+                direct = etcd_client_free(direct);
+                etcd_test_cluster_destroy(&c);
+        }
+}
+
 static int setup(void **state)
 {
         if (getenv("TEST_VERBOSE"))
@@ -238,7 +305,7 @@ int main(void)
         const struct CMUnitTest tests[] = {
                 cmocka_unit_test(test_server_san_mismatch),   cmocka_unit_test(test_server_reached_by_alias),
                 cmocka_unit_test(test_alias_is_a_second_way), cmocka_unit_test(test_foreign_client_ca),
-                cmocka_unit_test(test_peer_san_mismatch),
+                cmocka_unit_test(test_peer_san_mismatch),     cmocka_unit_test(test_http_listener),
         };
         return cmocka_run_group_tests(tests, setup, teardown);
 }

@@ -100,7 +100,8 @@ static void test_server_defaults_kept(void **state)
                 "\"None\","
                 "\"selector\":{\"etcd\":\"true\"},\"ports\":[{\"name\":\"etcd\",\"port\":2379,"
                 "\"protocol\":\"TCP\",\"targetPort\":2379},{\"name\":\"etcd-peer\",\"port\":2380,"
-                "\"protocol\":\"TCP\",\"targetPort\":2380},{\"name\":\"grpc-proxy\",\"port\":9978,"
+                "\"protocol\":\"TCP\",\"targetPort\":2380},{\"name\":\"etcd-http\",\"port\":2381,"
+                "\"protocol\":\"TCP\",\"targetPort\":2381},{\"name\":\"grpc-proxy\",\"port\":9978,"
                 "\"protocol\":\"TCP\",\"targetPort\":9978},{\"name\":\"etcd-metrics\",\"port\":9979,"
                 "\"protocol\":\"TCP\",\"targetPort\":9979},{\"name\":\"readyz-sidecar\",\"port\":9980,"
                 "\"protocol\":\"TCP\",\"targetPort\":9980}]}}");

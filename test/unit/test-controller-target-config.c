@@ -241,7 +241,12 @@ static void test_env_ipv4(void **state)
         /* Default listen mode: all addresses for listeners, loopback for local connections. */
         const char *script = script_of(etcd);
         assert_non_null(strstr(script, "--listen-client-urls=https://0.0.0.0:2379"));
-        assert_non_null(strstr(script, "--listen-metrics-urls=https://0.0.0.0:9978,http://127.0.0.1:2381"));
+        /* etcd 3.5's layout: gRPC alone on 2379, HTTP (the gateway our clients use) on TLS 2381,
+         * and a plain metrics listener on loopback only for the grpc-proxy. */
+        assert_non_null(strstr(script, "--listen-client-http-urls=https://0.0.0.0:2381"));
+        assert_non_null(strstr(script, "--listen-metrics-urls=https://0.0.0.0:9978,http://127.0.0.1:9976"));
+        assert_non_null(
+                strstr(script_of(container(pod, "etcd-metrics")), "--endpoints=http://127.0.0.1:9976"));
         assert_non_null(strstr(
                 script, "--initial-advertise-peer-urls=https://$NODE_NODE_ENVVAR_NAME_ETCD_URL_HOST:2380"));
         assert_non_null(strstr(script_of(container(pod, "etcd-readyz")), "--target=https://127.0.0.1:2379"));
@@ -432,7 +437,9 @@ static void test_listen_on_node_ip(void **state)
         const char *script = script_of(container(pod, "etcd"));
         assert_non_null(
                 strstr(script, "--listen-client-urls=https://$NODE_NODE_ENVVAR_NAME_ETCD_URL_HOST:2379"));
-        assert_non_null(strstr(script, "http://$NODE_NODE_ENVVAR_NAME_ETCD_URL_HOST:2381"));
+        assert_non_null(strstr(
+                script, "--listen-client-http-urls=https://$NODE_NODE_ENVVAR_NAME_ETCD_URL_HOST:2381"));
+        assert_non_null(strstr(script, "http://$NODE_NODE_ENVVAR_NAME_ETCD_URL_HOST:9976"));
         assert_null(strstr(script, "//0.0.0.0"));
         assert_null(strstr(pod_yaml(f, "etcd-pod"), "127.0.0.1:"));
         const char *readyz = script_of(container(pod, "etcd-readyz"));

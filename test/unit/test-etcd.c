@@ -261,13 +261,37 @@ static void test_route(void **state)
         check_route(c, "https://10.0.0.9:2379/health", "https://10.0.0.9:2379/health", NULL);
 }
 
+static void check_http_url(const char *url, const char *want)
+{
+        _cleanup_free_ char *got = etcd_http_url(url);
+        assert_non_null(got);
+        assert_string_equal(got, want);
+}
+
+/* HTTP goes to etcd's HTTP listener 2381 of a client URL on 2379; any other port serves both. */
+static void test_http_url(void **state)
+{
+        check_http_url("https://10.0.0.1:2379", "https://10.0.0.1:2381");
+        check_http_url("https://10.0.0.1:2379/v3/kv/range", "https://10.0.0.1:2381/v3/kv/range");
+        check_http_url("https://[fd00::1]:2379/health", "https://[fd00::1]:2381/health");
+        check_http_url("https://localhost:2379", "https://localhost:2381");
+        check_http_url("http://127.0.0.1:2379/health", "http://127.0.0.1:2381/health");
+        /* Not the client port: as it is. */
+        check_http_url("https://10.0.0.1:23790/health", "https://10.0.0.1:23790/health");
+        check_http_url("https://10.0.0.1:12379", "https://10.0.0.1:12379");
+        check_http_url("https://127.0.0.1:40000/v3/kv/put", "https://127.0.0.1:40000/v3/kv/put");
+        check_http_url("https://10.0.0.1:2381/health", "https://10.0.0.1:2381/health");
+        check_http_url("https://10.0.0.1/health", "https://10.0.0.1/health");
+        check_http_url("not a url:2379", "not a url:2379");
+}
+
 int main(void)
 {
         const struct CMUnitTest tests[] = {
                 cmocka_unit_test(test_member_list), cmocka_unit_test(test_status),
                 cmocka_unit_test(test_alarms),      cmocka_unit_test(test_errors),
                 cmocka_unit_test(test_maint_log),   cmocka_unit_test(test_urls),
-                cmocka_unit_test(test_route),
+                cmocka_unit_test(test_route),       cmocka_unit_test(test_http_url),
         };
         return cmocka_run_group_tests(tests, NULL, NULL);
 }

@@ -93,6 +93,15 @@ def _raise_for(status, body):
     raise EtcdError(msg or "etcd returned HTTP %d" % status, code, status)
 
 
+def http_port(port):
+    """Where this client's HTTP calls go for a client URL's port. kube-apiserver speaks gRPC
+    to the client port; this stand-in speaks etcd's HTTP gateway instead, which a member laid
+    out as the product's etcd pods (etcd 3.5, --listen-client-http-urls) serves on 2381
+    beside 2379 only. Any other port serves both (the simulator's own etcd)."""
+    port = port or 2379
+    return 2381 if port == 2379 else port
+
+
 LOCALHOST = " via localhost"   # suffix of a master's local endpoint (EtcdClient local_file)
 
 
@@ -201,12 +210,12 @@ class EtcdClient:
     def _new_conn(self, ep, timeout):
         if ep.endswith(LOCALHOST):
             u = urllib.parse.urlsplit(ep[:-len(LOCALHOST)])
-            return _LocalhostConnection(u.hostname, u.port or 2379, timeout=timeout, context=self._ctx)
+            return _LocalhostConnection(u.hostname, http_port(u.port), timeout=timeout, context=self._ctx)
         u = urllib.parse.urlsplit(ep)
         if u.scheme == "https":
-            return http.client.HTTPSConnection(u.hostname, u.port or 2379, timeout=timeout,
+            return http.client.HTTPSConnection(u.hostname, http_port(u.port), timeout=timeout,
                                                context=self._ctx)
-        return http.client.HTTPConnection(u.hostname, u.port or 2379, timeout=timeout)
+        return http.client.HTTPConnection(u.hostname, http_port(u.port), timeout=timeout)
 
     def _get_conn(self, ep):
         with self._lock:

@@ -314,7 +314,8 @@ class Watch:
 
 class TlsEtcd:
     """A one-member TLS etcd with client-cert auth, certs made by openssl, on
-    <ip>:2379 (the port etcd-endpoints URLs imply) with a random peer port."""
+    <ip>:2379 (the port etcd-endpoints URLs imply) and its HTTP listener on
+    <ip>:2381, as the product's etcd pods lay them out, with a random peer port."""
 
     def __init__(self, ip=None, cert_ip=None):
         """cert_ip: the address its serving certificate names instead of its own (a master
@@ -344,6 +345,7 @@ class TlsEtcd:
         self.proc = subprocess.Popen(
             ["etcd", "--name", "m1", "--data-dir", os.path.join(self.dir, "data"),
              "--listen-client-urls", self.url, "--advertise-client-urls", self.url,
+             "--listen-client-http-urls", "https://%s:2381" % self.ip,
              "--listen-peer-urls", peer, "--initial-advertise-peer-urls", peer,
              "--initial-cluster", "m1=" + peer, "--initial-cluster-token",
              "t%d-%d" % (os.getpid(), time.monotonic_ns()),
@@ -362,7 +364,7 @@ class TlsEtcd:
         deadline = time.monotonic() + 20
         while True:
             try:
-                c = http.client.HTTPSConnection(self.ip, 2379, timeout=1, context=ctx)
+                c = http.client.HTTPSConnection(self.ip, 2381, timeout=1, context=ctx)
                 try:
                     c.request("GET", "/health")
                     healthy = b'"true"' in c.getresponse().read()
