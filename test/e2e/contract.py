@@ -6,6 +6,7 @@ upstream's value. check() collects every mismatch and fails with all of them."""
 import calendar
 import json
 import os
+import re
 import time
 import urllib.request
 
@@ -145,8 +146,9 @@ class Checker:
                     command = " ".join((c.get("command") or []) + (c.get("args") or []))
             for p in sp["etcd_ports"]:
                 self.expect(p in ports, "%s: container etcd has no port %d (has %s)" % (where, p, sorted(ports)))
-            for arg in sp["etcd_command_has"]:
-                self.expect(arg in command, "%s: container etcd does not run etcd with %s" % (where, arg))
+            for pattern in sp["etcd_command_matches"]:
+                self.expect(re.search(pattern, command), "%s: container etcd does not run etcd with %s" % (
+                    where, pattern.strip()))
             for k in _expand_all(sp["env_per_node"], self.nodes) + sp["env"]:
                 self.expect(k in env, "%s: container etcd has no env %s" % (where, k))
             for k, v in sp["env_values"].items():
