@@ -346,6 +346,7 @@ static bool may_fail_over(const EtcdCall *call, int error)
         case -EPROTO:
         case ETCD_ERR_LEARNER:
         case ETCD_ERR_REMOVED:
+        case ETCD_ERR_STOPPING:
                 return true; /* certainly not processed */
         case -ETIMEDOUT:
         case -ECONNRESET:

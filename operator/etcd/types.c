@@ -41,6 +41,8 @@ const char *etcd_strerror(int error)
                 return "request must go to the leader";
         case ETCD_ERR_BAD_URL:
                 return "invalid member URL";
+        case ETCD_ERR_STOPPING:
+                return "the member's gateway cannot reach its gRPC server (stopping or starting)";
         default:
                 return strerror(error < 0 ? -error : error);
         }
@@ -101,6 +103,10 @@ int etcd_parse_error(long http_status, const cJSON *body, const char **ret_messa
                 return ETCD_ERR_FUTURE_REV;
         if (contains(msg, "not leader") || contains(msg, "bad leader transferee"))
                 return ETCD_ERR_NOT_LEADER;
+        /* With HTTP on its own listener (2381), a stopping member keeps answering there while
+         * its gRPC port is closed: its gateway's dial fails before anything reaches etcd. */
+        if (code == 14 && (contains(msg, "while dialing") || contains(msg, "connection refused")))
+                return ETCD_ERR_STOPPING;
         if (code == 4 || http_status == 504)
                 return -ETIMEDOUT;
         if (contains(msg, "request timed out") || contains(msg, "context deadline exceeded") ||

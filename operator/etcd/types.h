@@ -27,6 +27,10 @@
 #define ETCD_ERR_FUTURE_REV         (-ERANGE)
 #define ETCD_ERR_NOT_LEADER         (-EXDEV)        /* leadership transfer sent to a follower */
 #define ETCD_ERR_BAD_URL            (-EDESTADDRREQ) /* peer URL rejected (by us or by etcd) */
+/* The member's HTTP listener answered but its gateway could not reach the
+ * member's own gRPC server (gRPC Unavailable, "Error while dialing"): the
+ * member is stopping or starting, and nothing was processed. */
+#define ETCD_ERR_STOPPING (-ESHUTDOWN)
 
 /* Human text for the errors above (falls back to strerror). */
 const char *etcd_strerror(int error);

@@ -173,6 +173,12 @@ static void test_errors(void **state)
         expect(500, E34(2, "etcdserver: re-configuration failed due to not enough started members"),
                ETCD_ERR_NOT_ENOUGH_STARTED);
         expect(503, E34(14, "etcdserver: unhealthy cluster"), ETCD_ERR_UNHEALTHY);
+        /* etcd 3.5's HTTP listener of a member whose gRPC port closed (it is stopping), as recorded. */
+        expect(503,
+               "{\"code\":14, \"message\":\"connection error: desc = \\\"transport: Error while dialing: "
+               "dial tcp "
+               "127.0.77.2:2379: connect: connection refused\\\"\"}",
+               ETCD_ERR_STOPPING);
         expect(503, E34(14, "etcdserver: no leader"), ETCD_ERR_NO_LEADER);
         expect(503, E34(14, "etcdserver: request timed out"), ETCD_ERR_NO_QUORUM);
         expect(500, E34(2, "context deadline exceeded"), ETCD_ERR_NO_QUORUM);
