@@ -420,6 +420,11 @@ static cJSON *freeze_list(const cJSON *j, cJSON **nodes, char **strings)
 
 cJSON *json_freeze(const cJSON *tree)
 {
+        return json_freeze_sized(tree, NULL);
+}
+
+cJSON *json_freeze_sized(const cJSON *tree, size_t *ret_size)
+{
         size_t n_nodes = 1, n_bytes = 0;
 
         assert_return(tree, NULL);
@@ -443,5 +448,7 @@ cJSON *json_freeze(const cJSON *tree)
                 .valuestring = freeze_string(tree->valuestring, &strings),
         };
         block->child = freeze_list(tree->child, &nodes, &strings);
+        if (ret_size)
+                *ret_size = n_nodes * sizeof(cJSON) + n_bytes;
         return block;
 }

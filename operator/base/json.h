@@ -74,6 +74,8 @@ int json_set_string(cJSON *obj, const char *key, const char *value);
  * with free(), never cJSON_Delete(); never modify it (cJSON_Duplicate() it).
  * NULL on OOM. */
 cJSON *json_freeze(const cJSON *tree);
+/* json_freeze() that also says how many bytes the block takes (ret_size may be NULL). */
+cJSON *json_freeze_sized(const cJSON *tree, size_t *ret_size);
 
 /* Unformatted print; NULL on OOM. */
 char *json_print(const cJSON *obj);

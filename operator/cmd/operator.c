@@ -87,6 +87,7 @@ typedef struct Operator {
         MetricsRegistry *metrics;
         Metric *m_leader, *m_requests, *m_retries, *m_signer_days, *m_last_backup;
         Metric *m_syncs, *m_sync_failures, *m_sync_cost;
+        Metric *m_cached_objects, *m_cached_bytes;
         EtcdMetrics *etcd_metrics;
         EtcdClient *etcd;
         EtcdView *view;
@@ -274,6 +275,16 @@ static bool is_alive(void *userdata, const char **ret_reason)
         return true;
 }
 
+static void collect_informer(const char *key, Informer *inf, void *userdata)
+{
+        Operator *o = userdata;
+        InformerStats st;
+
+        informer_get_stats(inf, &st);
+        (void) metrics_set(o->m_cached_objects, (double) st.objects, key, NULL);
+        (void) metrics_set(o->m_cached_bytes, (double) st.cached_bytes, key, NULL);
+}
+
 static int collect(MetricsRegistry *reg, void *userdata)
 {
         Operator *o = userdata;
@@ -291,6 +302,7 @@ static int collect(MetricsRegistry *reg, void *userdata)
                 (void) metrics_set(o->m_sync_failures, (double) cs.failures, name, NULL);
                 (void) metrics_set(o->m_sync_cost, (double) cs.sync_cost / USEC_PER_SEC, name, NULL);
         }
+        informer_factory_foreach(o->informers, collect_informer, o);
         etcd_metrics_update(o->etcd_metrics, o->view ? etcd_view_get(o->view) : NULL, o->state.maint);
         usec_t last_backup;
         metrics_reset(o->m_last_backup);
@@ -331,6 +343,13 @@ static int setup_metrics(Operator *o)
                                "Moving average of the time a controller's sync function runs on the loop "
                                "(its scheduling rank)",
                                "controller", NULL)) < 0 ||
+            (r = metrics_gauge(o->metrics, &o->m_cached_objects,
+                               "openshift_etcd_operator_informer_cached_objects",
+                               "Objects in an informer's cache", "informer", NULL)) < 0 ||
+            (r = metrics_gauge(o->metrics, &o->m_cached_bytes,
+                               "openshift_etcd_operator_informer_cached_bytes",
+                               "Heap bytes an informer's cached objects hold (after the cache transform)",
+                               "informer", NULL)) < 0 ||
             (r = metrics_gauge(
                      o->metrics, &o->m_signer_days, "openshift_etcd_operator_signer_expiration_days",
                      "Days until a signer certificate in openshift-etcd expires (negative once it has)",

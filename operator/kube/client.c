@@ -348,19 +348,29 @@ static int on_stream_data(HttpRequest *req, const char *data, size_t n, void *us
         for (;;) {
                 const char *nl = memchr(data, '\n', n);
                 size_t take = nl ? (size_t) (nl - data) : n;
-                r = buf_append(&call->line, data, take);
-                if (r < 0)
-                        return r;
                 if (!nl)
-                        return 0;
+                        return buf_append(&call->line, data, take); /* the rest comes later */
+                /* A whole line within this chunk is parsed where it is; one begun in an
+                 * earlier chunk is completed in the line buffer first. */
+                const char *line = data;
+                size_t len = take;
                 if (call->line.len > 0) {
+                        r = buf_append(&call->line, data, take);
+                        if (r < 0)
+                                return r;
+                        line = call->line.data;
+                        len = call->line.len;
+                }
+                if (len > 0) {
                         cJSON *j = NULL;
                         /* The event's tree lives until on_line has taken what it keeps (the
                          * informer freezes a copy): the scratch arena (json.h). */
                         json_scratch_begin();
-                        r = json_parse(call->line.data, call->line.len, &j);
+                        r = json_parse(line, len, &j);
                         json_scratch_stop();
-                        buf_reset(&call->line);
+                        /* Nothing is pending now: a watch at rest holds no line buffer (kept,
+                         * each sized for its largest event, they took 0.1 MB at rest). */
+                        buf_free(&call->line);
                         if (r >= 0) {
                                 r = call->on_line(call->client, j, call->userdata);
                                 cJSON_Delete(j);
@@ -473,6 +483,12 @@ int kube_stream(KubeClient *c, const char *path, usec_t timeout, KubeStreamFunc 
 {
         assert_return(on_line, -EINVAL);
         return call_start(c, "GET", path, NULL, NULL, timeout, done, on_line, userdata, ret_call);
+}
+
+int kube_call_feed(KubeCall *call, const char *data, size_t n)
+{
+        assert_return(call && call->on_line, -EINVAL);
+        return on_stream_data(NULL, data, n, call);
 }
 
 void kube_call_cancel(KubeCall *call)

@@ -65,6 +65,9 @@ int kube_stream(KubeClient *c, const char *path, usec_t timeout, KubeStreamFunc 
                 void *userdata, KubeCall **ret_call);
 /* Cancels a call in flight (its callback is not invoked) and frees the handle. */
 void kube_call_cancel(KubeCall *call);
+/* Hands `n` bytes to a kube_stream() call as if they had arrived from the server, cut
+ * anywhere (for tests of the line framing); a negative errno from `on_line` is returned. */
+int kube_call_feed(KubeCall *call, const char *data, size_t n);
 
 /* Options for list. All optional. */
 typedef struct KubeListOpts {

@@ -677,7 +677,16 @@ int informer_list_by_label(Informer *inf, const char *label, const char *value, 
 
 void informer_get_stats(Informer *inf, InformerStats *ret)
 {
+        HashmapIter it;
+        const char *key;
+        const KubeObject *o;
+
         *ret = inf->stats;
+        ret->objects = ret->cached_bytes = 0;
+        HASHMAP_FOREACH (key, o, inf->cache, it) {
+                ret->objects++;
+                ret->cached_bytes += o->size;
+        }
 }
 
 /* ---- shared factory ---- */
@@ -765,6 +774,17 @@ int informer_factory_start(InformerFactory *f)
                         return r;
         }
         return 0;
+}
+
+void informer_factory_foreach(InformerFactory *f, void (*fn)(const char *key, Informer *inf, void *userdata),
+                              void *userdata)
+{
+        HashmapIter it;
+        const char *key;
+        Informer *inf;
+
+        HASHMAP_FOREACH (key, inf, f->informers, it)
+                fn(key, inf, userdata);
 }
 
 bool informer_factory_has_synced(InformerFactory *f)

@@ -83,6 +83,8 @@ typedef struct InformerStats {
         uint64_t events;
         uint64_t relists_410;
         uint64_t errors;
+        uint64_t objects;      /* in the cache now */
+        uint64_t cached_bytes; /* what they hold (KubeObject.size) */
 } InformerStats;
 void informer_get_stats(Informer *inf, InformerStats *ret);
 
@@ -101,3 +103,6 @@ Informer *informer_factory_find(InformerFactory *f, const KubeResource *r, const
                                 const char *selector, const char *name);
 int informer_factory_start(InformerFactory *f);
 bool informer_factory_has_synced(InformerFactory *f);
+/* Calls `fn` for every informer, with its key "plural.group|namespace|selector|name". */
+void informer_factory_foreach(InformerFactory *f, void (*fn)(const char *key, Informer *inf, void *userdata),
+                              void *userdata);

@@ -5,8 +5,9 @@
 KubeObject *kube_object_new(cJSON *json)
 {
         /* Cached objects are immutable and long-lived: freeze them into one block. */
+        size_t size = 0;
         _cleanup_free_ cJSON *frozen =
-                json && json_get_string(json, "metadata.name") ? json_freeze(json) : NULL;
+                json && json_get_string(json, "metadata.name") ? json_freeze_sized(json, &size) : NULL;
         cJSON_Delete(json);
         if (!frozen)
                 return NULL;
@@ -21,8 +22,12 @@ KubeObject *kube_object_new(cJSON *json)
         if (!o)
                 return NULL;
         (void) json_get_uint64(frozen, "metadata.resourceVersion", &rv);
-        *o = (KubeObject){
-                .n_ref = 1, .json = TAKE_PTR(frozen), .namespace = ns, .name = name, .resource_version = rv};
+        *o = (KubeObject){.n_ref = 1,
+                          .json = TAKE_PTR(frozen),
+                          .namespace = ns,
+                          .name = name,
+                          .resource_version = rv,
+                          .size = sizeof *o + kl + size};
         if (*ns)
                 (void) snprintf(o->key, kl, "%s/%s", ns, name);
         else

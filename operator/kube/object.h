@@ -21,7 +21,8 @@ typedef struct KubeObject {
         const char *namespace; /* "" for cluster-scoped; points into json */
         const char *name;      /* points into json */
         uint64_t resource_version;
-        char key[]; /* "ns/name" or "name", as client-go's MetaNamespaceKeyFunc */
+        size_t size; /* bytes this object holds: the struct, its key and its frozen JSON */
+        char key[];  /* "ns/name" or "name", as client-go's MetaNamespaceKeyFunc */
 } KubeObject;
 
 /* Consumes `json` (also on failure): it is copied into one frozen block (see

@@ -148,6 +148,13 @@ static void test_informer_events(void **state)
         assert_int_equal(n, 0);
         v = mfree(v);
         assert_int_equal(informer_size(inf), 1);
+        /* What the cache holds is the one object left, counted once. */
+        InformerStats st;
+        const KubeObject *a = informer_get(inf, "n1", "a");
+        informer_get_stats(inf, &st);
+        assert_int_equal(st.objects, 1);
+        assert_int_equal(st.cached_bytes, a->size);
+        assert_true(a->size > sizeof *a + strlen("n1/a") + strlen("etcd"));
         assert_int_equal(apply(inf,
                                "{\"type\":\"ERROR\",\"object\":{\"kind\":\"Status\",\"code\":410,\"reason\":"
                                "\"Expired\",\"message\":\"too old resource version: 1 (5)\"}}"),
@@ -156,6 +163,49 @@ static void test_informer_events(void **state)
                 apply(inf, "{\"type\":\"WHAT\",\"object\":{\"metadata\":{\"resourceVersion\":\"11\"}}}"),
                 -EBADMSG);
         assert_int_equal(apply(inf, "{\"object\":{}}"), -EBADMSG);
+}
+
+typedef struct Lines {
+        char seen[8][32];
+        size_t n;
+} Lines;
+
+static int on_line(KubeClient *c, cJSON *line, void *userdata)
+{
+        Lines *l = userdata;
+        _cleanup_free_ char *text = cJSON_PrintUnformatted(line);
+        (void) c;
+        assert_true(l->n < ELEMENTSOF(l->seen));
+        (void) snprintf(l->seen[l->n++], sizeof l->seen[0], "%s", text);
+        return streq(text, "{\"stop\":1}") ? -EBADMSG : 0;
+}
+
+/* A watch stream's lines arrive cut anywhere: each whole line is parsed once, in order,
+ * wherever the cuts fall; empty lines are skipped; an error from on_line stops the stream. */
+static void test_stream_framing(void **state)
+{
+        _cleanup_(loop_unrefp) Loop *l = loop_new();
+        KubeConfig *cfg = calloc(1, sizeof *cfg);
+        cfg->server = strdup("http://127.0.0.1:1");
+        _cleanup_(kube_client_freep) KubeClient *c = kube_client_new(l, cfg);
+        KubeCall *call = NULL;
+        Lines seen = {};
+        static const char *const pieces[] = {"{\"a\":1}\n{\"b\"", ":2",         "}",
+                                             "\n\n{\"c\":3}\n{",  "\"d\":4}\n", ""};
+
+        assert_int_equal(kube_stream(c, "/api/v1/pods?watch=1", USEC_INFINITY, on_line, NULL, &seen, &call),
+                         0);
+        for (size_t i = 0; i < ELEMENTSOF(pieces); i++)
+                assert_int_equal(kube_call_feed(call, pieces[i], strlen(pieces[i])), 0);
+        assert_int_equal(seen.n, 4);
+        assert_string_equal(seen.seen[0], "{\"a\":1}");
+        assert_string_equal(seen.seen[1], "{\"b\":2}");
+        assert_string_equal(seen.seen[2], "{\"c\":3}");
+        assert_string_equal(seen.seen[3], "{\"d\":4}");
+        /* A bad line fails the stream; so does an error on_line returns. */
+        assert_true(kube_call_feed(call, "{x\n", 3) < 0);
+        assert_int_equal(kube_call_feed(call, "{\"stop\":1}\n", 11), -EBADMSG);
+        kube_call_cancel(call);
 }
 
 static void drop_spec(const KubeResource *res, cJSON *obj, cJSON *dropped)
@@ -190,6 +240,12 @@ static void test_informer_transform(void **state)
         assert_null(json_get(o->json, "spec"));
         assert_string_equal(json_get_string(o->json, "status.phase"), "Running");
         assert_int_equal(o->resource_version, 5);
+        /* The size counts the trimmed object: the same object whole holds more. */
+        _cleanup_(kube_object_unrefp) KubeObject *whole = kube_object_new(
+                parse("{\"metadata\":{\"name\":\"a\",\"namespace\":\"n1\",\"resourceVersion\":\"5\"},"
+                      "\"spec\":{\"nodeName\":\"m0\"},\"status\":{\"phase\":\"Running\"}}"));
+        assert_non_null(whole);
+        assert_true(whole->size > o->size);
 }
 
 static KubeObject *node(const char *rv, const char *beat, const char *ready, const char *ip)
@@ -231,7 +287,7 @@ int main(void)
         const struct CMUnitTest tests[] = {
                 cmocka_unit_test(test_status),          cmocka_unit_test(test_paths),
                 cmocka_unit_test(test_informer_events), cmocka_unit_test(test_informer_transform),
-                cmocka_unit_test(test_heartbeat_only),
+                cmocka_unit_test(test_heartbeat_only),  cmocka_unit_test(test_stream_framing),
         };
         return cmocka_run_group_tests(tests, NULL, NULL);
 }
