@@ -2,6 +2,7 @@
 #include "common.h"
 #include "base/json.h"
 #include "base/log.h"
+#include "facts.h"
 
 const WatchSpec operator_watches[_W_MAX] = {
 #define OP_WATCH_SPEC(w, r, ns, sel, name) [w] = {&r, ns, sel, name},
@@ -25,10 +26,29 @@ void operator_cache_transform(const KubeResource *res, cJSON *obj, cJSON *droppe
                 "resources", "lifecycle", "livenessProbe", "startupProbe", "securityContext", NULL,
         };
         static const char *const container_lists[] = {"containers", "initContainers"};
-        cJSON *spec, *c, *item, *next;
+        static const char *const status_fields[] = {"hostIPs", "podIPs", "qosClass", "startTime"};
+        static const char *const status_lists[] = {"containerStatuses", "initContainerStatuses"};
+        static const char *const container_status_fields[] = {"containerID", "image", "imageID", "started"};
+        cJSON *spec, *status, *c, *item, *next;
 
         json_move_to(dropped, json_get_object(obj, "metadata"), "managedFields");
-        if (res != &KUBE_PODS || !(spec = json_get_object(obj, "spec")))
+        const RevisionedObject *r = revision_copy_of(res, json_get_string(obj, "metadata.namespace"),
+                                                     json_get_string(obj, "metadata.name"));
+        if (r)
+                (void) revision_copy_trim(r, obj, dropped); /* on OOM, fewer digests: still consistent */
+        if (res != &KUBE_PODS)
+                return;
+        if ((status = json_get_object(obj, "status"))) {
+                for (size_t k = 0; k < ELEMENTSOF(status_fields); k++)
+                        json_move_to(dropped, status, status_fields[k]);
+                JSON_ARRAY_FOREACH (c, json_get_array(status, "conditions"))
+                        json_move_to(dropped, c, "lastProbeTime");
+                for (size_t l = 0; l < ELEMENTSOF(status_lists); l++)
+                        JSON_ARRAY_FOREACH (c, json_get_array(status, status_lists[l]))
+                                for (size_t k = 0; k < ELEMENTSOF(container_status_fields); k++)
+                                        json_move_to(dropped, c, container_status_fields[k]);
+        }
+        if (!(spec = json_get_object(obj, "spec")))
                 return;
         json_move_to(dropped, spec, "volumes");
         for (size_t l = 0; l < ELEMENTSOF(container_lists); l++)

@@ -75,10 +75,15 @@ typedef enum OperatorWatch {
  * container, command, args, env, envFrom, volumeMounts, ports, resources,
  * lifecycle, securityContext and the liveness and startup probes. Kept: the
  * metadata, spec.nodeName and the rest of the spec, each container's name,
- * image and readinessProbe (the guard controller's check), and the whole
- * status. No controller writes a Pod it read (pods are created from their
+ * image and readinessProbe (the guard controller's check), and the
+ * status but for hostIPs, podIPs, qosClass, startTime, the conditions'
+ * lastProbeTime and each container status's containerID, image, imageID and
+ * started. No controller writes a Pod it read (pods are created from their
  * own templates and deleted), and the API server keeps an object's
- * managedFields when a write omits them. */
+ * managedFields when a write omits them. A revision's copies in
+ * openshift-etcd (etcd-pod-<N>, etcd-all-certs-<N>, ...) keep their long
+ * values as digests except those a controller reads (revision_copy_trim in
+ * facts.h); no controller writes a copy it read either. */
 void operator_cache_transform(const KubeResource *res, cJSON *obj, cJSON *dropped);
 
 /* An entry of a controller's `static const WatchSpec *const watches[]`. */

@@ -3,6 +3,8 @@
 
 #include <ctype.h>
 #include <inttypes.h>
+#include <openssl/evp.h>
+#include <openssl/sha.h>
 
 #include "base/base64.h"
 #include "base/json.h"
@@ -207,6 +209,115 @@ bool etcd_revision_stable(const KubeObject *etcd_cr, char *why, size_t n)
         if (nodes == 0 && why)
                 (void) snprintf(why, n, "no node reports an etcd revision yet");
         return nodes > 0;
+}
+
+/* ---- Revisions ---- */
+
+const RevisionedObject revisioned_objects[N_REVISIONED_OBJECTS] = {
+        {W_ETCD_CONFIGMAPS, &KUBE_CONFIGMAPS, "configmap", "etcd-pod"},
+        {W_ETCD_CONFIGMAPS, &KUBE_CONFIGMAPS, "configmap", "etcd-endpoints"},
+        {W_ETCD_CONFIGMAPS, &KUBE_CONFIGMAPS, "configmap", "etcd-all-bundles"},
+        {W_ETCD_SECRETS, &KUBE_SECRETS, "secret", "etcd-all-certs"},
+};
+
+int64_t revision_copy_number(const char *name, const char *base)
+{
+        int64_t v = 0;
+
+        if (!name || !startswith(name, base))
+                return -1;
+        const char *s = name + strlen(base);
+        if (*s++ != '-' || *s < '1' || *s > '9')
+                return -1;
+        for (; *s; s++) {
+                if (*s < '0' || *s > '9' || v > INT32_MAX / 10)
+                        return -1;
+                v = v * 10 + (*s - '0');
+        }
+        return v;
+}
+
+const RevisionedObject *revision_copy_of(const KubeResource *res, const char *ns, const char *name)
+{
+        if (!streq_ptr(ns, NS_ETCD))
+                return NULL;
+        for (size_t i = 0; i < N_REVISIONED_OBJECTS; i++)
+                if (revisioned_objects[i].res == res &&
+                    revision_copy_number(name, revisioned_objects[i].name) > 0)
+                        return &revisioned_objects[i];
+        return NULL;
+}
+
+#define DIGEST_TEXT_LEN (sizeof CACHED_DIGEST_PREFIX - 1 + 2 * SHA256_DIGEST_LENGTH)
+
+static bool value_read_from_copies(const RevisionedObject *r, const char *key)
+{
+        return streq(r->name, "etcd-all-bundles") ||
+               (streq(r->name, "etcd-all-certs") && endswith(key, ".crt"));
+}
+
+static int digest_text(const char *value, char out[static DIGEST_TEXT_LEN + 1])
+{
+        unsigned char md[SHA256_DIGEST_LENGTH];
+        char *p = stpcpy(out, CACHED_DIGEST_PREFIX);
+
+        if (!EVP_Digest(value, strlen(value), md, NULL, EVP_sha256(), NULL))
+                return -ENOMEM;
+        for (size_t i = 0; i < sizeof md; i++)
+                p += sprintf(p, "%02x", md[i]);
+        return 0;
+}
+
+int revision_copy_trim(const RevisionedObject *r, cJSON *copy, cJSON *dropped)
+{
+        static const char *const maps[] = {"data", "binaryData"};
+        char digest[DIGEST_TEXT_LEN + 1];
+
+        for (size_t m = 0; m < ELEMENTSOF(maps); m++) {
+                cJSON *map = json_get_object(copy, maps[m]), *v, *next;
+                for (v = map ? map->child : NULL; v; v = next) {
+                        next = v->next;
+                        if (!cJSON_IsString(v) || strlen(v->valuestring) <= DIGEST_TEXT_LEN ||
+                            value_read_from_copies(r, v->string))
+                                continue;
+                        int e = digest_text(v->valuestring, digest);
+                        cJSON *full = e < 0 ? NULL : cJSON_CreateString(digest);
+                        if (!full)
+                                return -ENOMEM;
+                        /* Swap the texts: the value stays in place holding the digest, and the
+                         * full text goes to `dropped` (both allocated by cJSON, freed by it). */
+                        char *t = v->valuestring;
+                        v->valuestring = full->valuestring;
+                        full->valuestring = t;
+                        cJSON_AddItemToArray(dropped, full);
+                }
+        }
+        return 0;
+}
+
+bool revision_copy_map_matches(const cJSON *cached, const cJSON *source)
+{
+        char digest[DIGEST_TEXT_LEN + 1];
+        const cJSON *v;
+        size_t n_cached = 0, n_source = 0;
+
+        for (v = cached ? cached->child : NULL; v; v = v->next)
+                n_cached++;
+        for (v = source ? source->child : NULL; v; v = v->next)
+                n_source++;
+        if (n_cached != n_source)
+                return false;
+        for (v = source ? source->child : NULL; v; v = v->next) {
+                const char *have = json_string(cJSON_GetObjectItemCaseSensitive(cached, v->string));
+                if (!have || !cJSON_IsString(v))
+                        return false;
+                if (streq(have, v->valuestring))
+                        continue;
+                if (strlen(v->valuestring) <= DIGEST_TEXT_LEN || !startswith(have, CACHED_DIGEST_PREFIX) ||
+                    digest_text(v->valuestring, digest) < 0 || !streq(have, digest))
+                        return false;
+        }
+        return true;
 }
 
 /* ---- Members and masters ---- */

@@ -82,6 +82,38 @@ bool etcd_revision_stable(const KubeObject *etcd_cr, char *why, size_t n);
  * node_rollout_target), NULL when none; its target in `ret_target`. */
 const char *etcd_node_rolling_out(const KubeObject *etcd_cr, int64_t *ret_target);
 
+/* ---- Revisions ---- */
+
+/* What a revision snapshots (RevisionController): the copies <name>-<N> of
+ * these objects of openshift-etcd, with revision-status-<N> beside them. */
+typedef struct RevisionedObject {
+        OperatorWatch w;
+        const KubeResource *res;
+        const char *kind, *name;
+} RevisionedObject;
+#define N_REVISIONED_OBJECTS 4
+extern const RevisionedObject revisioned_objects[N_REVISIONED_OBJECTS];
+#define REVISION_STATUS_NAME "revision-status" /* revision-status-<N> */
+
+/* N when `name` is "<base>-N" (N decimal, above 0, no leading zero), else -1. */
+int64_t revision_copy_number(const char *name, const char *base);
+/* The object a revision's copy `name` (a `res` in `ns`) snapshots, NULL when it is no copy. */
+const RevisionedObject *revision_copy_of(const KubeResource *res, const char *ns, const char *name);
+
+/* The informer cache keeps a copy's values whole only where a controller reads
+ * them (every certificate of etcd-all-certs-<N>: a moved master's alias; every
+ * bundle of etcd-all-bundles-<N>: the CA rollout). Any other value longer than a
+ * digest (pod.yaml, private keys) is cached as "sha256:<hex>" of its text: the
+ * revision controller only compares those with the current objects, and old
+ * revisions' private keys stay out of the operator's memory. The API server
+ * keeps the copies whole. Called by the cache transform on every copy. */
+#define CACHED_DIGEST_PREFIX "sha256:"
+int revision_copy_trim(const RevisionedObject *r, cJSON *copy, cJSON *dropped);
+/* Whether a copy's cached map (data or binaryData, possibly trimmed) holds the
+ * same as `source`'s: the same keys, each value equal or its digest. An absent map
+ * and an empty one are the same (the API drops empty maps). */
+bool revision_copy_map_matches(const cJSON *cached, const cJSON *source);
+
 /* ---- Members and the masters they run on ---- */
 
 /* The host of "https://host:port" or "https://[v6]:port" as an IP; -EINVAL

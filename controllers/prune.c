@@ -24,18 +24,6 @@
 #define PRUNER_POD_PREFIX "revision-pruner-"
 #define MAX_PER_SYNC      50
 
-static const struct {
-        OperatorWatch w;
-        const KubeResource *res;
-        const char *prefix;
-} pruned[] = {
-        {W_ETCD_CONFIGMAPS, &KUBE_CONFIGMAPS, "etcd-pod-"},
-        {W_ETCD_CONFIGMAPS, &KUBE_CONFIGMAPS, "etcd-endpoints-"},
-        {W_ETCD_CONFIGMAPS, &KUBE_CONFIGMAPS, "etcd-all-bundles-"},
-        {W_ETCD_CONFIGMAPS, &KUBE_CONFIGMAPS, "revision-status-"},
-        {W_ETCD_SECRETS, &KUBE_SECRETS, "etcd-all-certs-"},
-};
-
 /* The revision in `s` (decimal, no sign or leading zero), up to `end` or the string's end. */
 static int64_t parse_rev(const char *s, char end)
 {
@@ -93,18 +81,23 @@ static int load_keep(const KubeObject *cr, Keep *k)
 static size_t prune_copies(const SyncContext *ctx, Plan *p, const Keep *k, size_t budget)
 {
         size_t done = 0;
-        for (size_t t = 0; t < ELEMENTSOF(pruned); t++) {
+        /* Each revisioned object's copies, then revision-status-<N>. */
+        for (size_t t = 0; t <= N_REVISIONED_OBJECTS; t++) {
+                bool status = t == N_REVISIONED_OBJECTS;
+                OperatorWatch w = status ? W_ETCD_CONFIGMAPS : revisioned_objects[t].w;
+                const KubeResource *res = status ? &KUBE_CONFIGMAPS : revisioned_objects[t].res;
                 _cleanup_free_ const KubeObject **objs = NULL;
                 size_t n = 0;
-                if (op_list(ctx, pruned[t].w, &objs, &n) < 0)
+                if (op_list(ctx, w, &objs, &n) < 0)
                         continue;
                 for (size_t i = 0; i < n && done < budget; i++) {
                         const char *name = objs[i]->name;
-                        if (!startswith(name, pruned[t].prefix) ||
-                            !deletable(k, parse_rev(name + strlen(pruned[t].prefix), 0)))
+                        int64_t rev = revision_copy_number(name, status ? REVISION_STATUS_NAME
+                                                                        : revisioned_objects[t].name);
+                        if (!deletable(k, rev))
                                 continue;
-                        log_info("deleting %s %s/%s", pruned[t].res->kind, NS_ETCD, name);
-                        plan_delete(p, pruned[t].res, NS_ETCD, name, kube_object_uid(objs[i]));
+                        log_info("deleting %s %s/%s", res->kind, NS_ETCD, name);
+                        plan_delete(p, res, NS_ETCD, name, kube_object_uid(objs[i]));
                         done++;
                 }
         }

@@ -20,46 +20,30 @@
 
 #define FORCE_KEY "forceRedeploymentReason"
 
-static const struct {
-        const KubeResource *res;
-        OperatorWatch w;
-        const char *kind, *name;
-} revisioned[] = {
-        {&KUBE_CONFIGMAPS, W_ETCD_CONFIGMAPS, "configmap", "etcd-pod"},
-        {&KUBE_CONFIGMAPS, W_ETCD_CONFIGMAPS, "configmap", "etcd-endpoints"},
-        {&KUBE_CONFIGMAPS, W_ETCD_CONFIGMAPS, "configmap", "etcd-all-bundles"},
-        {&KUBE_SECRETS, W_ETCD_SECRETS, "secret", "etcd-all-certs"},
-};
-
 static const KubeObject *get_rev(const SyncContext *ctx, size_t i, int64_t rev)
 {
         char name[128];
         if (rev <= 0)
-                return op_get(ctx, revisioned[i].w, NS_ETCD, revisioned[i].name);
-        (void) snprintf(name, sizeof name, "%s-%lld", revisioned[i].name, (long long) rev);
-        return op_get(ctx, revisioned[i].w, NS_ETCD, name);
+                return op_get(ctx, revisioned_objects[i].w, NS_ETCD, revisioned_objects[i].name);
+        (void) snprintf(name, sizeof name, "%s-%lld", revisioned_objects[i].name, (long long) rev);
+        return op_get(ctx, revisioned_objects[i].w, NS_ETCD, name);
 }
 
 static const KubeObject *status_cm(const SyncContext *ctx, int64_t rev)
 {
         char name[64];
-        (void) snprintf(name, sizeof name, "revision-status-%lld", (long long) rev);
+        (void) snprintf(name, sizeof name, "%s-%lld", REVISION_STATUS_NAME, (long long) rev);
         return op_get(ctx, W_ETCD_CONFIGMAPS, NS_ETCD, name);
 }
 
-/* An absent map and an empty one are the same content (the API drops empty maps). */
-static bool same_map(const cJSON *a, const cJSON *b)
+/* Whether the copy `copy` holds what `cur` holds now (the cache keeps a copy's long
+ * values as digests: revision_copy_trim). */
+static bool same_content(const KubeObject *cur, const KubeObject *copy)
 {
-        bool ea = !a || !a->child, eb = !b || !b->child;
-        if (ea || eb)
-                return ea && eb;
-        return cJSON_Compare(a, b, true);
-}
-
-static bool same_content(const KubeObject *a, const KubeObject *b)
-{
-        return same_map(json_get_object(a->json, "data"), json_get_object(b->json, "data")) &&
-               same_map(json_get_object(a->json, "binaryData"), json_get_object(b->json, "binaryData"));
+        return revision_copy_map_matches(json_get_object(copy->json, "data"),
+                                         json_get_object(cur->json, "data")) &&
+               revision_copy_map_matches(json_get_object(copy->json, "binaryData"),
+                                         json_get_object(cur->json, "binaryData"));
 }
 
 static const char *force_reason(const KubeObject *cr)
@@ -110,13 +94,13 @@ static char *what_changed(const SyncContext *ctx, const KubeObject *cr, int64_t 
 
         if (n <= 0)
                 return strdup("initial revision");
-        for (size_t i = 0; i < ELEMENTSOF(revisioned); i++) {
+        for (size_t i = 0; i < N_REVISIONED_OBJECTS; i++) {
                 const KubeObject *copy = get_rev(ctx, i, n);
                 char item[160];
                 if (copy && same_content(get_rev(ctx, i, 0), copy))
                         continue;
                 (void) snprintf(item, sizeof item, copy ? "%s/%s has changed" : "%s/%s-%lld is missing",
-                                revisioned[i].kind, revisioned[i].name, (long long) n);
+                                revisioned_objects[i].kind, revisioned_objects[i].name, (long long) n);
                 off += (size_t) snprintf(buf + off, sizeof buf - MIN(off, sizeof buf), "%s%s",
                                          off ? ", " : "", item);
                 off = MIN(off, sizeof buf - 1);
@@ -145,7 +129,7 @@ static int plan_copies(const SyncContext *ctx, Plan *p, const KubeObject *cr, in
 {
         char name[128], rev[24];
         (void) snprintf(rev, sizeof rev, "%lld", (long long) next);
-        (void) snprintf(name, sizeof name, "revision-status-%lld", (long long) next);
+        (void) snprintf(name, sizeof name, "%s-%lld", REVISION_STATUS_NAME, (long long) next);
         _cleanup_(cJSON_Deletep) cJSON *st = kube_object_skeleton(&KUBE_CONFIGMAPS, NS_ETCD, name);
         cJSON *data = st ? cJSON_AddObjectToObject(st, "data") : NULL;
         if (!data || !cJSON_AddStringToObject(data, "status", "InProgress") ||
@@ -155,10 +139,10 @@ static int plan_copies(const SyncContext *ctx, Plan *p, const KubeObject *cr, in
                 return -ENOMEM;
         plan_apply(p, &KUBE_CONFIGMAPS, st);
 
-        for (size_t i = 0; i < ELEMENTSOF(revisioned); i++) {
+        for (size_t i = 0; i < N_REVISIONED_OBJECTS; i++) {
                 const KubeObject *cur = get_rev(ctx, i, 0);
-                bool secret = revisioned[i].res == &KUBE_SECRETS;
-                (void) snprintf(name, sizeof name, "%s-%lld", revisioned[i].name, (long long) next);
+                bool secret = revisioned_objects[i].res == &KUBE_SECRETS;
+                (void) snprintf(name, sizeof name, "%s-%lld", revisioned_objects[i].name, (long long) next);
                 _cleanup_(cJSON_Deletep) cJSON *copy =
                         kube_object_skeleton(secret ? &KUBE_SECRETS : &KUBE_CONFIGMAPS, NS_ETCD, name);
                 const char *type = json_get_string(cur->json, "type");
@@ -166,7 +150,7 @@ static int plan_copies(const SyncContext *ctx, Plan *p, const KubeObject *cr, in
                     add_copy_of(copy, cur->json, "data") < 0 ||
                     add_copy_of(copy, cur->json, "binaryData") < 0)
                         return -ENOMEM;
-                plan_apply(p, revisioned[i].res, copy);
+                plan_apply(p, revisioned_objects[i].res, copy);
         }
         return 0;
 }
@@ -183,7 +167,7 @@ static bool copies_ready(const SyncContext *ctx, const KubeObject *cr, int64_t n
         const char *pod_reason = json_get_string(get_rev(ctx, 0, 0)->json, "data." FORCE_KEY);
         if (pod_reason && !streq(pod_reason, force_reason(cr)))
                 return false;
-        for (size_t i = 0; i < ELEMENTSOF(revisioned); i++) {
+        for (size_t i = 0; i < N_REVISIONED_OBJECTS; i++) {
                 const KubeObject *copy = get_rev(ctx, i, next);
                 if (!copy || !same_content(get_rev(ctx, i, 0), copy))
                         return false;
@@ -220,10 +204,10 @@ static int sync_revision(const SyncContext *ctx, Plan *p)
         if (!cr)
                 return 0;
         (void) json_get_int64(cr->json, "status.latestAvailableRevision", &latest);
-        for (size_t i = 0; i < ELEMENTSOF(revisioned); i++)
+        for (size_t i = 0; i < N_REVISIONED_OBJECTS; i++)
                 if (!get_rev(ctx, i, 0)) {
                         plan_waiting(p, "RevisionWaiting", "no revision yet: %s %s/%s does not exist",
-                                     revisioned[i].kind, NS_ETCD, revisioned[i].name);
+                                     revisioned_objects[i].kind, NS_ETCD, revisioned_objects[i].name);
                         plan_requeue_after(p, 10 * USEC_PER_SEC);
                         return 0;
                 }

@@ -184,6 +184,55 @@ static void test_stale_half_revision_refreshed(void **state)
         fixture_free(f);
 }
 
+/* The cache keeps the copies' long values as digests (pod.yaml, private keys): the
+ * revision is still current while they match, and a one-byte change is a new one. */
+static void test_long_values_compared_by_digest(void **state)
+{
+        char pod[300], key[300], data[400], name[64];
+        Fixture *f = objects(3, NULL);
+        three_healthy(f);
+        bootstrap_complete(f);
+        memset(pod, 'p', sizeof pod - 1);
+        pod[sizeof pod - 1] = 0;
+        memset(key, 'K', sizeof key - 1);
+        key[sizeof key - 1] = 0;
+        (void) snprintf(data, sizeof data, "\"pod.yaml\":\"%s\"", pod);
+        cm(f, "etcd-pod", data);
+        cm(f, "etcd-pod-3", data);
+        (void) snprintf(data, sizeof data,
+                        "\"etcd-peer-master-0.crt\":\"Q0VSVA==\",\"etcd-peer-master-0.key\":\"%s\"", key);
+        secret(f, "etcd-all-certs", data);
+        secret(f, "etcd-all-certs-3", data);
+        const KubeObject *copy = fixture_get(f, W_ETCD_CONFIGMAPS, "openshift-etcd", "etcd-pod-3");
+        assert_true(
+                startswith(json_string(cJSON_GetObjectItem(json_get_object(copy->json, "data"), "pod.yaml")),
+                           "sha256:"));
+        copy = fixture_get(f, W_ETCD_SECRETS, "openshift-etcd", "etcd-all-certs-3");
+        cJSON *d = json_get_object(copy->json, "data");
+        assert_true(startswith(json_string(cJSON_GetObjectItem(d, "etcd-peer-master-0.key")), "sha256:"));
+        assert_string_equal(json_string(cJSON_GetObjectItem(d, "etcd-peer-master-0.crt")), "Q0VSVA==");
+        /* The current objects are no copies: kept whole. */
+        d = json_get_object(fixture_get(f, W_ETCD_CONFIGMAPS, "openshift-etcd", "etcd-pod")->json, "data");
+        assert_string_equal(json_string(cJSON_GetObjectItem(d, "pod.yaml")), pod);
+        expect_nothing(f);
+
+        key[150] = 'L';
+        (void) snprintf(data, sizeof data,
+                        "\"etcd-peer-master-0.crt\":\"Q0VSVA==\",\"etcd-peer-master-0.key\":\"%s\"", key);
+        secret(f, "etcd-all-certs", data);
+        assert_int_equal(fixture_sync(f, &controller_revision), 0);
+        expect_copies(f, 4);
+        /* The copy written carries the whole key; the cache then holds its digest. */
+        (void) snprintf(name, sizeof name, "etcd-all-certs-%u", 4);
+        const Intent *w = fixture_find(f, INTENT_APPLY, "secrets", name);
+        assert_string_equal(json_string(cJSON_GetObjectItem(json_get_object(w->object, "data"),
+                                                            "etcd-peer-master-0.key")),
+                            key);
+        assert_string_equal(complete(f, 4), "secret/etcd-all-certs has changed");
+        expect_nothing(f);
+        fixture_free(f);
+}
+
 static void test_missing_copy(void **state)
 {
         Fixture *f = objects(2, NULL);
@@ -346,6 +395,7 @@ int main(void)
                 cmocka_unit_test(test_nothing_changed),
                 cmocka_unit_test(test_content_change),
                 cmocka_unit_test(test_stale_half_revision_refreshed),
+                cmocka_unit_test(test_long_values_compared_by_digest),
                 cmocka_unit_test(test_missing_copy),
                 cmocka_unit_test(test_waits_for_required_objects),
                 cmocka_unit_test(test_quorum_gate),

@@ -422,10 +422,25 @@ static void test_cache_transform(void **state)
                 "\"args\":[\"a\"],\"env\":[{\"name\":\"B\",\"value\":\"1\"}],\"volumeMounts\":[{\"name\":"
                 "\"v\"}],\"resources\":{},\"livenessProbe\":{},\"startupProbe\":{},\"readinessProbe\":{"
                 "\"httpGet\":{\"host\":\"10.0.0.1\",\"port\":9980}}}]},\"status\":{\"phase\":\"Running\","
-                "\"podIP\":\"10.0.0.1\",\"containerStatuses\":[{\"name\":\"guard\",\"ready\":true}]}}";
+                "\"podIP\":\"10.0.0.1\",\"podIPs\":[{\"ip\":\"10.0.0.1\"}],\"startTime\":\"t\",\"qosClass\":"
+                "\"Burstable\",\"conditions\":[{\"type\":\"Ready\",\"status\":\"True\",\"lastProbeTime\":"
+                "null,"
+                "\"lastTransitionTime\":\"t0\"}],\"containerStatuses\":[{\"name\":\"guard\",\"ready\":true,"
+                "\"image\":\"img\",\"imageID\":\"\",\"containerID\":\"cri://1\",\"started\":true}]}}";
         assert_int_equal(json_parse(pod_json, strlen(pod_json), &pod), 0);
         operator_cache_transform(&KUBE_PODS, pod, trash);
-        assert_int_equal(cJSON_GetArraySize(trash), 11); /* managedFields, volumes, 2 + 7 container fields */
+        /* managedFields, volumes, 2 + 7 container fields; podIPs, startTime, qosClass, a
+         * condition's lastProbeTime and a container status's image, imageID, containerID, started */
+        assert_int_equal(cJSON_GetArraySize(trash), 19);
+        cJSON *cs = cJSON_GetArrayItem(json_get_array(pod, "status.containerStatuses"), 0);
+        cJSON *cond = cJSON_GetArrayItem(json_get_array(pod, "status.conditions"), 0);
+        assert_null(json_get(pod, "status.podIPs"));
+        assert_null(json_get(pod, "status.startTime"));
+        assert_null(json_get(cs, "image"));
+        assert_null(json_get(cs, "containerID"));
+        assert_null(json_get(cond, "lastProbeTime"));
+        assert_string_equal(json_get_string(cond, "lastTransitionTime"), "t0");
+        assert_string_equal(json_get_string(cs, "name"), "guard");
         assert_null(json_get(pod, "metadata.managedFields"));
         assert_null(json_get(pod, "spec.volumes"));
         cJSON *c = cJSON_GetArrayItem(json_get_array(pod, "spec.containers"), 0);
@@ -458,6 +473,95 @@ static void test_cache_transform(void **state)
         assert_string_equal(json_get_string(cm, "data.podyaml"), "x");
 }
 
+/* A revision's copies: named <base>-<N>, cached with their long values as digests
+ * except those controllers read, and still compared equal to the objects they copy. */
+static void test_revision_copies(void **state)
+{
+        _cleanup_(cJSON_Deletep) cJSON *trash = cJSON_CreateArray(), *certs = NULL, *certs_copy = NULL,
+                                       *pod = NULL, *pod_copy = NULL, *bundles = NULL;
+        char long_a[200], long_b[200];
+
+        assert_int_equal(revision_copy_number("etcd-pod-12", "etcd-pod"), 12);
+        assert_int_equal(revision_copy_number("etcd-pod-0", "etcd-pod"), -1);
+        assert_int_equal(revision_copy_number("etcd-pod-012", "etcd-pod"), -1);
+        assert_int_equal(revision_copy_number("etcd-pod-1x", "etcd-pod"), -1);
+        assert_int_equal(revision_copy_number("etcd-pod", "etcd-pod"), -1);
+        assert_int_equal(revision_copy_number("etcd-pods-1", "etcd-pod"), -1);
+        assert_int_equal(revision_copy_number("revision-status-3", REVISION_STATUS_NAME), 3);
+        assert_ptr_equal(revision_copy_of(&KUBE_SECRETS, "openshift-etcd", "etcd-all-certs-4"),
+                         &revisioned_objects[3]);
+        assert_null(revision_copy_of(&KUBE_CONFIGMAPS, "openshift-etcd", "etcd-all-certs-4"));
+        assert_null(revision_copy_of(&KUBE_SECRETS, "openshift-etcd", "etcd-all-certs"));
+        assert_null(revision_copy_of(&KUBE_CONFIGMAPS, "openshift-etcd-operator", "etcd-pod-2"));
+
+        memset(long_a, 'a', sizeof long_a - 1);
+        long_a[sizeof long_a - 1] = 0;
+        memcpy(long_b, long_a, sizeof long_b);
+        long_b[100] = 'b';
+        /* etcd-all-certs-2: the certificates stay whole, the private keys become digests. */
+        certs = cJSON_Parse("{\"metadata\":{\"name\":\"etcd-all-certs-2\",\"namespace\":\"openshift-etcd\"},"
+                            "\"data\":{}}");
+        assert_non_null(certs);
+        cJSON *d = json_get_object(certs, "data");
+        cJSON_AddStringToObject(d, "etcd-serving-m0.crt", long_a);
+        cJSON_AddStringToObject(d, "etcd-serving-m0.key", long_a);
+        cJSON_AddStringToObject(d, "short.key", "k");
+        certs_copy = cJSON_Duplicate(certs, true);
+        operator_cache_transform(&KUBE_SECRETS, certs_copy, trash);
+        assert_int_equal(cJSON_GetArraySize(trash), 1); /* the key's full text */
+        cJSON *cd = json_get_object(certs_copy, "data");
+        assert_string_equal(json_string(cJSON_GetObjectItem(cd, "etcd-serving-m0.crt")), long_a);
+        const char *digest = json_string(cJSON_GetObjectItem(cd, "etcd-serving-m0.key"));
+        assert_true(startswith(digest, CACHED_DIGEST_PREFIX));
+        assert_int_equal(strlen(digest), strlen(CACHED_DIGEST_PREFIX) + 64);
+        assert_string_equal(json_string(cJSON_GetObjectItem(cd, "short.key")), "k");
+        assert_true(revision_copy_map_matches(cd, d));
+        /* A changed key, a changed certificate, a key more or less: not the same. */
+        cJSON_ReplaceItemInObject(d, "etcd-serving-m0.key", cJSON_CreateString(long_b));
+        assert_false(revision_copy_map_matches(cd, d));
+        cJSON_ReplaceItemInObject(d, "etcd-serving-m0.key", cJSON_CreateString(long_a));
+        assert_true(revision_copy_map_matches(cd, d));
+        cJSON_ReplaceItemInObject(d, "etcd-serving-m0.crt", cJSON_CreateString(long_b));
+        assert_false(revision_copy_map_matches(cd, d));
+        cJSON_ReplaceItemInObject(d, "etcd-serving-m0.crt", cJSON_CreateString(long_a));
+        cJSON_AddStringToObject(d, "extra", "x");
+        assert_false(revision_copy_map_matches(cd, d));
+        cJSON_DeleteItemFromObject(d, "extra");
+        cJSON_DeleteItemFromObject(d, "short.key");
+        assert_false(revision_copy_map_matches(cd, d));
+        assert_false(revision_copy_map_matches(cd, NULL));
+        assert_true(revision_copy_map_matches(NULL, NULL));
+
+        /* etcd-pod-3: pod.yaml becomes a digest; the current etcd-pod is not a copy: kept whole. */
+        pod = cJSON_Parse("{\"metadata\":{\"name\":\"etcd-pod\",\"namespace\":\"openshift-etcd\"},"
+                          "\"data\":{\"version\":\"4.99\"}}");
+        assert_non_null(pod);
+        cJSON_AddStringToObject(json_get_object(pod, "data"), "pod.yaml", long_a);
+        pod_copy = cJSON_Duplicate(pod, true);
+        cJSON_ReplaceItemInObject(json_get_object(pod_copy, "metadata"), "name",
+                                  cJSON_CreateString("etcd-pod-3"));
+        operator_cache_transform(&KUBE_CONFIGMAPS, pod, trash);
+        operator_cache_transform(&KUBE_CONFIGMAPS, pod_copy, trash);
+        assert_string_equal(json_string(cJSON_GetObjectItem(json_get_object(pod, "data"), "pod.yaml")),
+                            long_a);
+        assert_true(
+                startswith(json_string(cJSON_GetObjectItem(json_get_object(pod_copy, "data"), "pod.yaml")),
+                           CACHED_DIGEST_PREFIX));
+        assert_string_equal(json_get_string(pod_copy, "data.version"), "4.99");
+        assert_true(
+                revision_copy_map_matches(json_get_object(pod_copy, "data"), json_get_object(pod, "data")));
+
+        /* etcd-all-bundles-3: read by the CA rollout, kept whole. */
+        bundles = cJSON_Parse("{\"metadata\":{\"name\":\"etcd-all-bundles-3\",\"namespace\":"
+                              "\"openshift-etcd\"},\"data\":{}}");
+        assert_non_null(bundles);
+        cJSON_AddStringToObject(json_get_object(bundles, "data"), "server-ca-bundle.crt", long_a);
+        cJSON_AddStringToObject(json_get_object(bundles, "data"), "other", long_a);
+        operator_cache_transform(&KUBE_CONFIGMAPS, bundles, trash);
+        assert_string_equal(json_string(cJSON_GetObjectItem(json_get_object(bundles, "data"), "other")),
+                            long_a);
+}
+
 int main(void)
 {
         const struct CMUnitTest tests[] = {
@@ -474,6 +578,7 @@ int main(void)
                 cmocka_unit_test(test_quorum_arithmetic),
                 cmocka_unit_test(test_restart_keeps_quorum),
                 cmocka_unit_test(test_view_digest),
+                cmocka_unit_test(test_revision_copies),
         };
         return cmocka_run_group_tests(tests, NULL, NULL);
 }
