@@ -348,8 +348,17 @@ static int on_stream_data(HttpRequest *req, const char *data, size_t n, void *us
         for (;;) {
                 const char *nl = memchr(data, '\n', n);
                 size_t take = nl ? (size_t) (nl - data) : n;
-                if (!nl)
+                if (!nl) {
+                        if (take == 0 && call->line.len == 0) {
+                                /* The chunk ended with a whole line: nothing is pending, and
+                                 * a watch at rest keeps no line buffer (kept, each sized for its
+                                 * largest event, they took 0.1 MB at rest). Within a burst the
+                                 * buffer stays for the next line cut across chunks. */
+                                buf_free(&call->line);
+                                return 0;
+                        }
                         return buf_append(&call->line, data, take); /* the rest comes later */
+                }
                 /* A whole line within this chunk is parsed where it is; one begun in an
                  * earlier chunk is completed in the line buffer first. */
                 const char *line = data;
@@ -368,9 +377,7 @@ static int on_stream_data(HttpRequest *req, const char *data, size_t n, void *us
                         json_scratch_begin();
                         r = json_parse(line, len, &j);
                         json_scratch_stop();
-                        /* Nothing is pending now: a watch at rest holds no line buffer (kept,
-                         * each sized for its largest event, they took 0.1 MB at rest). */
-                        buf_free(&call->line);
+                        buf_reset(&call->line);
                         if (r >= 0) {
                                 r = call->on_line(call->client, j, call->userdata);
                                 cJSON_Delete(j);

@@ -190,18 +190,19 @@ static void test_stream_framing(void **state)
         _cleanup_(kube_client_freep) KubeClient *c = kube_client_new(l, cfg);
         KubeCall *call = NULL;
         Lines seen = {};
-        static const char *const pieces[] = {"{\"a\":1}\n{\"b\"", ":2",         "}",
-                                             "\n\n{\"c\":3}\n{",  "\"d\":4}\n", ""};
+        static const char *const pieces[] = {
+                "{\"a\":1}\n{\"b\"", ":2", "}", "\n\n{\"c\":3}\n{", "\"d\":4}\n", "", "{\"e\"", "", ":5}\n"};
 
         assert_int_equal(kube_stream(c, "/api/v1/pods?watch=1", USEC_INFINITY, on_line, NULL, &seen, &call),
                          0);
         for (size_t i = 0; i < ELEMENTSOF(pieces); i++)
                 assert_int_equal(kube_call_feed(call, pieces[i], strlen(pieces[i])), 0);
-        assert_int_equal(seen.n, 4);
+        assert_int_equal(seen.n, 5);
         assert_string_equal(seen.seen[0], "{\"a\":1}");
         assert_string_equal(seen.seen[1], "{\"b\":2}");
         assert_string_equal(seen.seen[2], "{\"c\":3}");
         assert_string_equal(seen.seen[3], "{\"d\":4}");
+        assert_string_equal(seen.seen[4], "{\"e\":5}"); /* an empty chunk loses nothing pending */
         /* A bad line fails the stream; so does an error on_line returns. */
         assert_true(kube_call_feed(call, "{x\n", 3) < 0);
         assert_int_equal(kube_call_feed(call, "{\"stop\":1}\n", 11), -EBADMSG);
