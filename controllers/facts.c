@@ -220,21 +220,24 @@ const RevisionedObject revisioned_objects[N_REVISIONED_OBJECTS] = {
         {W_ETCD_SECRETS, &KUBE_SECRETS, "secret", "etcd-all-certs"},
 };
 
-int64_t revision_copy_number(const char *name, const char *base)
+int64_t revision_number(const char *s, char end)
 {
         int64_t v = 0;
-
-        if (!name || !startswith(name, base))
+        if (!s || *s < '1' || *s > '9')
                 return -1;
-        const char *s = name + strlen(base);
-        if (*s++ != '-' || *s < '1' || *s > '9')
-                return -1;
-        for (; *s; s++) {
+        for (; *s && *s != end; s++) {
                 if (*s < '0' || *s > '9' || v > INT32_MAX / 10)
                         return -1;
                 v = v * 10 + (*s - '0');
         }
-        return v;
+        return end && !*s ? -1 : v;
+}
+
+int64_t revision_copy_number(const char *name, const char *base)
+{
+        if (!name || !startswith(name, base) || name[strlen(base)] != '-')
+                return -1;
+        return revision_number(name + strlen(base) + 1, 0);
 }
 
 const RevisionedObject *revision_copy_of(const KubeResource *res, const char *ns, const char *name)

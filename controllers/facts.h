@@ -95,7 +95,10 @@ typedef struct RevisionedObject {
 extern const RevisionedObject revisioned_objects[N_REVISIONED_OBJECTS];
 #define REVISION_STATUS_NAME "revision-status" /* revision-status-<N> */
 
-/* N when `name` is "<base>-N" (N decimal, above 0, no leading zero), else -1. */
+/* The revision at `s` (decimal, above 0, no sign or leading zero), up to `end` (which
+ * must then follow) or the string's end, else -1. */
+int64_t revision_number(const char *s, char end);
+/* N when `name` is "<base>-N", else -1. */
 int64_t revision_copy_number(const char *name, const char *base);
 /* The object a revision's copy `name` (a `res` in `ns`) snapshots, NULL when it is no copy. */
 const RevisionedObject *revision_copy_of(const KubeResource *res, const char *ns, const char *name);

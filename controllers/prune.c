@@ -24,20 +24,6 @@
 #define PRUNER_POD_PREFIX "revision-pruner-"
 #define MAX_PER_SYNC      50
 
-/* The revision in `s` (decimal, no sign or leading zero), up to `end` or the string's end. */
-static int64_t parse_rev(const char *s, char end)
-{
-        int64_t v = 0;
-        if (!s || *s < '1' || *s > '9')
-                return -1;
-        for (; *s && *s != end; s++) {
-                if (*s < '0' || *s > '9' || v > INT32_MAX / 10)
-                        return -1;
-                v = v * 10 + (*s - '0');
-        }
-        return end && !*s ? -1 : v;
-}
-
 typedef struct Keep {
         int64_t latest, keep;
         int64_t *in_use;
@@ -125,7 +111,7 @@ static size_t prune_node_pods(const SyncContext *ctx, Plan *p, const Keep *k, si
                 for (size_t t = 0; t < ELEMENTSOF(node_pods); t++) {
                         if (!startswith(pods[i]->name, node_pods[t].prefix) ||
                             !streq_ptr(kube_object_label(pods[i], "app"), node_pods[t].app) ||
-                            !deletable(k, parse_rev(pods[i]->name + strlen(node_pods[t].prefix), '-')))
+                            !deletable(k, revision_number(pods[i]->name + strlen(node_pods[t].prefix), '-')))
                                 continue;
                         log_info("deleting finished %s pod %s/%s", node_pods[t].app, NS_ETCD, pods[i]->name);
                         plan_delete(p, &KUBE_PODS, NS_ETCD, pods[i]->name, kube_object_uid(pods[i]));
