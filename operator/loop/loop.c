@@ -15,7 +15,8 @@ struct Loop {
         CURLM *multi;
         sd_event_source *timer;
         unsigned in_flight;
-        unsigned long_lived; /* of in_flight: watches and other idle-for-minutes streams */
+        unsigned long_lived;  /* of in_flight: watches and other idle-for-minutes streams */
+        uint64_t connections; /* opened by finished transfers (loop_http_connections) */
 };
 
 struct HttpRequest {
@@ -187,6 +188,11 @@ int loop_exit(Loop *l, int code)
 unsigned loop_http_in_flight(Loop *l)
 {
         return l->in_flight;
+}
+
+uint64_t loop_http_connections(Loop *l)
+{
+        return l->connections;
 }
 
 static int on_deadline(sd_event_source *s, uint64_t usec, void *userdata)
@@ -391,6 +397,7 @@ int http_request_set_connect_to(HttpRequest *r, const char *entry)
 int http_request_set_tls(HttpRequest *r, const HttpTls *tls)
 {
         assert_return(r, -EINVAL);
+        assert_return(!r->easy, -EBUSY); /* curl points at the blobs of a transfer in flight */
         HttpTls *t = http_tls_dup(tls);
         if (!t)
                 return -ENOMEM;
@@ -520,6 +527,8 @@ static int check_multi_info(Loop *l)
                 long n_connects = 0;
                 (void) curl_easy_getinfo(r->easy, CURLINFO_NUM_CONNECTS, &n_connects);
                 if (n_connects > 0)
+                        l->connections += (uint64_t) n_connects;
+                if (n_connects > 0)
                         log_debug("%s %s: opened a connection (%u in flight, %u long-lived)", r->method,
                                   r->url, l->in_flight, l->long_lived);
                 /* The request may be freed by its callback: hold it until we are done. */
@@ -543,6 +552,11 @@ static CURLcode on_ssl_ctx(CURL *c, void *ssl_ctx, void *userdata)
         return CURLE_OK;
 }
 
+/* The blobs are not copied: curl points at the request's own HttpTls, which
+ * lives until the request is freed and cannot be replaced while a transfer
+ * runs (http_request_set_tls). A connection keeps curl's own copy of what it
+ * matches on, so this saves a copy of the CA bundle (and the client
+ * certificate and key) per watch, not per connection. */
 static int setup_tls(HttpRequest *r)
 {
         const HttpTls *t = r->tls;
@@ -553,20 +567,21 @@ static int setup_tls(HttpRequest *r)
         /* Not every libcurl build has an OpenSSL backend; without one this is refused and harmless. */
         (void) curl_easy_setopt(r->easy, CURLOPT_SSL_CTX_FUNCTION, on_ssl_ctx);
         if (t->ca_pem) {
-                b = (struct curl_blob){.data = t->ca_pem, .len = strlen(t->ca_pem), .flags = CURL_BLOB_COPY};
+                b = (struct curl_blob){
+                        .data = t->ca_pem, .len = strlen(t->ca_pem), .flags = CURL_BLOB_NOCOPY};
                 if (curl_easy_setopt(r->easy, CURLOPT_CAINFO_BLOB, &b) != CURLE_OK)
                         return -EPROTO;
         }
         if (t->cert_pem) {
                 b = (struct curl_blob){
-                        .data = t->cert_pem, .len = strlen(t->cert_pem), .flags = CURL_BLOB_COPY};
+                        .data = t->cert_pem, .len = strlen(t->cert_pem), .flags = CURL_BLOB_NOCOPY};
                 if (curl_easy_setopt(r->easy, CURLOPT_SSLCERT_BLOB, &b) != CURLE_OK)
                         return -EPROTO;
                 (void) curl_easy_setopt(r->easy, CURLOPT_SSLCERTTYPE, "PEM");
         }
         if (t->key_pem) {
                 b = (struct curl_blob){
-                        .data = t->key_pem, .len = strlen(t->key_pem), .flags = CURL_BLOB_COPY};
+                        .data = t->key_pem, .len = strlen(t->key_pem), .flags = CURL_BLOB_NOCOPY};
                 if (curl_easy_setopt(r->easy, CURLOPT_SSLKEY_BLOB, &b) != CURLE_OK)
                         return -EPROTO;
                 (void) curl_easy_setopt(r->easy, CURLOPT_SSLKEYTYPE, "PEM");
@@ -611,6 +626,14 @@ int loop_http_start(Loop *l, HttpRequest *r, HttpDoneFunc done, void *userdata)
         (void) curl_easy_setopt(c, CURLOPT_PROTOCOLS_STR, "http,https");
         (void) curl_easy_setopt(c, CURLOPT_CONNECTTIMEOUT_MS, 10000L);
         (void) curl_easy_setopt(c, CURLOPT_TCP_KEEPALIVE, 1L);
+        /* Requests started together to one server (a watch's list and the
+         * next one's, an etcd round's health and status) wait for the first
+         * connection's ALPN instead of each opening a connection of its own:
+         * over HTTP/2 they become streams of one connection (an idle HTTP/2
+         * TLS connection holds about 60 KiB in curl, nghttp2 and OpenSSL).
+         * Over HTTP/1.1 the waiting one opens its own once the answer is
+         * known, as it did before. */
+        (void) curl_easy_setopt(c, CURLOPT_PIPEWAIT, 1L);
         /* HTTPS requests go out through the upload buffer, at most 16 KiB at
          * a time; curl's default of 64 KiB per handle is never used. */
         (void) curl_easy_setopt(c, CURLOPT_UPLOAD_BUFFERSIZE, 16384L);

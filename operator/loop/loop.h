@@ -26,6 +26,8 @@ int loop_exit(Loop *l, int code);
 int loop_run_until(Loop *l, const bool *done, usec_t timeout);
 /* Number of HTTP requests in flight (tests prove the loop ends empty). */
 unsigned loop_http_in_flight(Loop *l);
+/* Connections the finished transfers opened (a transfer that reused one opened none). */
+uint64_t loop_http_connections(Loop *l);
 
 /* TLS material as PEM blobs (copied). NULL fields mean "system default" /
  * "no client certificate". */

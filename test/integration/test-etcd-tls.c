@@ -2,6 +2,7 @@
  * whose SANs do not match (also through an address alias, unless the alias
  * names the address the certificate was issued for); etcd refuses a client certificate from a foreign
  * CA; etcd refuses a peer whose certificate does not match its address. */
+#include <inttypes.h>
 #include <setjmp.h>
 #include <stdarg.h>
 #include <stddef.h>
@@ -285,6 +286,35 @@ static void test_http_listener(void **state)
         }
 }
 
+/* Requests started together to one member share one HTTP/2 connection: the
+ * later ones wait for the first connection's ALPN (CURLOPT_PIPEWAIT) instead
+ * of each opening its own, as the etcd view's rounds (health and status of
+ * every member at once) did, two TLS connections a member. */
+static void test_requests_share_a_connection(void **state)
+{
+        EtcdTestCluster c;
+        EtcdTestResult r[4] = {};
+
+        assert_int_equal(etcd_test_cluster_init(&c, 1, NULL), 0);
+        assert_int_equal(etcd_test_cluster_bootstrap(&c, 1), 0);
+        _cleanup_(etcd_client_freep) EtcdClient *e = etcd_test_client(&c, loop, 0x1);
+        uint64_t before = loop_http_connections(loop);
+        for (size_t i = 0; i < ELEMENTSOF(r); i++)
+                assert_int_equal(i % 2 ? etcd_status(e, c.members[0].client_url, etcd_test_result_cb, &r[i])
+                                       : etcd_health(e, c.members[0].client_url, etcd_test_result_cb, &r[i]),
+                                 0);
+        for (size_t i = 0; i < ELEMENTSOF(r); i++) {
+                assert_int_equal(etcd_test_wait(loop, &r[i], 20 * USEC_PER_SEC), 0);
+                assert_int_equal(r[i].error, 0);
+                etcd_test_result_done(&r[i]);
+        }
+        printf("%zu requests started together opened %" PRIu64 " connection(s)\n", ELEMENTSOF(r),
+               loop_http_connections(loop) - before);
+        assert_int_equal(loop_http_connections(loop) - before, 1);
+        e = etcd_client_free(e);
+        etcd_test_cluster_destroy(&c);
+}
+
 static int setup(void **state)
 {
         if (getenv("TEST_VERBOSE"))
@@ -303,9 +333,13 @@ static int teardown(void **state)
 int main(void)
 {
         const struct CMUnitTest tests[] = {
-                cmocka_unit_test(test_server_san_mismatch),   cmocka_unit_test(test_server_reached_by_alias),
-                cmocka_unit_test(test_alias_is_a_second_way), cmocka_unit_test(test_foreign_client_ca),
-                cmocka_unit_test(test_peer_san_mismatch),     cmocka_unit_test(test_http_listener),
+                cmocka_unit_test(test_server_san_mismatch),
+                cmocka_unit_test(test_server_reached_by_alias),
+                cmocka_unit_test(test_alias_is_a_second_way),
+                cmocka_unit_test(test_foreign_client_ca),
+                cmocka_unit_test(test_peer_san_mismatch),
+                cmocka_unit_test(test_http_listener),
+                cmocka_unit_test(test_requests_share_a_connection),
         };
         return cmocka_run_group_tests(tests, setup, teardown);
 }
