@@ -16,7 +16,6 @@
 #define SCRATCH_UNPOISON(p, n) ((void) (p), (void) (n))
 #endif
 
-#define SCRATCH_FIRST (64u * 1024u)
 #define SCRATCH_ALIGN 16u
 
 typedef struct ScratchChunk {
@@ -52,7 +51,7 @@ static void *scratch_alloc(size_t n)
                 return NULL;
         if (!c || c->size - c->used < need) {
                 /* Doubling: a large message takes a few chunks, and scratch_owns() stays short. */
-                size_t size = MAX(need, c ? c->size * 2 : (size_t) SCRATCH_FIRST);
+                size_t size = MAX(need, c ? c->size * 2 : (size_t) JSON_SCRATCH_KEEP);
                 if (size > SIZE_MAX - sizeof *c)
                         return NULL;
                 ScratchChunk *fresh = malloc(sizeof *fresh + size);
@@ -107,7 +106,7 @@ void json_scratch_reset(void)
         if (scratch.open > 0 && --scratch.open > 0)
                 return; /* an outer message's tree is still in use: its reset takes both */
         /* Keep the first chunk if it is of the usual size; the others were for large messages. */
-        while (c && (c->next || c->size != SCRATCH_FIRST)) {
+        while (c && (c->next || c->size != JSON_SCRATCH_KEEP)) {
                 ScratchChunk *next = c->next;
                 scratch.bytes -= c->size;
                 free(c);
