@@ -10,9 +10,12 @@ typedef struct Expectation {
         usec_t deadline;
 } Expectation;
 
+/* The array grows with the writes in flight and is freed once they are all
+ * seen: most controllers expect nothing most of the time, and 22 arrays of
+ * MAX_EXPECTATIONS held 66 KiB at rest. */
 struct Expectations {
-        Expectation items[MAX_EXPECTATIONS];
-        size_t n;
+        Expectation *items;
+        size_t n, cap;
 };
 
 Expectations *expectations_new(void)
@@ -34,6 +37,10 @@ static void remove_at(Expectations *e, size_t i)
         memmove(&e->items[i], &e->items[i + 1], (e->n - i - 1) * sizeof *e->items);
         e->n--;
         e->items[e->n] = (Expectation){};
+        if (e->n == 0) {
+                e->items = mfree(e->items);
+                e->cap = 0;
+        }
 }
 
 Expectations *expectations_free(Expectations *e)
@@ -42,6 +49,7 @@ Expectations *expectations_free(Expectations *e)
                 return NULL;
         for (size_t i = 0; i < e->n; i++)
                 item_done(&e->items[i]);
+        free(e->items);
         return mfree(e);
 }
 
@@ -79,6 +87,14 @@ int expectations_add(Expectations *e, const WatchSpec *const *watches, size_t n_
                 }
         if (e->n == MAX_EXPECTATIONS)
                 remove_at(e, 0);
+        if (e->n == e->cap) {
+                size_t cap = MIN(MAX(e->cap * 2, (size_t) 4), (size_t) MAX_EXPECTATIONS);
+                Expectation *items = reallocarray(e->items, cap, sizeof *items);
+                if (!items)
+                        return -ENOMEM;
+                e->items = items;
+                e->cap = cap;
+        }
         Expectation *x = &e->items[e->n];
         *x = (Expectation){.watch = w, .rv = rv, .deadline = deadline};
         x->ns = ns ? strdup(ns) : NULL;

@@ -91,12 +91,46 @@ static void test_deadline_and_coverage(void **state)
         fixture_free(f);
 }
 
+/* One plan's writes: the array grows with them up to 64 (the oldest forgotten past
+ * that), is given back once all are seen, and grows again for the next plan. */
+static void test_many_writes(void **state)
+{
+        Fixture *f = fixture_new();
+        _cleanup_(expectations_freep) Expectations *e = expectations_new();
+        const char *what = NULL;
+        char name[32];
+
+        cm(f, "other", "5"); /* the informer exists */
+        for (int round = 0; round < 2; round++) {
+                for (int i = 0; i < 70; i++) {
+                        (void) snprintf(name, sizeof name, "cm-%d", i);
+                        assert_int_equal(expectations_add(e, watches, ELEMENTSOF(watches), &KUBE_CONFIGMAPS,
+                                                          NS_ETCD, name, 10 + round, 1000),
+                                         1);
+                        assert_int_equal(expectations_pending(e), MIN(i + 1, 64));
+                }
+                assert_false(expectations_met(e, f->factory, 0, &what));
+                assert_string_equal(what, "configmaps openshift-etcd/cm-6"); /* cm-0..cm-5 forgotten */
+                for (int i = 0; i < 70; i++) {
+                        (void) snprintf(name, sizeof name, "cm-%d", i);
+                        char rv[16];
+                        (void) snprintf(rv, sizeof rv, "%d", 10 + round);
+                        cm(f, name, rv);
+                }
+                assert_true(expectations_met(e, f->factory, 0, &what));
+                assert_null(what);
+                assert_int_equal(expectations_pending(e), 0);
+        }
+        fixture_free(f);
+}
+
 int main(void)
 {
         const struct CMUnitTest tests[] = {
                 cmocka_unit_test(test_write_awaited_until_seen),
                 cmocka_unit_test(test_create_and_delete),
                 cmocka_unit_test(test_deadline_and_coverage),
+                cmocka_unit_test(test_many_writes),
         };
         return cmocka_run_group_tests(tests, NULL, NULL);
 }
