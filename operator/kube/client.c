@@ -14,6 +14,7 @@
 struct KubeClient {
         Loop *loop;
         KubeConfig *config;
+        HttpTls *tls; /* config->tls, shared by every request (http_tls_share) */
         usec_t timeout;
         KubeCall *calls; /* in flight, for cancellation when the client goes */
         uint64_t n_requests;
@@ -43,6 +44,9 @@ KubeClient *kube_client_new(Loop *loop, KubeConfig *config)
         KubeClient *c = calloc(1, sizeof *c);
         if (!c)
                 return NULL;
+        c->tls = http_tls_share(config ? &config->tls : NULL);
+        if (!c->tls)
+                return mfree(c);
         c->loop = loop_ref(loop);
         c->config = config;
         c->timeout = 30 * USEC_PER_SEC;
@@ -86,6 +90,7 @@ KubeClient *kube_client_free(KubeClient *c)
                 call_finish(c->calls, &resp);
         }
         kube_config_free(c->config);
+        http_tls_free(c->tls);
         loop_unref(c->loop);
         return mfree(c);
 }
@@ -417,7 +422,7 @@ static int call_send(KubeCall *call)
         if (r >= 0 && call->body)
                 r = http_request_set_body(req, call->content_type, call->body, strlen(call->body));
         if (r >= 0)
-                r = http_request_set_tls(req, &c->config->tls);
+                r = http_request_set_tls(req, c->tls);
         if (r < 0)
                 return r;
         http_request_set_timeout(req, call->timeout);

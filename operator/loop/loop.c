@@ -235,6 +235,10 @@ HttpTls *http_tls_free(HttpTls *t)
 {
         if (!t)
                 return NULL;
+        if (t->n_ref > 1) {
+                t->n_ref--;
+                return NULL;
+        }
         free(t->ca_pem);
         free(t->cert_pem);
         if (t->key_pem)
@@ -262,6 +266,14 @@ HttpTls *http_tls_dup(const HttpTls *t)
             dup_field(&n->key_pem, t->key_pem) < 0 || dup_field(&n->server_name, t->server_name) < 0)
                 return NULL;
         return TAKE_PTR(n);
+}
+
+HttpTls *http_tls_share(const HttpTls *t)
+{
+        HttpTls *n = http_tls_dup(t);
+        if (n)
+                n->n_ref = 1;
+        return n;
 }
 
 /* ---- HTTP requests ---- */
@@ -398,8 +410,12 @@ int http_request_set_tls(HttpRequest *r, const HttpTls *tls)
 {
         assert_return(r, -EINVAL);
         assert_return(!r->easy, -EBUSY); /* curl points at the blobs of a transfer in flight */
-        HttpTls *t = http_tls_dup(tls);
-        if (!t)
+        HttpTls *t;
+        if (tls && tls->n_ref > 0) {
+                /* Shared (http_tls_share): a reference. Not const for its count alone. */
+                t = (HttpTls *) tls;
+                t->n_ref++;
+        } else if (!(t = http_tls_dup(tls)))
                 return -ENOMEM;
         http_tls_free(r->tls);
         r->tls = t;

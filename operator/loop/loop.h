@@ -37,11 +37,19 @@ typedef struct HttpTls {
         char *key_pem;
         bool insecure_skip_verify;
         char *server_name; /* overrides the name checked against the certificate */
+        /* 0: the caller's own, which http_request_set_tls() copies; > 0: made by
+         * http_tls_share(), which requests take a reference of instead. */
+        unsigned n_ref;
 } HttpTls;
 
+/* Frees a copy, or drops one reference of a shared one. */
 HttpTls *http_tls_free(HttpTls *t);
 DEFINE_TRIVIAL_CLEANUP_FUNC(HttpTls *, http_tls_free);
 HttpTls *http_tls_dup(const HttpTls *t);
+/* A copy that every request given it shares instead of copying (a client's
+ * settings, the same for each of its requests: one copy, not one per watch).
+ * It must not change once shared; http_tls_free() drops the caller's reference. */
+HttpTls *http_tls_share(const HttpTls *t);
 
 typedef void (*HttpDoneFunc)(HttpRequest *req, int error, void *userdata);
 /* Streaming body consumer; a negative return aborts the transfer with that error. */

@@ -629,6 +629,25 @@ static void test_tls(void **state)
                 assert_string_equal(strempty(http_request_get_header(r, "Content-Type")), METRICS_TYPE);
         }
 
+        /* Shared settings (a client's, http_tls_share): every request takes a reference,
+         * not a copy, and keeps it past the owner's (ASan catches a use after free). */
+        HttpTls *shared = http_tls_share(&tls);
+        assert_non_null(shared);
+        HttpRequest *held[3];
+        for (size_t i = 0; i < ELEMENTSOF(held); i++) {
+                held[i] = fetch(l, "GET", url, shared, &e);
+                assert_int_equal(e, 0);
+                assert_int_equal(http_request_get_status(held[i]), 200);
+        }
+        assert_int_equal(shared->n_ref, 1 + ELEMENTSOF(held));
+        assert_null(http_tls_free(shared)); /* the owner's reference: the requests still hold theirs */
+        held[0] = http_request_unref(held[0]);
+        _cleanup_(http_request_unrefp) HttpRequest *again = fetch(l, "GET", url, shared, &e);
+        assert_int_equal(e, 0);
+        for (size_t i = 1; i < ELEMENTSOF(held); i++)
+                held[i] = http_request_unref(held[i]);
+        again = http_request_unref(again); /* the last reference: freed with it */
+
         /* A client that does not trust the certificate fails the handshake. */
         HttpTls other = {.ca_pem = NULL};
         _cleanup_(http_request_unrefp) HttpRequest *untrusted = fetch(l, "GET", url, &other, &e);
