@@ -22,8 +22,38 @@ static bool key_in(const char *key, const char *const *keys)
 void operator_cache_transform(const KubeResource *res, cJSON *obj, cJSON *dropped)
 {
         static const char *const container_fields[] = {
-                "command",   "args",      "env",           "envFrom",      "volumeMounts",    "ports",
-                "resources", "lifecycle", "livenessProbe", "startupProbe", "securityContext", NULL,
+                "command",
+                "args",
+                "env",
+                "envFrom",
+                "volumeMounts",
+                "ports",
+                "resources",
+                "lifecycle",
+                "livenessProbe",
+                "startupProbe",
+                "securityContext",
+                "imagePullPolicy",
+                "terminationMessagePath",
+                "terminationMessagePolicy",
+                NULL,
+        };
+        /* Scheduling and runtime settings of the pod itself: no controller reads them. */
+        static const char *const spec_fields[] = {
+                "volumes",
+                "tolerations",
+                "dnsPolicy",
+                "schedulerName",
+                "restartPolicy",
+                "securityContext",
+                "priorityClassName",
+                "priority",
+                "preemptionPolicy",
+                "enableServiceLinks",
+                "serviceAccount",
+                "serviceAccountName",
+                "terminationGracePeriodSeconds",
+                "automountServiceAccountToken",
         };
         static const char *const container_lists[] = {"containers", "initContainers"};
         static const char *const status_fields[] = {"hostIPs", "podIPs", "qosClass", "startTime"};
@@ -50,7 +80,8 @@ void operator_cache_transform(const KubeResource *res, cJSON *obj, cJSON *droppe
         }
         if (!(spec = json_get_object(obj, "spec")))
                 return;
-        json_move_to(dropped, spec, "volumes");
+        for (size_t k = 0; k < ELEMENTSOF(spec_fields); k++)
+                json_move_to(dropped, spec, spec_fields[k]);
         for (size_t l = 0; l < ELEMENTSOF(container_lists); l++)
                 JSON_ARRAY_FOREACH (c, json_get_array(spec, container_lists[l]))
                         for (item = cJSON_IsObject(c) ? c->child : NULL; item; item = next) {

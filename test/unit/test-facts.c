@@ -416,10 +416,16 @@ static void test_cache_transform(void **state)
                 "{\"kind\":\"Pod\",\"metadata\":{\"name\":\"etcd-guard-m0\",\"namespace\":\"openshift-"
                 "etcd\","
                 "\"labels\":{\"app\":\"guard\"},\"managedFields\":[{\"manager\":\"kubelet\"}]},"
-                "\"spec\":{\"nodeName\":\"m0\",\"volumes\":[{\"name\":\"v\"}],\"initContainers\":[{\"name\":"
+                "\"spec\":{\"nodeName\":\"m0\",\"volumes\":[{\"name\":\"v\"}],\"tolerations\":[{"
+                "\"operator\":"
+                "\"Exists\"}],\"dnsPolicy\":\"ClusterFirst\",\"priorityClassName\":\"system-cluster-"
+                "critical\","
+                "\"terminationGracePeriodSeconds\":3,\"securityContext\":{},\"initContainers\":[{\"name\":"
                 "\"setup\",\"image\":\"img\",\"command\":[\"sh\"],\"env\":[{\"name\":\"A\"}]}],"
                 "\"containers\":[{\"name\":\"guard\",\"image\":\"img\",\"command\":[\"sh\",\"-c\",\"x\"],"
-                "\"args\":[\"a\"],\"env\":[{\"name\":\"B\",\"value\":\"1\"}],\"volumeMounts\":[{\"name\":"
+                "\"args\":[\"a\"],\"env\":[{\"name\":\"B\",\"value\":\"1\"}],\"imagePullPolicy\":"
+                "\"IfNotPresent\","
+                "\"terminationMessagePolicy\":\"FallbackToLogsOnError\",\"volumeMounts\":[{\"name\":"
                 "\"v\"}],\"resources\":{},\"livenessProbe\":{},\"startupProbe\":{},\"readinessProbe\":{"
                 "\"httpGet\":{\"host\":\"10.0.0.1\",\"port\":9980}}}]},\"status\":{\"phase\":\"Running\","
                 "\"podIP\":\"10.0.0.1\",\"podIPs\":[{\"ip\":\"10.0.0.1\"}],\"startTime\":\"t\",\"qosClass\":"
@@ -429,9 +435,18 @@ static void test_cache_transform(void **state)
                 "\"image\":\"img\",\"imageID\":\"\",\"containerID\":\"cri://1\",\"started\":true}]}}";
         assert_int_equal(json_parse(pod_json, strlen(pod_json), &pod), 0);
         operator_cache_transform(&KUBE_PODS, pod, trash);
-        /* managedFields, volumes, 2 + 7 container fields; podIPs, startTime, qosClass, a
-         * condition's lastProbeTime and a container status's image, imageID, containerID, started */
-        assert_int_equal(cJSON_GetArraySize(trash), 19);
+        /* managedFields; volumes and 5 scheduling fields; 2 + 9 container fields; podIPs,
+         * startTime, qosClass, a condition's lastProbeTime and a container status's image,
+         * imageID, containerID, started */
+        assert_int_equal(cJSON_GetArraySize(trash), 26);
+        static const char *const spec_dropped[] = {"volumes",
+                                                   "tolerations",
+                                                   "dnsPolicy",
+                                                   "priorityClassName",
+                                                   "terminationGracePeriodSeconds",
+                                                   "securityContext"};
+        for (size_t k = 0; k < ELEMENTSOF(spec_dropped); k++)
+                assert_null(json_get(json_get_object(pod, "spec"), spec_dropped[k]));
         cJSON *cs = cJSON_GetArrayItem(json_get_array(pod, "status.containerStatuses"), 0);
         cJSON *cond = cJSON_GetArrayItem(json_get_array(pod, "status.conditions"), 0);
         assert_null(json_get(pod, "status.podIPs"));
@@ -445,8 +460,9 @@ static void test_cache_transform(void **state)
         assert_null(json_get(pod, "spec.volumes"));
         cJSON *c = cJSON_GetArrayItem(json_get_array(pod, "spec.containers"), 0);
         cJSON *init = cJSON_GetArrayItem(json_get_array(pod, "spec.initContainers"), 0);
-        static const char *const dropped[] = {"command",   "args",          "env",         "volumeMounts",
-                                              "resources", "livenessProbe", "startupProbe"};
+        static const char *const dropped[] = {"command",      "args",           "env",
+                                              "volumeMounts", "resources",      "livenessProbe",
+                                              "startupProbe", "imagePullPolicy"};
         for (size_t k = 0; k < ELEMENTSOF(dropped); k++) {
                 assert_null(json_get(c, dropped[k]));
                 assert_null(json_get(init, dropped[k]));
