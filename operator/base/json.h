@@ -27,14 +27,14 @@ int json_parse(const char *text, size_t len, cJSON **ret);
  * allocations of a parse between json_scratch_begin() and json_scratch_stop()
  * are bumps in an arena, cJSON_Delete() of them costs no free(), and
  * json_scratch_reset() takes them all back at once; the first
- * JSON_SCRATCH_KEEP bytes stay for the next message, the rest goes back. Nothing of such a tree may be kept
- * past the reset (json_freeze() copies with malloc()); ASan builds poison the
- * arena at each reset, so a piece kept by mistake is caught. A begin inside
- * another's window (a message handled while another is) is reset with the
- * outer one. Per thread; without json_hooks_install() they do nothing. */
-/* What stays between messages: an etcd answer or a small watch event fits,
- * a pod's event or a list takes more and gives it back at the reset (16 KiB
- * at rest, where 64 KiB were kept before for messages that are rare then). */
+ * JSON_SCRATCH_KEEP bytes stay for the next message, the rest goes back.
+ * Nothing of such a tree may be kept past the reset (json_freeze() copies
+ * with malloc()); ASan builds poison the arena at each reset, so a piece kept
+ * by mistake is caught. A begin inside another's window (a message handled
+ * while another is) is reset with the outer one. Per thread; without
+ * json_hooks_install() they do nothing. */
+/* What stays between messages: an etcd answer or a small watch event fits;
+ * a pod's event or a list takes more and gives it back at the reset. */
 #define JSON_SCRATCH_KEEP (16u * 1024u)
 void json_hooks_install(void);
 void json_scratch_begin(void);

@@ -542,11 +542,11 @@ static int check_multi_info(Loop *l)
                         log_debug("%s %s: %s (%s)", r->method, r->url, curl_easy_strerror(code), r->errbuf);
                 long n_connects = 0;
                 (void) curl_easy_getinfo(r->easy, CURLINFO_NUM_CONNECTS, &n_connects);
-                if (n_connects > 0)
+                if (n_connects > 0) {
                         l->connections += (uint64_t) n_connects;
-                if (n_connects > 0)
                         log_debug("%s %s: opened a connection (%u in flight, %u long-lived)", r->method,
                                   r->url, l->in_flight, l->long_lived);
+                }
                 /* The request may be freed by its callback: hold it until we are done. */
                 HttpDoneFunc done = r->done;
                 r->done = NULL;
@@ -642,13 +642,11 @@ int loop_http_start(Loop *l, HttpRequest *r, HttpDoneFunc done, void *userdata)
         (void) curl_easy_setopt(c, CURLOPT_PROTOCOLS_STR, "http,https");
         (void) curl_easy_setopt(c, CURLOPT_CONNECTTIMEOUT_MS, 10000L);
         (void) curl_easy_setopt(c, CURLOPT_TCP_KEEPALIVE, 1L);
-        /* Requests started together to one server (a watch's list and the
-         * next one's, an etcd round's health and status) wait for the first
-         * connection's ALPN instead of each opening a connection of its own:
-         * over HTTP/2 they become streams of one connection (an idle HTTP/2
-         * TLS connection holds about 60 KiB in curl, nghttp2 and OpenSSL).
-         * Over HTTP/1.1 the waiting one opens its own once the answer is
-         * known, as it did before. */
+        /* Requests started together to one server (an etcd round's health
+         * and status of a member) wait for the first connection's ALPN
+         * instead of each opening one: over HTTP/2 they become streams of it
+         * (an idle HTTP/2 TLS connection holds about 60 KiB in curl, nghttp2
+         * and OpenSSL); over HTTP/1.1 the waiting one then opens its own. */
         (void) curl_easy_setopt(c, CURLOPT_PIPEWAIT, 1L);
         /* HTTPS requests go out through the upload buffer, at most 16 KiB at
          * a time; curl's default of 64 KiB per handle is never used. */

@@ -29,8 +29,8 @@ unsigned loop_http_in_flight(Loop *l);
 /* Connections the finished transfers opened (a transfer that reused one opened none). */
 uint64_t loop_http_connections(Loop *l);
 
-/* TLS material as PEM blobs (copied). NULL fields mean "system default" /
- * "no client certificate". */
+/* TLS material as PEM blobs (a request copies it, or takes a reference of a
+ * shared one). NULL fields mean "system default" / "no client certificate". */
 typedef struct HttpTls {
         char *ca_pem;
         char *cert_pem;
