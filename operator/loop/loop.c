@@ -587,6 +587,12 @@ static int setup_tls(HttpRequest *r)
                         .data = t->ca_pem, .len = strlen(t->ca_pem), .flags = CURL_BLOB_NOCOPY};
                 if (curl_easy_setopt(r->easy, CURLOPT_CAINFO_BLOB, &b) != CURLE_OK)
                         return -EPROTO;
+                /* The given CAs are the only ones trusted, as client-go and
+                 * etcdctl trust only theirs: the blob replaces curl's CA file,
+                 * but its built-in CA directory (Debian: /etc/ssl/certs) would
+                 * still be searched for an issuer, so any public CA could
+                 * vouch for the API server or an etcd member. */
+                (void) curl_easy_setopt(r->easy, CURLOPT_CAPATH, NULL);
         }
         if (t->cert_pem) {
                 b = (struct curl_blob){

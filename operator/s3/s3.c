@@ -521,8 +521,12 @@ static int perform(Req *q, char **ret_error)
                 (void) curl_easy_setopt(c, CURLOPT_HEADERFUNCTION, on_header);
                 (void) curl_easy_setopt(c, CURLOPT_HEADERDATA, q);
                 (void) curl_easy_setopt(c, CURLOPT_PROTOCOLS_STR, "http,https");
-                if (q->s->ca_file)
+                if (q->s->ca_file) {
+                        /* Only this bundle, not the system's CA directory too (as the AWS SDKs'
+                         * custom CA bundle replaces the system pool). */
                         (void) curl_easy_setopt(c, CURLOPT_CAINFO, q->s->ca_file);
+                        (void) curl_easy_setopt(c, CURLOPT_CAPATH, NULL);
+                }
                 if (streq(q->method, "PUT")) {
                         (void) curl_easy_setopt(c, CURLOPT_UPLOAD, 1L);
                         (void) curl_easy_setopt(c, CURLOPT_READFUNCTION, on_read);

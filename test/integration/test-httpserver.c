@@ -9,16 +9,22 @@
 #include <stdint.h>
 
 #include <cmocka.h>
+#include <curl/curl.h>
 #include <dirent.h>
 #include <fcntl.h>
 #include <netinet/in.h>
 #include <openssl/pem.h>
 #include <openssl/x509v3.h>
+#include <sched.h>
+#include <sys/mount.h>
 #include <sys/socket.h>
+#include <sys/wait.h>
+#include <unistd.h>
 
 #include "base/fileio.h"
 #include "loop/loop.h"
 #include "runtime/httpserver.h"
+#include "s3/s3.h"
 
 #define DEADLINE (10 * USEC_PER_SEC)
 
@@ -544,8 +550,8 @@ static void test_ipv6_loopback(void **state)
 
 /* ---- TLS ---- */
 
-/* A self-signed P-256 certificate for 127.0.0.1, made in memory. */
-static void make_cert(char **ret_cert, char **ret_key)
+/* A self-signed P-256 certificate for 127.0.0.1 named `cn`, made in memory. */
+static void make_named_cert(const char *cn, char **ret_cert, char **ret_key)
 {
         EVP_PKEY *key = EVP_EC_gen("P-256");
         X509 *x = X509_new();
@@ -562,8 +568,8 @@ static void make_cert(char **ret_cert, char **ret_key)
         assert_non_null(X509_gmtime_adj(X509_getm_notAfter(x), 3600));
         assert_true(X509_set_pubkey(x, key));
         X509_NAME *name = X509_get_subject_name(x);
-        assert_true(X509_NAME_add_entry_by_txt(name, "CN", MBSTRING_ASC, (const unsigned char *) "metrics",
-                                               -1, -1, 0));
+        assert_true(
+                X509_NAME_add_entry_by_txt(name, "CN", MBSTRING_ASC, (const unsigned char *) cn, -1, -1, 0));
         assert_true(X509_set_issuer_name(x, name));
         X509V3_set_ctx_nodb(&ctx);
         X509V3_set_ctx(&ctx, x, x, NULL, NULL, 0);
@@ -596,6 +602,11 @@ static void make_cert(char **ret_cert, char **ret_key)
         BIO_free(bk);
         X509_free(x);
         EVP_PKEY_free(key);
+}
+
+static void make_cert(char **ret_cert, char **ret_key)
+{
+        make_named_cert("metrics", ret_cert, ret_key);
 }
 
 static void test_tls(void **state)
@@ -674,6 +685,179 @@ static void test_tls(void **state)
         assert_int_equal(loop_http_in_flight(l), 0);
 }
 
+/* ---- only the given CA is trusted ---- */
+
+typedef struct SystemCa {
+        char dir[64];
+        char file[128];
+        char bundle[128];
+        char *capath; /* libcurl's built-in CA directory, with dir bind-mounted over it */
+        bool mounted;
+} SystemCa;
+
+static int system_ca_teardown(void **state)
+{
+        SystemCa *sc = *state;
+
+        if (!sc)
+                return 0;
+        if (sc->mounted)
+                (void) umount2(sc->capath, MNT_DETACH);
+        if (sc->file[0])
+                (void) unlink(sc->file);
+        if (sc->bundle[0])
+                (void) unlink(sc->bundle);
+        if (sc->dir[0])
+                (void) rmdir(sc->dir);
+        free(sc->capath);
+        free(sc);
+        *state = NULL;
+        return 0;
+}
+
+typedef struct Child {
+        pid_t pid;
+        int status;
+        bool done;
+} Child;
+
+static int on_child_poll(sd_event_source *src, uint64_t usec, void *userdata)
+{
+        Child *c = userdata;
+
+        if (waitpid(c->pid, &c->status, WNOHANG) == c->pid) {
+                c->done = true;
+                return sd_event_source_set_enabled(src, SD_EVENT_OFF);
+        }
+        (void) sd_event_source_set_time(src, usec + 10 * USEC_PER_MSEC);
+        return sd_event_source_set_enabled(src, SD_EVENT_ONESHOT);
+}
+
+/* An S3 HEAD to the test server with `ca_pem` as the store's CA bundle. The
+ * S3 client blocks, so it runs in a child while this loop serves; returns 1
+ * if TLS refused the server, 0 if the request got past TLS (the server
+ * answers 404 to S3 paths). */
+static int s3_head_tls_outcome(Loop *l, const char *url, const char *dir, const char *ca_pem)
+{
+        _cleanup_free_ char *ca_file = strdup_printf("%s/s3-ca.pem", dir);
+        _cleanup_free_ char *endpoint = strndup(url, strlen(url) - strlen("/healthz"));
+        _cleanup_(sd_event_source_unrefp) sd_event_source *src = NULL;
+
+        assert_non_null(ca_file);
+        assert_non_null(endpoint);
+        assert_int_equal(write_file_atomic(ca_file, ca_pem, strlen(ca_pem), 0644), 0);
+        Child c = {.pid = fork()};
+        assert_true(c.pid >= 0);
+        if (c.pid == 0) {
+                S3Store st = {.endpoint = endpoint,
+                              .region = (char *) "us-east-1",
+                              .bucket = (char *) "bkt",
+                              .prefix = (char *) "",
+                              .access_key = (char *) "a",
+                              .secret_key = (char *) "s",
+                              .ca_file = ca_file,
+                              .dir = (char *) dir,
+                              .path_style = true};
+                S3Object o = {};
+                char *err = NULL;
+                int r = s3_head(&st, "bkt/k", &o, &err);
+                _exit(r < 0 && err && strstr(err, "certificate") ? 1 : r < 0 && err ? 0 : 2);
+        }
+        assert_true(sd_event_add_time_relative(loop_get_event(l), &src, CLOCK_MONOTONIC, 0, 0, on_child_poll,
+                                               &c) >= 0);
+        assert_int_equal(loop_run_until(l, &c.done, 30 * USEC_PER_SEC), 0);
+        (void) unlink(ca_file);
+        assert_true(WIFEXITED(c.status));
+        return WEXITSTATUS(c.status);
+}
+
+/* A server whose certificate a "system" CA signed: the test's own
+ * certificate placed, in a mount namespace of this process only, over
+ * libcurl's built-in CA directory. A request with no CA of its own trusts
+ * it (the directory is really searched); a request given a CA must trust
+ * that CA alone, as client-go's CAData and etcdctl's --cacert do, or any
+ * public CA could vouch for an API server or an etcd member. */
+static void test_tls_trusts_only_its_ca(void **state)
+{
+        _cleanup_(loop_unrefp) Loop *l = NULL;
+        _cleanup_free_ char *cert = NULL, *key = NULL, *other = NULL, *other_key = NULL, *url = NULL;
+        SystemCa *sc = calloc(1, sizeof *sc);
+        char *capath = NULL, *cainfo = NULL;
+        int e = 0;
+
+        assert_non_null(sc);
+        *state = sc;
+        CURL *probe = curl_easy_init();
+        assert_non_null(probe);
+        if (curl_easy_getinfo(probe, CURLINFO_CAPATH, &capath) == CURLE_OK && capath)
+                sc->capath = strdup(capath);
+        _cleanup_free_ char *bundle_name = NULL;
+        if (curl_easy_getinfo(probe, CURLINFO_CAINFO, &cainfo) == CURLE_OK && cainfo && sc->capath &&
+            startswith(cainfo, sc->capath) && cainfo[strlen(sc->capath)] == '/')
+                bundle_name = strdup(cainfo + strlen(sc->capath) + 1);
+        curl_easy_cleanup(probe);
+        if (!sc->capath) {
+                print_message("skipped: this libcurl has no built-in CA directory, so no system CA can "
+                              "be searched beside a given one\n");
+                skip();
+        }
+        if (unshare(CLONE_NEWNS) < 0) {
+                print_message("skipped: a private mount namespace needs root (unshare: %s)\n",
+                              strerror(errno));
+                skip();
+        }
+        assert_int_equal(mount("none", "/", NULL, MS_REC | MS_PRIVATE, NULL), 0);
+
+        make_cert(&cert, &key);
+        /* Another name: an issuer looked up by name must not find the given CA. */
+        make_named_cert("someone else", &other, &other_key);
+        BIO *bio = BIO_new_mem_buf(cert, -1);
+        X509 *x = PEM_read_bio_X509(bio, NULL, NULL, NULL);
+        assert_non_null(x);
+        int ok = 0;
+        unsigned long hash = X509_NAME_hash_ex(X509_get_subject_name(x), NULL, NULL, &ok);
+        assert_true(ok);
+        X509_free(x);
+        BIO_free(bio);
+        strcpy(sc->dir, "/tmp/test-httpserver-ca.XXXXXX");
+        assert_non_null(mkdtemp(sc->dir));
+        (void) snprintf(sc->file, sizeof sc->file, "%s/%08lx.0", sc->dir, hash);
+        assert_int_equal(write_file_atomic(sc->file, cert, strlen(cert), 0644), 0);
+        /* Debian's CA bundle lives in that directory too: the mount would hide
+         * it and a request without a CA would fail to load it. It gets the
+         * other certificate, so that what vouches below is the hashed file. */
+        if (bundle_name) {
+                (void) snprintf(sc->bundle, sizeof sc->bundle, "%s/%s", sc->dir, bundle_name);
+                assert_int_equal(write_file_atomic(sc->bundle, other, strlen(other), 0644), 0);
+        }
+        assert_int_equal(mount(sc->dir, sc->capath, NULL, MS_BIND, NULL), 0);
+        sc->mounted = true;
+
+        l = loop_new();
+        HttpServerConfig cfg = {.address = "127.0.0.1", .tls_cert_pem = cert, .tls_key_pem = key};
+        _cleanup_(http_server_freep) HttpServer *s = server_new(l, &cfg);
+        url = url_for(s, "https", "/healthz");
+
+        /* The system's trust: the directory vouches for the server. */
+        _cleanup_(http_request_unrefp) HttpRequest *sys = fetch(l, "GET", url, NULL, &e);
+        assert_int_equal(e, 0);
+        /* The server's own CA given: trusted. */
+        HttpTls tls = {.ca_pem = cert};
+        _cleanup_(http_request_unrefp) HttpRequest *own = fetch(l, "GET", url, &tls, &e);
+        assert_int_equal(e, 0);
+        /* Another CA given: the directory must not vouch any more. */
+        HttpTls pinned = {.ca_pem = other};
+        _cleanup_(http_request_unrefp) HttpRequest *foreign = fetch(l, "GET", url, &pinned, &e);
+        assert_int_equal(e, -EPROTO);
+
+        /* The S3 client's CA bundle (backups to a private endpoint) likewise. */
+        assert_int_equal(s3_head_tls_outcome(l, url, sc->dir, cert), 0);
+        assert_int_equal(s3_head_tls_outcome(l, url, sc->dir, other), 1);
+
+        s = http_server_free(s);
+        assert_int_equal(loop_http_in_flight(l), 0);
+}
+
 int main(void)
 {
         const struct CMUnitTest tests[] = {
@@ -688,6 +872,8 @@ int main(void)
                 cmocka_unit_test(test_config_errors),
                 cmocka_unit_test(test_ipv6_loopback),
                 cmocka_unit_test(test_tls),
+                /* Last: it moves this process into a mount namespace of its own. */
+                cmocka_unit_test_teardown(test_tls_trusts_only_its_ca, system_ca_teardown),
         };
         return cmocka_run_group_tests(tests, NULL, NULL);
 }
