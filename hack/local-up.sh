@@ -180,7 +180,10 @@ kc config view --raw --minify -o jsonpath='{.clusters[0].cluster.server} {.clust
           printf 'apiVersion: v1\nkind: Config\ncurrent-context: operator\nclusters:\n- name: sim\n  cluster:\n    server: %s\n    certificate-authority-data: %s\nusers:\n- name: etcd-operator\n  user:\n    tokenFile: token\ncontexts:\n- name: operator\n  context:\n    cluster: sim\n    user: etcd-operator\n    namespace: openshift-etcd-operator\n' "$server" "$ca"; } >"$sa/kubeconfig"
 # The Deployment's release versions (the cluster-version operator fills them in).
 export OPERATOR_IMAGE_VERSION=4.99.0-local OPERAND_IMAGE_VERSION=4.99.0-local
-start_bg operator bash -c "$(declare -f supervise)"'; supervise "$@"' supervise "$bin" operator --kubeconfig "$sa/kubeconfig" --listen "$net.2:8443" \
+# The Deployment's malloc settings, read from its manifest (only the operator gets them).
+tunables=$(sed -n '/- name: GLIBC_TUNABLES/{n;s/^ *value: *//p;}' "$root/manifests/operator/0000_12_etcd-operator_06_deployment.yaml")
+[ -n "$tunables" ] || { echo "local-up: the operator Deployment manifest sets no GLIBC_TUNABLES" >&2; exit 1; }
+start_bg operator env GLIBC_TUNABLES="$tunables" bash -c "$(declare -f supervise)"'; supervise "$@"' supervise "$bin" operator --kubeconfig "$sa/kubeconfig" --listen "$net.2:8443" \
         --leader-elect-lease-duration 15s --leader-elect-renew-deadline 10s --leader-elect-retry-period 2s \
         --etcd-poll-interval 1s --listen-on-node-ip --cert-key-type ecdsa \
         --etcd-image quay.io/openshift/etcd:local --operator-image quay.io/openshift/cluster-etcd-operator:local \

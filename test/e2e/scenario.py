@@ -10,6 +10,7 @@ revisions (openshift-kube-apiserver/config-<N>, kubeapiservers/cluster
 status) for the masters. Python 3 stdlib only."""
 import json
 import os
+import re
 import shutil
 import signal
 import socket
@@ -247,6 +248,16 @@ def condition(obj, t):
     return None, None
 
 
+def deployment_tunables():
+    """GLIBC_TUNABLES of the operator's Deployment manifest."""
+    path = os.path.join(ROOT, "manifests", "operator", "0000_12_etcd-operator_06_deployment.yaml")
+    with open(path) as f:
+        m = re.search(r"- name: GLIBC_TUNABLES\n\s+value: (\S+)", f.read())
+    if not m:
+        raise RuntimeError("%s sets no GLIBC_TUNABLES" % path)
+    return m.group(1)
+
+
 RELEASE = "4.99.0-e2e"  # OPERATOR_IMAGE_VERSION and OPERAND_IMAGE_VERSION of the e2e operator
 ETCD_IMAGE = "quay.io/openshift/etcd@sha256:0123456789abcdef"  # the release's etcd image
 
@@ -402,9 +413,11 @@ class Cluster:
         next ones (after a kill) to operator-2.log, operator-3.log, ..."""
         self.operators += 1
         name = "operator" if self.operators == 1 else "operator-%d" % self.operators
-        # The Deployment's release versions, as the cluster-version operator fills them in.
+        # The Deployment's release versions, as the cluster-version operator fills them in,
+        # and its malloc settings.
         p = self.env.spawn(name, self.operator_argv(), env=dict(os.environ, OPERATOR_IMAGE_VERSION=self.release,
-                                                                 OPERAND_IMAGE_VERSION=self.release))
+                                                                 OPERAND_IMAGE_VERSION=self.release,
+                                                                 GLIBC_TUNABLES=deployment_tunables()))
         p.log_path = os.path.join(self.env.dir, name + ".log")
         p.started = time.monotonic()
         return p
