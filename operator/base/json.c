@@ -1,6 +1,7 @@
-/* JSON helpers on cJSON. Parsing checks nesting depth before handing the
- * text to cJSON so a hostile body cannot drive cJSON's recursion. */
+/* JSON helpers on cJSON trees, and the parser that builds them from the
+ * network's text (bounded depth, strict grammar). */
 #include <inttypes.h>
+#include <limits.h>
 #include <math.h>
 
 #include "json.h"
@@ -124,55 +125,369 @@ size_t json_scratch_size(void)
         return scratch.bytes;
 }
 
-static int check_depth(const char *text, size_t len)
-{
-        const char *p = text, *end = text + len;
-        int depth = 0;
+/* ---- parsing ----
+ *
+ * A strict RFC 8259 parser that builds cJSON trees (allocated through
+ * cJSON's hooks, so the scratch arena and cJSON_Delete() work on them as on
+ * cJSON's own). It replaces cJSON_Parse for what comes off the network: one
+ * pass, depth counted as it goes (no pre-scan), every value dispatched on its
+ * first byte (cJSON tries "null", "false" and "true" with strncmp before
+ * anything else), strings copied in one pass, numbers read with strtod as
+ * cJSON does and given cJSON's valueint. Stricter than cJSON: whitespace is
+ * the four JSON characters only, control characters must be escaped inside
+ * strings, numbers follow JSON's grammar (no "+1", "01", ".5" or "1."). */
 
-        while (p < end) {
-                char c = *p++;
-                if (c == '"') {
-                        /* Most bytes are inside strings: jump from quote to quote. */
-                        for (;;) {
-                                const char *q = memchr(p, '"', end - p);
-                                if (!q)
-                                        return 0; /* unterminated: the parser says so */
-                                const char *b = q;
-                                while (b > p && b[-1] == '\\')
-                                        b--;
-                                p = q + 1;
-                                if ((q - b) % 2 == 0)
-                                        break; /* not escaped */
-                        }
-                } else if (c == '{' || c == '[') {
-                        if (++depth > JSON_MAX_DEPTH)
-                                return -E2BIG;
-                } else if (c == '}' || c == ']')
-                        depth--;
+typedef struct Parser {
+        const char *p, *end;
+        unsigned depth;
+        int error; /* -EBADMSG, -E2BIG or -ENOMEM */
+} Parser;
+
+static cJSON *parse_value(Parser *ps);
+
+static void *fail(Parser *ps, int error)
+{
+        if (ps->error == 0)
+                ps->error = error;
+        return NULL;
+}
+
+static cJSON *new_node(Parser *ps, int type)
+{
+        cJSON *n = cJSON_malloc(sizeof *n);
+        if (!n)
+                return fail(ps, -ENOMEM);
+        *n = (cJSON){.type = type};
+        return n;
+}
+
+static void skip_ws(Parser *ps)
+{
+        while (ps->p < ps->end && (*ps->p == ' ' || *ps->p == '\n' || *ps->p == '\r' || *ps->p == '\t'))
+                ps->p++;
+}
+
+static int hex4(const char *s, const char *end, unsigned *ret)
+{
+        unsigned v = 0;
+
+        if (end - s < 4)
+                return -EBADMSG;
+        for (int i = 0; i < 4; i++) {
+                char c = s[i];
+                v <<= 4;
+                if (c >= '0' && c <= '9')
+                        v |= (unsigned) (c - '0');
+                else if (c >= 'a' && c <= 'f')
+                        v |= (unsigned) (c - 'a' + 10);
+                else if (c >= 'A' && c <= 'F')
+                        v |= (unsigned) (c - 'A' + 10);
+                else
+                        return -EBADMSG;
         }
+        *ret = v;
         return 0;
+}
+
+static size_t put_utf8(char *out, unsigned cp)
+{
+        if (cp < 0x80) {
+                out[0] = (char) cp;
+                return 1;
+        }
+        if (cp < 0x800) {
+                out[0] = (char) (0xC0 | (cp >> 6));
+                out[1] = (char) (0x80 | (cp & 0x3F));
+                return 2;
+        }
+        if (cp < 0x10000) {
+                out[0] = (char) (0xE0 | (cp >> 12));
+                out[1] = (char) (0x80 | ((cp >> 6) & 0x3F));
+                out[2] = (char) (0x80 | (cp & 0x3F));
+                return 3;
+        }
+        out[0] = (char) (0xF0 | (cp >> 18));
+        out[1] = (char) (0x80 | ((cp >> 12) & 0x3F));
+        out[2] = (char) (0x80 | ((cp >> 6) & 0x3F));
+        out[3] = (char) (0x80 | (cp & 0x3F));
+        return 4;
+}
+
+/* At the opening quote; returns the decoded string (cJSON_malloc'd). An
+ * escape never decodes to more bytes than it takes, so the raw length bounds
+ * the copy. */
+static char *parse_string(Parser *ps)
+{
+        const char *s = ps->p + 1, *q = s;
+
+        /* The end quote and whether anything needs decoding. */
+        bool escaped = false;
+        for (;; q++) {
+                if (q >= ps->end)
+                        return fail(ps, -EBADMSG);
+                unsigned char c = (unsigned char) *q;
+                if (c == '"')
+                        break;
+                if (c < 0x20)
+                        return fail(ps, -EBADMSG);
+                if (c == '\\') {
+                        escaped = true;
+                        if (++q >= ps->end)
+                                return fail(ps, -EBADMSG);
+                }
+        }
+        size_t raw = (size_t) (q - s);
+        char *out = cJSON_malloc(raw + 1);
+        if (!out)
+                return fail(ps, -ENOMEM);
+        if (!escaped) {
+                memcpy(out, s, raw);
+                out[raw] = 0;
+                ps->p = q + 1;
+                return out;
+        }
+        char *o = out;
+        for (const char *i = s; i < q;) {
+                if (*i != '\\') {
+                        *o++ = *i++;
+                        continue;
+                }
+                i++;
+                switch (*i++) {
+                case '"':
+                        *o++ = '"';
+                        break;
+                case '\\':
+                        *o++ = '\\';
+                        break;
+                case '/':
+                        *o++ = '/';
+                        break;
+                case 'b':
+                        *o++ = '\b';
+                        break;
+                case 'f':
+                        *o++ = '\f';
+                        break;
+                case 'n':
+                        *o++ = '\n';
+                        break;
+                case 'r':
+                        *o++ = '\r';
+                        break;
+                case 't':
+                        *o++ = '\t';
+                        break;
+                case 'u': {
+                        unsigned cp, lo;
+                        if (hex4(i, q, &cp) < 0)
+                                goto bad;
+                        i += 4;
+                        if (cp >= 0xDC00 && cp <= 0xDFFF)
+                                goto bad; /* a low surrogate first */
+                        if (cp >= 0xD800 && cp <= 0xDBFF) {
+                                if (q - i < 6 || i[0] != '\\' || i[1] != 'u' || hex4(i + 2, q, &lo) < 0 ||
+                                    lo < 0xDC00 || lo > 0xDFFF)
+                                        goto bad; /* a high surrogate without its low one */
+                                i += 6;
+                                cp = 0x10000 + (((cp & 0x3FF) << 10) | (lo & 0x3FF));
+                        }
+                        o += put_utf8(o, cp);
+                        break;
+                }
+                default:
+                        goto bad;
+                }
+        }
+        *o = 0;
+        ps->p = q + 1;
+        return out;
+bad:
+        cJSON_free(out);
+        return fail(ps, -EBADMSG);
+}
+
+static cJSON *parse_number(Parser *ps)
+{
+        const char *s = ps->p, *q = s;
+        char small[64];
+
+        if (q < ps->end && *q == '-')
+                q++;
+        if (q >= ps->end || !(*q >= '0' && *q <= '9'))
+                return fail(ps, -EBADMSG);
+        if (*q == '0')
+                q++;
+        else
+                while (q < ps->end && *q >= '0' && *q <= '9')
+                        q++;
+        if (q < ps->end && *q == '.') {
+                q++;
+                if (q >= ps->end || !(*q >= '0' && *q <= '9'))
+                        return fail(ps, -EBADMSG);
+                while (q < ps->end && *q >= '0' && *q <= '9')
+                        q++;
+        }
+        if (q < ps->end && (*q == 'e' || *q == 'E')) {
+                q++;
+                if (q < ps->end && (*q == '+' || *q == '-'))
+                        q++;
+                if (q >= ps->end || !(*q >= '0' && *q <= '9'))
+                        return fail(ps, -EBADMSG);
+                while (q < ps->end && *q >= '0' && *q <= '9')
+                        q++;
+        }
+        /* strtod wants a terminated string; the text goes on past the number. */
+        size_t n = (size_t) (q - s);
+        char *buf = n < sizeof small ? small : malloc(n + 1);
+        if (!buf)
+                return fail(ps, -ENOMEM);
+        memcpy(buf, s, n);
+        buf[n] = 0;
+        double d = strtod(buf, NULL);
+        if (buf != small)
+                free(buf);
+        cJSON *node = new_node(ps, cJSON_Number);
+        if (!node)
+                return NULL;
+        /* As cJSON sets it. */
+        node->valuedouble = d;
+        node->valueint = d >= INT_MAX ? INT_MAX : d <= (double) INT_MIN ? INT_MIN : (int) d;
+        ps->p = q;
+        return node;
+}
+
+static cJSON *parse_literal(Parser *ps, const char *word, size_t n, int type)
+{
+        if ((size_t) (ps->end - ps->p) < n || memcmp(ps->p, word, n) != 0)
+                return fail(ps, -EBADMSG);
+        cJSON *node = new_node(ps, type);
+        if (!node)
+                return NULL;
+        if (type == cJSON_True)
+                node->valueint = 1;
+        ps->p += n;
+        return node;
+}
+
+/* An array or an object, at its opening bracket. */
+static cJSON *parse_container(Parser *ps, bool object)
+{
+        char close = object ? '}' : ']';
+        cJSON *node, *tail = NULL;
+
+        if (++ps->depth > JSON_MAX_DEPTH)
+                return fail(ps, -E2BIG);
+        node = new_node(ps, object ? cJSON_Object : cJSON_Array);
+        if (!node)
+                return NULL;
+        ps->p++;
+        skip_ws(ps);
+        if (ps->p < ps->end && *ps->p == close) {
+                ps->p++;
+                ps->depth--;
+                return node;
+        }
+        for (;;) {
+                char *key = NULL;
+                if (object) {
+                        if (ps->p >= ps->end || *ps->p != '"')
+                                goto bad;
+                        key = parse_string(ps);
+                        if (!key)
+                                goto out;
+                        skip_ws(ps);
+                        if (ps->p >= ps->end || *ps->p != ':') {
+                                cJSON_free(key);
+                                goto bad;
+                        }
+                        ps->p++;
+                        skip_ws(ps);
+                }
+                cJSON *child = parse_value(ps);
+                if (!child) {
+                        cJSON_free(key);
+                        goto out;
+                }
+                child->string = key;
+                /* cJSON's list: the first child's prev is the last one. */
+                if (tail) {
+                        tail->next = child;
+                        child->prev = tail;
+                } else
+                        node->child = child;
+                node->child->prev = child;
+                tail = child;
+                skip_ws(ps);
+                if (ps->p < ps->end && *ps->p == ',') {
+                        ps->p++;
+                        skip_ws(ps);
+                        continue;
+                }
+                if (ps->p < ps->end && *ps->p == close) {
+                        ps->p++;
+                        ps->depth--;
+                        return node;
+                }
+                goto bad;
+        }
+bad:
+        (void) fail(ps, -EBADMSG);
+out:
+        cJSON_Delete(node);
+        return NULL;
+}
+
+static cJSON *parse_value(Parser *ps)
+{
+        if (ps->p >= ps->end)
+                return fail(ps, -EBADMSG);
+        switch (*ps->p) {
+        case '{':
+                return parse_container(ps, true);
+        case '[':
+                return parse_container(ps, false);
+        case '"': {
+                char *v = parse_string(ps);
+                if (!v)
+                        return NULL;
+                cJSON *node = new_node(ps, cJSON_String);
+                if (!node)
+                        cJSON_free(v);
+                else
+                        node->valuestring = v;
+                return node;
+        }
+        case 't':
+                return parse_literal(ps, "true", 4, cJSON_True);
+        case 'f':
+                return parse_literal(ps, "false", 5, cJSON_False);
+        case 'n':
+                return parse_literal(ps, "null", 4, cJSON_NULL);
+        default:
+                return parse_number(ps);
+        }
 }
 
 int json_parse(const char *text, size_t len, cJSON **ret)
 {
-        const char *end = NULL;
-        int r;
-
         assert_return(text || len == 0, -EINVAL);
         assert_return(ret, -EINVAL);
 
-        r = check_depth(text, len);
-        if (r < 0)
-                return r;
-        cJSON *j = cJSON_ParseWithLengthOpts(text, len, &end, false);
+        /* No byte order mark either: JSON text on the network has none (RFC 8259, 8.1). */
+        Parser ps = {.p = text, .end = text + len};
+        skip_ws(&ps);
+        cJSON *j = parse_value(&ps);
         if (!j)
-                return -EBADMSG;
-        /* Only whitespace may follow the value. */
-        for (; end && end < text + len; end++)
-                if (!strchr(" \t\r\n", *end) && *end != '\0') {
+                return ps.error < 0 ? ps.error : -EBADMSG;
+        /* Only whitespace (or NUL padding) may follow the value. */
+        for (; ps.p < ps.end; ps.p++) {
+                char c = *ps.p;
+                if (c != ' ' && c != '\t' && c != '\r' && c != '\n' && c != '\0') {
                         cJSON_Delete(j);
                         return -EBADMSG;
                 }
+        }
         *ret = j;
         return 0;
 }

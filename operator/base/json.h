@@ -17,8 +17,12 @@ DEFINE_TRIVIAL_CLEANUP_FUNC(cJSON *, cJSON_Delete);
 /* Deepest nesting we accept from the network; Kubernetes objects stay far below. */
 #define JSON_MAX_DEPTH 64
 
-/* Parses exactly `len` bytes. -EBADMSG on syntax errors, -E2BIG when nesting is
- * deeper than JSON_MAX_DEPTH, -ENOMEM. */
+/* Parses exactly `len` bytes (trailing whitespace and NULs allowed) into a
+ * cJSON tree, strictly by RFC 8259: no byte order mark, no control
+ * characters inside strings, JSON's number grammar, lone surrogates refused.
+ * -EBADMSG on syntax errors, -E2BIG when nesting is deeper than
+ * JSON_MAX_DEPTH, -ENOMEM. The tree is allocated through cJSON's hooks (so
+ * the scratch arena below applies) and freed with cJSON_Delete(). */
 int json_parse(const char *text, size_t len, cJSON **ret);
 
 /* A scratch arena for trees that live only while one message is handled (a

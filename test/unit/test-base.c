@@ -1,4 +1,5 @@
 /* Unit tests for operator/base: JSON, YAML, buffers, base64, time, hashmap, backoff. */
+#include <limits.h>
 #include <setjmp.h>
 #include <stdarg.h>
 #include <stddef.h>
@@ -34,6 +35,97 @@ static void test_json_uint64(void **state)
         assert_int_equal(json_get_uint64(j, "h.revision", &v), 0);
         assert_int_equal(v, 5006);
         assert_int_equal(parse_uint64("18446744073709551616", &v), -ERANGE);
+}
+
+/* The parser (json.c) against the grammar: what it builds, what it refuses. */
+static void test_json_grammar(void **state)
+{
+        cJSON *j = NULL;
+        static const struct {
+                const char *text;
+                const char *printed; /* cJSON_PrintUnformatted of the tree */
+        } good[] = {
+                {"{}", "{}"},
+                {" [ ] ", "[]"},
+                {"\t{\"a\" :\r\n[1, -2.5e3, 0, -0.125E-2, 1e+2]}\n", "{\"a\":[1,-2500,0,-0.00125,100]}"},
+                {"[true,false,null]", "[true,false,null]"},
+                {"\"x\"", "\"x\""},
+                {"{\"a\":1,\"a\":2}", "{\"a\":1,\"a\":2}"}, /* duplicates kept, as cJSON does */
+                {"\"\\\"\\\\\\/\\b\\f\\n\\r\\t\"", "\"\\\"\\\\/\\b\\f\\n\\r\\t\""},
+                {"\"\\u00e9\\u20AC\\ud83d\\ude00\"", "\"\xc3\xa9\xe2\x82\xac\xf0\x9f\x98\x80\""},
+                {"\"caf\xc3\xa9\"", "\"caf\xc3\xa9\""},
+        };
+        for (size_t i = 0; i < ELEMENTSOF(good); i++) {
+                assert_int_equal(json_parse(good[i].text, strlen(good[i].text), &j), 0);
+                _cleanup_free_ char *out = cJSON_PrintUnformatted(j);
+                assert_string_equal(out, good[i].printed);
+                cJSON_Delete(j);
+        }
+        /* NUL padding after the value, as a buffer may have. */
+        assert_int_equal(json_parse("{}\0\0", 4, &j), 0);
+        cJSON_Delete(j);
+
+        static const char *const bad[] = {
+                "",
+                " ",
+                "{",
+                "[1,]",
+                "{\"a\":1,}",
+                "{\"a\"}",
+                "{a:1}",
+                "[1 2]",
+                "+1",
+                "01",
+                ".5",
+                "1.",
+                "1e",
+                "-",
+                "tru",
+                "nul",
+                "True",
+                "\"abc",
+                "\"\\x\"",
+                "\"\\u12\"",
+                "\"\\ud83d\"",
+                "\"\\ude00\"",
+                "\"\\ud83d\\u0041\"",
+                "\"a\nb\"",
+                "\"a\tb\"",
+                "[1]]",
+                "\x0b[]",
+                "NaN",
+                "\xEF\xBB\xBF{}", /* a byte order mark */
+        };
+        for (size_t i = 0; i < ELEMENTSOF(bad); i++) {
+                j = NULL;
+                assert_int_equal(json_parse(bad[i], strlen(bad[i]), &j), -EBADMSG);
+                assert_null(j);
+        }
+
+        /* Numbers as cJSON gives them: valueint clamped, valuedouble exact. */
+        const char *n = "[3e10,-3e10,2147483647,-7,1.9,12345678901234567890]";
+        assert_int_equal(json_parse(n, strlen(n), &j), 0);
+        assert_int_equal(cJSON_GetArrayItem(j, 0)->valueint, INT_MAX);
+        assert_int_equal(cJSON_GetArrayItem(j, 1)->valueint, INT_MIN);
+        assert_int_equal(cJSON_GetArrayItem(j, 2)->valueint, INT_MAX);
+        assert_int_equal(cJSON_GetArrayItem(j, 3)->valueint, -7);
+        assert_int_equal(cJSON_GetArrayItem(j, 4)->valueint, 1);
+        assert_true(cJSON_GetArrayItem(j, 5)->valuedouble == 12345678901234567890.0);
+        /* cJSON's list invariant (the first child's prev is the last): appending works. */
+        assert_true(cJSON_AddItemToArray(j, cJSON_CreateString("end")));
+        assert_int_equal(cJSON_GetArraySize(j), 7);
+        assert_string_equal(cJSON_GetArrayItem(j, 6)->valuestring, "end");
+        assert_ptr_equal(j->child->prev, cJSON_GetArrayItem(j, 6));
+        cJSON_Delete(j);
+
+        /* A key's string is the parsed key; lookups and deletes behave. */
+        const char *o = "{\"x\\u0079\":{\"z\":[]},\"w\":1}";
+        assert_int_equal(json_parse(o, strlen(o), &j), 0);
+        assert_non_null(json_get(j, "xy.z"));
+        cJSON_DeleteItemFromObjectCaseSensitive(j, "xy");
+        _cleanup_free_ char *left = cJSON_PrintUnformatted(j);
+        assert_string_equal(left, "{\"w\":1}");
+        cJSON_Delete(j);
 }
 
 static void test_json_bounds(void **state)
@@ -346,11 +438,17 @@ static void test_backoff(void **state)
 int main(void)
 {
         const struct CMUnitTest tests[] = {
-                cmocka_unit_test(test_json_uint64), cmocka_unit_test(test_json_bounds),
-                cmocka_unit_test(test_yaml),        cmocka_unit_test(test_yaml_emit_roundtrip),
-                cmocka_unit_test(test_buf),         cmocka_unit_test(test_base64),
-                cmocka_unit_test(test_time),        cmocka_unit_test(test_hashmap),
-                cmocka_unit_test(test_backoff),     cmocka_unit_test(test_json_scratch),
+                cmocka_unit_test(test_json_uint64),
+                cmocka_unit_test(test_json_grammar),
+                cmocka_unit_test(test_json_bounds),
+                cmocka_unit_test(test_yaml),
+                cmocka_unit_test(test_yaml_emit_roundtrip),
+                cmocka_unit_test(test_buf),
+                cmocka_unit_test(test_base64),
+                cmocka_unit_test(test_time),
+                cmocka_unit_test(test_hashmap),
+                cmocka_unit_test(test_backoff),
+                cmocka_unit_test(test_json_scratch),
         };
         return cmocka_run_group_tests(tests, NULL, NULL);
 }

@@ -63,10 +63,10 @@ static void test_one_unhealthy(void **state)
                 "\"namespace\":\"openshift-etcd\"},\"spec\":{\"nodeName\":\"master-1\"},\"status\":{"
                 "\"containerStatuses\":[{\"name\":\"etcd\",\"restartCount\":5,\"ready\":false,"
                 "\"state\":{\"waiting\":{\"reason\":\"CrashLoopBackOff\"}},\"lastState\":{"
-                "\"terminated\":{\"exitCode\":2,\"reason\":\"Error\",\"message\":\"... recovered store\n"
-                "panic: failed to open database: invalid database\n\ngoroutine 148 [running]:\n"
-                "go.etcd.io/etcd/etcdserver.openBackend.func1()\n"
-                "\\tgo.etcd.io/etcd/etcdserver/backend.go:74 +0x58\n\"}}}]}}");
+                "\"terminated\":{\"exitCode\":2,\"reason\":\"Error\",\"message\":\"... recovered store\\n"
+                "panic: failed to open database: invalid database\\n\\ngoroutine 148 [running]:\\n"
+                "go.etcd.io/etcd/etcdserver.openBackend.func1()\\n"
+                "\\tgo.etcd.io/etcd/etcdserver/backend.go:74 +0x58\\n\"}}}]}}");
         assert_int_equal(fixture_sync(f, &controller_etcd_members), 0);
         assert_non_null(strstr(fixture_condition(f, "EtcdMembersDegraded")->cond_message,
                                "restarted 5 times, last exit code 2: panic: failed to open database: "
