@@ -1734,6 +1734,40 @@ class ExternalEtcd(Base):
         finally:
             etcd.stop()
 
+    def test_mode_b_refused_body_leaves_the_connection_clean(self):
+        """A request answered before its body was read (etcd gone while the RBAC authorizer
+        refreshes its cache) must leave none of that body on its keep-alive connection: the next
+        request on it is answered as itself, not parsed out of the last body (a front such as
+        nghttpx pools these connections for every client)."""
+        etcd = TlsEtcd()
+        try:
+            s = Sim(["--etcd-endpoints", etcd.url, "--etcd-cacert", etcd.cacert, "--etcd-cert", etcd.cert,
+                     "--etcd-key", etcd.key, "--etcd-wait", "60"], wait_for="kubeconfig")
+            _started.append(s)
+            self._wait_ready(s)
+            admin = s.client()
+            self.assertIn(admin.post("/api/v1/namespaces/default/serviceaccounts", {
+                "apiVersion": "v1", "kind": "ServiceAccount", "metadata": {"name": "app"}}).status, (201, 409))
+            r = admin.post("/api/v1/namespaces/default/serviceaccounts/app/token", {
+                "apiVersion": "authentication.k8s.io/v1", "kind": "TokenRequest", "spec": {}})
+            self.assertEqual(r.status, 201, r)
+            sa = s.client(token=r.json["status"]["token"])
+            self.assertEqual(sa.get("/api").status, 200)
+            # Past the authorizer's cache age (1 s), within the token's (5 s): the next
+            # request's authorization reads etcd.
+            etcd.proc.kill()
+            etcd.proc.wait(10)
+            time.sleep(1.5)
+            r = sa.post("/api/v1/namespaces/default/configmaps", cm("x", {"k": "v" * 20000}))
+            self.assertEqual(r.status, 503, r)
+            r = sa.get("/api/v1/namespaces/default/configmaps/x")
+            self.assertEqual(r.status, 503, r)
+            self.assertIn("storage is unavailable", r.json["message"])
+            s.stop()
+            _started.remove(s)
+        finally:
+            etcd.stop()
+
     def test_mode_b_localhost(self):
         """Each master's kube-apiserver also reaches its own etcd at https://localhost:2379: after
         the whole cluster moved, the configured endpoints name an address nobody has and one whose

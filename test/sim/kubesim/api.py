@@ -16,7 +16,7 @@ import urllib.parse
 
 from . import discovery, errors, lists, objects, protobuf, tables, watchserve, yaml_lite
 from . import rbac as rbac_mod
-from .etcd import EtcdError
+from .etcd import EtcdError, EtcdUnavailable
 from .objects import meta
 from .patch import apply_patch
 from .selectors import Predicate, selector_matches
@@ -147,11 +147,16 @@ class App:
         except (ConnectionError, TimeoutError):
             req.close_connection = True
         except EtcdError as e:
-            req.send_error_status(errors.internal("storage error: %s" % e))
+            # A storage failure outside the store's own mapping (store.etcd_errors).
+            self.log("%s %s -> storage error %s" % (req.command, req.path, e))
+            req.discard_body()
+            req.send_error_status(errors.unavailable("storage is unavailable: %s" % e)
+                                  if isinstance(e, EtcdUnavailable) else errors.internal("storage error: %s" % e))
         except Exception as e:  # never let a bug kill the connection thread silently
             self.log("internal error serving %s %s: %s\n%s" % (req.command, req.path, e,
                                                               traceback.format_exc()))
             try:
+                req.discard_body()
                 req.send_error_status(errors.internal(str(e)))
             except OSError:
                 pass

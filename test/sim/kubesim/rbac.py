@@ -40,6 +40,7 @@ import urllib.parse
 
 from . import errors
 from .etcd import prefix_end
+from .store import etcd_errors
 
 RBAC_GROUP = "rbac.authorization.k8s.io"
 MASTERS = "system:masters"
@@ -200,6 +201,7 @@ class Rbac:
                 if rt.plural == "serviceaccounts":
                     self._sa_seen.clear()
 
+    @etcd_errors    # storage failures answer as the store's do (503 while etcd is gone)
     def _list(self, plural):
         rt = self.registry.lookup(RBAC_GROUP if plural != "serviceaccounts" else "", "v1", plural)
         prefix = rt.prefix(None)
