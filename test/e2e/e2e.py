@@ -10,6 +10,7 @@ import re
 import shutil
 import signal
 import ssl
+import stat
 import subprocess
 import sys
 import tempfile
@@ -142,6 +143,20 @@ def _terminated(signum, frame):
     raise SystemExit(128 + signum)
 
 
+
+def tree_bytes(path):
+    """Bytes of the regular files under path (files that vanish meanwhile count nothing)."""
+    total = 0
+    for d, _, files in os.walk(path):
+        for f in files:
+            try:
+                st = os.lstat(os.path.join(d, f))
+            except OSError:
+                continue
+            if stat.S_ISREG(st.st_mode):
+                total += st.st_size
+    return total
+
 class Env:
     """One scenario's world. Use as a context manager: everything started is
     stopped on exit, test failures included."""
@@ -203,6 +218,9 @@ class Env:
             log("FAILED: %s" % why)
         if exc[0] is not None or keep_test_dirs():
             log("scenario directory kept: %s" % self.dir)
+            if self.dir.startswith("/dev/shm/"):
+                log("it holds %.1f GB of memory (/dev/shm is RAM) until removed: rm -rf %s" % (
+                    tree_bytes(self.dir) / 1e9, self.dir))
             for f in sorted(os.listdir(self.dir)):
                 if f.endswith(".log"):
                     tail = open(os.path.join(self.dir, f), errors="replace").read()[-3000:]
