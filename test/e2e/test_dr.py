@@ -66,7 +66,7 @@ import time
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 from backup_checks import S3_AK, S3_BUCKET, S3_SK, sdk, start_s3_peer  # noqa: E402
-from e2e import ROOT, Env, log, wait_for  # noqa: E402
+from e2e import ROOT, Env, log, tree_bytes, wait_for  # noqa: E402
 from addresses import take_address_away  # noqa: E402
 from runbook import Runbook  # noqa: E402
 from scenario import Cluster, Watcher, settled, start_actors, stop_actors  # noqa: E402
@@ -660,13 +660,11 @@ def release_checked_data(c):
         if os.path.isdir(assets):
             doomed += [os.path.join(assets, d) for d in os.listdir(assets) if d.startswith("backup-before-")]
         for path in doomed:
-            for dirpath, _, files in os.walk(path):
-                freed += sum(os.path.getsize(os.path.join(dirpath, f)) for f in files
-                             if not os.path.islink(os.path.join(dirpath, f)))
             if os.path.isdir(path) and not os.path.islink(path):
+                freed += tree_bytes(path)
                 shutil.rmtree(path)
             else:
-                freed += os.path.getsize(path) if not os.path.islink(path) else 0
+                freed += 0 if os.path.islink(path) else os.path.getsize(path)
                 os.remove(path)
     log("released what the last scenario kept aside and checked: %.0f MB" % (freed / 1e6))
 
