@@ -178,56 +178,71 @@ static int report(Plan *p, const KubeObject *backup, const KubeObject *job, bool
         return 0;
 }
 
+/* The node's own member, with the etcd client certificate (etcd-client, etcd-ca-bundle). */
+#define JOB_ENV                                                                                   \
+        "[{\"name\":\"NODE_IP\",\"valueFrom\":{\"fieldRef\":{\"fieldPath\":\"status.hostIP\"}}}," \
+        "{\"name\":\"ETCDCTL_ENDPOINTS\",\"value\":\"https://$(NODE_IP):2379\"},"                 \
+        "{\"name\":\"ETCDCTL_CACERT\",\"value\":\"/etc/etcd-ca/ca-bundle.crt\"},"                 \
+        "{\"name\":\"ETCDCTL_CERT\",\"value\":\"/etc/etcd-client/tls.crt\"},"                     \
+        "{\"name\":\"ETCDCTL_KEY\",\"value\":\"/etc/etcd-client/tls.key\"}]"
+#define JOB_MOUNTS                                                                         \
+        "[{\"name\":\"backup-dir\",\"mountPath\":\"" BACKUP_DIR "\"},"                     \
+        "{\"name\":\"etcd-client\",\"mountPath\":\"/etc/etcd-client\",\"readOnly\":true}," \
+        "{\"name\":\"etcd-ca\",\"mountPath\":\"/etc/etcd-ca\",\"readOnly\":true},"         \
+        "{\"name\":\"host-config\",\"mountPath\":\"" HOST_CONFIG_DIR "\",\"readOnly\":true}]"
+
+/* The Job's constant parts; the values of the EtcdBackup are set with cJSON, never printed
+ * into JSON text. */
+static const char job_skeleton[] =
+        "{\"apiVersion\":\"batch/v1\",\"kind\":\"Job\",\"metadata\":{\"name\":\"\",\"namespace\":"
+        "\"" NS_ETCD "\",\"labels\":{\"app\":\"" JOB_APP_LABEL "\",\"backup-name\":\"\"},"
+        "\"ownerReferences\":[{\"apiVersion\":\"operator.openshift.io/v1alpha1\",\"kind\":"
+        "\"EtcdBackup\",\"name\":\"\",\"uid\":\"\"}]},\"spec\":{\"activeDeadlineSeconds\":0,"
+        "\"backoffLimit\":0,\"template\":{\"metadata\":{\"labels\":{\"app\":\"" JOB_APP_LABEL
+        "\",\"backup-name\":\"\"}},\"spec\":{\"restartPolicy\":\"Never\",\"hostNetwork\":true,"
+        "\"priorityClassName\":\"system-node-critical\",\"nodeSelector\":{"
+        "\"node-role.kubernetes.io/master\":\"\"},\"tolerations\":[{\"operator\":\"Exists\"}],"
+        "\"initContainers\":[{\"name\":\"verify-storage\",\"image\":\"\",\"imagePullPolicy\":"
+        "\"IfNotPresent\",\"terminationMessagePolicy\":\"FallbackToLogsOnError\",\"command\":["
+        "\"cluster-etcd-operator\",\"verify\",\"backup-storage\",\"--backup-dir=" BACKUP_DIR
+        "\"],\"env\":" JOB_ENV ",\"volumeMounts\":" JOB_MOUNTS "}],\"containers\":[{\"name\":"
+        "\"cluster-backup\",\"image\":\"\",\"imagePullPolicy\":\"IfNotPresent\","
+        "\"terminationMessagePolicy\":\"FallbackToLogsOnError\",\"command\":[\"cluster-etcd-operator\","
+        "\"cluster-backup\",\"--config-dir=" HOST_CONFIG_DIR "\",\"\"],\"env\":" JOB_ENV
+        ",\"volumeMounts\":" JOB_MOUNTS ",\"resources\":{\"requests\":{\"cpu\":\"10m\",\"memory\":"
+        "\"80Mi\"}}}],\"volumes\":[{\"name\":\"backup-dir\",\"persistentVolumeClaim\":{"
+        "\"claimName\":\"\"}},{\"name\":\"etcd-client\",\"secret\":{\"secretName\":\"etcd-client\"}},"
+        "{\"name\":\"etcd-ca\",\"configMap\":{\"name\":\"etcd-ca-bundle\"}},{\"name\":"
+        "\"host-config\",\"hostPath\":{\"path\":\"/etc/kubernetes\",\"type\":\"Directory\"}}]}}}}";
+
 static cJSON *backup_job(const SyncContext *ctx, const KubeObject *backup, const char *name, const char *pvc)
 {
         char ts[32] = "";
         time_t t = (time_t) (ctx->now / USEC_PER_SEC);
         struct tm tm;
-        cJSON *job = NULL;
+        _cleanup_(cJSON_Deletep) cJSON *job = NULL;
 
         if (!gmtime_r(&t, &tm) || strftime(ts, sizeof ts, "%Y-%m-%d_%H%M%S", &tm) == 0)
                 return NULL;
         const char *image = strempty(op_state(ctx)->operator_image);
-        const char *uid = strempty(kube_object_uid(backup));
-        /* The node's own member, with the etcd client certificate (etcd-client, etcd-ca-bundle). */
-        static const char *const env =
-                "[{\"name\":\"NODE_IP\",\"valueFrom\":{\"fieldRef\":{\"fieldPath\":\"status.hostIP\"}}},"
-                "{\"name\":\"ETCDCTL_ENDPOINTS\",\"value\":\"https://$(NODE_IP):2379\"},"
-                "{\"name\":\"ETCDCTL_CACERT\",\"value\":\"/etc/etcd-ca/ca-bundle.crt\"},"
-                "{\"name\":\"ETCDCTL_CERT\",\"value\":\"/etc/etcd-client/tls.crt\"},"
-                "{\"name\":\"ETCDCTL_KEY\",\"value\":\"/etc/etcd-client/tls.key\"}]";
-        static const char *const mounts =
-                "[{\"name\":\"backup-dir\",\"mountPath\":\"" BACKUP_DIR "\"},"
-                "{\"name\":\"etcd-client\",\"mountPath\":\"/etc/etcd-client\",\"readOnly\":true},"
-                "{\"name\":\"etcd-ca\",\"mountPath\":\"/etc/etcd-ca\",\"readOnly\":true},"
-                "{\"name\":\"host-config\",\"mountPath\":\"" HOST_CONFIG_DIR "\",\"readOnly\":true}]";
-        _cleanup_free_ char *json = strdup_printf(
-                "{\"apiVersion\":\"batch/v1\",\"kind\":\"Job\",\"metadata\":{\"name\":\"%s\",\"namespace\":"
-                "\"" NS_ETCD "\",\"labels\":{\"app\":\"" JOB_APP_LABEL "\",\"backup-name\":\"%s\"},"
-                "\"ownerReferences\":[{\"apiVersion\":\"operator.openshift.io/v1alpha1\",\"kind\":"
-                "\"EtcdBackup\",\"name\":\"%s\",\"uid\":\"%s\"}]},\"spec\":{\"activeDeadlineSeconds\":%d,"
-                "\"backoffLimit\":0,\"template\":{\"metadata\":{\"labels\":{\"app\":\"" JOB_APP_LABEL
-                "\",\"backup-name\":\"%s\"}},\"spec\":{\"restartPolicy\":\"Never\",\"hostNetwork\":true,"
-                "\"priorityClassName\":\"system-node-critical\",\"nodeSelector\":{"
-                "\"node-role.kubernetes.io/master\":\"\"},\"tolerations\":[{\"operator\":\"Exists\"}],"
-                "\"initContainers\":[{\"name\":\"verify-storage\",\"image\":\"%s\",\"imagePullPolicy\":"
-                "\"IfNotPresent\",\"terminationMessagePolicy\":\"FallbackToLogsOnError\",\"command\":["
-                "\"cluster-etcd-operator\",\"verify\",\"backup-storage\",\"--backup-dir=" BACKUP_DIR
-                "\"],\"env\":%s,\"volumeMounts\":%s}],\"containers\":[{\"name\":\"cluster-backup\","
-                "\"image\":\"%s\",\"imagePullPolicy\":\"IfNotPresent\",\"terminationMessagePolicy\":"
-                "\"FallbackToLogsOnError\",\"command\":[\"cluster-etcd-operator\",\"cluster-backup\","
-                "\"--config-dir=" HOST_CONFIG_DIR "\",\"--backup-dir=" BACKUP_DIR "/backup-%s-%s\"],"
-                "\"env\":%s,\"volumeMounts\":%s,\"resources\":{\"requests\":{\"cpu\":\"10m\",\"memory\":"
-                "\"80Mi\"}}}],\"volumes\":[{\"name\":\"backup-dir\",\"persistentVolumeClaim\":{"
-                "\"claimName\":\"%s\"}},{\"name\":\"etcd-client\",\"secret\":{\"secretName\":\"etcd-"
-                "client\"}},"
-                "{\"name\":\"etcd-ca\",\"configMap\":{\"name\":\"etcd-ca-bundle\"}},{\"name\":"
-                "\"host-config\",\"hostPath\":{\"path\":\"/etc/kubernetes\",\"type\":\"Directory\"}}]}}}}",
-                name, backup->name, backup->name, uid, JOB_DEADLINE_S, backup->name, image, env, mounts,
-                image, backup->name, ts, env, mounts, pvc);
-        if (json)
-                (void) json_parse(json, strlen(json), &job);
-        return job;
+        _cleanup_free_ char *dir =
+                strdup_printf("--backup-dir=" BACKUP_DIR "/backup-%s-%s", backup->name, ts);
+        if (!dir || json_parse(job_skeleton, strlen(job_skeleton), &job) < 0)
+                return NULL;
+        if (json_set_path_string(job, "metadata.name", name) < 0 ||
+            json_set_path_string(job, "metadata.labels.backup-name", backup->name) < 0 ||
+            json_set_path_string(job, "metadata.ownerReferences.0.name", backup->name) < 0 ||
+            json_set_path_string(job, "metadata.ownerReferences.0.uid", strempty(kube_object_uid(backup))) <
+                    0 ||
+            json_set_path_number(job, "spec.activeDeadlineSeconds", JOB_DEADLINE_S) < 0 ||
+            json_set_path_string(job, "spec.template.metadata.labels.backup-name", backup->name) < 0 ||
+            json_set_path_string(job, "spec.template.spec.initContainers.0.image", image) < 0 ||
+            json_set_path_string(job, "spec.template.spec.containers.0.image", image) < 0 ||
+            json_set_path_string(job, "spec.template.spec.containers.0.command.3", dir) < 0 ||
+            json_set_path_string(job, "spec.template.spec.volumes.0.persistentVolumeClaim.claimName", pvc) <
+                    0)
+                return NULL;
+        return TAKE_PTR(job);
 }
 
 #define S3_CREDENTIALS_DIR  "/etc/etcd-backup-s3"

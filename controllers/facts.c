@@ -1,6 +1,7 @@
 /* The cluster facts (facts.h): one definition of each. */
 #include "facts.h"
 
+#include <arpa/inet.h>
 #include <ctype.h>
 #include <inttypes.h>
 #include <openssl/evp.h>
@@ -16,12 +17,18 @@
 
 /* ---- Nodes and pods ---- */
 
+/* The kubelet writes the addresses and nothing validates them as IPs: one that is not is
+ * skipped, as it would otherwise land in a probe's host, a URL or a certificate. */
 const char *node_internal_ip(const KubeObject *node)
 {
         cJSON *a;
-        JSON_ARRAY_FOREACH (a, node ? json_get_array(node->json, "status.addresses") : NULL)
-                if (streq_ptr(json_get_string(a, "type"), "InternalIP"))
-                        return json_get_string(a, "address");
+        JSON_ARRAY_FOREACH (a, node ? json_get_array(node->json, "status.addresses") : NULL) {
+                const char *ip = json_get_string(a, "address");
+                unsigned char bin[sizeof(struct in6_addr)];
+                if (streq_ptr(json_get_string(a, "type"), "InternalIP") && ip &&
+                    (inet_pton(AF_INET, ip, bin) == 1 || inet_pton(AF_INET6, ip, bin) == 1))
+                        return ip;
+        }
         return NULL;
 }
 
@@ -819,7 +826,7 @@ int backup_store_of(const cJSON *obj, BackupStore *ret, char *why, size_t n)
                 return BAD("annotation " ANN_S3_PREFIX
                            " \"%s\": give this cluster's own place in the bucket, "
                            "e.g. clusters/prod-1 (not empty, no leading or trailing '/', no '.' or '..' "
-                           "parts)",
+                           "parts, only letters, digits and ! - _ . * ' ( ) /)",
                            strempty(prefix));
         s.gc_policy = gc ? gc : "LimitBased";
         if (!streq(s.gc_policy, "LimitBased") && !streq(s.gc_policy, "Exponential"))

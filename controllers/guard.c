@@ -36,37 +36,39 @@ static const char *probe_host(const KubeObject *etcd_pod, const KubeObject *node
         return ip && *ip ? ip : node_internal_ip(node);
 }
 
+/* The guard pod's constant parts; node, image and probe host are set with cJSON. The container
+ * only waits; the readiness probe is the whole point. */
+static const char guard_skeleton[] =
+        "{\"apiVersion\":\"v1\",\"kind\":\"Pod\",\"metadata\":{\"name\":\"\",\"namespace\":\"" NS_ETCD
+        "\",\"labels\":{\"app\":\"guard\"},\"annotations\":{\"target.workload.openshift.io/management\":"
+        "\"{\\\"effect\\\": \\\"PreferredDuringScheduling\\\"}\"}},\"spec\":{\"nodeName\":\"\","
+        "\"priorityClassName\":\"system-cluster-critical\",\"terminationGracePeriodSeconds\":3,"
+        "\"tolerations\":[{\"key\":\"node-role.kubernetes.io/master\",\"operator\":\"Exists\",\"effect\":"
+        "\"NoSchedule\"},{\"key\":\"node.kubernetes.io/not-ready\",\"operator\":\"Exists\",\"effect\":"
+        "\"NoExecute\"},{\"key\":\"node.kubernetes.io/unreachable\",\"operator\":\"Exists\",\"effect\":"
+        "\"NoExecute\"},{\"key\":\"node-role.kubernetes.io/etcd\",\"operator\":\"Exists\",\"effect\":"
+        "\"NoSchedule\"}],\"containers\":[{\"name\":\"guard\",\"image\":\"\",\"imagePullPolicy\":"
+        "\"IfNotPresent\",\"terminationMessagePolicy\":\"FallbackToLogsOnError\",\"command\":["
+        "\"/bin/bash\",\"-c\",\"trap 'exit 0' TERM; sleep infinity & wait\"],\"readinessProbe\":{"
+        "\"httpGet\":{\"host\":\"\",\"port\":0,\"path\":\"readyz\",\"scheme\":\"HTTPS\"},"
+        "\"periodSeconds\":5,\"timeoutSeconds\":5,\"failureThreshold\":3,\"successThreshold\":1},"
+        "\"resources\":{\"requests\":{\"cpu\":\"10m\",\"memory\":\"5Mi\"}}}]}}";
+
 static cJSON *guard_pod(const SyncContext *ctx, const char *node, const char *host)
 {
         _cleanup_free_ char *name = strdup_printf(GUARD_PREFIX "%s", node);
-        cJSON *pod = NULL;
-        /* The container only waits; the readiness probe is the whole point. */
-        _cleanup_free_ char *json = strdup_printf(
-                "{\"apiVersion\":\"v1\",\"kind\":\"Pod\",\"metadata\":{\"name\":\"%s\",\"namespace\":"
-                "\"" NS_ETCD
-                "\",\"labels\":{\"app\":\"guard\"},\"annotations\":{\"target.workload.openshift.io/"
-                "management\":\"{\\\"effect\\\": "
-                "\\\"PreferredDuringScheduling\\\"}\"}},\"spec\":{\"nodeName\":"
-                "\"%s\",\"priorityClassName\":\"system-cluster-critical\",\"terminationGracePeriodSeconds\":"
-                "3,"
-                "\"tolerations\":[{\"key\":\"node-role.kubernetes.io/"
-                "master\",\"operator\":\"Exists\",\"effect\":"
-                "\"NoSchedule\"},{\"key\":\"node.kubernetes.io/"
-                "not-ready\",\"operator\":\"Exists\",\"effect\":"
-                "\"NoExecute\"},{\"key\":\"node.kubernetes.io/"
-                "unreachable\",\"operator\":\"Exists\",\"effect\":"
-                "\"NoExecute\"},{\"key\":\"node-role.kubernetes.io/"
-                "etcd\",\"operator\":\"Exists\",\"effect\":"
-                "\"NoSchedule\"}],\"containers\":[{\"name\":\"guard\",\"image\":\"%s\",\"imagePullPolicy\":"
-                "\"IfNotPresent\",\"terminationMessagePolicy\":\"FallbackToLogsOnError\",\"command\":["
-                "\"/bin/bash\",\"-c\",\"trap 'exit 0' TERM; sleep infinity & wait\"],\"readinessProbe\":{"
-                "\"httpGet\":{\"host\":\"%s\",\"port\":%d,\"path\":\"readyz\",\"scheme\":\"HTTPS\"},"
-                "\"periodSeconds\":5,\"timeoutSeconds\":5,\"failureThreshold\":3,\"successThreshold\":1},"
-                "\"resources\":{\"requests\":{\"cpu\":\"10m\",\"memory\":\"5Mi\"}}}]}}",
-                name, node, strempty(op_state(ctx)->operator_image), host, READYZ_PORT);
-        if (json)
-                (void) json_parse(json, strlen(json), &pod);
-        return pod;
+        _cleanup_(cJSON_Deletep) cJSON *pod = NULL;
+
+        if (!name || json_parse(guard_skeleton, strlen(guard_skeleton), &pod) < 0)
+                return NULL;
+        if (json_set_path_string(pod, "metadata.name", name) < 0 ||
+            json_set_path_string(pod, "spec.nodeName", node) < 0 ||
+            json_set_path_string(pod, "spec.containers.0.image", strempty(op_state(ctx)->operator_image)) <
+                    0 ||
+            json_set_path_string(pod, "spec.containers.0.readinessProbe.httpGet.host", host) < 0 ||
+            json_set_path_number(pod, "spec.containers.0.readinessProbe.httpGet.port", READYZ_PORT) < 0)
+                return NULL;
+        return TAKE_PTR(pod);
 }
 
 /* The existing guard still probes the right address with the right image. */
@@ -80,15 +82,16 @@ static bool guard_current(const KubeObject *pod, const char *host, const char *i
 
 static cJSON *guard_pdb(size_t masters)
 {
-        cJSON *pdb = NULL;
-        _cleanup_free_ char *json = strdup_printf(
+        static const char skeleton[] =
                 "{\"apiVersion\":\"policy/v1\",\"kind\":\"PodDisruptionBudget\",\"metadata\":{\"name\":"
-                "\"" GUARD_PDB "\",\"namespace\":\"" NS_ETCD "\"},\"spec\":{\"minAvailable\":%zu,"
-                "\"selector\":{\"matchLabels\":{\"app\":\"guard\"}}}}",
-                masters > 0 ? masters - 1 : 0);
-        if (json)
-                (void) json_parse(json, strlen(json), &pdb);
-        return pdb;
+                "\"" GUARD_PDB "\",\"namespace\":\"" NS_ETCD "\"},\"spec\":{\"minAvailable\":0,"
+                "\"selector\":{\"matchLabels\":{\"app\":\"guard\"}}}}";
+        _cleanup_(cJSON_Deletep) cJSON *pdb = NULL;
+
+        if (json_parse(skeleton, strlen(skeleton), &pdb) < 0 ||
+            json_set_path_number(pdb, "spec.minAvailable", (double) (masters > 0 ? masters - 1 : 0)) < 0)
+                return NULL;
+        return TAKE_PTR(pdb);
 }
 
 /* How long the node has been Ready (0 when it is not). */

@@ -12,9 +12,14 @@
  * default, the newest 15 (the removed upgrade backups filled disks for
  * want of one). A Backup this controller cannot turn into a CronJob (no
  * claim, a claim that does not exist, a name too long for the Jobs the
- * CronJob makes) gets no CronJob and makes PeriodicBackupControllerDegraded
- * say which field to fix; one the API server refuses (a schedule or time
- * zone it does not accept) does the same through the failed write. A
+ * CronJob makes, a schedule that is not five cron fields or one of the
+ * CRD's @-macros: base/cron.h) gets no CronJob and makes
+ * PeriodicBackupControllerDegraded say which field to fix; one the API
+ * server refuses (a time zone it does not know) does the same through the
+ * failed write. The CRD's own pattern does not hold the schedule: its
+ * @-macro branch is anchored only at the start. The objects are built from
+ * constant skeletons with cJSON, never by printing a Backup's values into
+ * JSON text. A
  * CronJob whose Backup is gone is deleted (the garbage collector would do
  * it through the owner reference; this does not wait for it). Without the
  * Backup CRD (the feature is off) the informer is empty and nothing
@@ -31,6 +36,7 @@
  * backups; then Job s3-purge-<name> deletes everything under the prefix and
  * the finalizer goes. A purge that fails is named in the Degraded
  * condition and retried after 5 minutes. */
+#include "base/cron.h"
 #include "base/json.h"
 #include "base/log.h"
 #include "controllers.h"
@@ -90,68 +96,99 @@ static int retention_args(const cJSON *policy, char *buf, size_t n, unsigned *re
         return -EINVAL;
 }
 
-/* request-backup's store flags ("" without a store). */
-static char *store_args(const BackupStore *st, unsigned keep)
+/* request-backup's store flags appended to `cmd` (nothing without a store). */
+static int add_store_args(cJSON *cmd, const BackupStore *st, unsigned keep)
 {
         if (!st)
-                return strdup("");
-        return strdup_printf(
-                ",\"--s3-secret=%s\",\"--s3-bucket=%s\",\"--s3-prefix=%s\",\"--s3-gc-policy=%s\","
-                "\"--s3-max-backups=%u\"",
-                st->secret, st->bucket, st->prefix, st->gc_policy, st->max_backups ? st->max_backups : keep);
+                return 0;
+        _cleanup_free_ char *a_secret = strdup_printf("--s3-secret=%s", st->secret),
+                            *a_bucket = strdup_printf("--s3-bucket=%s", st->bucket),
+                            *a_prefix = strdup_printf("--s3-prefix=%s", st->prefix),
+                            *a_gc = strdup_printf("--s3-gc-policy=%s", st->gc_policy),
+                            *a_max = strdup_printf("--s3-max-backups=%u",
+                                                   st->max_backups ? st->max_backups : keep);
+        const char *const args[] = {a_secret, a_bucket, a_prefix, a_gc, a_max};
+        for (size_t i = 0; i < ELEMENTSOF(args); i++)
+                if (!args[i] || !cJSON_AddItemToArray(cmd, cJSON_CreateString(args[i])))
+                        return -ENOMEM;
+        return 0;
 }
 
-static cJSON *cronjob_for(const SyncContext *ctx, const KubeObject *backup, const char *schedule,
-                          const char *tz, const char *pvc, const char *retention, const char *s3_args)
-{
-        _cleanup_(cJSON_Deletep) cJSON *args = cJSON_CreateArray();
-        _cleanup_free_ char *copy = strdup(retention);
-        const char *image = strempty(op_state(ctx)->operator_image);
-        cJSON *cj = NULL;
+/* The CronJob's constant parts; every value from a Backup is set with cJSON, never printed into
+ * JSON text (a schedule or a prefix holding `"` would otherwise add fields of its own). */
+static const char cronjob_skeleton[] =
+        "{\"apiVersion\":\"batch/v1\",\"kind\":\"CronJob\",\"metadata\":{\"name\":\"\",\"namespace\":"
+        "\"" NS_ETCD "\",\"labels\":{\"app\":\"" CRON_APP_LABEL "\",\"backup-name\":\"\"},"
+        "\"ownerReferences\":[{\"apiVersion\":\"config.openshift.io/v1alpha1\",\"kind\":\"Backup\","
+        "\"name\":\"\",\"uid\":\"\"}]},\"spec\":{\"schedule\":\"\",\"concurrencyPolicy\":\"Forbid\","
+        "\"successfulJobsHistoryLimit\":0,\"failedJobsHistoryLimit\":0,\"jobTemplate\":{\"metadata\":{"
+        "\"labels\":{\"app\":\"" CRON_APP_LABEL "\",\"backup-name\":\"\"}},\"spec\":{\"backoffLimit\":0,"
+        "\"template\":{\"metadata\":{\"labels\":{\"app\":\"" CRON_APP_LABEL "\",\"backup-name\":\"\"}},"
+        "\"spec\":{\"serviceAccountName\":\"etcd-backup-sa\",\"restartPolicy\":\"Never\","
+        "\"priorityClassName\":\"system-cluster-critical\",\"nodeSelector\":{"
+        "\"node-role.kubernetes.io/master\":\"\"},\"tolerations\":[{\"operator\":\"Exists\"}],"
+        "\"initContainers\":[{\"name\":\"prune\",\"image\":\"\",\"imagePullPolicy\":\"IfNotPresent\","
+        "\"terminationMessagePolicy\":\"FallbackToLogsOnError\",\"command\":[],\"volumeMounts\":[{"
+        "\"name\":\"backup-dir\",\"mountPath\":\"" BACKUP_DIR "\"}]}],\"containers\":[{\"name\":"
+        "\"request-backup\",\"image\":\"\",\"imagePullPolicy\":\"IfNotPresent\","
+        "\"terminationMessagePolicy\":\"FallbackToLogsOnError\",\"command\":[],\"env\":[{\"name\":"
+        "\"MY_JOB_NAME\",\"valueFrom\":{\"fieldRef\":{\"fieldPath\":"
+        "\"metadata.labels['batch.kubernetes.io/job-name']\"}}},{\"name\":\"MY_JOB_UID\",\"valueFrom\":{"
+        "\"fieldRef\":{\"fieldPath\":\"metadata.labels['batch.kubernetes.io/controller-uid']\"}}}],"
+        "\"resources\":{\"requests\":{\"cpu\":\"5m\",\"memory\":\"30Mi\"}}}],\"volumes\":[{\"name\":"
+        "\"backup-dir\",\"persistentVolumeClaim\":{\"claimName\":\"\"}}]}}}}}}";
 
-        if (!args || !copy)
+#define POD_SPEC "spec.jobTemplate.spec.template.spec"
+
+static cJSON *cronjob_for(const SyncContext *ctx, const KubeObject *backup, const char *schedule,
+                          const char *tz, const char *pvc, const char *retention, const BackupStore *st,
+                          unsigned keep)
+{
+        _cleanup_(cJSON_Deletep) cJSON *cj = NULL;
+        _cleanup_free_ char *copy = strdup(retention);
+        _cleanup_free_ char *pvc_arg = strdup_printf("--pvc-name=%s", pvc);
+        const char *image = strempty(op_state(ctx)->operator_image);
+
+        if (!copy || !pvc_arg || json_parse(cronjob_skeleton, strlen(cronjob_skeleton), &cj) < 0)
+                return NULL;
+        cJSON *prune = json_get_array(cJSON_GetArrayItem(json_get_array(cj, POD_SPEC ".initContainers"), 0),
+                                      "command");
+        cJSON *request =
+                json_get_array(cJSON_GetArrayItem(json_get_array(cj, POD_SPEC ".containers"), 0), "command");
+        if (!prune || !request)
                 return NULL;
         /* prune-backups --type=... --max...=N --backup-dir=DIR */
-        cJSON_AddItemToArray(args, cJSON_CreateString("cluster-etcd-operator"));
-        cJSON_AddItemToArray(args, cJSON_CreateString("prune-backups"));
+        const char *const prune_head[] = {"cluster-etcd-operator", "prune-backups"};
+        for (size_t i = 0; i < ELEMENTSOF(prune_head); i++)
+                if (!cJSON_AddItemToArray(prune, cJSON_CreateString(prune_head[i])))
+                        return NULL;
         for (char *save = NULL, *tok = strtok_r(copy, " ", &save); tok; tok = strtok_r(NULL, " ", &save))
-                cJSON_AddItemToArray(args, cJSON_CreateString(tok));
-        cJSON_AddItemToArray(args, cJSON_CreateString("--backup-dir=" BACKUP_DIR));
-        _cleanup_free_ char *prune = cJSON_PrintUnformatted(args);
-        _cleanup_free_ char *json = strdup_printf(
-                "{\"apiVersion\":\"batch/"
-                "v1\",\"kind\":\"CronJob\",\"metadata\":{\"name\":\"%s\",\"namespace\":"
-                "\"" NS_ETCD "\",\"labels\":{\"app\":\"" CRON_APP_LABEL "\",\"backup-name\":\"%s\"},"
-                "\"ownerReferences\":[{\"apiVersion\":\"config.openshift.io/v1alpha1\",\"kind\":\"Backup\","
-                "\"name\":\"%s\",\"uid\":\"%s\"}]},\"spec\":{\"schedule\":\"%s\",%s%s%s"
-                "\"concurrencyPolicy\":\"Forbid\",\"successfulJobsHistoryLimit\":%d,"
-                "\"failedJobsHistoryLimit\":%d,\"jobTemplate\":{\"metadata\":{\"labels\":{\"app\":"
-                "\"" CRON_APP_LABEL "\",\"backup-name\":\"%s\"}},\"spec\":{\"backoffLimit\":0,\"template\":{"
-                "\"metadata\":{\"labels\":{\"app\":\"" CRON_APP_LABEL
-                "\",\"backup-name\":\"%s\"}},\"spec\":{"
-                "\"serviceAccountName\":\"etcd-backup-sa\",\"restartPolicy\":\"Never\","
-                "\"priorityClassName\":"
-                "\"system-cluster-critical\",\"nodeSelector\":{\"node-role.kubernetes.io/master\":\"\"},"
-                "\"tolerations\":[{\"operator\":\"Exists\"}],\"initContainers\":[{\"name\":\"prune\","
-                "\"image\":\"%s\",\"imagePullPolicy\":\"IfNotPresent\",\"terminationMessagePolicy\":"
-                "\"FallbackToLogsOnError\",\"command\":%s,\"volumeMounts\":[{\"name\":\"backup-dir\","
-                "\"mountPath\":\"" BACKUP_DIR
-                "\"}]}],\"containers\":[{\"name\":\"request-backup\",\"image\":"
-                "\"%s\",\"imagePullPolicy\":\"IfNotPresent\",\"terminationMessagePolicy\":"
-                "\"FallbackToLogsOnError\",\"command\":[\"cluster-etcd-operator\",\"request-backup\","
-                "\"--pvc-name=%s\"%s],\"env\":[{\"name\":\"MY_JOB_NAME\",\"valueFrom\":{\"fieldRef\":{"
-                "\"fieldPath\":\"metadata.labels['batch.kubernetes.io/job-name']\"}}},{\"name\":"
-                "\"MY_JOB_UID\",\"valueFrom\":{\"fieldRef\":{\"fieldPath\":"
-                "\"metadata.labels['batch.kubernetes.io/controller-uid']\"}}}],\"resources\":{\"requests\":"
-                "{\"cpu\":\"5m\",\"memory\":\"30Mi\"}}}],\"volumes\":[{\"name\":\"backup-dir\","
-                "\"persistentVolumeClaim\":{\"claimName\":\"%s\"}}]}}}}}}",
-                backup->name, backup->name, backup->name, strempty(kube_object_uid(backup)), schedule,
-                tz ? "\"timeZone\":\"" : "", tz ? tz : "", tz ? "\"," : "", SUCCESSFUL_HISTORY,
-                FAILED_HISTORY, backup->name, backup->name, image, strempty(prune), image, pvc, s3_args,
-                pvc);
-        if (json && prune)
-                (void) json_parse(json, strlen(json), &cj);
-        return cj;
+                if (!cJSON_AddItemToArray(prune, cJSON_CreateString(tok)))
+                        return NULL;
+        const char *const request_head[] = {"cluster-etcd-operator", "request-backup", pvc_arg};
+        for (size_t i = 0; i < ELEMENTSOF(request_head); i++)
+                if (!cJSON_AddItemToArray(request, cJSON_CreateString(request_head[i])))
+                        return NULL;
+        if (!cJSON_AddItemToArray(prune, cJSON_CreateString("--backup-dir=" BACKUP_DIR)) ||
+            add_store_args(request, st, keep) < 0)
+                return NULL;
+        if (json_set_path_string(cj, "metadata.name", backup->name) < 0 ||
+            json_set_path_string(cj, "metadata.labels.backup-name", backup->name) < 0 ||
+            json_set_path_string(cj, "metadata.ownerReferences.0.name", backup->name) < 0 ||
+            json_set_path_string(cj, "metadata.ownerReferences.0.uid", strempty(kube_object_uid(backup))) <
+                    0 ||
+            json_set_path_string(cj, "spec.schedule", schedule) < 0 ||
+            (tz && json_set_path_string(cj, "spec.timeZone", tz) < 0) ||
+            json_set_path_number(cj, "spec.successfulJobsHistoryLimit", SUCCESSFUL_HISTORY) < 0 ||
+            json_set_path_number(cj, "spec.failedJobsHistoryLimit", FAILED_HISTORY) < 0 ||
+            json_set_path_string(cj, "spec.jobTemplate.metadata.labels.backup-name", backup->name) < 0 ||
+            json_set_path_string(cj, "spec.jobTemplate.spec.template.metadata.labels.backup-name",
+                                 backup->name) < 0 ||
+            json_set_path_string(cj, POD_SPEC ".initContainers.0.image", image) < 0 ||
+            json_set_path_string(cj, POD_SPEC ".containers.0.image", image) < 0 ||
+            json_set_path_string(cj, POD_SPEC ".volumes.0.persistentVolumeClaim.claimName", pvc) < 0)
+                return NULL;
+        return TAKE_PTR(cj);
 }
 
 /* Both absent, or equal (cJSON_Compare calls two absent fields different). */
@@ -222,32 +259,50 @@ static char *purge_job_name(const char *backup)
         return strdup_printf("s3-purge-%s", backup); /* a Backup with a store has at most 52 */
 }
 
+static const char purge_skeleton[] =
+        "{\"apiVersion\":\"batch/v1\",\"kind\":\"Job\",\"metadata\":{\"name\":\"\",\"namespace\":"
+        "\"" NS_ETCD "\",\"labels\":{\"app\":\"" PURGE_APP_LABEL "\",\"backup-name\":\"\"}},"
+        "\"spec\":{\"activeDeadlineSeconds\":0,\"backoffLimit\":0,\"template\":{\"metadata\":{"
+        "\"labels\":{\"app\":\"" PURGE_APP_LABEL "\",\"backup-name\":\"\"}},\"spec\":{"
+        "\"restartPolicy\":\"Never\",\"priorityClassName\":\"system-cluster-critical\","
+        "\"nodeSelector\":{\"node-role.kubernetes.io/master\":\"\"},\"tolerations\":[{"
+        "\"operator\":\"Exists\"}],\"containers\":[{\"name\":\"purge\",\"image\":\"\","
+        "\"imagePullPolicy\":\"IfNotPresent\",\"terminationMessagePolicy\":\"FallbackToLogsOnError\","
+        "\"command\":[\"cluster-etcd-operator\",\"s3\",\"purge\",\"--credentials-dir=" S3_CREDENTIALS_DIR
+        "\",\"--bucket=\",\"--prefix=\"],\"volumeMounts\":[{\"name\":\"s3-credentials\","
+        "\"mountPath\":\"" S3_CREDENTIALS_DIR "\",\"readOnly\":true}],\"resources\":{\"requests\":{"
+        "\"cpu\":\"5m\",\"memory\":\"30Mi\"}}}],\"volumes\":[{\"name\":\"s3-credentials\","
+        "\"secret\":{\"secretName\":\"\",\"defaultMode\":256}}]}}}}";
+
 static cJSON *purge_job(const SyncContext *ctx, const KubeObject *backup, const char *name,
                         const BackupStore *st)
 {
-        const char *image = strempty(op_state(ctx)->operator_image);
-        _cleanup_free_ char *json = strdup_printf(
-                "{\"apiVersion\":\"batch/v1\",\"kind\":\"Job\",\"metadata\":{\"name\":\"%s\",\"namespace\":"
-                "\"" NS_ETCD "\",\"labels\":{\"app\":\"" PURGE_APP_LABEL "\",\"backup-name\":\"%s\"}},"
-                "\"spec\":{\"activeDeadlineSeconds\":%d,\"backoffLimit\":0,\"template\":{\"metadata\":{"
-                "\"labels\":{\"app\":\"" PURGE_APP_LABEL "\",\"backup-name\":\"%s\"}},\"spec\":{"
-                "\"restartPolicy\":\"Never\",\"priorityClassName\":\"system-cluster-critical\","
-                "\"nodeSelector\":{\"node-role.kubernetes.io/master\":\"\"},\"tolerations\":[{"
-                "\"operator\":\"Exists\"}],\"containers\":[{\"name\":\"purge\",\"image\":\"%s\","
-                "\"imagePullPolicy\":\"IfNotPresent\",\"terminationMessagePolicy\":"
-                "\"FallbackToLogsOnError\","
-                "\"command\":[\"cluster-etcd-operator\",\"s3\",\"purge\",\"--credentials-"
-                "dir=" S3_CREDENTIALS_DIR
-                "\",\"--bucket=%s\",\"--prefix=%s\"],\"volumeMounts\":[{\"name\":\"s3-credentials\","
-                "\"mountPath\":\"" S3_CREDENTIALS_DIR "\",\"readOnly\":true}],\"resources\":{\"requests\":{"
-                "\"cpu\":\"5m\",\"memory\":\"30Mi\"}}}],\"volumes\":[{\"name\":\"s3-credentials\","
-                "\"secret\":{\"secretName\":\"%s\",\"defaultMode\":256}}]}}}}",
-                name, backup->name, PURGE_DEADLINE_S, backup->name, image, st->bucket, st->prefix,
-                st->secret);
-        cJSON *job = NULL;
-        if (json)
-                (void) json_parse(json, strlen(json), &job);
-        return job;
+        _cleanup_(cJSON_Deletep) cJSON *job = NULL;
+        _cleanup_free_ char *bucket = strdup_printf("--bucket=%s", st->bucket),
+                            *prefix = strdup_printf("--prefix=%s", st->prefix);
+        const char *pod = "spec.template.spec";
+        char path[96];
+
+        if (!bucket || !prefix || json_parse(purge_skeleton, strlen(purge_skeleton), &job) < 0)
+                return NULL;
+        if (json_set_path_string(job, "metadata.name", name) < 0 ||
+            json_set_path_string(job, "metadata.labels.backup-name", backup->name) < 0 ||
+            json_set_path_number(job, "spec.activeDeadlineSeconds", PURGE_DEADLINE_S) < 0 ||
+            json_set_path_string(job, "spec.template.metadata.labels.backup-name", backup->name) < 0)
+                return NULL;
+        (void) snprintf(path, sizeof path, "%s.containers.0.image", pod);
+        if (json_set_path_string(job, path, strempty(op_state(ctx)->operator_image)) < 0)
+                return NULL;
+        (void) snprintf(path, sizeof path, "%s.containers.0.command.4", pod);
+        if (json_set_path_string(job, path, bucket) < 0)
+                return NULL;
+        (void) snprintf(path, sizeof path, "%s.containers.0.command.5", pod);
+        if (json_set_path_string(job, path, prefix) < 0)
+                return NULL;
+        (void) snprintf(path, sizeof path, "%s.volumes.0.secret.secretName", pod);
+        if (json_set_path_string(job, path, st->secret) < 0)
+                return NULL;
+        return TAKE_PTR(job);
 }
 
 /* The Job's finished condition (Complete, Failed) and when; NULL while it runs. */
@@ -358,7 +413,7 @@ static int sync_periodic_backup(const SyncContext *ctx, Plan *p)
                 const char *schedule = json_get_string(b->json, "spec.etcd.schedule");
                 const char *tz = json_get_string(b->json, "spec.etcd.timeZone");
                 const char *pvc = json_get_string(b->json, "spec.etcd.pvcName");
-                char retention[128], why[512] = "";
+                char retention[128], why[512] = "", cron_why[160] = "";
                 unsigned keep = DEFAULT_MAX_NUMBER;
                 BackupStore st;
 
@@ -382,6 +437,12 @@ static int sync_periodic_backup(const SyncContext *ctx, Plan *p)
                         (void) snprintf(why, sizeof why,
                                         "spec.etcd.schedule is empty: give a cron schedule "
                                         "(\"0 */2 * * *\", \"@daily\")");
+                else if (cron_schedule_check(schedule, cron_why, sizeof cron_why) < 0)
+                        (void) snprintf(why, sizeof why,
+                                        "spec.etcd.schedule is not a cron schedule (%s): give five fields, "
+                                        "minute hour day-of-month month day-of-week (\"0 */2 * * *\"), or "
+                                        "one of @hourly, @daily, @weekly, @monthly, @yearly",
+                                        cron_why);
                 else if (!pvc || !*pvc)
                         (void) snprintf(
                                 why, sizeof why,
@@ -412,11 +473,8 @@ static int sync_periodic_backup(const SyncContext *ctx, Plan *p)
                                 (void) snprintf(problem, sizeof problem, "backups/%s: %s", b->name, why);
                         continue;
                 }
-                _cleanup_free_ char *s3_args = store_args(store == 0 ? &st : NULL, keep);
-                if (!s3_args)
-                        return -ENOMEM;
                 _cleanup_(cJSON_Deletep) cJSON *want =
-                        cronjob_for(ctx, b, schedule, tz, pvc, retention, s3_args);
+                        cronjob_for(ctx, b, schedule, tz, pvc, retention, store == 0 ? &st : NULL, keep);
                 if (!want)
                         return -ENOMEM;
                 const KubeObject *have = op_get(ctx, W_BACKUP_CRONJOBS, NS_ETCD, b->name);

@@ -675,6 +675,75 @@ int json_set_string(cJSON *obj, const char *key, const char *value)
         return 0;
 }
 
+static bool all_digits(const char *s)
+{
+        if (!*s)
+                return false;
+        for (; *s; s++)
+                if (*s < '0' || *s > '9')
+                        return false;
+        return true;
+}
+
+int json_set_path(cJSON *root, const char *path, cJSON *value)
+{
+        _cleanup_(cJSON_Deletep) cJSON *v = value;
+        cJSON *cur = root;
+        char key[256];
+
+        assert_return(root && path && value, -EINVAL);
+        for (const char *p = path;;) {
+                const char *dot = strchr(p, '.');
+                size_t n = dot ? (size_t) (dot - p) : strlen(p);
+                if (n == 0 || n >= sizeof key)
+                        return -EINVAL;
+                memcpy(key, p, n);
+                key[n] = 0;
+                if (cJSON_IsArray(cur)) {
+                        if (!all_digits(key) || n > 6)
+                                return -EINVAL;
+                        int i = atoi(key);
+                        if (i >= cJSON_GetArraySize(cur))
+                                return -ENOENT;
+                        if (!dot) {
+                                if (!cJSON_ReplaceItemInArray(cur, i, v))
+                                        return -ENOMEM;
+                                TAKE_PTR(v);
+                                return 0;
+                        }
+                        cur = cJSON_GetArrayItem(cur, i);
+                } else if (cJSON_IsObject(cur)) {
+                        cJSON *next = cJSON_GetObjectItemCaseSensitive(cur, key);
+                        if (!dot) {
+                                if (next ? !cJSON_ReplaceItemInObjectCaseSensitive(cur, key, v)
+                                         : !cJSON_AddItemToObject(cur, key, v))
+                                        return -ENOMEM;
+                                TAKE_PTR(v);
+                                return 0;
+                        }
+                        if (!next && !(next = cJSON_AddObjectToObject(cur, key)))
+                                return -ENOMEM;
+                        cur = next;
+                } else
+                        return -EINVAL;
+                p = dot + 1;
+        }
+}
+
+int json_set_path_string(cJSON *root, const char *path, const char *value)
+{
+        if (!value)
+                return -EINVAL;
+        cJSON *s = cJSON_CreateString(value);
+        return s ? json_set_path(root, path, s) : -ENOMEM;
+}
+
+int json_set_path_number(cJSON *root, const char *path, double value)
+{
+        cJSON *num = cJSON_CreateNumber(value);
+        return num ? json_set_path(root, path, num) : -ENOMEM;
+}
+
 char *json_print(const cJSON *obj)
 {
         return cJSON_PrintUnformatted(obj);

@@ -76,6 +76,18 @@ cJSON *json_ensure_object(cJSON *obj, const char *path);
 /* Replaces (or adds) a string member; returns -ENOMEM on failure. */
 int json_set_string(cJSON *obj, const char *key, const char *value);
 
+/* Puts `value` at a dotted path in `root`, replacing what is there: a
+ * component of digits indexes an existing array item, any other names an
+ * object member (objects on the way are created). Always takes `value`
+ * (deleted on failure). -ENOENT when an array index is out of range,
+ * -EINVAL when the path crosses a scalar, -ENOMEM. With a constant skeleton
+ * parsed by json_parse(), this is how objects the operator writes are built:
+ * never by printing values into JSON text. */
+int json_set_path(cJSON *root, const char *path, cJSON *value);
+/* The same for a string (NULL: -EINVAL) and for a number. */
+int json_set_path_string(cJSON *root, const char *path, const char *value);
+int json_set_path_number(cJSON *root, const char *path, double value);
+
 /* A read-only copy of `tree` in one allocation (nodes, then strings), for
  * long-lived caches: one free() releases it, which costs nothing like walking
  * hundreds of cold nodes, and it takes about a third less memory. Release it

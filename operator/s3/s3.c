@@ -126,8 +126,10 @@ bool s3_prefix_is_valid(const char *p)
                 if ((len == 1 && seg[0] == '.') || (len == 2 && seg[0] == '.' && seg[1] == '.'))
                         return false;
         }
+        /* AWS's "safe characters" for object key names only: a prefix travels in URLs, in
+         * signatures, in Job arguments and in messages, and needs no quoting in any of them. */
         for (const char *c = p; *c; c++)
-                if ((unsigned char) *c < 0x20 || *c == 0x7f || *c == '\\')
+                if (!isalnum((unsigned char) *c) && !strchr("!-_.*'()/", *c))
                         return false;
         return true;
 }

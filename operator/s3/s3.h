@@ -40,8 +40,8 @@ typedef struct S3Store {
 void s3_store_done(S3Store *s);
 /* S3's bucket naming rules: 3 to 63 of a-z 0-9 '.' '-', alphanumeric at both ends, no "..". */
 bool s3_bucket_name_is_valid(const char *b);
-/* A key prefix: "" or "a/b" (no leading or trailing '/', no empty, "." or ".." part, no control
- * characters or '\\', at most 512 bytes). */
+/* A key prefix: "" or "a/b" (no leading or trailing '/', no empty, "." or ".." part, at most 512
+ * bytes) of AWS's safe characters only: letters, digits and ! - _ . * ' ( ) /. */
 bool s3_prefix_is_valid(const char *p);
 
 /* Reads the credential files of `dir` (accessKeyID, secretAccessKey, and

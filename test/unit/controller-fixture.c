@@ -7,6 +7,7 @@
 #include <cmocka.h>
 
 #include "base/base64.h"
+#include "base/buf.h"
 #include "base/json.h"
 #include "controller-fixture.h"
 #include "pki/pki.h"
@@ -529,4 +530,47 @@ void fixture_all_certs(Fixture *f, const char *node, const char *secret, const c
                      "\"namespace\":\"openshift-etcd\"},\"data\":{\"etcd-serving-%s.crt\":\"%s\","
                      "\"broken.crt\":\"bm90IGEgY2VydA==\"}}",
                      secret, node, b64);
+}
+
+void fixture_add_object(Fixture *f, OperatorWatch w, cJSON *obj)
+{
+        char *json = json_print(obj);
+        assert_non_null(json);
+        fixture_add(f, w, json);
+        free(json);
+        cJSON_Delete(obj);
+}
+
+static void shape_walk(const cJSON *j, const char *path, Buf *out)
+{
+        char line[1024];
+        int k = 0;
+        const cJSON *c;
+        if (cJSON_IsString(j))
+                (void) snprintf(line, sizeof line, "%s string\n", path);
+        else if (cJSON_IsNumber(j))
+                (void) snprintf(line, sizeof line, "%s number %g\n", path, j->valuedouble);
+        else if (cJSON_IsBool(j))
+                (void) snprintf(line, sizeof line, "%s bool %d\n", path, cJSON_IsTrue(j));
+        else if (cJSON_IsNull(j))
+                (void) snprintf(line, sizeof line, "%s null\n", path);
+        else
+                (void) snprintf(line, sizeof line, "%s %s\n", path, cJSON_IsArray(j) ? "array" : "object");
+        assert_int_equal(buf_append(out, line, strlen(line)), 0);
+        JSON_ARRAY_FOREACH (c, cJSON_IsArray(j) || cJSON_IsObject(j) ? j : NULL) {
+                char sub[1024];
+                if (cJSON_IsArray(j))
+                        (void) snprintf(sub, sizeof sub, "%s[%d]", path, k++);
+                else
+                        (void) snprintf(sub, sizeof sub, "%s.%s", path, c->string);
+                shape_walk(c, sub, out);
+        }
+}
+
+char *fixture_shape(const cJSON *obj)
+{
+        Buf out = BUF_INIT(0);
+        shape_walk(obj, "", &out);
+        assert_int_equal(buf_append(&out, "", 1), 0);
+        return out.data;
 }

@@ -85,3 +85,10 @@ void fixture_etcd_pod(Fixture *f, const char *node, unsigned revision, bool read
  * issued by a fresh CA for `ips` (NULL-terminated) and localhost, and a key that is no
  * certificate. */
 void fixture_all_certs(Fixture *f, const char *node, const char *secret, const char *const *ips);
+/* Adds a cJSON object (built with cJSON, so its strings hold any byte); takes it. */
+void fixture_add_object(Fixture *f, OperatorWatch w, cJSON *obj);
+/* The shape of a tree: one line per member and item, "path type" (numbers,
+ * booleans and null with their value; strings as "string" only). Two objects
+ * built from different strings have the same shape exactly when the strings
+ * added no member of their own. Freed with free(). */
+char *fixture_shape(const cJSON *obj);

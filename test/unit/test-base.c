@@ -10,6 +10,7 @@
 #include "base/backoff.h"
 #include "base/base64.h"
 #include "base/buf.h"
+#include "base/cron.h"
 #include "base/hashmap.h"
 #include "base/json.h"
 #include "base/timeutil.h"
@@ -435,6 +436,81 @@ static void test_backoff(void **state)
         assert_int_equal(token_bucket_reserve(&t, 0), 200 * USEC_PER_MSEC);
 }
 
+static void test_cron(void **state)
+{
+        static const char *const good[] = {
+                "0 */2 * * *",  "0 3 * * *",     "*/15 0-6,22-23 1,15 JAN-MAR,dec mon-fri",
+                "5/10 * ? * ?", "59 23 31 12 6", "0 0 1-31/2 * *",
+                "0  3 * * *",   "@annually",     "@yearly",
+                "@monthly",     "@weekly",       "@daily",
+                "@hourly",
+        };
+        static const struct {
+                const char *s, *why;
+        } bad[] = {
+                {"", "empty"},
+                {"   ", "0 fields"},
+                {"0 3 * *", "4 fields"},
+                {"0 3 * * * *", "more than five"},
+                {"60 * * * *", "minute \"60\" is out of range (0-59)"},
+                {"* 24 * * *", "hour \"24\" is out of range"},
+                {"0 0 0 * *", "day of month \"0\""},
+                {"0 0 32 * *", "day of month \"32\""},
+                {"0 0 * 13 *", "month \"13\""},
+                {"0 0 * * 7", "day of week \"7\""},
+                {"0 0 * FOO *", "month \"FOO\" is not"},
+                {"? * * * *", "minute \"?\""},
+                {"*/0 * * * *", "step"},
+                {"*/61 * * * *", "step"},
+                {"*/ * * * *", "step"},
+                {"1/2/3 * * * *", "step"},
+                {"5-1 * * * *", "out of range"},
+                {"1-2-3 * * * *", "minute \"1-2-3\""},
+                {"1,,2 * * * *", "minute \"\""},
+                {"1, * * * *", "minute \"\""},
+                {"001 * * * *", "minute \"001\""},
+                {"0 3 * * MON-FRI\n", "character 0x0a"},
+                {"0\t3 * * * *", "character 0x09"},
+                {"@daily\",\"jobTemplate\":{},\"x\":\"", "none of @annually"},
+                {"@midnight", "none of"},
+                {"@every 1h", "none of"},
+                {"0 3 * * \"", "character 0x22"},
+        };
+        char why[256];
+        for (size_t i = 0; i < ELEMENTSOF(good); i++)
+                if (cron_schedule_check(good[i], why, sizeof why) != 0)
+                        fail_msg("\"%s\" refused: %s", good[i], why);
+        for (size_t i = 0; i < ELEMENTSOF(bad); i++) {
+                why[0] = 0;
+                if (cron_schedule_check(bad[i].s, why, sizeof why) != -EINVAL || !strstr(why, bad[i].why))
+                        fail_msg("\"%s\": \"%s\" lacks \"%s\"", bad[i].s, why, bad[i].why);
+        }
+        _cleanup_free_ char *long_one = malloc(400);
+        assert_non_null(long_one);
+        memset(long_one, '1', 399);
+        long_one[399] = 0;
+        assert_int_equal(cron_schedule_check(long_one, why, sizeof why), -EINVAL);
+}
+
+static void test_json_set_path(void **state)
+{
+        static const char skel[] = "{\"a\":{\"b\":[{\"c\":\"\"},\"x\"]},\"n\":0}";
+        _cleanup_(cJSON_Deletep) cJSON *j = NULL;
+        assert_int_equal(json_parse(skel, strlen(skel), &j), 0);
+        assert_int_equal(json_set_path_string(j, "a.b.0.c", "\"}],\"evil\":{"), 0);
+        assert_int_equal(json_set_path_string(j, "a.b.1", "y"), 0);
+        assert_int_equal(json_set_path_number(j, "n", 5), 0);
+        assert_int_equal(json_set_path_string(j, "new.deep.key", "v"), 0);
+        assert_int_equal(json_set_path_string(j, "a.b.2", "z"), -ENOENT);
+        assert_int_equal(json_set_path_string(j, "n.x", "z"), -EINVAL);
+        assert_int_equal(json_set_path_string(j, "a.b.c", "z"), -EINVAL);
+        assert_int_equal(json_set_path_string(j, "a..b", "z"), -EINVAL);
+        assert_int_equal(json_set_path_string(j, "a.b.0.c", NULL), -EINVAL);
+        _cleanup_free_ char *out = json_print(j);
+        assert_string_equal(out, "{\"a\":{\"b\":[{\"c\":\"\\\"}],\\\"evil\\\":{\"},\"y\"]},\"n\":5,\"new\":{"
+                                 "\"deep\":{\"key\":\"v\"}}}");
+}
+
 int main(void)
 {
         const struct CMUnitTest tests[] = {
@@ -449,6 +525,8 @@ int main(void)
                 cmocka_unit_test(test_hashmap),
                 cmocka_unit_test(test_backoff),
                 cmocka_unit_test(test_json_scratch),
+                cmocka_unit_test(test_cron),
+                cmocka_unit_test(test_json_set_path),
         };
         return cmocka_run_group_tests(tests, NULL, NULL);
 }

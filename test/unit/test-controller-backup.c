@@ -430,6 +430,77 @@ static void test_removal_of_backups_whose_job_is_gone(void **state)
         fixture_free(f);
 }
 
+/* Every character that ends a JSON string or opens a member of its own (review H1, L4). */
+#define HOSTILE "x\"}]},\"evil\":{\"a\":[1,\":\"]},\"y\":\"{"
+
+/* The Job made for an EtcdBackup with these values: its shape, and the object. */
+static char *job_shape(const char *name, const char *uid, const char *pvc, const char *image, cJSON **ret)
+{
+        Fixture *f = fixture_new();
+        f->state.operator_image = image;
+        cJSON *c = cJSON_CreateObject(), *b = cJSON_CreateObject();
+        assert_non_null(c);
+        assert_non_null(b);
+        assert_int_equal(json_set_path_string(c, "apiVersion", "v1"), 0);
+        assert_int_equal(json_set_path_string(c, "kind", "PersistentVolumeClaim"), 0);
+        assert_int_equal(json_set_path_string(c, "metadata.name", pvc), 0);
+        assert_int_equal(json_set_path_string(c, "metadata.namespace", "openshift-etcd"), 0);
+        fixture_add_object(f, W_ETCD_PVCS, c);
+        assert_int_equal(json_set_path_string(b, "apiVersion", "operator.openshift.io/v1alpha1"), 0);
+        assert_int_equal(json_set_path_string(b, "kind", "EtcdBackup"), 0);
+        assert_int_equal(json_set_path_string(b, "metadata.name", name), 0);
+        assert_int_equal(json_set_path_string(b, "metadata.uid", uid), 0);
+        assert_int_equal(json_set_path_string(b, "spec.pvcName", pvc), 0);
+        fixture_add_object(f, W_ETCD_BACKUPS, b);
+        assert_int_equal(fixture_sync(f, &controller_backup), 0);
+        _cleanup_free_ char *job = strdup_printf("cluster-backup-%s", name);
+        const Intent *create = fixture_find(f, INTENT_CREATE, "jobs", job);
+        assert_non_null(create);
+        char *shape = fixture_shape(create->object);
+        *ret = cJSON_Duplicate(create->object, true);
+        fixture_free(f);
+        return shape;
+}
+
+static void test_values_stay_values(void **state)
+{
+        static const struct {
+                const char *name, *uid, *pvc, *image;
+        } cases[] = {
+                {HOSTILE, "uid-1", "backups", "quay.io/ceo@sha256:1"},
+                {"nightly", HOSTILE, "backups", "quay.io/ceo@sha256:1"},
+                {"nightly", "uid-1", HOSTILE, "quay.io/ceo@sha256:1"},
+                {"nightly", "uid-1", "backups", HOSTILE},
+                /* Still JSON when printed into the text: a member of its own, not a parse error. */
+                {"nightly", "uid-1\",\"evil\":\"1", "backups", "quay.io/ceo@sha256:1"},
+        };
+        cJSON *plain = NULL;
+        _cleanup_free_ char *want = job_shape("nightly", "uid-1", "backups", "quay.io/ceo@sha256:1", &plain);
+        cJSON_Delete(plain);
+        for (size_t i = 0; i < ELEMENTSOF(cases); i++) {
+                _cleanup_(cJSON_Deletep) cJSON *j = NULL;
+                _cleanup_free_ char *got =
+                        job_shape(cases[i].name, cases[i].uid, cases[i].pvc, cases[i].image, &j);
+                if (!streq(got, want))
+                        fail_msg("case %zu: the Job's shape changed:\n%s\nwanted:\n%s", i, got, want);
+                assert_string_equal(json_get_string(j, "metadata.labels.backup-name"), cases[i].name);
+                assert_string_equal(
+                        json_get_string(cJSON_GetArrayItem(json_get_array(j, "metadata.ownerReferences"), 0),
+                                        "uid"),
+                        cases[i].uid);
+                cJSON *pod = json_get(j, "spec.template.spec");
+                assert_string_equal(json_get_string(cJSON_GetArrayItem(json_get_array(pod, "volumes"), 0),
+                                                    "persistentVolumeClaim.claimName"),
+                                    cases[i].pvc);
+                cJSON *c = cJSON_GetArrayItem(json_get_array(pod, "containers"), 0);
+                assert_string_equal(json_get_string(c, "image"), cases[i].image);
+                const char *dir = json_string(cJSON_GetArrayItem(json_get_array(c, "command"), 3));
+                _cleanup_free_ char *dir_want = strdup_printf(
+                        "--backup-dir=/etc/kubernetes/cluster-backup/backup-%s-", cases[i].name);
+                assert_true(dir && startswith(dir, dir_want));
+        }
+}
+
 int main(void)
 {
         const struct CMUnitTest tests[] = {
@@ -443,6 +514,7 @@ int main(void)
                 cmocka_unit_test(test_other_jobs_left_alone),
                 cmocka_unit_test(test_long_names),
                 cmocka_unit_test(test_removal_of_backups_whose_job_is_gone),
+                cmocka_unit_test(test_values_stay_values),
         };
         return cmocka_run_group_tests(tests, NULL, NULL);
 }

@@ -150,6 +150,64 @@ static void test_single_member(void **state)
         fixture_free(f);
 }
 
+/* Every character that ends a JSON string or opens a member of its own (review H1, L4). */
+#define HOSTILE "x\"}]},\"evil\":{\"a\":[1,\":\"]},\"y\":\"{"
+
+static char *guard_shape(const char *image, const char *ip, cJSON **ret)
+{
+        Fixture *f = three();
+        f->state.operator_image = image;
+        fixture_master(f, "master-1", "10.0.0.11", true);
+        /* The etcd pod without a podIP: the probe goes to the node's InternalIP. */
+        cJSON *pod =
+                cJSON_Duplicate(fixture_get(f, W_ETCD_PODS, "openshift-etcd", "etcd-master-1")->json, true);
+        assert_non_null(pod);
+        cJSON_DeleteItemFromObjectCaseSensitive(json_get_object(pod, "status"), "podIP");
+        fixture_add_object(f, W_ETCD_PODS, pod);
+        cJSON *node = cJSON_Duplicate(fixture_get(f, W_MASTER_NODES, NULL, "master-1")->json, true);
+        assert_int_equal(json_set_path_string(node, "status.addresses.0.address", ip), 0);
+        fixture_add_object(f, W_MASTER_NODES, node);
+        assert_int_equal(fixture_sync(f, &controller_guard), 0);
+        const Intent *g = create_of(f, "etcd-guard-master-1");
+        char *shape = g ? fixture_shape(g->object) : NULL;
+        *ret = g ? cJSON_Duplicate(g->object, true) : NULL;
+        fixture_free(f);
+        return shape;
+}
+
+static void test_values_stay_values(void **state)
+{
+        cJSON *plain = NULL, *g = NULL;
+        _cleanup_free_ char *want = guard_shape("quay.io/ceo@sha256:1", "10.0.0.11", &plain);
+        assert_non_null(want);
+        assert_string_equal(json_get_string(cJSON_GetArrayItem(json_get_array(plain, "spec.containers"), 0),
+                                            "readinessProbe.httpGet.host"),
+                            "10.0.0.11");
+        cJSON_Delete(plain);
+        _cleanup_free_ char *got = guard_shape(HOSTILE, "10.0.0.11", &g);
+        assert_non_null(got);
+        if (!streq(got, want))
+                fail_msg("the guard's shape changed:\n%s\nwanted:\n%s", got, want);
+        assert_string_equal(
+                json_get_string(cJSON_GetArrayItem(json_get_array(g, "spec.containers"), 0), "image"),
+                HOSTILE);
+        cJSON_Delete(g);
+        /* An InternalIP that is no IP (nothing validates a Node's status) is no probe host. */
+        static const char *const bad[] = {HOSTILE, "10.0.0.11\",\"port\":1", "master-1.example", "",
+                                          "10.0.0.256"};
+        for (size_t i = 0; i < ELEMENTSOF(bad); i++) {
+                _cleanup_free_ char *none = guard_shape("quay.io/ceo@sha256:1", bad[i], &g);
+                if (none)
+                        fail_msg("\"%s\" became a probe host", bad[i]);
+        }
+        _cleanup_free_ char *v6 = guard_shape("quay.io/ceo@sha256:1", "fd00::11", &g);
+        assert_non_null(v6);
+        assert_string_equal(json_get_string(cJSON_GetArrayItem(json_get_array(g, "spec.containers"), 0),
+                                            "readinessProbe.httpGet.host"),
+                            "fd00::11");
+        cJSON_Delete(g);
+}
+
 int main(void)
 {
         const struct CMUnitTest tests[] = {
@@ -157,6 +215,7 @@ int main(void)
                 cmocka_unit_test(test_cordoned_and_removed_masters),
                 cmocka_unit_test(test_master_without_etcd),
                 cmocka_unit_test(test_single_member),
+                cmocka_unit_test(test_values_stay_values),
         };
         return cmocka_run_group_tests(tests, NULL, NULL);
 }

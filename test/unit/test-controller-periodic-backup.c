@@ -331,6 +331,215 @@ static void test_deleted_backup_grace_then_purge(void **state)
         fixture_free(f);
 }
 
+/* Every character that ends a JSON string or opens a member of its own: a value holding it
+ * must come out as that one string, where it was meant to go, and add nothing (review H1). */
+#define HOSTILE "x\"}]},\"evil\":{\"a\":[1,\":\"]},\"y\":\"{"
+
+static cJSON *backup_object(const char *name, const char *uid, const char *schedule, const char *tz,
+                            const char *pvc, const char *prefix)
+{
+        cJSON *b = cJSON_CreateObject();
+        assert_non_null(b);
+        assert_int_equal(json_set_path_string(b, "apiVersion", "config.openshift.io/v1alpha1"), 0);
+        assert_int_equal(json_set_path_string(b, "kind", "Backup"), 0);
+        assert_int_equal(json_set_path_string(b, "metadata.name", name), 0);
+        assert_int_equal(json_set_path_string(b, "metadata.uid", uid), 0);
+        if (prefix) {
+                cJSON *ann = json_ensure_object(b, "metadata.annotations");
+                assert_non_null(ann);
+                assert_int_equal(json_set_string(ann, "etcd.operator.openshift.io/s3-secret", "store"), 0);
+                assert_int_equal(
+                        json_set_string(ann, "etcd.operator.openshift.io/s3-bucket", "etcd-backups"), 0);
+                assert_int_equal(json_set_string(ann, "etcd.operator.openshift.io/s3-prefix", prefix), 0);
+        }
+        assert_int_equal(json_set_path_string(b, "spec.etcd.schedule", schedule), 0);
+        if (tz)
+                assert_int_equal(json_set_path_string(b, "spec.etcd.timeZone", tz), 0);
+        assert_int_equal(json_set_path_string(b, "spec.etcd.pvcName", pvc), 0);
+        return b;
+}
+
+static void claim_object(Fixture *f, const char *name)
+{
+        cJSON *c = cJSON_CreateObject();
+        assert_non_null(c);
+        assert_int_equal(json_set_path_string(c, "apiVersion", "v1"), 0);
+        assert_int_equal(json_set_path_string(c, "kind", "PersistentVolumeClaim"), 0);
+        assert_int_equal(json_set_path_string(c, "metadata.name", name), 0);
+        assert_int_equal(json_set_path_string(c, "metadata.namespace", "openshift-etcd"), 0);
+        fixture_add_object(f, W_ETCD_PVCS, c);
+}
+
+typedef struct Fields {
+        const char *name, *uid, *tz, *pvc, *image;
+} Fields;
+
+/* The CronJob of a Backup with these fields (and a store), or a failure. */
+static char *cronjob_shape(const Fields *v, cJSON **ret)
+{
+        Fixture *f = fixture_new();
+        f->state.operator_image = v->image;
+        claim_object(f, v->pvc);
+        store_secret(f);
+        fixture_add_object(f, W_BACKUPS, backup_object(v->name, v->uid, "0 3 * * *", v->tz, v->pvc, "p/q"));
+        assert_int_equal(fixture_sync(f, &controller_periodic_backup), 0);
+        fixture_expect_condition(f, "PeriodicBackupControllerDegraded", "False", "AsExpected");
+        const Intent *apply = fixture_find(f, INTENT_APPLY, "cronjobs", v->name);
+        assert_non_null(apply);
+        char *shape = fixture_shape(apply->object);
+        *ret = cJSON_Duplicate(apply->object, true);
+        fixture_free(f);
+        return shape;
+}
+
+static void test_values_stay_values(void **state)
+{
+        static const Fields plain = {"nightly", "uid-1", "Europe/Berlin", "backups", "quay.io/ceo@sha256:1"};
+        static const Fields cases[] = {
+                {HOSTILE, "uid-1", "Europe/Berlin", "backups", "quay.io/ceo@sha256:1"},
+                {"nightly", HOSTILE, "Europe/Berlin", "backups", "quay.io/ceo@sha256:1"},
+                {"nightly", "uid-1", HOSTILE, "backups", "quay.io/ceo@sha256:1"},
+                {"nightly", "uid-1", "Europe/Berlin", HOSTILE, "quay.io/ceo@sha256:1"},
+                {"nightly", "uid-1", "Europe/Berlin", "backups", HOSTILE},
+                /* Still JSON when printed into the text: a member of its own, not a parse error. */
+                {"nightly", "uid-1", "UTC\",\"evil\":\"1", "backups", "quay.io/ceo@sha256:1"},
+                {"nightly", "uid-1\",\"evil\":\"1", "Europe/Berlin", "backups", "quay.io/ceo@sha256:1"},
+        };
+        cJSON *want_obj = NULL;
+        _cleanup_free_ char *want = cronjob_shape(&plain, &want_obj);
+        cJSON_Delete(want_obj);
+        for (size_t i = 0; i < ELEMENTSOF(cases); i++) {
+                const Fields *v = &cases[i];
+                _cleanup_(cJSON_Deletep) cJSON *cj = NULL;
+                _cleanup_free_ char *got = cronjob_shape(v, &cj);
+                if (!streq(got, want))
+                        fail_msg("case %zu: the CronJob's shape changed:\n%s\nwanted:\n%s", i, got, want);
+                assert_string_equal(json_get_string(cj, "metadata.name"), v->name);
+                assert_string_equal(json_get_string(cj, "metadata.labels.backup-name"), v->name);
+                assert_string_equal(
+                        json_get_string(
+                                cJSON_GetArrayItem(json_get_array(cj, "metadata.ownerReferences"), 0),
+                                "uid"),
+                        v->uid);
+                assert_string_equal(json_get_string(cj, "spec.timeZone"), v->tz);
+                assert_string_equal(json_get_string(cj, "spec.schedule"), "0 3 * * *");
+                cJSON *vol = cJSON_GetArrayItem(
+                        json_get_array(cj, "spec.jobTemplate.spec.template.spec.volumes"), 0);
+                assert_string_equal(json_get_string(vol, "persistentVolumeClaim.claimName"), v->pvc);
+                cJSON *c = cJSON_GetArrayItem(
+                        json_get_array(cj, "spec.jobTemplate.spec.template.spec.containers"), 0);
+                assert_string_equal(json_get_string(c, "image"), v->image);
+                _cleanup_free_ char *arg = strdup_printf("--pvc-name=%s", v->pvc);
+                assert_string_equal(json_string(cJSON_GetArrayItem(json_get_array(c, "command"), 2)), arg);
+        }
+}
+
+/* The purge Job of a deleted Backup past its grace period, built from these fields. */
+static char *purge_shape(const Fields *v, cJSON **ret)
+{
+        Fixture *f = fixture_new();
+        char when[64];
+        f->state.operator_image = v->image;
+        store_secret(f);
+        cJSON *b = backup_object(v->name, v->uid, "@daily", NULL, "backups", "clusters/prod-1");
+        assert_int_equal(
+                json_set_path_string(b, "metadata.deletionTimestamp",
+                                     format_rfc3339(when, sizeof when, f->now - 2 * 3600 * USEC_PER_SEC)),
+                0);
+        cJSON *fin = cJSON_AddArrayToObject(json_get_object(b, "metadata"), "finalizers");
+        assert_non_null(fin);
+        cJSON_AddItemToArray(fin, cJSON_CreateString("etcd.operator.openshift.io/s3-backups"));
+        assert_int_equal(json_set_string(json_get_object(b, "metadata.annotations"),
+                                         "etcd.operator.openshift.io/s3-deletion-grace-period", "1h"),
+                         0);
+        fixture_add_object(f, W_BACKUPS, b);
+        assert_int_equal(fixture_sync(f, &controller_periodic_backup), 0);
+        _cleanup_free_ char *name = strdup_printf("s3-purge-%s", v->name);
+        const Intent *create = fixture_find(f, INTENT_CREATE, "jobs", name);
+        assert_non_null(create);
+        char *shape = fixture_shape(create->object);
+        *ret = cJSON_Duplicate(create->object, true);
+        fixture_free(f);
+        return shape;
+}
+
+static void test_purge_job_values_stay_values(void **state)
+{
+        static const Fields plain = {"nightly", "uid-1", NULL, NULL, "quay.io/ceo@sha256:1"};
+        static const Fields cases[] = {
+                {HOSTILE, "uid-1", NULL, NULL, "quay.io/ceo@sha256:1"},
+                {"nightly", "uid-1", NULL, NULL, HOSTILE},
+        };
+        cJSON *want_obj = NULL;
+        _cleanup_free_ char *want = purge_shape(&plain, &want_obj);
+        cJSON_Delete(want_obj);
+        for (size_t i = 0; i < ELEMENTSOF(cases); i++) {
+                _cleanup_(cJSON_Deletep) cJSON *job = NULL;
+                _cleanup_free_ char *got = purge_shape(&cases[i], &job);
+                if (!streq(got, want))
+                        fail_msg("case %zu: the purge Job's shape changed:\n%s\nwanted:\n%s", i, got, want);
+                assert_string_equal(json_get_string(job, "metadata.labels.backup-name"), cases[i].name);
+                cJSON *c = cJSON_GetArrayItem(json_get_array(job, "spec.template.spec.containers"), 0);
+                assert_string_equal(json_get_string(c, "image"), cases[i].image);
+                assert_string_equal(json_string(cJSON_GetArrayItem(json_get_array(c, "command"), 5)),
+                                    "--prefix=clusters/prod-1");
+        }
+}
+
+/* A schedule that is not five cron fields or a macro of the CRD never reaches a CronJob; the
+ * condition names the field and the fix. The first is the review's: it passes the CRD's
+ * pattern (whose @-branch is anchored only at the start). */
+static void test_bad_schedule_refused(void **state)
+{
+        static const char *const schedules[] = {
+                "@daily\",\"jobTemplate\":{\"spec\":{}},\"x\":{\"y\":\"",
+                "@daily ",
+                "@midnight",
+                "@every 1h",
+                "0 3 * *",
+                "0 3 * * * *",
+                "60 * * * *",
+                "* 24 * * *",
+                "0 0 0 * *",
+                "0 0 * 13 *",
+                "0 0 * * 7",
+                "*/0 * * * *",
+                "5-1 * * * *",
+                "0 3 * * MON-FRI\n",
+                "0 3 * * \"",
+        };
+        for (size_t i = 0; i < ELEMENTSOF(schedules); i++) {
+                Fixture *f = fixture_new();
+                claim(f, "backups");
+                fixture_add_object(f, W_BACKUPS,
+                                   backup_object("nightly", "uid-1", schedules[i], NULL, "backups", NULL));
+                assert_int_equal(fixture_sync(f, &controller_periodic_backup), 0);
+                fixture_expect_condition(f, "PeriodicBackupControllerDegraded", "True", "InvalidBackup");
+                const char *msg = fixture_condition(f, "PeriodicBackupControllerDegraded")->cond_message;
+                if (!strstr(msg, "backups/nightly: spec.etcd.schedule is not a cron schedule") ||
+                    !strstr(msg, "give five fields"))
+                        fail_msg("schedule %zu: \"%s\"", i, msg);
+                assert_int_equal(fixture_count(f, INTENT_APPLY), 0);
+                fixture_free(f);
+        }
+}
+
+/* A prefix with a quote (which the old check let through) is named, and makes no CronJob. */
+static void test_unsafe_prefix_refused(void **state)
+{
+        Fixture *f = fixture_new();
+        claim(f, "backups");
+        store_secret(f);
+        fixture_add_object(f, W_BACKUPS,
+                           backup_object("nightly", "uid-1", "@daily", NULL, "backups", "p\",\"--evil=1"));
+        assert_int_equal(fixture_sync(f, &controller_periodic_backup), 0);
+        fixture_expect_condition(f, "PeriodicBackupControllerDegraded", "True", "InvalidBackup");
+        assert_non_null(strstr(fixture_condition(f, "PeriodicBackupControllerDegraded")->cond_message,
+                               "annotation etcd.operator.openshift.io/s3-prefix"));
+        assert_int_equal(fixture_count(f, INTENT_APPLY), 0);
+        fixture_free(f);
+}
+
 int main(void)
 {
         const struct CMUnitTest tests[] = {
@@ -339,6 +548,10 @@ int main(void)
                 cmocka_unit_test(test_orphaned_cronjob_deleted),
                 cmocka_unit_test(test_backup_to_s3),
                 cmocka_unit_test(test_deleted_backup_grace_then_purge),
+                cmocka_unit_test(test_values_stay_values),
+                cmocka_unit_test(test_purge_job_values_stay_values),
+                cmocka_unit_test(test_bad_schedule_refused),
+                cmocka_unit_test(test_unsafe_prefix_refused),
         };
         return cmocka_run_group_tests(tests, NULL, NULL);
 }
