@@ -12,8 +12,13 @@
  *       after its member dir was copied aside.
  * In that order, and nothing of the next step before the last one held:
  *   1. the snapshot is verified (trailing SHA-256, then `etcdctl snapshot
- *      status`): a truncated, corrupt or missing snapshot stops here, before
- *      anything on the node changed;
+ *      status`) and, for the restore pod, the static_kuberesources tarball's
+ *      members are checked (restore-tar.c: only regular files and
+ *      directories of revision directories) and it is extracted into a
+ *      staging directory: a truncated, corrupt or missing snapshot, or a
+ *      tarball with a link, a device, a setuid file, a `..` or a member
+ *      outside the revision directories, stops here, before anything on the
+ *      node changed;
  *   2. the etcd pod is stopped: etcd-pod.yaml moves to the stopped-manifests
  *      dir, and crictl must show none of its containers (bounded wait);
  *   3. the data dir is moved aside into /var/lib/etcd-backup, never deleted:
@@ -21,7 +26,8 @@
  *      revision.json beside it, anything else into
  *      extra-data-dir-contents-<ts>/;
  *   4. the mode's work (see above), each file written under a temporary
- *      name and renamed into place.
+ *      name and renamed into place; the staged revision directories are
+ *      renamed into static-pod-resources/ (etcd-certs/ is never written).
  * Run again after a failure or a kill, it picks up where it stopped. */
 #include <curl/curl.h>
 #include <dirent.h>
@@ -462,15 +468,14 @@ static int check_pod_source(const Flags *f, const char *key)
 static int restore_with_pod(const Flags *f, const Backup *b)
 {
         _cleanup_free_ char *snap = strdup_printf("%s/snapshot.db", f->backup_data_dir);
-        const char *argv[] = {"tar", "-C", f->config_dir, "-xzf", b->tar, "static-pod-resources", NULL};
         int r;
 
         if (!snap || !b->snapshot || !b->tar)
                 return -ENOMEM;
-        r = nodecmd_run(argv, NULL);
-        if (r != 0)
-                return log_error_errno(r < 0 ? r : -EIO, "tar -xzf %s failed (%d)", b->tar, r);
-        log_info("extracted the static pod resources of %s into %s", b->tar, f->config_dir);
+        /* Checked and staged in step 1. */
+        if ((r = restore_tarball_install(f->config_dir, f->ts)) < 0)
+                return r;
+        log_info("put the static pod resources of %s into %s/static-pod-resources", b->tar, f->config_dir);
         if (access(snap, F_OK) == 0) {
                 _cleanup_free_ char *old = strdup_printf("%s.%s", snap, f->ts);
                 if (!old || rename(snap, old) < 0)
@@ -798,6 +803,20 @@ static int restore_run(Flags *f)
         }
         if (f->mode == RESTORE_POD && check_pod_source(f, "pod.yaml") < 0)
                 return EXIT_RUNTIME;
+        if (f->mode == RESTORE_POD) {
+                /* The tarball is untrusted (a backup dir, an object store) and root extracts it:
+                 * its members checked, then staged, before anything on the node changes. */
+                char why[512] = "";
+                r = restore_tarball_check(b.tar, why, sizeof why);
+                if (r < 0) {
+                        log_error_errno(r, "refusing %s: %s; nothing was changed. Use another backup.",
+                                        b.tar, why[0] ? why : "it cannot be listed");
+                        return EXIT_RUNTIME;
+                }
+                log_info("%s: every member is a regular file or directory of a revision directory", b.tar);
+                if (restore_tarball_stage(f->config_dir, b.tar) < 0)
+                        return EXIT_RUNTIME;
+        }
         if (f->mode == RESTORE_IN_PLACE && check_not_a_member(f) < 0)
                 return EXIT_RUNTIME;
         if (f->mode == RESTORE_QUORUM) {

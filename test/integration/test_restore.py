@@ -4,8 +4,11 @@ etcdctl and tar; only the container runtime is a stand-in (a crictl that
 answers "nothing runs", or "etcd still runs").
 
 What it proves (issue 12, section 2):
-- a truncated, a corrupt and a missing snapshot, and a backup without its
-  tarball, are refused before anything on the node changes (tree digest);
+- a truncated, a corrupt and a missing snapshot, a backup without its
+  tarball, and hostile tarballs (a symlink, a hard link, a `..`, an
+  absolute name, a member outside the revision dirs, a setuid file, a
+  device) are refused before anything on the node changes (tree digest:
+  etcd's manifest and the data dir where they were), naming the member;
 - etcd that does not stop: the manifest is moved aside (nothing else), and
   the command says where it is;
 - the restore-pod path: the data dir moved aside, never deleted (stray files
@@ -26,6 +29,7 @@ What it proves (issue 12, section 2):
   store, or a directory holding another backup, changes nothing.
 Usage: test_restore.py BUILD_DIR"""
 import hashlib
+import io
 import json
 import os
 import shutil
@@ -33,6 +37,7 @@ import signal
 import socket
 import subprocess
 import sys
+import tarfile
 import tempfile
 import time
 
@@ -149,6 +154,7 @@ def make_backup(dir, ep, tarball=True, name="2026-11-25_101500"):
         src = os.path.join(TMP, "tar-src")
         write(os.path.join(src, "static-pod-resources/etcd-pod-1/etcd-pod.yaml"), "from the backup\n")
         write(os.path.join(src, "static-pod-resources/kube-apiserver-pod-4/kube-apiserver-pod.yaml"), "kas\n")
+        write(os.path.join(src, "static-pod-resources/etcd-pod-1/secrets/etcd-all-certs/tls.key"), "key\n", 0o600)
         subprocess.run(["tar", "-czf", os.path.join(dir, "static_kuberesources_%s.tar.gz" % name), "-C", src,
                         "static-pod-resources"], check=True)
     return snap
@@ -183,16 +189,61 @@ def main():
     bad["no-tarball"] = os.path.join(TMP, "backup-no-tarball")
     os.makedirs(bad["no-tarball"])
     shutil.copy(snap, bad["no-tarball"])
+    # Hostile tarballs (review H2): a good snapshot beside a tarball that root must not extract.
+    hostile = {
+        "symlink": ("static-pod-resources/etcd-pod-1/etcd-pod.yaml", tarfile.SYMTYPE, "/etc/shadow", 0o644,
+                    'member "static-pod-resources/etcd-pod-1/etcd-pod.yaml" is a symbolic link'),
+        "hardlink": ("static-pod-resources/etcd-pod-1/h", tarfile.LNKTYPE, "static-pod-resources/x", 0o644,
+                     'member "static-pod-resources/etcd-pod-1/h" is a hard link'),
+        "dotdot": ("static-pod-resources/../manifests/evil.yaml", tarfile.REGTYPE, None, 0o644,
+                   'member "static-pod-resources/../manifests/evil.yaml" is not under'),
+        "absolute": ("/etc/kubernetes/manifests/evil.yaml", tarfile.REGTYPE, None, 0o644,
+                     'member "/etc/kubernetes/manifests/evil.yaml" has an absolute name'),
+        "outside": ("static-pod-resources/etcd-certs/configmaps/restore-etcd-pod/pod.yaml", tarfile.REGTYPE, None,
+                    0o644, 'member "static-pod-resources/etcd-certs/configmaps/restore-etcd-pod/pod.yaml" is '
+                    "not under"),
+        "setuid": ("static-pod-resources/etcd-pod-1/sh", tarfile.REGTYPE, None, 0o4755,
+                   'member "static-pod-resources/etcd-pod-1/sh" has the setuid bit'),
+        "device": ("static-pod-resources/etcd-pod-1/mem", tarfile.CHRTYPE, None, 0o644,
+                   'member "static-pod-resources/etcd-pod-1/mem" is a device node'),
+    }
+    for kind, (name, typ, link, mode, _) in hostile.items():
+        d = os.path.join(TMP, "backup-" + kind)
+        os.makedirs(d)
+        shutil.copy(snap, d)
+        with tarfile.open(os.path.join(d, "static_kuberesources_2026-11-25_101500.tar.gz"), "w:gz") as t:
+            for dname in ("static-pod-resources", "static-pod-resources/etcd-pod-1"):
+                ti = tarfile.TarInfo(dname)
+                ti.type, ti.mode = tarfile.DIRTYPE, 0o755
+                t.addfile(ti)
+            ok = tarfile.TarInfo("static-pod-resources/etcd-pod-1/kept.yaml")
+            ok.size = 3
+            t.addfile(ok, io.BytesIO(b"ok\n"))
+            ti = tarfile.TarInfo(name)
+            ti.type, ti.mode = typ, mode
+            if link:
+                ti.linkname = link
+            if typ == tarfile.CHRTYPE:
+                ti.devmajor, ti.devminor = 1, 1
+            body = b"pwned\n" if typ == tarfile.REGTYPE else b""
+            ti.size = len(body)
+            t.addfile(ti, io.BytesIO(body))
+        bad[kind] = d
     node = Node("master-1", src, good)
     for kind, d in bad.items():
         before = digest(node.root)
         r = node.restore(d)
         assert r.returncode == 1, (kind, r.stderr)
         want = {"truncated": "truncated or corrupt", "corrupt": "truncated or corrupt",
-                "missing": "no snapshot_*.db", "no-tarball": "has no static_kuberesources"}[kind]
-        assert want in r.stderr, (kind, r.stderr)
+                "missing": "no snapshot_*.db", "no-tarball": "has no static_kuberesources"}
+        want.update({k: v[4] for k, v in hostile.items()})
+        assert want[kind] in r.stderr, (kind, r.stderr)
+        if kind in hostile:
+            assert "refusing %s/static_kuberesources_" % d in r.stderr and "nothing was changed" in r.stderr, \
+                r.stderr
+        # Nothing changed: etcd's manifest where it was (etcd runs), the data dir in place.
         assert digest(node.root) == before, "%s: the node changed" % kind
-    log("bad backups refused, nothing changed")
+    log("bad backups and hostile tarballs refused, nothing changed")
 
     # etcd never stops: only the manifest moves, and the message says where.
     node.crictl("0123456789abc\\n")
@@ -222,6 +273,12 @@ def main():
     assert open(os.path.join(node.config, "static-pod-resources/etcd-pod-1/etcd-pod.yaml")).read() == \
         "from the backup\n"
     assert open(os.path.join(node.config, "static-pod-resources/etcd-pod-2/etcd-pod.yaml")).read() == "current\n"
+    # Extracted through the staging dir (gone now), modes as archived, owners not kept.
+    key = os.path.join(node.config, "static-pod-resources/etcd-pod-1/secrets/etcd-all-certs/tls.key")
+    assert oct(os.stat(key).st_mode & 0o7777) == "0o600", oct(os.stat(key).st_mode)
+    assert not os.path.exists(os.path.join(node.config, "static-pod-resources/.restore-staging"))
+    assert open(os.path.join(node.config, "static-pod-resources/etcd-certs/configmaps/restore-etcd-pod/pod.yaml")
+                ).read() == "restore pod of master-1\n"
     # Again: nothing earlier is lost (the restore pod moves to the stopped dir under its name,
     # the first stopped manifest is renamed, the first snapshot copy too).
     time.sleep(1.1)

@@ -278,6 +278,75 @@ static void test_decide(void **state)
         assert_null(nodecmd_discover_action_to_string(_NODECMD_DISCOVER_ACTION_MAX));
 }
 
+/* cluster-restore's tarball check, on member lists as tar prints them (review H2). */
+static void test_restore_tar_listing(void **state)
+{
+#define D(name)       "drwxr-xr-x 0/0               0 2026-11-25 10:15:00 \"" name "\"\n"
+#define F(mode, name) mode " 0/0              17 2026-11-25 10:15:00 \"" name "\"\n"
+        static const char good[] = D("static-pod-resources/") D("static-pod-resources/etcd-pod-3/") F(
+                "-rw-r--r--", "static-pod-resources/etcd-pod-3/etcd-pod.yaml")
+                D("static-pod-resources/etcd-pod-3/secrets/etcd-all-certs/") F(
+                        "-rw-------",
+                        "static-pod-resources/etcd-pod-3/secrets/etcd-all-certs/etcd-peer-m0.key")
+                        F("-rw-r--r--",
+                          "static-pod-resources/kube-apiserver-pod-12/configmaps/config/config.yaml")
+                                F("-rw-r--r--", "static-pod-resources/kube-controller-manager-pod-4/x")
+                                        F("-rwxr-xr-x", "static-pod-resources/kube-scheduler-pod-7/run.sh");
+        char why[512];
+        assert_int_equal(restore_tar_listing_check(good, why, sizeof why), 0);
+        static const struct {
+                const char *listing, *why;
+        } bad[] = {
+                {"", "no members"},
+                {"lrwxrwxrwx 0/0 0 2026-11-25 10:15:00 \"static-pod-resources/etcd-pod-3/x\" -> "
+                 "\"/etc/shadow\"\n",
+                 "\"static-pod-resources/etcd-pod-3/x\" is a symbolic link"},
+                {"hrw-r--r-- 0/0 0 2026-11-25 10:15:00 \"static-pod-resources/etcd-pod-3/x\" link to "
+                 "\"static-pod-resources/etcd-pod-3/y\"\n",
+                 "is a hard link"},
+                {"crw-r--r-- 0/0 1,3 2026-11-25 10:15:00 \"static-pod-resources/etcd-pod-3/null\"\n",
+                 "is a device node"},
+                {"brw-r--r-- 0/0 8,0 2026-11-25 10:15:00 \"static-pod-resources/etcd-pod-3/sda\"\n",
+                 "is a device node"},
+                {"prw-r--r-- 0/0 0 2026-11-25 10:15:00 \"static-pod-resources/etcd-pod-3/fifo\"\n",
+                 "a FIFO"},
+                {F("-rwsr-xr-x", "static-pod-resources/etcd-pod-3/sh"), "setuid bit"},
+                {F("-rwxr-Sr-x", "static-pod-resources/etcd-pod-3/sh"), "setgid bit"},
+                {F("-rw-r--r--", "static-pod-resources/../etc/passwd"),
+                 "is not under static-pod-resources/"},
+                {F("-rw-r--r--", "static-pod-resources/etcd-pod-3/../../x"), "is not under"},
+                {F("-rw-r--r--", "static-pod-resources/etcd-pod-3/./x"), "is not under"},
+                {F("-rw-r--r--", "static-pod-resources/etcd-pod-3//x"), "is not under"},
+                {F("-rw-r--r--", "/etc/kubernetes/manifests/evil.yaml"), "has an absolute name"},
+                {F("-rw-r--r--", "manifests/evil.yaml"), "\"manifests/evil.yaml\" is not under"},
+                {F("-rw-r--r--", "static-pod-resources/etcd-certs/configmaps/restore-etcd-pod/pod.yaml"),
+                 "\"static-pod-resources/etcd-certs/configmaps/restore-etcd-pod/pod.yaml\" is not under"},
+                {F("-rw-r--r--", "static-pod-resources/etcd-pod-/x"), "is not under"},
+                {F("-rw-r--r--", "static-pod-resources/etcd-pod-3x/x"), "is not under"},
+                {F("-rw-r--r--", "static-pod-resources/other-pod-3/x"), "is not under"},
+                {F("-rw-r--r--", "static-pod-resources/etcd-pod-3"), "is not under"},
+                {F("-rw-r--r--", "static-pod-resources"), "is not under"},
+                {F("-rw-r--r--", "static-pod-resources-x/etcd-pod-3/a"), "is not under"},
+                {F("-rw-r--r--", "static-pod-resources/etcd-pod-3/a b"), "is not under"},
+                {F("-rw-r--r--", "static-pod-resources/etcd-pod-3/a\\\"b"), "characters outside"},
+                {F("-rw-r--r--", "static-pod-resources/etcd-pod-3/a\\nb"), "characters outside"},
+                {"-rw-r--r-- 0/0 17 2026-11-25 10:15:00 static-pod-resources/etcd-pod-3/a\n", "cannot read"},
+                {"-rw-r--r-- 0/0 17 2026-11-25 10:15:00 \"static-pod-resources/etcd-pod-3/a\" x\n",
+                 "more than its name"},
+                {D("static-pod-resources/") "Vrw-r--r-- 0/0 0 2026-11-25 10:15:00 "
+                                            "\"static-pod-resources/\"\n",
+                 "neither a regular file nor a directory"},
+        };
+        for (size_t i = 0; i < ELEMENTSOF(bad); i++) {
+                why[0] = 0;
+                if (restore_tar_listing_check(bad[i].listing, why, sizeof why) != -EINVAL ||
+                    !strstr(why, bad[i].why))
+                        fail_msg("case %zu: \"%s\" lacks \"%s\"", i, why, bad[i].why);
+        }
+#undef D
+#undef F
+}
+
 /* ---- revision.json ---- */
 
 /* cluster-restore picks the newest snapshot and the tarball of the same backup. */
@@ -689,6 +758,7 @@ int main(void)
                 cmocka_unit_test(test_backup_names),
                 cmocka_unit_test(test_names),
                 cmocka_unit_test(test_restore_pick_backup),
+                cmocka_unit_test(test_restore_tar_listing),
                 cmocka_unit_test(test_bump_target),
                 cmocka_unit_test(test_revision),
                 cmocka_unit_test(test_envvar_name),
