@@ -478,6 +478,7 @@ static int run(const Flags *f)
                     0)
                 return log_error("cannot watch signals or arm the memory trim timer"), EXIT_RUNTIME;
 
+        /* The limits as readyz has them (httpserver.c): its own liveness probe comes here too. */
         HttpServerConfig hc = {.address = addr, .port = port};
         r = http_server_new(e, &hc, &o.http);
         if (r < 0)

@@ -222,6 +222,8 @@ static int readyz_run(const Flags *f)
         etcd_client_set_timeout(z.client, f->timeout);
 
         sd_event *e = loop_get_event(z.loop);
+        /* The server's limits as shipped (per client address, per request; httpserver.c says
+         * why): every pod can reach this port, and etcd's liveness depends on it. */
         HttpServerConfig hc = {.address = f->address,
                                .port = (uint16_t) f->port,
                                .tls_cert_pem = scert,

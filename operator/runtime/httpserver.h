@@ -3,7 +3,10 @@
  * with no thread of its own: its epoll fd is an sd-event I/O source and its
  * timeout an sd-event timer, so handlers run on the loop thread and may read
  * caches directly. Only GET and HEAD are served (405 otherwise), 404 for any
- * other path. Connections are bounded in number and idle time. */
+ * other path. Connections are bounded in number, per client address, in idle
+ * time and in the time a request may take to arrive, so that slow or idle
+ * clients cannot starve a probe from another address (etcd's probes go
+ * through this server; see httpserver.c for what each limit is for). */
 #pragma once
 
 #include <stdint.h>
@@ -20,12 +23,15 @@ typedef struct HttpServer HttpServer;
 typedef bool (*HttpReadyFunc)(void *userdata, const char **ret_reason);
 
 typedef struct HttpServerConfig {
-        const char *address;       /* numeric IPv4/IPv6 literal; NULL = "0.0.0.0" */
-        uint16_t port;             /* 0 = a free port, see http_server_get_port() */
-        const char *tls_cert_pem;  /* both set = HTTPS (copied); -EOPNOTSUPP if */
-        const char *tls_key_pem;   /* libmicrohttpd lacks TLS */
-        unsigned max_connections;  /* 0 = 64 */
-        usec_t connection_timeout; /* idle limit, whole seconds; 0 = 30 s */
+        const char *address;             /* numeric IPv4/IPv6 literal; NULL = "0.0.0.0" */
+        uint16_t port;                   /* 0 = a free port, see http_server_get_port() */
+        const char *tls_cert_pem;        /* both set = HTTPS (copied); -EOPNOTSUPP if */
+        const char *tls_key_pem;         /* libmicrohttpd lacks TLS */
+        unsigned max_connections;        /* 0 = 512 */
+        unsigned max_connections_per_ip; /* 0 = 8; more from one address are closed at once */
+        usec_t connection_timeout;       /* idle limit, whole seconds; 0 = 10 s */
+        usec_t request_timeout; /* a request whole (TLS handshake, headers, body), from the accept or
+                                 * the last response, however slowly it trickles; 0 = 10 s */
 } HttpServerConfig;
 
 /* Whether this libmicrohttpd was built with GnuTLS (Debian's is). */

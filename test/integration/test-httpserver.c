@@ -12,6 +12,7 @@
 #include <curl/curl.h>
 #include <dirent.h>
 #include <fcntl.h>
+#include <inttypes.h>
 #include <netinet/in.h>
 #include <openssl/pem.h>
 #include <openssl/x509v3.h>
@@ -369,7 +370,9 @@ static void test_many_requests(void **state)
         static const long codes[] = {200, 200, 200, 404};
         _cleanup_(loop_unrefp) Loop *l = loop_new();
         _cleanup_(metrics_registry_freep) MetricsRegistry *reg = metrics_registry_new();
-        _cleanup_(http_server_freep) HttpServer *s = server_new(l, NULL);
+        /* One client address here: its limit (8 by default) raised for the 48 at once below. */
+        HttpServerConfig cfg = {.address = "127.0.0.1", .max_connections_per_ip = 64};
+        _cleanup_(http_server_freep) HttpServer *s = server_new(l, &cfg);
         Metric *m = NULL;
 
         assert_int_equal(metrics_counter(reg, &m, "ceo_requests_total", "Requests.", NULL), 0);
@@ -383,7 +386,7 @@ static void test_many_requests(void **state)
          * whole request would make MHD close after every response. */
         assert_int_equal(http_server_get_connections(s), 1);
 
-        /* 48 at once, within the default limit of 64 connections. */
+        /* 48 at once, within the limits. */
         HttpRequest *reqs[48] = {};
         Call calls[48] = {};
         for (unsigned i = 0; i < ELEMENTSOF(reqs); i++) {
@@ -464,6 +467,191 @@ static void test_idle_timeout(void **state)
         raw_close(&raw);
         wait_connections(l, s, 0);
 
+        s = http_server_free(s);
+        assert_int_equal(loop_http_in_flight(l), 0);
+}
+
+/* ---- idle and slow clients (review H3, M8) ---- */
+
+static void make_cert(char **ret_cert, char **ret_key);
+
+#define ATTACK_IDLE 200
+#define ATTACK_SLOW 50
+#define ATTACK_TICK (100 * USEC_PER_MSEC)
+
+/* One client address (127.0.0.2) that keeps ATTACK_IDLE connections open doing nothing and
+ * ATTACK_SLOW trickling a request one byte per tick (partial headers; for TLS a ClientHello
+ * record that never ends), and opens them again whenever the server closes them. */
+typedef struct Attacker {
+        uint16_t port;
+        bool tls;
+        int fds[ATTACK_IDLE + ATTACK_SLOW];
+        size_t sent[ATTACK_IDLE + ATTACK_SLOW];
+        unsigned ticks, reconnects, max_connections;
+        HttpServer *server;
+        sd_event_source *timer;
+} Attacker;
+
+static int attacker_connect(uint16_t port)
+{
+        struct sockaddr_in src = {.sin_family = AF_INET, .sin_addr.s_addr = htonl(0x7f000002)};
+        struct sockaddr_in dst = {
+                .sin_family = AF_INET, .sin_port = htons(port), .sin_addr.s_addr = htonl(INADDR_LOOPBACK)};
+        int fd = socket(AF_INET, SOCK_STREAM | SOCK_CLOEXEC | SOCK_NONBLOCK, 0);
+        assert_true(fd >= 0);
+        assert_int_equal(bind(fd, (struct sockaddr *) &src, sizeof src), 0);
+        if (connect(fd, (struct sockaddr *) &dst, sizeof dst) < 0)
+                assert_int_equal(errno, EINPROGRESS);
+        return fd;
+}
+
+static bool attacker_closed(int fd)
+{
+        char b;
+        ssize_t n = recv(fd, &b, 1, MSG_PEEK | MSG_DONTWAIT);
+        return n == 0 || (n < 0 && errno != EAGAIN && errno != EWOULDBLOCK);
+}
+
+static int on_attack_tick(sd_event_source *src, uint64_t usec, void *userdata)
+{
+        static const char http_head[] = "GET /healthz HTTP/1.1\r\nHost: x\r\nX-Slow: ";
+        static const char tls_head[] = "\x16\x03\x01\x02\x00\x01\x00\x01\xfc\x03\x03";
+        Attacker *a = userdata;
+
+        a->ticks++;
+        a->max_connections = MAX(a->max_connections, http_server_get_connections(a->server));
+        for (size_t i = 0; i < ELEMENTSOF(a->fds); i++) {
+                /* Closed by the server: opened again (every 10th tick, not to spin). */
+                if (a->ticks % 10 == 0 && attacker_closed(a->fds[i])) {
+                        (void) close(a->fds[i]);
+                        a->fds[i] = attacker_connect(a->port);
+                        a->sent[i] = 0;
+                        a->reconnects++;
+                }
+                if (i < ATTACK_IDLE)
+                        continue;
+                const char *head = a->tls ? tls_head : http_head;
+                size_t hlen = a->tls ? sizeof tls_head - 1 : sizeof http_head - 1;
+                char c = a->sent[i] < hlen ? head[a->sent[i]] : 'a';
+                if (send(a->fds[i], &c, 1, MSG_NOSIGNAL | MSG_DONTWAIT) == 1)
+                        a->sent[i]++;
+        }
+        (void) sd_event_source_set_time(src, usec + ATTACK_TICK);
+        return sd_event_source_set_enabled(src, SD_EVENT_ONESHOT);
+}
+
+static void attacker_start(Loop *l, HttpServer *s, bool tls, Attacker *a)
+{
+        *a = (Attacker){.port = http_server_get_port(s), .tls = tls, .server = s};
+        for (size_t i = 0; i < ELEMENTSOF(a->fds); i++)
+                a->fds[i] = attacker_connect(a->port);
+        assert_int_equal(sd_event_add_time_relative(loop_get_event(l), &a->timer, CLOCK_MONOTONIC, 0, 1,
+                                                    on_attack_tick, a),
+                         0);
+}
+
+static void attacker_stop(Attacker *a)
+{
+        a->timer = sd_event_source_disable_unref(a->timer);
+        for (size_t i = 0; i < ELEMENTSOF(a->fds); i++)
+                (void) close(a->fds[i]);
+}
+
+/* While one address holds ATTACK_IDLE idle and ATTACK_SLOW slow connections (and opens them
+ * again as they are closed), a probe from another loopback address gets 200 within 1 s,
+ * every time, for longer than the request timeout (so the slow ones are cut and come back).
+ * Before the per-address limit and the request deadline, the 64-connection cap made the
+ * probe wait in the accept queue until the server dropped idle connections (30 s) and
+ * forever behind slow ones. */
+static void probe_beside_attacker(bool tls)
+{
+        _cleanup_(loop_unrefp) Loop *l = loop_new();
+        _cleanup_free_ char *cert = NULL, *key = NULL;
+        HttpServerConfig cfg = {.address = "127.0.0.1"}; /* the limits as shipped */
+        Attacker a;
+        unsigned probes = 0;
+        bool never = false;
+
+        if (tls) {
+                make_cert(&cert, &key);
+                cfg.tls_cert_pem = cert;
+                cfg.tls_key_pem = key;
+        }
+        _cleanup_(http_server_freep) HttpServer *s = server_new(l, &cfg);
+        HttpTls client_tls = {.ca_pem = cert};
+        _cleanup_free_ char *url = url_for(s, tls ? "https" : "http", "/healthz");
+        attacker_start(l, s, tls, &a);
+        (void) loop_run_until(l, &never, 500 * USEC_PER_MSEC); /* the attack in place first */
+
+        for (usec_t end = now_usec(CLOCK_MONOTONIC) + 11 * USEC_PER_SEC; now_usec(CLOCK_MONOTONIC) < end;) {
+                _cleanup_(http_request_unrefp) HttpRequest *r = http_request_new("GET", url);
+                Call c = {};
+                assert_non_null(r);
+                http_request_set_timeout(r, USEC_PER_SEC);
+                if (tls)
+                        assert_int_equal(http_request_set_tls(r, &client_tls), 0);
+                usec_t t0 = now_usec(CLOCK_MONOTONIC);
+                assert_int_equal(loop_http_start(l, r, on_done, &c), 0);
+                assert_int_equal(loop_run_until(l, &c.done, DEADLINE), 0);
+                usec_t took = now_usec(CLOCK_MONOTONIC) - t0;
+                if (c.error < 0 || http_request_get_status(r) != 200 || took >= USEC_PER_SEC)
+                        fail_msg("%s probe %u beside %u idle and %u slow connections: error %d, status %ld, "
+                                 "%" PRIu64 " ms (server holds %u connections)",
+                                 tls ? "HTTPS" : "HTTP", probes, ATTACK_IDLE, ATTACK_SLOW, c.error,
+                                 http_request_get_status(r), took / USEC_PER_MSEC,
+                                 http_server_get_connections(s));
+                probes++;
+                (void) loop_run_until(l, &never, 200 * USEC_PER_MSEC);
+        }
+        /* The attack reached the server (it held a full share) and was cut back to it. */
+        assert_true(probes >= 30);
+        assert_true(a.max_connections >= 8);
+        assert_true(a.max_connections <= 8 + 2);
+        assert_true(a.reconnects > 0);
+        attacker_stop(&a);
+        wait_connections(l, s, 0);
+        s = http_server_free(s);
+        assert_int_equal(loop_http_in_flight(l), 0);
+}
+
+static void test_probe_beside_idle_and_slow_clients(void **state)
+{
+        probe_beside_attacker(false);
+}
+
+static void test_probe_beside_idle_and_slow_tls_clients(void **state)
+{
+        if (!http_server_tls_supported())
+                fail_msg("libmicrohttpd was built without TLS (GnuTLS): install Debian's libmicrohttpd12 "
+                         "(hack/install-deps.sh), which has it");
+        probe_beside_attacker(true);
+}
+
+/* A slow request is cut at the request timeout even though it never goes idle. */
+static void test_request_timeout(void **state)
+{
+        _cleanup_(loop_unrefp) Loop *l = loop_new();
+        HttpServerConfig cfg = {.address = "127.0.0.1", .request_timeout = USEC_PER_SEC};
+        _cleanup_(http_server_freep) HttpServer *s = server_new(l, &cfg);
+        Raw raw;
+        bool never = false;
+
+        raw_open(l, s, &raw);
+        usec_t start = now_usec(CLOCK_MONOTONIC);
+        wait_connections(l, s, 1);
+        static const char req[] = "GET /healthz HTTP/1.1\r\nX-Slow: aaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaa";
+        for (size_t i = 0; i < sizeof req - 1 && !raw.eof; i++) {
+                (void) send(raw.fd, req + i, 1, MSG_NOSIGNAL);
+                (void) loop_run_until(l, &never, 100 * USEC_PER_MSEC);
+        }
+        assert_int_equal(loop_run_until(l, &raw.eof, DEADLINE), 0);
+        usec_t took = raw.eof_at - start;
+        assert_true(took >= 900 * USEC_PER_MSEC);
+        assert_true(took < 3 * USEC_PER_SEC);
+        raw_close(&raw);
+        wait_connections(l, s, 0);
+        /* A whole request on a kept-alive connection after that is served as before. */
+        expect(l, s, "GET", "/healthz", 200, "ok", TEXT_PLAIN);
         s = http_server_free(s);
         assert_int_equal(loop_http_in_flight(l), 0);
 }
@@ -868,6 +1056,9 @@ int main(void)
                 cmocka_unit_test(test_many_requests),
                 cmocka_unit_test(test_connection_limit),
                 cmocka_unit_test(test_idle_timeout),
+                cmocka_unit_test(test_request_timeout),
+                cmocka_unit_test(test_probe_beside_idle_and_slow_clients),
+                cmocka_unit_test(test_probe_beside_idle_and_slow_tls_clients),
                 cmocka_unit_test(test_free_is_clean),
                 cmocka_unit_test(test_config_errors),
                 cmocka_unit_test(test_ipv6_loopback),
