@@ -9,7 +9,7 @@ packages=(
         libcurl4-openssl-dev libcjson-dev libssl-dev libc-ares-dev libsystemd-dev
         libyaml-dev libmicrohttpd-dev libcmocka-dev
         python3 dnsmasq-base util-linux iproute2 openssl curl valgrind nghttp2-proxy
-        sudo tar gzip nodejs
+        sudo tar gzip nodejs haproxy
 )
 
 missing=()
@@ -81,11 +81,13 @@ if ! etcd_ok etcd-server || ! etcd_ok etcd-client; then
                 { echo "install-deps: etcd-server and etcd-client $etcd_min or newer could not be installed" >&2; exit 1; }
 fi
 
-# kubectl comes with the machine image (the behaviour in shared/reference/kube-api.md
-# is that kubectl's). Say so loudly when it is missing; the tests that need it fail
-# with the same message.
+# Kubernetes' own control plane for the e2e scenarios and the demo: kube-apiserver,
+# kube-controller-manager, kube-scheduler and kubectl of one pinned release, built with
+# the machine's Go into a cache outside the tree (hack/build-kube.sh; nothing when built).
+bash "$(dirname "$0")/build-kube.sh" >/dev/null || { echo "install-deps: building Kubernetes failed" >&2; exit 1; }
+# The tests of the API simulator still run the kubectl of the machine image.
 if ! command -v kubectl >/dev/null; then
-        echo "install-deps: WARNING: kubectl is not on PATH; kubectl conformance tests will fail" >&2
+        echo "install-deps: WARNING: kubectl is not on PATH; the simulator's kubectl conformance tests will fail" >&2
 fi
 # Debian ships etcd under /usr/bin/etcd; make sure it runs at all.
 etcd --version >/dev/null
