@@ -1,0 +1,253 @@
+#!/usr/bin/env python3
+"""Conformance of test/kube/control-plane, the harness every e2e scenario on Kubernetes' own
+control plane stands on. On a TLS etcd of its own (client certificates required), it checks:
+- kube-apiserver, kube-controller-manager and kube-scheduler of the pinned release serve
+  (`kubectl version` names it), with the OpenShift CRDs established;
+- a node's kubeconfig authenticates as system:node:<name> in system:nodes, and the Node
+  authorizer and NodeRestriction hold it to its own objects (403s the `denials` command lists);
+- ServiceAccount tokens (TokenRequest) authenticate and RBAC applies to them;
+- kube-controller-manager runs: the ServiceAccount controller gives a new namespace its
+  `default` account;
+- the kube-apiserver operator's part: a changed etcd-endpoints ConfigMap publishes
+  config-N and rolls kube-apiserver (a new PID) onto the new etcd-servers with no request
+  refused through the load balancer meanwhile, and every node reaches currentRevision N.
+Usage: test_control_plane.py"""
+import json
+import os
+import random
+import shutil
+import signal
+import subprocess
+import sys
+import tempfile
+import threading
+import time
+
+HERE = os.path.dirname(os.path.abspath(__file__))
+CP = os.path.join(HERE, "control-plane")
+ROOT = os.path.normpath(os.path.join(HERE, "..", ".."))
+
+
+def log(msg):
+    print("[%s] %s" % (time.strftime("%H:%M:%S"), msg), flush=True)
+
+
+def openssl(*args):
+    subprocess.run(["openssl"] + list(args), check=True, capture_output=True)
+
+
+def etcd_pki(d, ip):
+    openssl("req", "-x509", "-newkey", "ec", "-pkeyopt", "ec_paramgen_curve:prime256v1", "-nodes", "-keyout",
+            os.path.join(d, "ca.key"), "-out", os.path.join(d, "ca.crt"), "-days", "2", "-subj", "/CN=etcd-ca")
+    for name, ext in (("server", "extendedKeyUsage=serverAuth,clientAuth\nsubjectAltName=IP:%s" % ip),
+                      ("client", "extendedKeyUsage=clientAuth")):
+        with open(os.path.join(d, name + ".ext"), "w") as f:
+            f.write("basicConstraints=CA:FALSE\n%s\n" % ext)
+        openssl("req", "-new", "-newkey", "ec", "-pkeyopt", "ec_paramgen_curve:prime256v1", "-nodes", "-keyout",
+                os.path.join(d, name + ".key"), "-out", os.path.join(d, name + ".csr"), "-subj", "/CN=" + name)
+        openssl("x509", "-req", "-in", os.path.join(d, name + ".csr"), "-CA", os.path.join(d, "ca.crt"), "-CAkey",
+                os.path.join(d, "ca.key"), "-CAcreateserial", "-days", "2", "-extfile", os.path.join(d, name + ".ext"),
+                "-out", os.path.join(d, name + ".crt"))
+
+
+def wait_for(what, pred, timeout, interval=0.5):
+    t0 = time.monotonic()
+    last = None
+    while time.monotonic() - t0 < timeout:
+        try:
+            v = pred()
+            if v:
+                return v
+        except Exception as e:  # noqa: BLE001 - report the last reason
+            last = e
+        time.sleep(interval)
+    raise AssertionError("timed out after %ds waiting for %s%s" % (timeout, what, " (%s)" % last if last else ""))
+
+
+class World:
+    def __init__(self):
+        self.dir = tempfile.mkdtemp(prefix="ceo-kube-cp-", dir="/dev/shm" if os.access("/dev/shm", os.W_OK) else None)
+        self.net = "127.%d.%d" % (random.randint(20, 250), random.randint(1, 250))
+        self.procs = []
+        r = subprocess.run(["bash", os.path.join(ROOT, "hack", "build-kube.sh"), "--bin-dir"], capture_output=True,
+                           text=True)
+        if r.returncode != 0:
+            raise SystemExit(r.stderr.strip())
+        self.bin = r.stdout.strip()
+
+    def spawn(self, name, argv):
+        p = subprocess.Popen(argv, stdout=open(os.path.join(self.dir, name + ".log"), "w"), stderr=subprocess.STDOUT)
+        self.procs.append(p)
+        return p
+
+    def kubectl(self, kubeconfig, *args, check=True, input=None):
+        r = subprocess.run([os.path.join(self.bin, "kubectl"), "--kubeconfig", kubeconfig] + list(args),
+                           capture_output=True, text=True, input=input)
+        if check and r.returncode != 0:
+            raise AssertionError("kubectl %s: %s" % (" ".join(args), r.stderr.strip()))
+        return r
+
+    def close(self, failed):
+        for p in reversed(self.procs):
+            if p.poll() is None:
+                p.send_signal(signal.SIGTERM)
+                try:
+                    p.wait(timeout=40)
+                except subprocess.TimeoutExpired:
+                    p.kill()
+                    p.wait()
+        if failed:
+            for f in sorted(os.listdir(self.dir)):
+                if f.endswith(".log"):
+                    sys.stdout.write("---- %s ----\n%s\n" % (f, open(os.path.join(self.dir, f)).read()[-2500:]))
+            for f in ("kube-apiserver-a.log", "kube-apiserver-b.log"):
+                p = os.path.join(self.dir, "kube", f)
+                if os.path.exists(p):
+                    sys.stdout.write("---- kube/%s ----\n%s\n" % (f, open(p).read()[-2500:]))
+        shutil.rmtree(self.dir, ignore_errors=True)
+
+
+def main():
+    w = World()
+    failed = True
+    try:
+        run(w)
+        failed = False
+    finally:
+        w.close(failed)
+    log("ok")
+
+
+def run(w):
+    ip_etcd, ip_api = w.net + ".5", w.net + ".1"
+    pki = os.path.join(w.dir, "etcd-pki")
+    os.makedirs(pki)
+    etcd_pki(pki, ip_etcd)
+    f = lambda n: os.path.join(pki, n)  # noqa: E731
+    url = "https://%s:2379" % ip_etcd
+    w.spawn("etcd", ["etcd", "--name", "e", "--data-dir", os.path.join(w.dir, "etcd"),
+                     "--listen-client-urls", url, "--advertise-client-urls", url,
+                     "--listen-peer-urls", "http://%s:2380" % ip_etcd,
+                     "--initial-advertise-peer-urls", "http://%s:2380" % ip_etcd,
+                     "--initial-cluster", "e=http://%s:2380" % ip_etcd,
+                     "--cert-file", f("server.crt"), "--key-file", f("server.key"),
+                     "--trusted-ca-file", f("ca.crt"), "--client-cert-auth"])
+    kdir = os.path.join(w.dir, "kube")
+    cp = w.spawn("control-plane", [sys.executable, CP, "run", "--dir", kdir, "--ip", ip_api, "--bin-dir", w.bin,
+                                   "--etcd-servers", url, "--etcd-cacert", f("ca.crt"), "--etcd-cert",
+                                   f("client.crt"), "--etcd-key", f("client.key"), "--kas-node-names", "n1,n2"])
+    admin = os.path.join(kdir, "kubeconfig")
+
+    def ready():
+        assert cp.poll() is None, "control-plane exited %s" % cp.returncode
+        return os.path.exists(os.path.join(kdir, "ready"))
+    wait_for("the control plane to serve", ready, 240)
+
+    # The pinned release, built from k8s.io/kubernetes.
+    v = json.loads(w.kubectl(admin, "version", "-o", "json").stdout)
+    want = subprocess.run([os.path.join(w.bin, "kube-apiserver"), "--version"], capture_output=True,
+                          text=True).stdout.split()[-1]
+    assert v["serverVersion"]["gitVersion"] == want == v["clientVersion"]["gitVersion"], v
+    assert want.startswith("v1."), want
+    log("kube-apiserver %s, kubectl %s" % (v["serverVersion"]["gitVersion"], v["clientVersion"]["gitVersion"]))
+    for crd in ("etcds.operator.openshift.io", "clusteroperators.config.openshift.io",
+                "kubeapiservers.operator.openshift.io", "etcdbackups.operator.openshift.io"):
+        w.kubectl(admin, "get", "crd", crd)
+    # The CRDs' real schema validation: a bad enum is refused.
+    r = w.kubectl(admin, "apply", "-f", "-", check=False, input=json.dumps({
+        "apiVersion": "operator.openshift.io/v1", "kind": "Etcd", "metadata": {"name": "cluster"},
+        "spec": {"managementState": "Sometimes"}}))
+    assert r.returncode != 0 and "managementState" in r.stderr, r.stderr
+
+    # kube-controller-manager: a new namespace gets its default ServiceAccount.
+    w.kubectl(admin, "create", "namespace", "openshift-etcd")
+    wait_for("ServiceAccount openshift-etcd/default (kube-controller-manager)", lambda: w.kubectl(
+        admin, "-n", "openshift-etcd", "get", "serviceaccount", "default", check=False).returncode == 0, 60)
+
+    # A node's identity: system:node:n1 in system:nodes, held by the Node authorizer and NodeRestriction.
+    n1 = subprocess.run([sys.executable, CP, "node-kubeconfig", kdir, "n1"], capture_output=True, text=True,
+                        check=True).stdout.strip()
+    who = json.loads(w.kubectl(n1, "auth", "whoami", "-o", "json").stdout)["status"]["userInfo"]
+    assert who["username"] == "system:node:n1" and "system:nodes" in who["groups"], who
+    for node in ("n1", "n2"):
+        w.kubectl(admin, "create", "-f", "-", input=json.dumps({
+            "apiVersion": "v1", "kind": "Node", "metadata": {"name": node}}))
+    w.kubectl(n1, "label", "node", "n1", "topology.kubernetes.io/zone=a")
+    r = w.kubectl(n1, "label", "node", "n2", "topology.kubernetes.io/zone=a", check=False)
+    assert r.returncode != 0 and "forbidden" in r.stderr.lower(), r.stderr
+    w.kubectl(admin, "-n", "openshift-etcd", "create", "secret", "generic", "etcd-signer", "--from-literal=k=v")
+    r = w.kubectl(n1, "-n", "openshift-etcd", "get", "secret", "etcd-signer", check=False)
+    assert r.returncode != 0 and "forbidden" in r.stderr.lower(), r.stderr
+
+    # A ServiceAccount's token (TokenRequest) authenticates; RBAC grants nothing by default.
+    w.kubectl(admin, "-n", "openshift-etcd", "create", "serviceaccount", "probe")
+    token = w.kubectl(admin, "-n", "openshift-etcd", "create", "token", "probe").stdout.strip()
+    sa = os.path.join(w.dir, "probe.kubeconfig")  # the token alone: no client certificate beside it
+    with open(sa, "w") as fh:
+        fh.write("apiVersion: v1\nkind: Config\ncurrent-context: p\nclusters:\n- name: k\n  cluster:\n"
+                 "    server: %s\n    certificate-authority: %s\nusers:\n- name: p\n  user:\n    token: %s\n"
+                 "contexts:\n- name: p\n  context:\n    cluster: k\n    user: p\n" % (
+                     open(os.path.join(kdir, "server-url")).read().strip(), os.path.join(kdir, "ca.crt"), token))
+    r = w.kubectl(sa, "-n", "openshift-etcd", "get", "configmaps", check=False)
+    assert r.returncode != 0 and "system:serviceaccount:openshift-etcd:probe" in r.stderr, r.stderr
+
+    # The denials the audit log recorded: ours (nodes, openshift-* ServiceAccounts) only.
+    def denied():
+        out = subprocess.run([sys.executable, CP, "denials", kdir], capture_output=True, text=True).stdout
+        return out.splitlines()
+    lines = wait_for("the audit log to record the denials", lambda: len(denied()) >= 3 and denied(), 30)
+    assert any("system:node:n1 get /api/v1/namespaces/openshift-etcd/secrets/etcd-signer" in ln for ln in lines), lines
+    assert any(ln.startswith("system:node:n1 get /api/v1/nodes/n2") for ln in lines), lines  # not even its read
+    assert any(ln.startswith("system:serviceaccount:openshift-etcd:probe list") for ln in lines), lines
+    log("denials recorded: %d" % len(lines))
+
+    # The kube-apiserver operator's part: etcd-endpoints changes, a revision rolls.
+    w.kubectl(admin, "apply", "-f", "-", input=json.dumps({
+        "apiVersion": "operator.openshift.io/v1", "kind": "KubeAPIServer", "metadata": {"name": "cluster"},
+        "spec": {"managementState": "Managed"}}))
+    w.kubectl(admin, "create", "-f", "-", input=json.dumps({
+        "apiVersion": "v1", "kind": "ConfigMap", "metadata": {"name": "etcd-endpoints", "namespace": "openshift-etcd"},
+        "data": {"1": ip_etcd}}))
+
+    def revision(n):
+        kas = json.loads(w.kubectl(admin, "get", "kubeapiservers.operator.openshift.io", "cluster", "-o",
+                                   "json").stdout).get("status") or {}
+        at = {s["nodeName"]: s.get("currentRevision") for s in kas.get("nodeStatuses") or []}
+        return kas.get("latestAvailableRevision") == n and at == {"n1": n, "n2": n}
+    wait_for("revision 1 on n1 and n2", lambda: revision(1), 60)
+    pid = int(open(os.path.join(kdir, "kube-apiserver.pid")).read())
+
+    # A second URL (the annotation's bootstrap IP, where nothing listens): a new revision, and
+    # kube-apiserver rolled onto it while a reader keeps asking through the load balancer.
+    errors, stop = [], threading.Event()
+
+    def reader():
+        while not stop.is_set():
+            r = w.kubectl(admin, "get", "namespace", "openshift-etcd", "-o", "name", check=False)
+            if r.returncode != 0:
+                errors.append(r.stderr.strip())
+            time.sleep(0.2)
+    t = threading.Thread(target=reader)
+    t.start()
+    try:
+        w.kubectl(admin, "-n", "openshift-etcd", "annotate", "configmap", "etcd-endpoints",
+                  "alpha.installer.openshift.io/etcd-bootstrap=%s.9" % w.net)
+        wait_for("revision 2 on n1 and n2", lambda: revision(2), 120)
+        time.sleep(2)
+    finally:
+        stop.set()
+        t.join()
+    cfg = json.loads(w.kubectl(admin, "-n", "openshift-kube-apiserver", "get", "configmap", "config-2", "-o",
+                               "json").stdout)
+    servers = json.loads(cfg["data"]["config.yaml"])["apiServerArguments"]["etcd-servers"]
+    assert servers == sorted([url, "https://%s.9:2379" % w.net]), servers
+    new = int(open(os.path.join(kdir, "kube-apiserver.pid")).read())
+    assert new != pid, "kube-apiserver was not restarted (pid %d)" % pid
+    args = open("/proc/%d/cmdline" % new).read().split("\0")
+    assert "--etcd-servers=" + ",".join(servers) in args, args
+    assert not errors, "requests failed while kube-apiserver rolled: %s" % errors[:3]
+    log("revision 2 rolled: kube-apiserver pid %d -> %d, no request failed" % (pid, new))
+
+
+if __name__ == "__main__":
+    main()
