@@ -66,6 +66,18 @@ bool ip_is_documentation(const IpAddr *a)
         return false;
 }
 
+bool ip_is_special(const IpAddr *a)
+{
+        static const char *const ranges[] = {"0.0.0.0/32", "127.0.0.0/8", "169.254.0.0/16", "224.0.0.0/24",
+                                             "::/128",     "::1/128",     "fe80::/10",      "ff02::/16"};
+        for (size_t i = 0; i < ELEMENTSOF(ranges); i++) {
+                Cidr c;
+                if (cidr_parse(ranges[i], &c) >= 0 && cidr_contains(&c, a))
+                        return true;
+        }
+        return false;
+}
+
 char *ip_to_string(const IpAddr *a, char *buf, size_t n)
 {
         return inet_ntop(a->family, a->bytes, buf, (socklen_t) n) ? buf : NULL;

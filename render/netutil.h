@@ -21,6 +21,10 @@ int cidr_parse(const char *s, Cidr *ret);
 bool cidr_contains(const Cidr *c, const IpAddr *a);
 /* 192.0.2.0/24, 198.51.100.0/24, 203.0.113.0/24, 2001:db8::/32. */
 bool ip_is_documentation(const IpAddr *a);
+/* What Kubernetes' ValidateNonSpecialIP refuses in an Endpoints address: unspecified,
+ * loopback (127.0.0.0/8, ::1), link-local unicast (169.254.0.0/16, fe80::/10) and
+ * link-local multicast (224.0.0.0/24, ff02::/16). */
+bool ip_is_special(const IpAddr *a);
 /* Canonical text ("10.0.0.1", "fd00::1") into buf (>= INET6_ADDRSTRLEN). */
 char *ip_to_string(const IpAddr *a, char *buf, size_t n);
 /* "10.0.0.1" or "[fd00::1]", into buf (>= INET6_ADDRSTRLEN + 2). */

@@ -514,6 +514,33 @@ static void test_host_endpoints_no_addresses(void **state)
         fixture_free(f);
 }
 
+/* Loopback and link-local InternalIPs are left out (kube-apiserver refuses them in
+ * Endpoints: every write would fail); with no other address the object holds none,
+ * and the sync does not fail. */
+static void test_host_endpoints_special_addresses(void **state)
+{
+        Fixture *f = fixture_new();
+        fixture_master(f, "master-0", "127.0.100.10", true);
+        fixture_master(f, "master-1", "fe80::1", true);
+        assert_int_equal(fixture_sync(f, &controller_host_endpoints), 0);
+        const Intent *a = fixture_find(f, INTENT_APPLY, "endpoints", "host-etcd-2");
+        assert_non_null(a);
+        assert_int_equal(cJSON_GetArraySize(json_get_array(a->object, "subsets")), 0);
+        assert_int_equal(fixture_feed(f, W_ETCD_ENDPOINTS), 1);
+        expect_no_writes(f, &controller_host_endpoints);
+        /* As the API returns it: no subsets key at all. */
+        fixture_add(f, W_ETCD_ENDPOINTS,
+                    "{\"apiVersion\":\"v1\",\"kind\":\"Endpoints\",\"metadata\":{\"name\":\"host-etcd-2\","
+                    "\"namespace\":\"openshift-etcd\"}}");
+        expect_no_writes(f, &controller_host_endpoints);
+        fixture_master(f, "master-2", "10.0.0.3", true);
+        fixture_master(f, "master-3", "169.254.0.7", true);
+        assert_int_equal(fixture_sync(f, &controller_host_endpoints), 0);
+        expect_addresses(fixture_find(f, INTENT_APPLY, "endpoints", "host-etcd-2")->object,
+                         "[{\"ip\":\"10.0.0.3\",\"hostname\":\"master-2\",\"nodeName\":\"master-2\"}]");
+        fixture_free(f);
+}
+
 int main(void)
 {
         const struct CMUnitTest tests[] = {
@@ -538,6 +565,7 @@ int main(void)
                 cmocka_unit_test(test_host_endpoints_without_cm_keeps_annotation),
                 cmocka_unit_test(test_host_endpoints_ipv6_and_fqdn),
                 cmocka_unit_test(test_host_endpoints_no_addresses),
+                cmocka_unit_test(test_host_endpoints_special_addresses),
         };
         return cmocka_run_group_tests(tests, NULL, NULL);
 }
