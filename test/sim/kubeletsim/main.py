@@ -235,11 +235,16 @@ class Kubelet:
                 log.warning("marking pod %s failed: %s", md["name"], e)
                 time.sleep(1)
 
-    def remove_api_pod(self, uid, grace=None):
+    def remove_api_pod(self, uid, grace=None, pod=None):
+        """Stops the pod's containers; `pod` (its deletion asked for): once none runs, the pod is
+        deleted for good, as the kubelet does (at once for a pod that has finished or never ran)."""
         with self.lock:
             w = self.workers.get(uid)
         if w is not None:
             w.terminate(grace, remove=True)
+        elif pod is not None and not self.shutting_down:
+            md = pod.get("metadata") or {}
+            self.status.delete_pod(md.get("namespace"), md.get("name"), uid)
 
     def worker_done(self, w):
         with self.lock:
@@ -250,6 +255,8 @@ class Kubelet:
             if w.source == "api":
                 self.completed.add(w.uid)
         log.info("pod %s (uid %s): worker finished", w.key, w.uid)
+        if w.source == "api" and w.terminate_requested and w.remove_dir and not self.shutting_down:
+            self.status.delete_pod(w.ns, w.pod_name, w.uid)
 
     def mirror_deleted(self, uid):
         if uid in self.manifests.active and not self.shutting_down:

@@ -216,6 +216,6 @@ class ApiPodSource(threading.Thread):
             return
         self.known[uid] = pod
         if md.get("deletionTimestamp"):
-            self.node.remove_api_pod(uid, grace=md.get("deletionGracePeriodSeconds"))
+            self.node.remove_api_pod(uid, grace=md.get("deletionGracePeriodSeconds"), pod=pod)
             return
         self.node.add_api_pod(pod)

@@ -42,6 +42,16 @@ class StatusManager(threading.Thread):
             self.idle.clear()
             self.cond.notify()
 
+    def delete_pod(self, ns, name, uid):
+        """An API pod whose deletion was asked for and whose containers have all stopped: the
+        kubelet's last word on it is a DELETE with grace period 0 (uid precondition), which is
+        what removes a pod bound to a node from kube-apiserver (until then it only carries a
+        deletionTimestamp)."""
+        with self.cond:
+            self.pending[uid] = ("delete-pod", ns, name, uid)
+            self.idle.clear()
+            self.cond.notify()
+
     def resync(self, uid):
         """Re-post the last status (e.g. the mirror pod was deleted by someone)."""
         w = self.node.workers.get(uid)
@@ -75,6 +85,8 @@ class StatusManager(threading.Thread):
             try:
                 if item[0] == "status":
                     self._sync_status(item[1], item[2])
+                elif item[0] == "delete-pod":
+                    self._delete_pod(*item[1:])
                 else:
                     self._delete_mirror(*item[1:])
                 failed.pop(uid, None)
@@ -118,6 +130,16 @@ class StatusManager(threading.Thread):
                 if e.code != 409:
                     raise
         raise ApiError(409, "status update kept conflicting")
+
+    def _delete_pod(self, ns, name, uid):
+        path = "/api/v1/namespaces/%s/pods/%s" % (quote(ns), quote(name))
+        try:
+            self.node.client.delete(path, {"kind": "DeleteOptions", "apiVersion": "v1", "gracePeriodSeconds": 0,
+                                           "preconditions": {"uid": uid}})
+            log.info("pod %s/%s: containers stopped, deleted", ns, name)
+        except ApiError as e:
+            if e.code not in (404, 409):  # gone already, or another pod of that name now
+                raise
 
     # -- mirror pods ----------------------------------------------------------------------
     def _mirror_body(self, w):
