@@ -21,6 +21,8 @@ import urllib.parse
 
 ROOT = os.path.normpath(os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", ".."))
 SIM_UP = os.path.join(ROOT, "hack", "sim-up.sh")
+# Kubernetes' own control plane (test/kube/control-plane): E2E_API=kube, the simulator otherwise.
+KUBE_CP = os.path.join(ROOT, "test", "kube", "control-plane")
 KUBELET = os.path.join(ROOT, "test", "sim", "kubelet-sim")
 # Strict images: what each image reference runs (images/<name>/Containerfile, built into
 # <build>/images/<name> by hack/image-rootfs.py); an image not listed cannot be pulled.
@@ -73,7 +75,12 @@ class ApiClient:
         field = lambda k: re.search(r"^\s*%s: (\S+)$" % k, text, re.M).group(1)  # noqa: E731
         url = urllib.parse.urlsplit(field("server"))
         ctx = ssl.create_default_context(cadata=base64.b64decode(field("certificate-authority-data")).decode())
-        self.local.token = field("token")
+        if re.search(r"^\s*token: ", text, re.M):
+            self.local.token = field("token")
+        else:  # a client certificate (the real control plane's admin kubeconfig)
+            self.local.token = None
+            base = os.path.dirname(os.path.abspath(self.kubeconfig))
+            ctx.load_cert_chain(*(os.path.join(base, field(k)) for k in ("client-certificate", "client-key")))
         self.local.conn = http.client.HTTPSConnection(url.hostname, url.port, context=ctx, timeout=60)
 
     def call(self, method, path, body=None):
@@ -83,8 +90,9 @@ class ApiClient:
             if getattr(self.local, "conn", None) is None:
                 self._connect()
             try:
-                headers = {"Authorization": "Bearer " + self.local.token, "Accept": "application/json",
-                           "User-Agent": "e2e"}
+                headers = {"Accept": "application/json", "User-Agent": "e2e"}
+                if self.local.token:
+                    headers["Authorization"] = "Bearer " + self.local.token
                 if data is not None:
                     headers["Content-Type"] = "application/json"
                 self.local.conn.request(method, path, body=data, headers=headers)
@@ -169,6 +177,14 @@ class Env:
         self.net = "127.%d.%d" % (random.randint(20, 250), random.randint(1, 250))
         self.procs = []
         self.sim_dir = None
+        self.kube_dir = None  # the real control plane's (start_kube)
+        # E2E_API=kube: Kubernetes' own kube-apiserver, kube-controller-manager and kube-scheduler
+        # (hack/build-kube.sh) and the kubectl of the same release; otherwise the API simulator.
+        self.api_kind = os.environ.get("E2E_API", "sim")
+        self.kube_bin = kube_bin_dir() if self.api_kind == "kube" else None
+        self.kubectl_bin = os.path.join(self.kube_bin, "kubectl") if self.kube_bin else "kubectl"
+        if self.kube_bin:  # the runbooks' `kubectl`, run word for word, is that release's too
+            os.environ["PATH"] = self.kube_bin + os.pathsep + os.environ.get("PATH", "")
         self.kubeconfig = None
         self.kubectl_cache = os.path.join(self.dir, "kubectl-cache")
         self.client = None  # ApiClient of get_json and api()
@@ -221,10 +237,13 @@ class Env:
             if self.dir.startswith("/dev/shm/"):
                 log("it holds %.1f GB of memory (/dev/shm is RAM) until removed: rm -rf %s" % (
                     tree_bytes(self.dir) / 1e9, self.dir))
-            for f in sorted(os.listdir(self.dir)):
-                if f.endswith(".log"):
-                    tail = open(os.path.join(self.dir, f), errors="replace").read()[-3000:]
-                    sys.stdout.write("---- %s (tail) ----\n%s\n" % (f, tail))
+            logs = [os.path.join(self.dir, f) for f in sorted(os.listdir(self.dir)) if f.endswith(".log")]
+            if self.kube_dir and os.path.isdir(self.kube_dir):
+                logs += [os.path.join(self.kube_dir, f) for f in sorted(os.listdir(self.kube_dir))
+                         if f.endswith(".log") and not f.startswith("audit")]
+            for path in logs:
+                tail = open(path, errors="replace").read()[-3000:]
+                sys.stdout.write("---- %s (tail) ----\n%s\n" % (os.path.relpath(path, self.dir), tail))
         if why:
             log("FAILED: %s" % why)
         if not keep_test_dirs() and exc[0] is None:
@@ -234,7 +253,13 @@ class Env:
         return False
 
     def rbac_denials(self):
-        """The requests the simulator's RBAC refused (its log's "RBAC DENY" lines)."""
+        """The requests the authorizer refused: the real API's 403s (its audit log of ServiceAccounts'
+        and nodes' requests), or the simulator's RBAC DENY lines."""
+        if self.kube_dir:
+            if not os.path.isdir(self.kube_dir):
+                return []
+            r = subprocess.run([sys.executable, KUBE_CP, "denials", self.kube_dir], capture_output=True, text=True)
+            return r.stdout.splitlines()
         path = os.path.join(self.sim_dir or "", "sim.log")
         if not self.sim_dir or not os.path.exists(path):
             return []
@@ -286,8 +311,44 @@ class Env:
             wait_for("the HTTP/2 front to reach the API simulator", front_serves, 30)
         log("API simulator up")
 
+    def start_kube(self, etcd_servers, etcd_tls, node_names=(), goaway_chance=None):
+        """Kubernetes' own control plane on this world's address .1 (test/kube/control-plane): returns
+        once its admin kubeconfig exists; wait_kube_ready() then waits until it serves with the
+        CRDs. It runs kube-apiserver on etcd_servers (it retries until that etcd answers), follows
+        the etcd-endpoints the operator publishes for node_names as the kube-apiserver operator
+        does, and records every request of ServiceAccounts and nodes (rbac_denials)."""
+        self.kube_dir = os.path.join(self.dir, "kube")
+        cacert, cert, key = etcd_tls
+        argv = [sys.executable, KUBE_CP, "run", "--dir", self.kube_dir, "--ip", self.ip(1), "--bin-dir", self.kube_bin,
+                "--etcd-servers", ",".join(etcd_servers), "--etcd-cacert", cacert, "--etcd-cert", cert,
+                "--etcd-key", key, "--kas-node-names", ",".join(node_names)]
+        if goaway_chance is None:
+            goaway_chance = os.environ.get("E2E_GOAWAY_CHANCE", "0")
+        argv += ["--goaway-chance", str(goaway_chance)]
+        self.kube_proc = self.spawn("control-plane", argv)
+        self.kubeconfig = os.path.join(self.kube_dir, "kubeconfig")
+
+        def written():
+            if self.kube_proc.poll() is not None:
+                raise AssertionError("control-plane exited %d (control-plane.log)" % self.kube_proc.returncode)
+            return os.path.exists(self.kubeconfig)
+        wait_for("the control plane's kubeconfig", written, 60)
+        log("control plane started (%s)" % self.kubeconfig)
+
+    def wait_kube_ready(self, timeout):
+        def ready():
+            if self.kube_proc.poll() is not None:
+                raise SystemExit("control-plane exited %d" % self.kube_proc.returncode)
+            return os.path.exists(os.path.join(self.kube_dir, "ready"))
+        wait_for("kube-apiserver to serve with the CRDs", ready, timeout)
+        log("kube-apiserver up: %s" % self.kubectl("version").stdout.strip().replace("\n", "; "))
+
+    def kube_pid(self, name="kube-apiserver"):
+        """The PID of the control plane's process `name` now."""
+        return int(open(os.path.join(self.kube_dir, name + ".pid")).read())
+
     def kubectl(self, *args, check=True, input=None):
-        r = subprocess.run(["kubectl", "--kubeconfig", self.kubeconfig, "--cache-dir", self.kubectl_cache]
+        r = subprocess.run([self.kubectl_bin, "--kubeconfig", self.kubeconfig, "--cache-dir", self.kubectl_cache]
                            + list(args), capture_output=True, text=True, input=input)
         if check and r.returncode != 0:
             raise AssertionError("kubectl %s: %s" % (" ".join(args), r.stderr.strip()))
@@ -354,6 +415,15 @@ class Env:
                 "--bootstrap-ip", bootstrap_ip, "--hostname", hostname, "--listen-on-node-ip",
                 "--control-plane-hardware-speed", "Slower"] + list(extra)
         return subprocess.run(argv, capture_output=True, text=True)
+
+
+def kube_bin_dir():
+    """Where hack/build-kube.sh put Kubernetes' binaries (it says how to build them when it has not)."""
+    r = subprocess.run(["bash", os.path.join(ROOT, "hack", "build-kube.sh"), "--bin-dir"], capture_output=True,
+                       text=True)
+    if r.returncode != 0:
+        raise SystemExit(r.stderr.strip())
+    return r.stdout.strip()
 
 
 def keep_test_dirs():

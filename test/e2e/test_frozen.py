@@ -87,7 +87,8 @@ def freeze_api(c, watcher):
     """SIGSTOP the API simulator once a learner is listed; SIGCONT after FREEZE s."""
     members = wait_for("a learner in the member list", lambda: (lambda ms: ms if any(
         m.get("isLearner") for m in ms) else None)(c.etcd.members(c.endpoints())), TIMEOUT)
-    sim_pid = int(open(os.path.join(c.env.sim_dir, "sim.pid")).read())
+    # The API server: the simulator, or the kube-apiserver serving behind the control plane's haproxy.
+    sim_pid = c.env.kube_pid() if c.env.kube_dir else int(open(os.path.join(c.env.sim_dir, "sim.pid")).read())
     log("freezing the API server (pid %d) with %s listed" % (sim_pid, [(m.get("name") or "(unstarted)",
                                                                         bool(m.get("isLearner"))) for m in members]))
     os.kill(sim_pid, signal.SIGSTOP)

@@ -80,7 +80,7 @@ class PodWatch(threading.Thread):
         self.proc = None
 
     def _spawn(self):
-        argv = ["kubectl", "--kubeconfig", self.env.kubeconfig, "--cache-dir", self.env.kubectl_cache,
+        argv = [self.env.kubectl_bin, "--kubeconfig", self.env.kubeconfig, "--cache-dir", self.env.kubectl_cache,
                 "get", "pods", "-n", "openshift-etcd", "-w", "-o", "json", "--output-watch-events"]
         errf = open(os.path.join(self.env.dir, "pod-watch.log"), "a")
         self.proc = subprocess.Popen(argv, stdout=subprocess.PIPE, stderr=errf)
