@@ -6,9 +6,9 @@ does when bootstrap is done; then, once EtcdBootstrapMemberRemoved=True (what
 openshift-install waits for), it destroys the bootstrap host: SIGTERM to that
 host's kubelet simulator (the PID local-up recorded), which stops its pods,
 then the Node and its mirror pods are deleted, as the node lifecycle
-controller and the pod GC would. The kube-apiserver's part (following
-etcd-endpoints, publishing config-<N> revisions) is the API simulator's own
-(storage mode b). Runs until SIGTERM.
+controller and the pod GC would. The kube-apiserver operator's part (following
+etcd-endpoints, publishing config-<N> revisions, rolling kube-apiserver onto
+them) is test/kube/control-plane's. Runs until SIGTERM.
 Usage: cluster-actors.py KUBECONFIG BOOTSTRAP_KUBELET_PIDFILE"""
 import json
 import os

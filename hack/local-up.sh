@@ -1,9 +1,10 @@
 #!/usr/bin/env bash
 # The demo: installs what is needed, builds, and runs a whole OpenShift-style
-# etcd bootstrap on loopback: `render` on a simulated bootstrap host, the
-# Kubernetes API simulator storing everything in the etcd being managed (it
-# starts on the rendered bootstrap member and follows the etcd-endpoints the
-# operator publishes, like a kube-apiserver), the bootstrap etcd run by a
+# etcd bootstrap on loopback: `render` on a simulated bootstrap host,
+# Kubernetes' own kube-apiserver (with kube-controller-manager and
+# kube-scheduler: test/kube/control-plane) storing everything in the etcd being
+# managed (it starts on the rendered bootstrap member and is rolled onto the
+# etcd-endpoints the operator publishes), the bootstrap etcd run by a
 # kubelet simulator, three simulated masters, the operator, and the
 # installer's part (hack/cluster-actors.py: bootstrap complete, then the
 # bootstrap host destroyed once its member is removed). It shows progress as
@@ -22,6 +23,14 @@ state=${LOCAL_UP_DIR:-$root/.local-up}
 net=${LOCAL_UP_NET:-127.0.100}
 masters=(master-0 master-1 master-2)
 
+# running PID: the process exists and is not a zombie (an exited child of ours that PID 1
+# has not reaped yet answers kill -0 too).
+running() {
+        local st
+        st=$(ps -o stat= -p "$1" 2>/dev/null) || return 1
+        [[ $st != Z* ]]
+}
+
 stop_pids() {
         local f pid
         for f in "$state"/pids/*.pid; do
@@ -34,7 +43,7 @@ stop_pids() {
         for f in "$state"/pids/*.pid; do
                 [ -f "$f" ] || continue
                 pid=$(cat "$f")
-                for _ in $(seq 1 100); do kill -0 "$pid" 2>/dev/null || break; sleep 0.1; done
+                for _ in $(seq 1 100); do running "$pid" || break; sleep 0.1; done
                 kill -KILL "$pid" 2>/dev/null || true
                 rm -f "$f"
         done
@@ -42,9 +51,6 @@ stop_pids() {
 
 down() {
         stop_pids
-        if [ -d "$state/sim" ]; then
-                bash "$root/hack/sim-up.sh" stop "$state/sim" >/dev/null 2>&1 || true
-        fi
         echo "local-up: stopped"
 }
 
@@ -66,6 +72,10 @@ else
         make -s -C "$root/build" -j2 cluster-etcd-operator images  # the kubelets run strict images
         bin=$root/build/cluster-etcd-operator
 fi
+# Kubernetes' own kube-apiserver, kube-controller-manager, kube-scheduler and kubectl
+# (hack/build-kube.sh, run by install-deps.sh); kubectl of that release for every call here.
+kube_bin=$(bash "$root/hack/build-kube.sh" --bin-dir)
+export PATH=$kube_bin:$PATH
 
 if [ -d "$state/pids" ] && ls "$state"/pids/*.pid >/dev/null 2>&1; then
         echo "local-up: already running; 'hack/local-up.sh --down' first" >&2
@@ -95,12 +105,19 @@ tls=$state/assets/tls
 
 # As on a bootstrap host, the API server is configured against the bootstrap
 # etcd before that etcd runs; the kubelets retry the API until it serves.
-echo "local-up: the API simulator on https://$net.1:6443, stored in the bootstrap etcd (https://$net.5:2379)"
-SIM_LISTEN="$net.1:6443" SIM_WAIT_FOR=kubeconfig bash "$root/hack/sim-up.sh" start "$state/sim" \
-        --etcd-endpoints "https://$net.5:2379" --etcd-cacert "$tls/etcd-ca-bundle.crt" \
+echo "local-up: kube-apiserver on https://$net.1:6443 (behind haproxy), stored in the bootstrap etcd (https://$net.5:2379)"
+# test/kube/control-plane: kube-apiserver, kube-controller-manager and kube-scheduler, and the
+# kube-apiserver operator's part: it follows the etcd-endpoints the operator publishes.
+start_bg control-plane python3 "$root/test/kube/control-plane" run --dir "$state/kube" --ip "$net.1" --port 6443 \
+        --etcd-servers "https://$net.5:2379" --etcd-cacert "$tls/etcd-ca-bundle.crt" \
         --etcd-cert "$tls/etcd-client.crt" --etcd-key "$tls/etcd-client.key" \
-        --kas-node-names "$(IFS=,; echo "${masters[*]}")" --etcd-wait 120 >/dev/null
-export KUBECONFIG=$state/sim/kubeconfig
+        --kas-node-names "$(IFS=,; echo "${masters[*]}")" --goaway-chance 0.001
+for _ in $(seq 1 600); do
+        [ -f "$state/kube/kubeconfig" ] && break
+        kill -0 "$(cat "$state/pids/control-plane.pid")" 2>/dev/null || { echo "local-up: the control plane exited" >&2; false; }
+        sleep 0.1
+done
+export KUBECONFIG=$state/kube/kubeconfig
 kc() { kubectl --cache-dir "$state/kubectl-cache" "$@"; }
 
 # Strict images, as test/e2e/e2e.py has them: a container runs only its image's commands.
@@ -119,21 +136,14 @@ for i in 0 1 2; do
                 --node-ip "$net.$((10 + i))" --root "$state/nodes/master-$i" --kubeconfig "$KUBECONFIG" \
                 --operator-binary "$bin" --master --backoff-base 0.5 --backoff-max 5 --startup-probe-step 0.5 "${image_flags[@]}"
 done
-for _ in $(seq 1 1200); do
-        [ -f "$state/sim/ready" ] && break
-        kill -0 "$(cat "$state/sim/sim.pid")" 2>/dev/null || { echo "local-up: the API simulator exited" >&2; false; }
+for _ in $(seq 1 1800); do
+        [ -f "$state/kube/ready" ] && break
+        kill -0 "$(cat "$state/pids/control-plane.pid")" 2>/dev/null || { echo "local-up: the control plane exited" >&2; false; }
         sleep 0.1
 done
-[ -f "$state/sim/ready" ] || { echo "local-up: the API simulator did not serve within 120 s" >&2; false; }
-if [ -f "$state/sim/front-url" ]; then
-        # The HTTP/2 front (SIM_HTTP2) holds off for a while after its backend refused
-        # connections (the kubelets asked before the simulator served): 502 until then.
-        for _ in $(seq 1 600); do
-                [ "$(curl -sk -o /dev/null -w '%{http_code}' "$(cat "$state/sim/front-url")/healthz")" = 200 ] && break
-                sleep 0.1
-        done
-fi
-echo "local-up: the bootstrap etcd runs; the API simulator serves from it"
+[ -f "$state/kube/ready" ] || { echo "local-up: kube-apiserver did not serve within 180 s" >&2; false; }
+echo "local-up: the bootstrap etcd runs; kube-apiserver serves from it"
+kc version | sed 's/^/  /'
 
 echo "local-up: the cluster-version operator's objects"
 kc apply -f "$root/manifests/local-up/" >/dev/null
@@ -141,7 +151,7 @@ kc patch etcd cluster --type=merge -p '{"spec":{"unsupportedConfigOverrides":{"l
 kc patch infrastructure cluster --subresource=status --type=merge -p '{"status":{"infrastructureName":"local-up","platformStatus":{"type":"None"},"controlPlaneTopology":"HighlyAvailable","infrastructureTopology":"HighlyAvailable"}}' >/dev/null
 kc create namespace openshift-kube-apiserver >/dev/null 2>&1 || true
 kc apply -f "$root/test/data/render/cluster-config.yaml" >/dev/null
-# The API simulator may have created kubeapiservers/cluster already (it publishes its revisions there).
+# The control plane may have created kubeapiservers/cluster already (it publishes its revisions there).
 kc create -f - >/dev/null 2>&1 <<'KAS' || kc patch kubeapiserver cluster --type=merge -p '{"spec":{"managementState":"Managed"}}' >/dev/null
 apiVersion: operator.openshift.io/v1
 kind: KubeAPIServer
@@ -151,6 +161,15 @@ spec:
   managementState: Managed
 KAS
 for f in "$state"/assets/manifests/*-ns.yaml "$state"/assets/manifests/*.yaml; do
+        if [[ $f == *_deployment.yaml ]]; then
+                # The operator runs below as a process of this script (its log is the demo's
+                # progress); its Deployment asks for no replica, or kube-controller-manager and
+                # the scheduler would place one on a master and a kubelet would run it too.
+                kc create -f "$f" --dry-run=client -o json |
+                        python3 -c 'import json,sys; o=json.load(sys.stdin); o["spec"]["replicas"]=0; print(json.dumps(o))' |
+                        kc create -f - >/dev/null 2>&1 || true
+                continue
+        fi
         kc create -f "$f" >/dev/null 2>&1 || true
 done
 start_bg cluster-actors python3 "$root/hack/cluster-actors.py" "$KUBECONFIG" "$state/pids/kubelet-bootstrap.pid"
@@ -208,14 +227,13 @@ until settled; do
         # The new lines of the three logs, merged in time order (every line starts with HH:MM:SS;
         # within a second the actors' lines come first: the operator reacts to them).
         batch=
-        for log in cluster-actors sim operator; do
+        for log in cluster-actors control-plane operator; do
                 f=$state/logs/$log.log
-                [ $log = sim ] && f=$state/sim/sim.log
                 n=${seen[$log]:-0}
                 total=$(wc -l <"$f" 2>/dev/null || echo 0)
                 [ "$total" -gt "$n" ] || continue
                 batch+=$(tail -n +$((n + 1)) "$f" | head -n $((total - n)) |
-                        grep -E "issuing a new certificate|creating revision|installing revision|etcd add learner|etcd promote|etcd remove|bootstrap complete|bootstrap host|published kube-apiserver revision" |
+                        grep -E "issuing a new certificate|creating revision|installing revision|etcd add learner|etcd promote|etcd remove|bootstrap complete|bootstrap host|kube-apiserver revision" |
                         grep -v "starting$" | sed -E 's/^[IWE][0-9]{4} ([0-9:]+)\.[0-9]+ +[0-9]+ [^]]+\] /\1 /' || true)$'\n'
                 seen[$log]=$total
         done
@@ -232,17 +250,20 @@ echo
 kc get etcd cluster -o jsonpath='{range .status.conditions[?(@.status=="True")]}{.type}: {.reason} {.message}{"\n"}{end}' | grep -v "Degraded:" || true
 echo
 kc get co etcd
-denied=$(grep -c "RBAC DENY" "$state/sim/sim.log" || true)
+denied=$(python3 "$root/test/kube/control-plane" denials "$state/kube" | wc -l)
 if [ "${denied:-0}" -gt 0 ]; then
-        echo "local-up: WARNING: RBAC denied $denied request(s) (grep 'RBAC DENY' $state/sim/sim.log)" >&2
+        echo "local-up: WARNING: the API refused $denied request(s) of ours: python3 test/kube/control-plane denials $state/kube" >&2
 else
-        echo "RBAC: the operator and the pods ran on their ServiceAccounts' tokens; no request was denied."
+        echo "RBAC: the operator and the pods ran on their ServiceAccounts' tokens; kube-apiserver refused no request of theirs."
 fi
 cat <<MSG
 
-The simulated control plane is up: etcd runs on ${masters[*]} ($net.10-12); the bootstrap member is gone.
+The control plane is up: kube-apiserver $(kc version -o json | python3 -c 'import json,sys; print(json.load(sys.stdin)["serverVersion"]["gitVersion"])') with kube-controller-manager
+and kube-scheduler on https://$net.1:6443, stored in the etcd the operator runs on ${masters[*]}
+($net.10-12, kubelets simulated); the bootstrap member is gone.
 
 export KUBECONFIG=$KUBECONFIG
+export PATH=$kube_bin:\$PATH    # kubectl $(kubectl version --client -o json | python3 -c 'import json,sys; print(json.load(sys.stdin)["clientVersion"]["gitVersion"])')
 
 Try:
   kubectl get etcd cluster -o yaml
