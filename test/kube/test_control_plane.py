@@ -26,6 +26,8 @@ import time
 HERE = os.path.dirname(os.path.abspath(__file__))
 CP = os.path.join(HERE, "control-plane")
 ROOT = os.path.normpath(os.path.join(HERE, "..", ".."))
+sys.path.insert(0, os.path.join(ROOT, "test", "e2e"))
+from e2e import wait_for  # noqa: E402
 
 
 def log(msg):
@@ -48,20 +50,6 @@ def etcd_pki(d, ip):
         openssl("x509", "-req", "-in", os.path.join(d, name + ".csr"), "-CA", os.path.join(d, "ca.crt"), "-CAkey",
                 os.path.join(d, "ca.key"), "-CAcreateserial", "-days", "2", "-extfile", os.path.join(d, name + ".ext"),
                 "-out", os.path.join(d, name + ".crt"))
-
-
-def wait_for(what, pred, timeout, interval=0.5):
-    t0 = time.monotonic()
-    last = None
-    while time.monotonic() - t0 < timeout:
-        try:
-            v = pred()
-            if v:
-                return v
-        except Exception as e:  # noqa: BLE001 - report the last reason
-            last = e
-        time.sleep(interval)
-    raise AssertionError("timed out after %ds waiting for %s%s" % (timeout, what, " (%s)" % last if last else ""))
 
 
 class World:
