@@ -20,6 +20,7 @@ struct KubeClient {
         uint64_t n_requests;
         uint64_t n_retries;
         bool closing;
+        bool http2;
 };
 
 struct KubeCall {
@@ -108,6 +109,11 @@ const KubeConfig *kube_client_get_config(KubeClient *c)
 void kube_client_set_timeout(KubeClient *c, usec_t timeout)
 {
         c->timeout = timeout;
+}
+
+void kube_client_set_http2(KubeClient *c, bool http2)
+{
+        c->http2 = http2;
 }
 
 void kube_client_get_counters(KubeClient *c, uint64_t *requests, uint64_t *retries)
@@ -426,6 +432,7 @@ static int call_send(KubeCall *call)
         if (r < 0)
                 return r;
         http_request_set_timeout(req, call->timeout);
+        http_request_set_http1(req, !c->http2);
         if (call->on_line) {
                 http_request_set_stream(req, on_stream_data);
                 http_request_set_long_lived(req, true);

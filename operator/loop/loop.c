@@ -36,6 +36,7 @@ struct HttpRequest {
         Buf resp;
         HttpDataFunc stream;
         bool long_lived;
+        bool http1;
         HttpDoneFunc done;
         void *userdata;
         int write_error;
@@ -432,6 +433,11 @@ void http_request_set_stream(HttpRequest *r, HttpDataFunc f)
         r->stream = f;
 }
 
+void http_request_set_http1(HttpRequest *r, bool http1)
+{
+        r->http1 = http1;
+}
+
 void http_request_set_long_lived(HttpRequest *r, bool long_lived)
 {
         r->long_lived = long_lived;
@@ -659,6 +665,8 @@ int loop_http_start(Loop *l, HttpRequest *r, HttpDoneFunc done, void *userdata)
         (void) curl_easy_setopt(c, CURLOPT_UPLOAD_BUFFERSIZE, 16384L);
         if (r->long_lived)
                 (void) curl_easy_setopt(c, CURLOPT_BUFFERSIZE, (long) LOOP_LONG_LIVED_BUFFER);
+        if (r->http1)
+                (void) curl_easy_setopt(c, CURLOPT_HTTP_VERSION, (long) CURL_HTTP_VERSION_1_1);
         if (r->timeout != USEC_INFINITY && r->timeout > 0)
                 (void) curl_easy_setopt(c, CURLOPT_TIMEOUT_MS, (long) (r->timeout / USEC_PER_MSEC));
         if (streq(r->method, "GET"))

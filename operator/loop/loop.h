@@ -78,6 +78,9 @@ void http_request_set_stream(HttpRequest *r, HttpDataFunc f);
  * 16 KiB, and its connection does not count against the
  * LOOP_IDLE_CONNECTIONS kept open between requests. Set before starting. */
 void http_request_set_long_lived(HttpRequest *r, bool long_lived);
+/* Asks for HTTP/1.1 where the server would otherwise agree on HTTP/2 (ALPN).
+ * Set before starting. */
+void http_request_set_http1(HttpRequest *r, bool http1);
 #define LOOP_LONG_LIVED_BUFFER 4096
 #define LOOP_IDLE_CONNECTIONS  8
 

@@ -89,6 +89,9 @@ static int setup(void **state)
         }
         loop = loop_new();
         client = kube_client_new(loop, cfg);
+        /* integration/test-kube-client-h2: the HTTP/2 path, off by default (kube/client.h). */
+        if (client && getenv("KUBE_HTTP2"))
+                kube_client_set_http2(client, true);
         _cleanup_(cJSON_Deletep) cJSON *ns =
                 parse("{\"apiVersion\":\"v1\",\"kind\":\"Namespace\",\"metadata\":{\"name\":\"" NS "\"}}");
         assert_int_equal(kube_create(client, &KUBE_NAMESPACES, NULL, ns, on_result, &r), 0);
