@@ -1,5 +1,10 @@
-/* Event recorder with a small correlation cache. */
+/* Event recorder with a small correlation cache. A write the server did not
+ * take for a passing reason (5xx, no connection) is sent again a few times, as
+ * client-go's recorder does: an event is often written at the very moment the
+ * cluster changes under it (seen: the ScaleDown event of a member removal
+ * answered 500 "raft: stopped" by the member being removed). */
 #include <stdarg.h>
+#include <systemd/sd-event.h>
 
 #include "base/hashmap.h"
 #include "base/json.h"
@@ -8,6 +13,7 @@
 
 #define DEDUP_WINDOW (10 * 60 * USEC_PER_SEC)
 #define MAX_TRACKED  256
+#define MAX_TRIES    5 /* then dropped; 1 s, 2 s, 3 s, 4 s apart */
 
 typedef struct Seen {
         char *event_name; /* NULL until the create succeeded */
@@ -30,7 +36,18 @@ typedef struct Pending {
         EventRecorder *rec;
         char *key;
         struct Pending *next;
+        cJSON *body;            /* a create's Event, to send again */
+        unsigned tries;         /* writes sent so far */
+        sd_event_source *retry; /* set while waiting to send again (no write in flight) */
 } Pending;
+
+static void pending_free(Pending *p)
+{
+        sd_event_source_disable_unref(p->retry);
+        cJSON_Delete(p->body);
+        free(p->key);
+        free(p);
+}
 
 static void seen_free(void *p)
 {
@@ -45,8 +62,14 @@ EventRecorder *event_recorder_free(EventRecorder *r)
 {
         if (!r)
                 return NULL;
-        for (Pending *p = r->pending; p; p = p->next)
-                p->rec = NULL;
+        /* A write in flight frees its Pending in on_done; one waiting to be sent again goes now. */
+        for (Pending *p = r->pending, *next; p; p = next) {
+                next = p->next;
+                if (p->retry)
+                        pending_free(p);
+                else
+                        p->rec = NULL;
+        }
         hashmap_free(r->seen);
         free(r->component);
         free(r->host);
@@ -88,26 +111,81 @@ void event_recorder_get_counts(EventRecorder *r, uint64_t *written, uint64_t *dr
                 *dropped = r->dropped;
 }
 
-static void on_done(KubeClient *c, const KubeResponse *resp, void *userdata)
+static void on_done(KubeClient *c, const KubeResponse *resp, void *userdata);
+
+static bool passing(int error)
+{
+        switch (error) {
+        case -EREMOTEIO: /* 5xx */
+        case -EBUSY:     /* 429 */
+        case -ETIMEDOUT:
+        case -ECONNRESET:
+        case -ECONNREFUSED:
+        case -EPIPE:
+        case -EAGAIN:
+        case -EHOSTUNREACH:
+        case -ENETUNREACH:
+                return true;
+        default:
+                return false;
+        }
+}
+
+static int on_retry(sd_event_source *src, uint64_t usec, void *userdata)
 {
         Pending *p = userdata;
         EventRecorder *r = p->rec;
 
+        (void) src;
+        (void) usec;
+        p->retry = sd_event_source_disable_unref(p->retry);
+        p->tries++;
+        if (kube_create(r->client, &KUBE_EVENTS, r->namespace, p->body, on_done, p) < 0) {
+                KubeResponse failed = {.error = -ENOMEM};
+                on_done(r->client, &failed, p);
+        }
+        return 0;
+}
+
+/* Arms the next try of a create that failed for a passing reason; false when there is none. */
+static bool retry_later(EventRecorder *r, Pending *p, int error)
+{
+        if (!p->body || !passing(error) || p->tries >= MAX_TRIES)
+                return false;
+        Loop *l = kube_client_get_loop(r->client);
+        if (sd_event_add_time_relative(loop_get_event(l), &p->retry, CLOCK_MONOTONIC,
+                                       p->tries * USEC_PER_SEC, 0, on_retry, p) < 0)
+                return false;
+        log_debug("event %s: not recorded (%s), sending it again in %u s", p->key, strerror(-error),
+                  p->tries);
+        return true;
+}
+
+static void on_done(KubeClient *c, const KubeResponse *resp, void *userdata)
+{
+        Pending *p = userdata;
+        EventRecorder *r = p->rec;
+        int error = resp->error;
+
         (void) c;
         if (!r) {
-                free(p->key);
-                free(p);
+                pending_free(p);
                 return;
         }
+        /* A try after one whose outcome was unknown may find it written. */
+        if (error == -EEXIST && p->tries > 1)
+                error = 0;
+        if (error < 0 && retry_later(r, p, error))
+                return; /* stays pending, its Seen too */
         for (Pending **pp = &r->pending; *pp; pp = &(*pp)->next)
                 if (*pp == p) {
                         *pp = p->next;
                         break;
                 }
         Seen *s = hashmap_get(r->seen, p->key);
-        if (resp->error < 0) {
+        if (error < 0) {
                 r->dropped++;
-                log_debug("event %s: not recorded: %s", p->key, strerror(-resp->error));
+                log_debug("event %s: not recorded: %s", p->key, strerror(-error));
                 /* Forget it, so the next occurrence creates a fresh event. */
                 if (s && !s->event_name) {
                         (void) hashmap_remove(r->seen, p->key); /* frees s */
@@ -115,14 +193,15 @@ static void on_done(KubeClient *c, const KubeResponse *resp, void *userdata)
                 }
         } else {
                 r->written++;
-                const char *name = json_get_string(resp->body, "metadata.name");
+                const char *name = resp->body ? json_get_string(resp->body, "metadata.name") : NULL;
+                if (!name && p->body)
+                        name = json_get_string(p->body, "metadata.name");
                 if (s && !s->event_name && name)
                         s->event_name = strdup(name);
         }
         if (s)
                 s->pending = false;
-        free(p->key);
-        free(p);
+        pending_free(p);
 }
 
 static void expire(EventRecorder *r, usec_t now)
@@ -219,15 +298,16 @@ void event_record(EventRecorder *r, bool warning, const char *reason, const char
                 } else {
                         *s = (Seen){.count = 1, .first = now, .last = now, .pending = true};
                         body = build_event(r, type, reason, msg, ts);
-                        e = body ? kube_create(r->client, &KUBE_EVENTS, r->namespace, body, on_done, p)
-                                 : -ENOMEM;
+                        p->body = body ? cJSON_Duplicate(body, true) : NULL;
+                        p->tries = 1;
+                        e = p->body ? kube_create(r->client, &KUBE_EVENTS, r->namespace, body, on_done, p)
+                                    : -ENOMEM;
                 }
         }
         if (e < 0) {
                 r->dropped++;
                 (void) hashmap_remove(r->seen, key);
-                free(p->key);
-                free(p);
+                pending_free(p);
                 return;
         }
         p->next = r->pending;
