@@ -17,7 +17,7 @@ learner and promotes it; the rest of the rollout follows. Checked: the
 watcher's invariants (quorum never lost, no membership change while another
 voter is unhealthy, never a voter of two restarted), no acknowledged write
 lost, the member back under a new ID on https://NEW:2380 and serving TLS for
-the new address, the old data kept, etcd-endpoints and host-etcd-2 on the
+the new address, the old data kept, etcd-endpoints on the
 new address, clusteroperator/etcd settled, and
 docs/runbooks/address-change.md, run word for word, shows the removal and
 says done. Python 3 stdlib only."""
@@ -80,4 +80,4 @@ def check_master_moves(c, node, new_ip):
         "EtcdMembersProgressing=False" in out and new_ip in out and old_ip not in out, \
         "the runbook's step 2 does not say done: %s" % out
     c.check_writer(writer)
-    c.check_endpoints()  # etcd-endpoints and host-etcd-2 on the new address
+    c.check_endpoints()  # etcd-endpoints on the new address
