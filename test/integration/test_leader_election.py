@@ -88,6 +88,15 @@ class Proc:
         return self.p.wait(timeout=20)
 
 
+def log_time(proc, what):
+    """Seconds of the day of the last klog line of proc's log that contains `what`."""
+    with open(proc.log.name) as f:
+        lines = [ln for ln in f if what in ln]
+    assert lines, "%s never logged %r" % (proc.log.name, what)
+    hh, mm, ss = lines[-1].split()[1].split(":")
+    return int(hh) * 3600 + int(mm) * 60 + float(ss)
+
+
 def wait_for(pred, timeout, what):
     t0 = time.monotonic()
     while time.monotonic() - t0 < timeout:
@@ -128,7 +137,14 @@ def main():
         assert procs["a"].stop(signal.SIGTERM) == 0, "a must exit 0 on SIGTERM"
         took = wait_for(lambda: procs["b"].leader() and lease_holder() == "b", 5, "b to lead after SIGTERM")
         print("b leads %.2f s after a's SIGTERM (retry period 1 s)" % (time.monotonic() - t0))
-        assert time.monotonic() - t0 < 1.2 + 2.5
+        # The handover itself, by the two operators' own clocks: from a's release to b's
+        # acquisition. What the test waits for around it (a's exit under ASan, its polls) is
+        # not the operator's: in a loaded clean-clone CI run those made 3.96 s of a 0.86 s handover.
+        released = log_time(procs["a"], "released lease")
+        acquired = log_time(procs["b"], "acquired lease")
+        print("b acquired the lease %.2f s after a released it" % (acquired - released))
+        assert 0 <= acquired - released < 1.0 + 1.5, (released, acquired)  # one retry period, and slack
+        assert time.monotonic() - t0 < 10
 
         # Hard failure: a comes back as follower, b is killed; a waits out the lease (6 s).
         procs["a"] = Proc("a", port + 2)
