@@ -381,7 +381,8 @@ class Env:
     def start_kubelet(self, node, ip, master):
         root = os.path.join(self.dir, "nodes", node)
         os.makedirs(root, exist_ok=True)
-        argv = [KUBELET, "--node-name", node, "--node-ip", ip, "--root", root, "--kubeconfig", self.kubeconfig,
+        kubeconfig = self.node_kubeconfig(node) if self.kube_dir else self.kubeconfig
+        argv = [KUBELET, "--node-name", node, "--node-ip", ip, "--root", root, "--kubeconfig", kubeconfig,
                 "--operator-binary", self.binary, "--backoff-base", "0.5", "--backoff-max", "5",
                 "--startup-probe-step", "0.5"]
         images = os.path.join(os.path.dirname(self.binary), "images")
@@ -389,12 +390,38 @@ class Env:
             argv += ["--image", "%s=%s" % (pattern, os.path.join(images, name))]
         if master:
             argv.append("--master")
+            if self.kube_dir:
+                # NodeRestriction forbids a kubelet node-role labels: the admin sets them, as the
+                # installer does (label_master).
+                argv.append("--no-role-labels")
+                threading.Thread(target=self.label_master, args=(node,), daemon=True).start()
             self.master_addresses[node] = ip
             with open(self.local_etcd_file + ".tmp", "w") as f:
                 f.write("".join("%s\n" % a for _, a in sorted(self.master_addresses.items())))
             os.rename(self.local_etcd_file + ".tmp", self.local_etcd_file)
         self.spawn("kubelet-" + node, argv)
         return root
+
+    def node_kubeconfig(self, node):
+        """A kubelet's credentials on the real control plane: a client certificate of CN
+        system:node:NODE, O system:nodes (the Node authorizer and NodeRestriction apply)."""
+        r = subprocess.run([sys.executable, KUBE_CP, "node-kubeconfig", self.kube_dir, node],
+                           capture_output=True, text=True)
+        if r.returncode != 0:
+            raise AssertionError("control-plane node-kubeconfig %s: %s" % (node, r.stderr.strip()))
+        return r.stdout.strip()
+
+    def label_master(self, node, timeout=300):
+        """The master's role labels, set by the admin once the kubelet registered the Node."""
+        t0 = time.monotonic()
+        while time.monotonic() - t0 < timeout:
+            r = self.kubectl("label", "--overwrite", "node", node, "node-role.kubernetes.io/master=",
+                             "node-role.kubernetes.io/control-plane=", check=False)
+            if r.returncode == 0:
+                log("node %s labelled a master" % node)
+                return
+            time.sleep(0.5)
+        log("node %s: not labelled a master within %d s (%s)" % (node, timeout, r.stderr.strip()))
 
     def stop_kubelet(self, node, timeout=60):
         """SIGTERM to the node's kubelet-sim: it stops its containers, then exits (the host

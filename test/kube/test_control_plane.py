@@ -10,7 +10,10 @@ control plane stands on. On a TLS etcd of its own (client certificates required)
   `default` account;
 - the kube-apiserver operator's part: a changed etcd-endpoints ConfigMap publishes
   config-N and rolls kube-apiserver (a new PID) onto the new etcd-servers with no request
-  refused through the load balancer meanwhile, and every node reaches currentRevision N.
+  refused through the load balancer meanwhile, and every node reaches currentRevision N;
+- kubelet-sim as a kubelet (test/sim/KUBELET-SIM.md): with its node's certificate it registers
+  its Node, renews its Lease, reports a static pod's mirror pod and runs a pod bound to it,
+  and the server refuses it nothing.
 Usage: test_control_plane.py"""
 import json
 import os
@@ -179,11 +182,15 @@ def run(w):
     r = w.kubectl(sa, "-n", "openshift-etcd", "get", "configmaps", check=False)
     assert r.returncode != 0 and "system:serviceaccount:openshift-etcd:probe" in r.stderr, r.stderr
 
+    kubelet_as_node(w, kdir, admin)
+
     # The denials the audit log recorded: ours (nodes, openshift-* ServiceAccounts) only.
     def denied():
         out = subprocess.run([sys.executable, CP, "denials", kdir], capture_output=True, text=True).stdout
         return out.splitlines()
     lines = wait_for("the audit log to record the denials", lambda: len(denied()) >= 3 and denied(), 30)
+    # kubelet-sim asked for nothing the Node authorizer and NodeRestriction refuse.
+    assert not [ln for ln in lines if ln.startswith("system:node:n3 ")], lines
     assert any("system:node:n1 get /api/v1/namespaces/openshift-etcd/secrets/etcd-signer" in ln for ln in lines), lines
     assert any(ln.startswith("system:node:n1 get /api/v1/nodes/n2") for ln in lines), lines  # not even its read
     assert any(ln.startswith("system:serviceaccount:openshift-etcd:probe list") for ln in lines), lines
@@ -235,6 +242,61 @@ def run(w):
     assert "--etcd-servers=" + ",".join(servers) in args, args
     assert not errors, "requests failed while kube-apiserver rolled: %s" % errors[:3]
     log("revision 2 rolled: kube-apiserver pid %d -> %d, no request failed" % (pid, new))
+
+
+def kubelet_as_node(w, kdir, admin):
+    """kubelet-sim as a kubelet on the real server: its node's certificate, under the Node
+    authorizer and NodeRestriction. It registers its Node (the admin labels it, as a kubelet may
+    not), renews its Lease in kube-node-lease, creates the mirror pod of a static pod (owned by
+    the Node) and runs a pod bound to it with a ConfigMap volume and its ServiceAccount's token."""
+    kc = subprocess.run([sys.executable, CP, "node-kubeconfig", kdir, "n3"], capture_output=True, text=True,
+                        check=True).stdout.strip()
+    root = os.path.join(w.dir, "node-n3")
+    os.makedirs(os.path.join(root, "etc", "kubernetes", "manifests"))
+    w.spawn("kubelet-n3", [os.path.join(ROOT, "test", "sim", "kubelet-sim"), "--node-name", "n3", "--node-ip",
+                           w.net + ".13", "--root", root, "--kubeconfig", kc, "--master", "--no-role-labels",
+                           "--heartbeat-period", "2"])
+    marker = "kubelet-n3-%d" % os.getpid()
+    with open(os.path.join(root, "etc", "kubernetes", "manifests", "sleeper.yaml"), "w") as f:
+        json.dump({"apiVersion": "v1", "kind": "Pod", "metadata": {"name": "sleeper", "namespace": "openshift-etcd"},
+                   "spec": {"containers": [{"name": "s", "image": "x", "command": ["sleep", "3600"],
+                                            "env": [{"name": "MARK", "value": marker}]}]}}, f)
+
+    def node():
+        n = json.loads(w.kubectl(admin, "get", "node", "n3", "-o", "json").stdout)
+        return n if any(c["type"] == "Ready" and c["status"] == "True" for c in n["status"]["conditions"]) else None
+    n = wait_for("node n3 Ready", node, 60)
+    assert n["spec"].get("taints") == [{"key": "node-role.kubernetes.io/master", "effect": "NoSchedule"}], n["spec"]
+    assert "node-role.kubernetes.io/master" not in n["metadata"]["labels"], n["metadata"]["labels"]
+    w.kubectl(admin, "label", "node", "n3", "node-role.kubernetes.io/master=")
+
+    def mirror():
+        p = json.loads(w.kubectl(admin, "-n", "openshift-etcd", "get", "pod", "sleeper-n3", "-o", "json",
+                                 check=False).stdout or "{}")
+        return p if (p.get("status") or {}).get("phase") == "Running" else None
+    p = wait_for("mirror pod sleeper-n3 Running", mirror, 60)
+    assert p["metadata"]["ownerReferences"][0]["kind"] == "Node", p["metadata"]
+    assert "kubernetes.io/config.mirror" in p["metadata"]["annotations"], p["metadata"]
+
+    lease = lambda: json.loads(w.kubectl(admin, "-n", "kube-node-lease", "get", "lease", "n3", "-o",  # noqa: E731
+                                         "json", check=False).stdout or "{}").get("spec", {}).get("renewTime")
+    first = wait_for("lease kube-node-lease/n3", lease, 30)
+    wait_for("lease n3 renewed", lambda: lease() not in (None, first), 30)
+
+    w.kubectl(admin, "-n", "openshift-etcd", "create", "configmap", "n3-config", "--from-literal=greeting=hello")
+    w.kubectl(admin, "create", "-f", "-", input=json.dumps({
+        "apiVersion": "v1", "kind": "Pod", "metadata": {"name": "reader", "namespace": "openshift-etcd"},
+        "spec": {"nodeName": "n3", "restartPolicy": "Never",
+                 "containers": [{"name": "c", "image": "x", "command": ["sh", "-c",
+                                 "test \"$(cat /cfg/greeting)\" = hello && test -s "
+                                 "/var/run/secrets/kubernetes.io/serviceaccount/token"],
+                                 "volumeMounts": [{"name": "cfg", "mountPath": "/cfg"}]}],
+                 "volumes": [{"name": "cfg", "configMap": {"name": "n3-config"}}]}}))
+    phase = lambda: json.loads(w.kubectl(admin, "-n", "openshift-etcd", "get", "pod", "reader", "-o",  # noqa: E731
+                                         "json").stdout)["status"].get("phase")
+    assert wait_for("pod reader to finish", lambda: phase() in ("Succeeded", "Failed") and phase(), 60) == \
+        "Succeeded", w.kubectl(admin, "-n", "openshift-etcd", "get", "pod", "reader", "-o", "yaml").stdout
+    log("kubelet-sim as system:node:n3: Node Ready, Lease renewed, mirror pod, a pod with its ConfigMap and token")
 
 
 if __name__ == "__main__":

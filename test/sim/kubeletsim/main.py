@@ -23,7 +23,7 @@ import time
 from . import log as logmod
 from .client import ApiError, Client, KubeConfig, quote
 from .log import log
-from .node import NodeStatus
+from .node import NodeLease, NodeStatus
 from .podspec import ConfigError, apply_defaults, pod_dir
 from .podworker import PodWorker, now_iso
 from .runtime import Spawner
@@ -57,7 +57,8 @@ class Kubelet:
         self.setup_images(args)
         self.spawner = Spawner()
         self.status = StatusManager(self)
-        self.node_status = NodeStatus(self, args.heartbeat_period, args.master)
+        self.node_status = NodeStatus(self, args.heartbeat_period, args.master, not args.no_role_labels)
+        self.node_lease = NodeLease(self)
         self.manifests = ManifestSource(self, args.sync_period)
         self.api = ApiPodSource(self)
         self.lock = threading.RLock()
@@ -301,6 +302,7 @@ class Kubelet:
                  ", ".join("%s=%s" % kv for kv in sorted(self.mapping.items())))
         self.status.start()
         self.node_status.start()
+        self.node_lease.start()
         self.manifests.scan()
         self.manifests.start()
         self.api.start()
@@ -327,6 +329,7 @@ class Kubelet:
             log.warning("pods still stopping: %s", ", ".join(left))
         self.status.flush(5)
         self.node_status.stop()
+        self.node_lease.stop()
         try:
             self.node_status.post(False)
             log.info("node %s marked NotReady", self.name)
@@ -350,6 +353,9 @@ def parse_args(argv):
     ap.add_argument("--operator-binary", help="what `cluster-etcd-operator` runs "
                     "(default <repo>/build/cluster-etcd-operator)")
     ap.add_argument("--master", action="store_true", help="label the Node as a master")
+    ap.add_argument("--no-role-labels", action="store_true",
+                    help="with --master, taint but do not label: NodeRestriction forbids a kubelet "
+                    "node-role.kubernetes.io/* labels, the cluster's admin sets them")
     ap.add_argument("--sync-period", type=float, default=1.0,
                     help="manifest directory poll period in seconds (default 1)")
     ap.add_argument("--heartbeat-period", type=float, default=10.0,

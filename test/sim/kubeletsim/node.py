@@ -30,11 +30,14 @@ def _meminfo_ki():
 
 
 class NodeStatus(threading.Thread):
-    def __init__(self, node, period, master):
+    def __init__(self, node, period, master, role_labels=True):
         super().__init__(name="node-status", daemon=True)
         self.node = node
         self.period = period
         self.master = master
+        # A kubelet under NodeRestriction may not set node-role.kubernetes.io/* labels on its
+        # Node: with role_labels False the cluster's admin sets them (--no-role-labels).
+        self.role_labels = role_labels
         self.stop_ev = threading.Event()
         self.ready_since = None
         self.registered = threading.Event()
@@ -43,7 +46,7 @@ class NodeStatus(threading.Thread):
         lab = {"kubernetes.io/hostname": self.node.name, "kubernetes.io/os": "linux",
                "kubernetes.io/arch": "amd64", "beta.kubernetes.io/os": "linux",
                "beta.kubernetes.io/arch": "amd64"}
-        if self.master:
+        if self.master and self.role_labels:
             lab["node-role.kubernetes.io/master"] = ""
             lab["node-role.kubernetes.io/control-plane"] = ""
         return lab
@@ -160,6 +163,58 @@ class NodeStatus(threading.Thread):
                 log.warning("node %s status: %s", self.node.name, e)
                 wait = delay
                 delay = min(delay * 2, self.period)
+            if self.stop_ev.wait(wait):
+                return
+
+    def stop(self):
+        self.stop_ev.set()
+
+
+class NodeLease(threading.Thread):
+    """The node's heartbeat Lease in kube-node-lease, as the kubelet renews it: every quarter of
+    its 40 s duration, owned by the Node (the node lifecycle controller reads it; without it a
+    Node whose status is unchanged looks dead to kube-controller-manager)."""
+
+    DURATION = 40
+
+    def __init__(self, node):
+        super().__init__(name="node-lease", daemon=True)
+        self.node = node
+        self.stop_ev = threading.Event()
+
+    def renew(self):
+        client = self.node.client
+        path = "/apis/coordination.k8s.io/v1/namespaces/kube-node-lease/leases/" + quote(self.node.name)
+        now = time.strftime("%Y-%m-%dT%H:%M:%S.000000Z", time.gmtime())
+        try:
+            cur = client.get(path)
+        except ApiError as e:
+            if e.code != 404:
+                raise
+            body = {"apiVersion": "coordination.k8s.io/v1", "kind": "Lease",
+                    "metadata": {"name": self.node.name, "namespace": "kube-node-lease",
+                                 "ownerReferences": [{"apiVersion": "v1", "kind": "Node",
+                                                      "name": self.node.name, "uid": self.node.node_uid}]},
+                    "spec": {"holderIdentity": self.node.name, "leaseDurationSeconds": self.DURATION,
+                             "renewTime": now}}
+            client.post("/apis/coordination.k8s.io/v1/namespaces/kube-node-lease/leases", body)
+            log.info("node lease %s created", self.node.name)
+            return
+        cur.setdefault("spec", {}).update({"holderIdentity": self.node.name,
+                                           "leaseDurationSeconds": self.DURATION, "renewTime": now})
+        client.put(path, cur)
+
+    def run(self):
+        while not self.stop_ev.is_set():
+            wait = self.DURATION / 4
+            if self.node.node_uid:  # owned by the Node: only once it is registered
+                try:
+                    self.renew()
+                except (ApiError, OSError, KeyError) as e:
+                    log.warning("node lease %s: %s", self.node.name, e)
+                    wait = 1.0
+            else:
+                wait = 0.5
             if self.stop_ev.wait(wait):
                 return
 

@@ -25,7 +25,7 @@ from kubesim import yaml_lite
 from . import podspec
 from .client import ApiError
 from .log import log
-from .status import MIRROR
+from .status import MIRROR, NotSynced
 
 
 def parse_manifest(path):
@@ -143,7 +143,31 @@ class ApiPodSource(threading.Thread):
         self.node = node
         self.stop_ev = threading.Event()
         self.known = {}  # uid -> pod (non-mirror pods on this node)
+        # ns/name -> mirror pod on this node, as the last list and watch events had it: what the
+        # kubelet knows of its mirror pods (the Node authorizer refuses a GET of a pod not bound
+        # to this node, one that does not exist included).
+        self.mirrors = {}
+        self.mirrors_lock = threading.Lock()
         self.synced = threading.Event()
+
+    def seen_mirror(self, pod):
+        """A mirror pod as the server answered a write of ours: newer than the watch's copy until
+        the watch brings the write."""
+        md = pod.get("metadata") or {}
+        key = "%s/%s" % (md.get("namespace"), md.get("name"))
+        with self.mirrors_lock:
+            old = self.mirrors.get(key)
+            if old is None or int(old["metadata"].get("resourceVersion") or 0) < \
+                    int(md.get("resourceVersion") or 0):
+                self.mirrors[key] = pod
+
+    def mirror(self, ns, name):
+        """The mirror pod ns/name as last seen, None when there is none; NotSynced before the
+        first list."""
+        if not self.synced.is_set():
+            raise NotSynced("the pods of node %s are not listed yet" % self.node.name)
+        with self.mirrors_lock:
+            return self.mirrors.get("%s/%s" % (ns, name))
 
     def stop(self):
         self.stop_ev.set()
@@ -161,6 +185,9 @@ class ApiPodSource(threading.Thread):
                 rv = lst["metadata"]["resourceVersion"]
                 items = lst.get("items") or []
                 current = set()
+                with self.mirrors_lock:
+                    self.mirrors = {"%s/%s" % (p["metadata"]["namespace"], p["metadata"]["name"]): p
+                                    for p in items if MIRROR in (p["metadata"].get("annotations") or {})}
                 for p in items:
                     uid = p["metadata"]["uid"]
                     current.add(uid)
@@ -207,6 +234,13 @@ class ApiPodSource(threading.Thread):
         md = pod.get("metadata") or {}
         uid = md.get("uid")
         if MIRROR in (md.get("annotations") or {}):
+            key = "%s/%s" % (md.get("namespace"), md.get("name"))
+            with self.mirrors_lock:
+                if typ == "DELETED":
+                    if (self.mirrors.get(key) or {}).get("metadata", {}).get("uid") == uid:
+                        del self.mirrors[key]
+                else:
+                    self.mirrors[key] = pod
             if typ == "DELETED":
                 self.node.mirror_deleted(md.get("annotations")[MIRROR])
             return

@@ -17,6 +17,10 @@ from .log import log
 MIRROR = "kubernetes.io/config.mirror"
 
 
+class NotSynced(Exception):
+    """The pod informer (sources.ApiPodSource) has not listed yet."""
+
+
 class NotYet(Exception):
     """Retry later without complaining (the Node is not registered yet)."""
 
@@ -114,7 +118,8 @@ class StatusManager(threading.Thread):
             try:
                 cur = self.node.client.get(path)
             except ApiError as e:
-                if e.code == 404:
+                # 403: the Node authorizer knows no pod of that name bound to this node (gone)
+                if e.code in (403, 404):
                     return
                 raise
             if (cur.get("metadata") or {}).get("uid") != w.uid:
@@ -138,7 +143,7 @@ class StatusManager(threading.Thread):
                                            "preconditions": {"uid": uid}})
             log.info("pod %s/%s: containers stopped, deleted", ns, name)
         except ApiError as e:
-            if e.code not in (404, 409):  # gone already, or another pod of that name now
+            if e.code not in (403, 404, 409):  # gone already, or another pod of that name now
                 raise
 
     # -- mirror pods ----------------------------------------------------------------------
@@ -166,13 +171,24 @@ class StatusManager(threading.Thread):
             raise NotYet("node not registered yet")
         path = "/api/v1/namespaces/%s/pods/%s" % (quote(w.ns), quote(w.pod_name))
         client = self.node.client
-        for _ in range(10):
-            try:
-                cur = client.get(path)
-            except ApiError as e:
-                if e.code != 404:
-                    raise
-                cur = None
+        for attempt in range(10):
+            # First what the pod informer has (the kubelet asks its cache: the Node authorizer
+            # refuses a GET of a pod not bound to this node, one that does not exist included),
+            # then, after a conflict, the server's copy.
+            if attempt == 0:
+                try:
+                    cur = self.node.api.mirror(w.ns, w.pod_name)
+                except NotSynced as e:
+                    raise NotYet(str(e))
+            else:
+                try:
+                    cur = client.get(path)
+                except ApiError as e:
+                    # 403: no pod of that name bound to this node (the Node authorizer); a create
+                    # then says whether another pod holds the name (409)
+                    if e.code not in (403, 404):
+                        raise
+                    cur = None
             if cur is not None:
                 ann = (cur.get("metadata") or {}).get("annotations") or {}
                 if MIRROR not in ann:
@@ -194,6 +210,7 @@ class StatusManager(threading.Thread):
                 try:
                     cur = client.post("/api/v1/namespaces/%s/pods" % quote(w.ns),
                                       self._mirror_body(w))
+                    self.node.api.seen_mirror(cur)
                     log.info("mirror pod %s created", w.key)
                 except ApiError as e:
                     if e.code == 409:
@@ -201,7 +218,7 @@ class StatusManager(threading.Thread):
                     raise
             cur["status"] = status
             try:
-                client.put(path + "/status", cur)
+                self.node.api.seen_mirror(client.put(path + "/status", cur))
                 log.debug("mirror pod %s: status %s posted", w.key, status.get("phase"))
                 return
             except ApiError as e:
@@ -212,11 +229,16 @@ class StatusManager(threading.Thread):
     def _delete_mirror(self, ns, name, uid):
         path = "/api/v1/namespaces/%s/pods/%s" % (quote(ns), quote(name))
         try:
-            cur = self.node.client.get(path)
-        except ApiError as e:
-            if e.code == 404:
+            cur = self.node.api.mirror(ns, name)
+            if cur is None:
                 return
-            raise
+        except NotSynced:
+            try:
+                cur = self.node.client.get(path)
+            except ApiError as e:
+                if e.code in (403, 404):  # 403: no such pod bound to this node (Node authorizer)
+                    return
+                raise
         ann = (cur.get("metadata") or {}).get("annotations") or {}
         if ann.get(MIRROR) != uid and uid is not None:
             return
