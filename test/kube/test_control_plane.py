@@ -109,7 +109,9 @@ def main():
     log("ok")
 
 
-def run(w):
+def start_control_plane(w, kas_node_names="n1,n2"):
+    """etcd (TLS, client certificates required) and the control plane on it, serving with the
+    CRDs: (the control plane's directory, the admin kubeconfig, etcd's URL, etcd's IP)."""
     ip_etcd, ip_api = w.net + ".5", w.net + ".1"
     pki = os.path.join(w.dir, "etcd-pki")
     os.makedirs(pki)
@@ -126,13 +128,18 @@ def run(w):
     kdir = os.path.join(w.dir, "kube")
     cp = w.spawn("control-plane", [sys.executable, CP, "run", "--dir", kdir, "--ip", ip_api, "--bin-dir", w.bin,
                                    "--etcd-servers", url, "--etcd-cacert", f("ca.crt"), "--etcd-cert",
-                                   f("client.crt"), "--etcd-key", f("client.key"), "--kas-node-names", "n1,n2"])
-    admin = os.path.join(kdir, "kubeconfig")
+                                   f("client.crt"), "--etcd-key", f("client.key"), "--kas-node-names",
+                                   kas_node_names])
 
     def ready():
         assert cp.poll() is None, "control-plane exited %s" % cp.returncode
         return os.path.exists(os.path.join(kdir, "ready"))
     wait_for("the control plane to serve", ready, 240)
+    return kdir, os.path.join(kdir, "kubeconfig"), url, ip_etcd
+
+
+def run(w):
+    kdir, admin, url, ip_etcd = start_control_plane(w)
 
     # The pinned release, built from k8s.io/kubernetes.
     v = json.loads(w.kubectl(admin, "version", "-o", "json").stdout)
