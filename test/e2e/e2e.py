@@ -23,6 +23,8 @@ ROOT = os.path.normpath(os.path.join(os.path.dirname(os.path.abspath(__file__)),
 SIM_UP = os.path.join(ROOT, "hack", "sim-up.sh")
 # Kubernetes' own control plane (test/kube/control-plane): E2E_API=kube, the simulator otherwise.
 KUBE_CP = os.path.join(ROOT, "test", "kube", "control-plane")
+# The API faults of e2e/chaos in front of that kube-apiserver, for the operator alone.
+FAULT_PROXY = os.path.join(ROOT, "test", "kube", "api-fault-proxy")
 KUBELET = os.path.join(ROOT, "test", "sim", "kubelet-sim")
 # Strict images: what each image reference runs (images/<name>/Containerfile, built into
 # <build>/images/<name> by hack/image-rootfs.py); an image not listed cannot be pulled.
@@ -178,6 +180,7 @@ class Env:
         self.procs = []
         self.sim_dir = None
         self.kube_dir = None  # the real control plane's (start_kube)
+        self.fault_proxy = None  # {"url", "control"} of start_fault_proxy()
         # E2E_API=kube: Kubernetes' own kube-apiserver, kube-controller-manager and kube-scheduler
         # (hack/build-kube.sh) and the kubectl of the same release; otherwise the API simulator.
         self.api_kind = os.environ.get("E2E_API", "sim")
@@ -342,6 +345,35 @@ class Env:
             return os.path.exists(os.path.join(self.kube_dir, "ready"))
         wait_for("kube-apiserver to serve with the CRDs", ready, timeout)
         log("kube-apiserver up: %s" % self.kubectl("version").stdout.strip().replace("\n", "; "))
+
+    def start_fault_proxy(self):
+        """test/kube/api-fault-proxy in front of the real control plane's kube-apiserver, on this
+        world's address .3, with a serving certificate of the control plane's CA: from now on the
+        operator's kubeconfig names it as its server (Cluster.operator_kubeconfig), while the
+        kubelets, kubectl and the test's own reads go to kube-apiserver directly. Its control API
+        (self.fault_proxy["control"], plain HTTP on loopback) injects the faults."""
+        assert self.kube_dir, "start_kube first: the proxy stands in front of kube-apiserver"
+        ip, d = self.ip(3), os.path.join(self.dir, "fault-proxy")
+        r = subprocess.run([sys.executable, KUBE_CP, "serving-cert", self.kube_dir, "fault-proxy", ip],
+                           capture_output=True, text=True)
+        if r.returncode != 0:
+            raise AssertionError("a serving certificate for the fault proxy: %s" % r.stderr.strip())
+        crt, key = r.stdout.split()
+        p = self.spawn("fault-proxy", [sys.executable, FAULT_PROXY, "--listen", ip + ":0", "--control", ip + ":0",
+                                       "--upstream", open(os.path.join(self.kube_dir, "server-url")).read().strip(),
+                                       "--upstream-ca", os.path.join(self.kube_dir, "ca.crt"), "--cert", crt,
+                                       "--key", key, "--dir", d])
+
+        def up():
+            if p.poll() is not None:
+                raise AssertionError("api-fault-proxy exited %d (fault-proxy.log)" % p.returncode)
+            return os.path.exists(os.path.join(d, "pid"))
+        wait_for("the fault proxy to serve", up, 30)
+        self.fault_proxy = {"url": open(os.path.join(d, "url")).read().strip(),
+                            "control": open(os.path.join(d, "control-url")).read().strip()}
+        log("fault proxy %s in front of kube-apiserver (control API %s)" % (
+            self.fault_proxy["url"], self.fault_proxy["control"]))
+        return self.fault_proxy
 
     def kube_pid(self, name="kube-apiserver"):
         """The PID of the control plane's process `name` now."""

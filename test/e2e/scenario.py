@@ -385,29 +385,36 @@ class Cluster:
     def operator_kubeconfig(self):
         """The operator's credentials as its Deployment's pod has them: a token of
         ServiceAccount openshift-etcd-operator/etcd-operator (a TokenRequest, as the
-        kubelet projects it; render wrote the account and its RBAC), read from a file.
+        kubelet projects it; render wrote the account and its RBAC), read from a file; the
+        server is the fault proxy once the scenario started one, else the API server.
         So every request the operator makes must pass that RBAC (Env fails a scenario
         on any denial)."""
         d = os.path.join(self.env.dir, "operator-sa")
         kc = os.path.join(d, "kubeconfig")
-        if os.path.exists(kc):
+        # With a fault proxy (Env.start_fault_proxy) the operator, and only it, talks through it;
+        # the proxy's certificate is of the control plane's CA, which the kubeconfig trusts.
+        proxy = self.env.fault_proxy["url"] if self.env.fault_proxy else None
+        if os.path.exists(kc) and (proxy is None or "    server: %s\n" % proxy in open(kc).read()):
             return kc
-        os.makedirs(d, exist_ok=True)
-        wait_for("ServiceAccount etcd-operator", lambda: self.env.kubectl(
-            "-n", "openshift-etcd-operator", "get", "serviceaccount", "etcd-operator", check=False).returncode == 0, 60)
-        token = self.env.kubectl("-n", "openshift-etcd-operator", "create", "token", "etcd-operator",
-                                 "--duration=24h").stdout.strip()
-        with open(os.path.join(d, "token"), "w") as f:
-            f.write(token + "\n")
         admin = json.loads(self.env.kubectl("config", "view", "--raw", "-o", "json").stdout)
         cluster = admin["clusters"][0]["cluster"]
+        server = proxy or cluster["server"]
+        os.makedirs(d, exist_ok=True)
+        if not os.path.exists(os.path.join(d, "token")):
+            wait_for("ServiceAccount etcd-operator", lambda: self.env.kubectl(
+                "-n", "openshift-etcd-operator", "get", "serviceaccount", "etcd-operator",
+                check=False).returncode == 0, 60)
+            token = self.env.kubectl("-n", "openshift-etcd-operator", "create", "token", "etcd-operator",
+                                     "--duration=24h").stdout.strip()
+            with open(os.path.join(d, "token"), "w") as f:
+                f.write(token + "\n")
         with open(kc + ".tmp", "w") as f:
             f.write("apiVersion: v1\nkind: Config\ncurrent-context: operator\n"
                     "clusters:\n- name: sim\n  cluster:\n    server: %s\n    certificate-authority-data: %s\n"
                     "users:\n- name: etcd-operator\n  user:\n    tokenFile: token\n"
                     "contexts:\n- name: operator\n  context:\n    cluster: sim\n    user: etcd-operator\n"
                     "    namespace: openshift-etcd-operator\n" % (
-                        cluster["server"], cluster["certificate-authority-data"]))
+                        server, cluster["certificate-authority-data"]))
         os.rename(kc + ".tmp", kc)
         return kc
 
