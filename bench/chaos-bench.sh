@@ -6,6 +6,8 @@
 # time to settle, API requests per second (all, and without watch
 # requests: a watch the server ends must be opened again), and the longest
 # run of identical writes the server had already accepted. Not a timed test.
+# With E2E_API=kube in the environment, both runs are on kube-apiserver instead, the
+# operator behind test/kube/api-fault-proxy (its requests alone are counted there).
 #   bench/chaos-bench.sh [BUILD_DIR]    (default: build)
 set -euo pipefail
 root=$(cd "$(dirname "$0")/.." && pwd)
