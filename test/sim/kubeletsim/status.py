@@ -118,8 +118,7 @@ class StatusManager(threading.Thread):
             try:
                 cur = self.node.client.get(path)
             except ApiError as e:
-                # 403: the Node authorizer knows no pod of that name bound to this node (gone)
-                if e.code in (403, 404):
+                if e.code == 404 or (e.code == 403 and not self._known(w.uid)):
                     return
                 raise
             if (cur.get("metadata") or {}).get("uid") != w.uid:
@@ -136,6 +135,13 @@ class StatusManager(threading.Thread):
                     raise
         raise ApiError(409, "status update kept conflicting")
 
+    def _known(self, uid):
+        """Whether the pod is still among this node's (its list and watch). The Node authorizer
+        answers 403 for a pod no longer bound to this node, a deleted one included, but also for
+        one bound to it that a kube-apiserver just started has not seen yet: only the first is
+        gone; the second is tried again."""
+        return uid in self.node.api.known
+
     def _delete_pod(self, ns, name, uid):
         path = "/api/v1/namespaces/%s/pods/%s" % (quote(ns), quote(name))
         try:
@@ -143,8 +149,9 @@ class StatusManager(threading.Thread):
                                            "preconditions": {"uid": uid}})
             log.info("pod %s/%s: containers stopped, deleted", ns, name)
         except ApiError as e:
-            if e.code not in (403, 404, 409):  # gone already, or another pod of that name now
-                raise
+            if e.code in (404, 409) or (e.code == 403 and not self._known(uid)):
+                return  # gone already, or another pod of that name now
+            raise
 
     # -- mirror pods ----------------------------------------------------------------------
     def _mirror_body(self, w):
