@@ -192,7 +192,8 @@ class Env:
         self.kubectl_cache = os.path.join(self.dir, "kubectl-cache")
         self.client = None  # ApiClient of get_json and api()
         # Each master's kube-apiserver reaches its own etcd at https://localhost:2379: the API
-        # server reads the masters' addresses from this file (start_kubelet keeps it current).
+        # simulator, or the control plane's forwarder that stands for it (LocalEtcd), reads the
+        # masters' addresses from this file (start_kubelet keeps it current).
         self.local_etcd_file = os.path.join(self.dir, "masters-local-etcd")
         self.master_addresses = {}
         self.on_exit = []  # called first on exit (e.g. stopping a supervisor that restarts processes)
@@ -324,7 +325,8 @@ class Env:
         cacert, cert, key = etcd_tls
         argv = [sys.executable, KUBE_CP, "run", "--dir", self.kube_dir, "--ip", self.ip(1), "--bin-dir", self.kube_bin,
                 "--etcd-servers", ",".join(etcd_servers), "--etcd-cacert", cacert, "--etcd-cert", cert,
-                "--etcd-key", key, "--kas-node-names", ",".join(node_names)]
+                "--etcd-key", key, "--kas-node-names", ",".join(node_names),
+                "--etcd-local-file", self.local_etcd_file]
         if goaway_chance is None:
             goaway_chance = os.environ.get("E2E_GOAWAY_CHANCE", "0")
         argv += ["--goaway-chance", str(goaway_chance)]

@@ -376,11 +376,12 @@ class Cluster:
         return Watcher(self.client(), self.endpoints), Writer(self.client(), self.endpoints)
 
     def kas_etcd_servers(self):
-        """etcd-servers of the simulator's latest kube-apiserver revision, sorted."""
+        """etcd-servers of the latest kube-apiserver revision, sorted, but the masters' localhost
+        (test/kube/control-plane's LocalEtcd: https://127.0.0.1:PORT)."""
         kas = self.env.get_json("kubeapiservers.operator.openshift.io", "cluster") or {}
         n = (kas.get("status") or {}).get("latestAvailableRevision")
         cm = self.env.get_json("configmap", "-n", "openshift-kube-apiserver", "config-%s" % n) if n else None
-        return sorted(etcd_servers(cm))
+        return sorted(u for u in etcd_servers(cm) if not u.startswith("https://127.0.0.1:"))
 
     def operator_kubeconfig(self):
         """The operator's credentials as its Deployment's pod has them: a token of

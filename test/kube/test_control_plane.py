@@ -10,16 +10,19 @@ control plane stands on. On a TLS etcd of its own (client certificates required)
   `default` account;
 - the kube-apiserver operator's part: a changed etcd-endpoints ConfigMap publishes
   config-N and rolls kube-apiserver (a new PID) onto the new etcd-servers with no request
-  refused through the load balancer meanwhile, and every node reaches currentRevision N;
+  refused through the load balancer meanwhile, and every node reaches currentRevision N; the
+  masters' localhost etcd (--etcd-local-file) ends etcd-servers and reaches a healthy member;
 - kubelet-sim as a kubelet (test/sim/KUBELET-SIM.md): with its node's certificate it registers
   its Node, renews its Lease, reports a static pod's mirror pod and runs a pod bound to it,
   and the server refuses it nothing.
 Usage: test_control_plane.py"""
+import http.client
 import json
 import os
 import random
 import shutil
 import signal
+import ssl
 import subprocess
 import sys
 import tempfile
@@ -44,7 +47,7 @@ def openssl(*args):
 def etcd_pki(d, ip):
     openssl("req", "-x509", "-newkey", "ec", "-pkeyopt", "ec_paramgen_curve:prime256v1", "-nodes", "-keyout",
             os.path.join(d, "ca.key"), "-out", os.path.join(d, "ca.crt"), "-days", "2", "-subj", "/CN=etcd-ca")
-    for name, ext in (("server", "extendedKeyUsage=serverAuth,clientAuth\nsubjectAltName=IP:%s" % ip),
+    for name, ext in (("server", "extendedKeyUsage=serverAuth,clientAuth\nsubjectAltName=IP:%s,IP:127.0.0.1" % ip),
                       ("client", "extendedKeyUsage=clientAuth")):
         with open(os.path.join(d, name + ".ext"), "w") as f:
             f.write("basicConstraints=CA:FALSE\n%s\n" % ext)
@@ -109,9 +112,10 @@ def main():
     log("ok")
 
 
-def start_control_plane(w, kas_node_names="n1,n2"):
+def start_control_plane(w, kas_node_names="n1,n2", local_etcd=False):
     """etcd (TLS, client certificates required) and the control plane on it, serving with the
-    CRDs: (the control plane's directory, the admin kubeconfig, etcd's URL, etcd's IP)."""
+    CRDs: (the control plane's directory, the admin kubeconfig, etcd's URL, etcd's IP). With
+    local_etcd, w.dir/masters-local-etcd names etcd as the masters' localhost etcd."""
     ip_etcd, ip_api = w.net + ".5", w.net + ".1"
     pki = os.path.join(w.dir, "etcd-pki")
     os.makedirs(pki)
@@ -129,7 +133,11 @@ def start_control_plane(w, kas_node_names="n1,n2"):
     cp = w.spawn("control-plane", [sys.executable, CP, "run", "--dir", kdir, "--ip", ip_api, "--bin-dir", w.bin,
                                    "--etcd-servers", url, "--etcd-cacert", f("ca.crt"), "--etcd-cert",
                                    f("client.crt"), "--etcd-key", f("client.key"), "--kas-node-names",
-                                   kas_node_names])
+                                   kas_node_names] + (["--etcd-local-file", os.path.join(w.dir, "masters-local-etcd")]
+                                                      if local_etcd else []))
+    if local_etcd:
+        with open(os.path.join(w.dir, "masters-local-etcd"), "w") as fh:
+            fh.write(ip_etcd + "\n")
 
     def ready():
         assert cp.poll() is None, "control-plane exited %s" % cp.returncode
@@ -139,7 +147,7 @@ def start_control_plane(w, kas_node_names="n1,n2"):
 
 
 def run(w):
-    kdir, admin, url, ip_etcd = start_control_plane(w)
+    kdir, admin, url, ip_etcd = start_control_plane(w, local_etcd=True)
 
     # The pinned release, built from k8s.io/kubernetes.
     v = json.loads(w.kubectl(admin, "version", "-o", "json").stdout)
@@ -242,13 +250,40 @@ def run(w):
     cfg = json.loads(w.kubectl(admin, "-n", "openshift-kube-apiserver", "get", "configmap", "config-2", "-o",
                                "json").stdout)
     servers = json.loads(cfg["data"]["config.yaml"])["apiServerArguments"]["etcd-servers"]
-    assert servers == sorted([url, "https://%s.9:2379" % w.net]), servers
+    # The masters' localhost etcd comes last, as the kube-apiserver operator puts it.
+    assert servers[:-1] == sorted([url, "https://%s.9:2379" % w.net]), servers
+    assert servers[-1].startswith("https://127.0.0.1:"), servers
+    local_etcd(w, servers[-1])
     new = int(open(os.path.join(kdir, "kube-apiserver.pid")).read())
     assert new != pid, "kube-apiserver was not restarted (pid %d)" % pid
     args = open("/proc/%d/cmdline" % new).read().split("\0")
     assert "--etcd-servers=" + ",".join(servers) in args, args
     assert not errors, "requests failed while kube-apiserver rolled: %s" % errors[:3]
     log("revision 2 rolled: kube-apiserver pid %d -> %d, no request failed" % (pid, new))
+
+
+def local_etcd(w, url):
+    """The localhost etcd forwards to a master whose etcd answers, verified as 127.0.0.1 (a name
+    every member's certificate holds), and refuses once no master's etcd is listed."""
+    pki = os.path.join(w.dir, "etcd-pki")
+    ctx = ssl.create_default_context(cafile=os.path.join(pki, "ca.crt"))
+    ctx.load_cert_chain(os.path.join(pki, "client.crt"), os.path.join(pki, "client.key"))
+    port = int(url.rsplit(":", 1)[1])
+
+    def health():
+        c = http.client.HTTPSConnection("127.0.0.1", port, timeout=5, context=ctx)
+        try:
+            c.request("GET", "/health")
+            return json.loads(c.getresponse().read()).get("health")
+        except (OSError, http.client.HTTPException, ValueError) as e:
+            return "refused: %s" % e
+        finally:
+            c.close()
+    assert wait_for("etcd through the localhost forwarder", lambda: health() == "true" and health(), 20)
+    with open(os.path.join(w.dir, "masters-local-etcd"), "w") as fh:
+        fh.write("")
+    wait_for("the forwarder to refuse with no master listed", lambda: health().startswith("refused"), 20)
+    log("localhost etcd %s: forwards to a healthy master, refuses with none" % url)
 
 
 def kubelet_as_node(w, kdir, admin):
