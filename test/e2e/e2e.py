@@ -85,8 +85,9 @@ class ApiClient:
             ctx.load_cert_chain(*(os.path.join(base, field(k)) for k in ("client-certificate", "client-key")))
         self.local.conn = http.client.HTTPSConnection(url.hostname, url.port, context=ctx, timeout=60)
 
-    def call(self, method, path, body=None):
-        """(status, parsed body or None). Only GETs are sent again after a broken connection."""
+    def call(self, method, path, body=None, content_type="application/json"):
+        """(status, parsed body or None). Only GETs are sent again after a broken connection.
+        content_type: of the body (a PATCH's: application/merge-patch+json, ...)."""
         data = None if body is None else json.dumps(body).encode()
         for attempt in range(10):
             if getattr(self.local, "conn", None) is None:
@@ -96,7 +97,7 @@ class ApiClient:
                 if self.local.token:
                     headers["Authorization"] = "Bearer " + self.local.token
                 if data is not None:
-                    headers["Content-Type"] = "application/json"
+                    headers["Content-Type"] = content_type
                 self.local.conn.request(method, path, body=data, headers=headers)
                 resp = self.local.conn.getresponse()
                 answer = resp.read()
