@@ -58,6 +58,11 @@ def etcd_pki(d, ip):
                 "-out", os.path.join(d, name + ".crt"))
 
 
+def _die_with_parent():
+    import ctypes
+    ctypes.CDLL(None).prctl(1, signal.SIGTERM, 0, 0, 0)  # PR_SET_PDEATHSIG
+
+
 class World:
     def __init__(self):
         self.dir = tempfile.mkdtemp(prefix="ceo-kube-cp-", dir="/dev/shm" if os.access("/dev/shm", os.W_OK) else None)
@@ -70,7 +75,10 @@ class World:
         self.bin = r.stdout.strip()
 
     def spawn(self, name, argv):
-        p = subprocess.Popen(argv, stdout=open(os.path.join(self.dir, name + ".log"), "w"), stderr=subprocess.STDOUT)
+        # SIGTERM when the test dies (ctest's timeout kills it): etcd, the control plane (which
+        # stops its own children then) and kubelets do not outlive it.
+        p = subprocess.Popen(argv, stdout=open(os.path.join(self.dir, name + ".log"), "w"), stderr=subprocess.STDOUT,
+                             preexec_fn=_die_with_parent)
         self.procs.append(p)
         return p
 
