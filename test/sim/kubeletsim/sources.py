@@ -241,7 +241,7 @@ class ApiPodSource(threading.Thread):
                         del self.mirrors[key]
                 else:
                     self.mirrors[key] = pod
-            if typ == "DELETED":
+            if typ == "DELETED" or md.get("deletionTimestamp"):
                 self.node.mirror_deleted(md.get("annotations")[MIRROR])
             return
         if typ == "DELETED":

@@ -202,9 +202,13 @@ class StatusManager(threading.Thread):
                     log.warning("pod %s exists and is not a mirror pod: not reporting static "
                                 "pod status", w.key)
                     return
-                if ann[MIRROR] != w.uid:
-                    log.info("mirror pod %s is for another version of the manifest: "
-                             "recreating it", w.key)
+                if ann[MIRROR] != w.uid or cur["metadata"].get("deletionTimestamp"):
+                    # as the kubelet: a mirror pod of another version, or one being deleted (by
+                    # someone else: kube-apiserver deletes a pod bound to a node gracefully), is
+                    # deleted for good and created again
+                    log.info("mirror pod %s is %s: recreating it", w.key,
+                             "being deleted" if ann[MIRROR] == w.uid else
+                             "for another version of the manifest")
                     try:
                         client.delete(path, {"kind": "DeleteOptions", "apiVersion": "v1",
                                              "gracePeriodSeconds": 0, "preconditions":
@@ -212,7 +216,7 @@ class StatusManager(threading.Thread):
                     except ApiError as e:
                         if e.code not in (404, 409):
                             raise
-                    continue
+                    cur = None  # not asked again: the Node authorizer refuses a GET of no pod
             if cur is None:
                 try:
                     cur = client.post("/api/v1/namespaces/%s/pods" % quote(w.ns),
