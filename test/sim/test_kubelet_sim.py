@@ -1,11 +1,21 @@
 #!/usr/bin/env python3
-"""Integration tests of kubelet-sim against kube-apiserver-sim.
+"""Integration tests of kubelet-sim against Kubernetes' own control plane.
 
-One simulator (random 127.x.y.z address, own temp dir) and kubelet-sims on their own
-random addresses and node roots. node-a (a master) carries the static pod, API pod and
-etcd tests in order; node-b covers SIGTERM shutdown, a restart on the same root and
-SIGKILL (every container process must die with the kubelet). Everything started is
-stopped by PID and every temp dir removed, also when a test fails.
+etcd (TLS) and kube-apiserver, kube-controller-manager and kube-scheduler as
+test/kube/test_control_plane.py's start_control_plane() runs them (test/kube/control-plane,
+binaries from hack/build-kube.sh), on a random 127.x.y network of their own. Each kubelet-sim
+is its node: a client certificate of CN system:node:<name>, O system:nodes (`control-plane
+node-kubeconfig`), under the Node authorizer and NodeRestriction; masters run with
+--no-role-labels and the test, as admin (client certificate), sets their role labels. So
+every behaviour checked here is kube-apiserver's: its pod validation and admission
+(ServiceAccount), graceful deletion (deletionTimestamp, then the kubelet's final delete),
+kube-controller-manager's ServiceAccounts, Job and volume binding, kube-scheduler's placement.
+At the end the audit log must show no request of any kubelet-sim refused (403).
+
+node-a (a master) carries the static pod, API pod and etcd tests in order; node-b covers
+SIGTERM shutdown, a restart on the same root and SIGKILL (every container process must die
+with the kubelet). Everything started is stopped by PID and every temp dir removed, also when
+a test fails.
 
 Run: python3 test/sim/test_kubelet_sim.py [-k name]
 (KUBELET_SIM_TEST_KEEP=1 keeps the temp dir with the kubelet logs and node roots.)
@@ -23,21 +33,26 @@ import sys
 import tempfile
 import time
 import unittest
-import urllib.parse
+from types import SimpleNamespace
 
 HERE = os.path.dirname(os.path.abspath(__file__))
+REPO = os.path.normpath(os.path.join(HERE, "..", ".."))
 sys.path.insert(0, HERE)
+sys.path.insert(0, os.path.join(REPO, "test", "kube"))
 
-from kubesim.testing import Sim, random_loopback  # noqa: E402
+import test_control_plane as kube  # noqa: E402  (puts test/e2e on sys.path)
+from e2e import ApiClient  # noqa: E402
 
 KUBELET = os.path.join(HERE, "kubelet-sim")
-REPO = os.path.normpath(os.path.join(HERE, "..", ".."))
 ETCD = shutil.which("etcd") or "/usr/bin/etcd"
 
-SIM = None
-C = None
+W = None        # test_control_plane.World: etcd and the control plane, stopped by PID
+KDIR = None     # the control plane's directory
+C = None        # the admin's client
 TMP = None
 NODES = {}
+FAILED = []
+_ADDR = iter(range(20, 250))
 
 
 def _pdeathsig():
@@ -46,32 +61,95 @@ def _pdeathsig():
     ctypes.CDLL(None).prctl(1, signal.SIGKILL, 0, 0, 0)
 
 
+def address():
+    """A fresh address in the control plane's 127.x.y network."""
+    return "%s.%d" % (W.net, next(_ADDR))
+
+
+class Resp:
+    def __init__(self, status, body):
+        self.status = status
+        self.json = body
+        self.raw = json.dumps(body)[:2000]
+
+    def __repr__(self):
+        return "<Resp %d %s>" % (self.status, self.raw[:300])
+
+
+class Api:
+    """kube-apiserver as the admin (the control plane's kubeconfig: a client certificate of
+    system:admin in system:masters)."""
+
+    def __init__(self, kubeconfig):
+        self.c = ApiClient(kubeconfig)
+
+    def request(self, method, path, body=None, content_type="application/json"):
+        return Resp(*self.c.call(method, path, body, content_type))
+
+    def get(self, path):
+        return self.request("GET", path)
+
+    def post(self, path, body):
+        return self.request("POST", path, body)
+
+    def put(self, path, body):
+        return self.request("PUT", path, body)
+
+    def patch(self, path, body):
+        return self.request("PATCH", path, body, "application/merge-patch+json")
+
+    def delete(self, path, body=None):
+        return self.request("DELETE", path, body)
+
+    def close(self):
+        conn = getattr(self.c.local, "conn", None)
+        if conn is not None:
+            conn.close()
+
+
+def node_kubeconfig(name):
+    """The node's own credentials: CN system:node:NAME, O system:nodes."""
+    return subprocess.run([sys.executable, kube.CP, "node-kubeconfig", KDIR, name], capture_output=True,
+                          text=True, check=True).stdout.strip()
+
+
 class Kubelet:
     def __init__(self, name, ip=None, root=None, master=True, extra=()):
         self.name = name
-        self.ip = ip or random_loopback()
+        self.ip = ip or address()
         self.root = root or os.path.join(TMP, name)
         os.makedirs(self.root, exist_ok=True)
         self.extra = list(extra)
         self.master = master
+        self.kubeconfig = node_kubeconfig(name)
         self.proc = None
+        self.registered = None      # the Node as the kubelet registered it (before the admin's labels)
         self.start()
 
     def start(self):
         cmd = [sys.executable, KUBELET, "--node-name", self.name, "--node-ip", self.ip,
-               "--root", self.root, "--kubeconfig", os.path.join(SIM.dir, "kubeconfig"),
+               "--root", self.root, "--kubeconfig", self.kubeconfig,
                "--heartbeat-period", "2", "--backoff-base", "0.5", "--sync-period", "0.5",
-               "-v"] + (["--master"] if self.master else []) + self.extra
+               "-v"] + (["--master", "--no-role-labels"] if self.master else []) + self.extra
         self.logf = open(os.path.join(TMP, self.name + ".log"), "ab")
         self.proc = subprocess.Popen(cmd, stdout=self.logf, stderr=subprocess.STDOUT,
                                      stdin=subprocess.DEVNULL, preexec_fn=_pdeathsig)
         ready = os.path.join(self.root, "kubelet-sim.ready")
-        deadline = time.monotonic() + 20
+        deadline = time.monotonic() + 60
         while not os.path.exists(ready):
             if self.proc.poll() is not None or time.monotonic() > deadline:
                 raise RuntimeError("kubelet-sim %s did not become ready:\n%s" %
                                    (self.name, self.tail()))
             time.sleep(0.05)
+        if self.registered is None:
+            self.registered = C.get("/api/v1/nodes/" + self.name).json
+        if self.master:
+            # NodeRestriction forbids a kubelet the node-role labels: the admin sets them, as the
+            # installer does
+            r = C.patch("/api/v1/nodes/" + self.name, {"metadata": {"labels": {
+                "node-role.kubernetes.io/master": "", "node-role.kubernetes.io/control-plane": ""}}})
+            if r.status != 200:
+                raise RuntimeError("labelling node %s: %r" % (self.name, r))
 
     def tail(self, n=60):
         try:
@@ -110,28 +188,51 @@ class Kubelet:
 
 
 def setUpModule():
-    global SIM, C, TMP
+    global W, KDIR, C, TMP
     if os.geteuid() != 0:
         raise unittest.SkipTest("kubelet-sim needs root (mount namespaces)")
+    try:
+        W = kube.World()
+    except SystemExit as e:  # Kubernetes not built
+        raise RuntimeError("hack/build-kube.sh --bin-dir: %s" % e)
     TMP = tempfile.mkdtemp(prefix="kubelet-sim-test-")
-    SIM = Sim()
-    C = SIM.client()
+    try:
+        KDIR, admin, _, _ = kube.start_control_plane(W, kas_node_names="")
+        C = Api(admin)
+    except BaseException:
+        _cleanup(True)
+        raise
 
 
-def tearDownModule():
+def _cleanup(failed):
     for k in NODES.values():
         try:
             k.stop(timeout=40)
         except Exception:  # noqa: BLE001 - keep cleaning up
             pass
+    denied = []
+    if KDIR and NODES:
+        # what kube-apiserver refused a kubelet-sim, once they stopped (their shutdown included)
+        out = subprocess.run([sys.executable, kube.CP, "denials", KDIR], capture_output=True,
+                             text=True).stdout.splitlines()
+        denied = [ln for ln in out if ln.split(" ", 1)[0] in
+                  ["system:node:" + n for n in NODES]]
     if C is not None:
         C.close()
-    if SIM is not None:
-        SIM.stop()
+    if W is not None:
+        W.close(failed or bool(denied))
     if TMP and not os.environ.get("KUBELET_SIM_TEST_KEEP"):
         shutil.rmtree(TMP, ignore_errors=True)
     elif TMP:
         sys.stderr.write("kept %s\n" % TMP)
+    return denied
+
+
+def tearDownModule():
+    denied = _cleanup(bool(FAILED))
+    # kubelet-sim asked kube-apiserver for nothing a kubelet may not (Node authorizer, NodeRestriction)
+    if denied:
+        raise AssertionError("kube-apiserver refused kubelet-sim:\n" + "\n".join(denied))
 
 
 def node(name):
@@ -228,6 +329,12 @@ def static_pod(name, containers, init=(), volumes=(), labels=None, ns="default",
 class Base(unittest.TestCase):
     maxDiff = None
 
+    def run(self, result=None):
+        result = super().run(result)
+        if result is not None and (result.failures or result.errors):
+            FAILED.append(self.id())  # the control plane's logs are shown at the end
+        return result
+
     def node_log(self, k):
         return "\n--- kubelet log ---\n" + k.tail()
 
@@ -245,7 +352,11 @@ class Base(unittest.TestCase):
     def _ns(self, name):
         r = C.post("/api/v1/namespaces", {"apiVersion": "v1", "kind": "Namespace",
                                           "metadata": {"name": name}})
-        self.assertIn(r.status, (201, 409))
+        self.assertIn(r.status, (201, 409), r.raw)
+        # kube-controller-manager gives the namespace its ServiceAccount `default` a little
+        # later; until then the ServiceAccount admission plugin refuses pods that use it
+        wait_for(lambda: C.get("/api/v1/namespaces/%s/serviceaccounts/default" % name).status == 200,
+                 60, "ServiceAccount %s/default" % name)
 
 
 class NodeA(Base):
@@ -262,6 +373,13 @@ class NodeA(Base):
 
     def test_01_node_registration_and_heartbeat(self):
         k = self.k
+        # as registered by the kubelet: the master taint, but no role labels (NodeRestriction
+        # refuses a kubelet those; the admin set them since)
+        reg = k.registered["metadata"]["labels"]
+        self.assertNotIn("node-role.kubernetes.io/master", reg)
+        self.assertNotIn("node-role.kubernetes.io/control-plane", reg)
+        self.assertIn({"key": "node-role.kubernetes.io/master", "effect": "NoSchedule"},
+                      k.registered["spec"]["taints"])
         n = C.get("/api/v1/nodes/node-a").json
         labels = n["metadata"]["labels"]
         self.assertEqual(labels.get("node-role.kubernetes.io/master"), "")
@@ -280,6 +398,12 @@ class NodeA(Base):
             return r2["lastHeartbeatTime"] != first and r2["status"] == "True" and \
                 r2["lastTransitionTime"] == ready["lastTransitionTime"]
         wait_for(beat, 8, "a newer heartbeat")
+        # its Lease in kube-node-lease, owned by its Node (renewals: test/kube's kube-control-plane)
+        lease = wait_for(lambda: (lambda r: r.status == 200 and r.json)(C.get(
+            "/apis/coordination.k8s.io/v1/namespaces/kube-node-lease/leases/node-a")), 20, "Lease node-a")
+        self.assertEqual(lease["spec"]["holderIdentity"], "node-a")
+        self.assertEqual([(o["kind"], o["name"], o["uid"]) for o in lease["metadata"]["ownerReferences"]],
+                         [("Node", "node-a", n["metadata"]["uid"])])
 
     def test_02_static_pod_lifecycle(self):
         k = self.k
@@ -358,9 +482,15 @@ class NodeA(Base):
         self.assertNotEqual(cstatus(p2, "web")["containerID"], old_cid)
         self.assertEqual(cstatus(p2, "web")["restartCount"], 0)
 
-        # a deleted mirror pod comes back
-        C.delete("/api/v1/namespaces/default/pods/web-node-a")
-        wait_for(ready("2"), 15, "mirror pod recreated")
+        # a deleted mirror pod comes back: kube-apiserver deletes it gracefully (a
+        # deletionTimestamp: the pod is bound to a node); the kubelet deletes that one for good
+        # and creates it again
+        r = C.delete("/api/v1/namespaces/default/pods/web-node-a")
+        self.assertEqual(r.status, 200, r.raw)
+        self.assertTrue(r.json["metadata"].get("deletionTimestamp"), r.raw)
+        wait_for(lambda: (lambda p: p and p["metadata"]["uid"] != p2["metadata"]["uid"] and
+                          not p["metadata"].get("deletionTimestamp") and p)(ready("2")()), 30,
+                 "mirror pod recreated")
 
         # the manifest goes away: mirror pod deleted, server stopped
         k.remove_manifest("web.json")
@@ -492,8 +622,24 @@ print("pid", os.getpid(), "procs", len(procs), "hostname", os.uname().nodename)
             "name": "installer", "image": "x", "command": ["python3", "-c", script],
             "env": [fieldref("MY_NS", "metadata.namespace"), fieldref("MY_NAME", "metadata.name"),
                     fieldref("NODE", "spec.nodeName")]}, sa="installer-sa")
+        # a pod of a ServiceAccount that does not exist is refused (the ServiceAccount
+        # admission plugin), so no kubelet ever sees one ...
+        r = C.post("/api/v1/namespaces/%s/pods" % ns, {
+            "apiVersion": "v1", "kind": "Pod", "metadata": {"name": "no-account"},
+            "spec": {"nodeName": "node-a", "serviceAccountName": "missing", "restartPolicy": "Never",
+                     "containers": [{"name": "c", "image": "x", "command": ["true"]}]}})
+        self.assertEqual(r.status, 403, r.raw)
+        self.assertIn("error looking up service account %s/missing" % ns, r.json["message"])
+        # ... but one whose ServiceAccount was deleted since: it goes to node-t, whose kubelet
+        # starts only then
+        r = C.post("/api/v1/namespaces/%s/serviceaccounts" % ns, {
+            "apiVersion": "v1", "kind": "ServiceAccount", "metadata": {"name": "short-lived"}})
+        self.assertEqual(r.status, 201, r.raw)
         nosa = self._api_pod(ns, "no-account", {"name": "c", "image": "x", "command": ["true"]},
-                             sa="missing")
+                             sa="short-lived", k=SimpleNamespace(name="node-t"))
+        r = C.delete("/api/v1/namespaces/%s/serviceaccounts/short-lived" % ns)
+        self.assertEqual(r.status, 200, r.raw)
+        NODES["node-t"] = kt = Kubelet("node-t", master=False)
         bad = self._api_pod(ns, "installer-2-node-a", {
             "name": "installer", "image": "x", "terminationMessagePolicy":
             "FallbackToLogsOnError", "command": ["sh", "-c", "echo boom: no revision; exit 7"]})
@@ -522,10 +668,15 @@ print("pid", os.getpid(), "procs", len(procs), "hostname", os.uname().nodename)
 
         def waiting_for_token():
             st = cstatus(get_pod(ns, "no-account") or {}, "c") or {}
-            return "failed to fetch token for service account %s/missing" % ns in \
+            return "failed to fetch token for service account %s/short-lived" % ns in \
                 ((st.get("state") or {}).get("waiting") or {}).get("message", "")
-        wait_for(waiting_for_token, 30, "no-account waiting for its token")
+        try:
+            wait_for(waiting_for_token, 30, "no-account waiting for its token")
+        except AssertionError as e:
+            raise AssertionError(str(e) + self.node_log(kt))
         C.delete("/api/v1/namespaces/%s/pods/no-account" % ns)
+        wait_for(lambda: get_pod(ns, "no-account") is None, 30, "no-account deleted by node-t")
+        self.assertEqual(kt.stop(), 0, kt.tail())
         self.assertEqual(p["metadata"]["uid"], ok["metadata"]["uid"])
 
         wait_for(phase("installer-2-node-a", "Failed"), 30, "installer-2 Failed")
@@ -539,18 +690,24 @@ print("pid", os.getpid(), "procs", len(procs), "hostname", os.uname().nodename)
         wait_for(phase("long-running", "Running"), 30, "long-running Running")
         self.assertTrue(long["metadata"]["uid"])
         self.assertEqual(len(pids_with(b"sleep\0" + marker.encode())), 1)
-        C.delete("/api/v1/namespaces/%s/pods/long-running" % ns)
+        # graceful deletion: kube-apiserver marks the pod (deletionTimestamp), the kubelet stops
+        # its containers and then deletes it for good
+        r = C.delete("/api/v1/namespaces/%s/pods/long-running" % ns)
+        self.assertEqual(r.status, 200, r.raw)
+        self.assertEqual(r.json["metadata"].get("deletionGracePeriodSeconds"), 5, r.raw)
         wait_for(lambda: not pids_with(b"sleep\0" + marker.encode()), 10,
                  "deleted pod's process stopped")
+        wait_for(lambda: get_pod(ns, "long-running") is None, 15, "long-running deleted by the kubelet")
         # finished pods are not run again (e.g. after later watch events)
         time.sleep(1)
         self.assertEqual(get_pod(ns, "installer-1-node-a")["status"]["phase"], "Succeeded")
         self.assertEqual(cstatus(get_pod(ns, "installer-1-node-a"), "installer")["restartCount"], 0)
 
     def test_11_job_with_a_claimed_volume(self):
-        """A Job whose pod claims a hostPath volume: the simulator binds the claim, schedules
-        the pod to this node (nodeSelector, a toleration), the kubelet mounts the volume's
-        node path and runs the pod, the Job completes; what the pod wrote is on the node."""
+        """A Job whose pod claims a hostPath volume: kube-controller-manager binds the claim
+        and runs the Job, kube-scheduler places the pod on this node (nodeSelector, a
+        toleration), the kubelet mounts the volume's node path and runs the pod, the Job
+        completes; what the pod wrote is on the node."""
         ns = "kubelet-jobs"
         self._ns(ns)
         r = C.post("/api/v1/persistentvolumes", {"apiVersion": "v1", "kind": "PersistentVolume",
@@ -566,7 +723,8 @@ print("pid", os.getpid(), "procs", len(procs), "hostname", os.uname().nodename)
         r = C.post("/apis/batch/v1/namespaces/%s/jobs" % ns, {
             "apiVersion": "batch/v1", "kind": "Job", "metadata": {"name": "write-once"},
             "spec": {"backoffLimit": 0, "template": {"spec": {
-                "restartPolicy": "Never", "nodeSelector": {"node-role.kubernetes.io/master": ""},
+                "restartPolicy": "Never", "nodeSelector": {"node-role.kubernetes.io/master": "",
+                                                           "kubernetes.io/hostname": self.k.name},
                 "tolerations": [{"operator": "Exists"}],
                 "containers": [{"name": "w", "image": "x", "command": [
                     "sh", "-c", "echo written by $(hostname) > /backup/out"],
@@ -579,7 +737,7 @@ print("pid", os.getpid(), "procs", len(procs), "hostname", os.uname().nodename)
             return any(c["type"] == "Complete" and c["status"] == "True"
                        for c in (j.get("status") or {}).get("conditions") or [])
         try:
-            wait_for(complete, 30, "the Job to complete")
+            wait_for(complete, 60, "the Job to complete")
         except AssertionError as e:
             pods = C.get("/api/v1/namespaces/%s/pods" % ns).json["items"]
             raise AssertionError(str(e) + json.dumps(pods)[:3000] + self.node_log(self.k))
@@ -587,7 +745,8 @@ print("pid", os.getpid(), "procs", len(procs), "hostname", os.uname().nodename)
         self.assertEqual(pod["spec"]["nodeName"], self.k.name)
         with open(self.k.host("/var/backups/a/out")) as f:
             self.assertEqual(f.read(), "written by %s\n" % pod["metadata"]["name"])
-        C.delete("/apis/batch/v1/namespaces/%s/jobs/write-once" % ns)
+        C.delete("/apis/batch/v1/namespaces/%s/jobs/write-once" % ns,
+                 {"kind": "DeleteOptions", "apiVersion": "v1", "propagationPolicy": "Background"})
         C.delete("/api/v1/namespaces/%s/persistentvolumeclaims/backups" % ns)
         C.delete("/api/v1/persistentvolumes/backup-a")
 
@@ -779,7 +938,7 @@ print("pid", os.getpid(), "procs", len(procs), "hostname", os.uname().nodename)
                  20, "etcd stopped")
 
 
-class ProbeChecks(unittest.TestCase):
+class ProbeChecks(Base):
     """probes.check() against local servers: https (unverified), named ports, failures."""
 
     def test_http_https_tcp(self):
@@ -788,7 +947,7 @@ class ProbeChecks(unittest.TestCase):
         import threading
         from types import SimpleNamespace
         from kubeletsim import probes
-        ip = random_loopback()
+        ip = address()
         d = tempfile.mkdtemp(prefix="kubelet-sim-probe-", dir=TMP)
         subprocess.run(["openssl", "req", "-x509", "-newkey", "ec", "-pkeyopt",
                         "ec_paramgen_curve:prime256v1", "-nodes", "-keyout", d + "/k.pem",
