@@ -2,7 +2,8 @@
 """e2e: render, then a kubelet-sim for node `bootstrap` runs the bootstrap
 pod; etcd becomes healthy over TLS with the rendered client certificate,
 checked with our etcd client (etcd-probe) and with etcdctl; the rendered
-cluster manifests are created in the API simulator the way the installer's
+cluster manifests are created in the API server (kube-apiserver with E2E_API=kube, on
+the bootstrap etcd as on the bootstrap host; the simulator otherwise) the way the installer's
 cluster-bootstrap does (namespaces first, then the rest, retrying what is not
 ready yet); then render's bad-input cases each fail with their message and
 leave the output directory untouched.
@@ -43,7 +44,9 @@ def create_like_cluster_bootstrap(env, manifests):
 def main():
     build = sys.argv[1]
     with Env(build) as env:
-        env.start_sim()
+        kube = env.api_kind == "kube"
+        if not kube:
+            env.start_sim()
         bootstrap_ip = env.ip(5)
         assets = os.path.join(env.dir, "assets")
 
@@ -51,14 +54,17 @@ def main():
         r = env.render(assets, bootstrap_ip)
         assert r.returncode == 0, "render failed: %s" % r.stderr
 
+        tls = os.path.join(assets, "tls")
+        ca, cert, key = (os.path.join(tls, f) for f in ("etcd-ca-bundle.crt", "etcd-client.crt", "etcd-client.key"))
+        endpoint = "https://%s:2379" % bootstrap_ip
+        if kube:
+            # As on the bootstrap host: kube-apiserver on the bootstrap etcd before that etcd runs.
+            env.start_kube([endpoint], (ca, cert, key))
+
         # What the installer does with the output: etc-kubernetes/* to the host's /etc/kubernetes.
         root = os.path.join(env.dir, "nodes", "bootstrap")
         shutil.copytree(os.path.join(assets, "etc-kubernetes"), os.path.join(root, "etc", "kubernetes"))
         env.start_kubelet("bootstrap", bootstrap_ip, master=False)
-
-        tls = os.path.join(assets, "tls")
-        ca, cert, key = (os.path.join(tls, f) for f in ("etcd-ca-bundle.crt", "etcd-client.crt", "etcd-client.key"))
-        endpoint = "https://%s:2379" % bootstrap_ip
         log("waiting for the bootstrap etcd (our client)")
         probe = subprocess.run([env.probe, ca, cert, key, endpoint, "90"], capture_output=True, text=True)
         assert probe.returncode == 0, "etcd-probe: %s" % probe.stderr
@@ -77,6 +83,8 @@ def main():
         assert ctl.returncode == 0, ctl.stderr
         assert json.loads(ctl.stdout)["members"][0]["name"] == "etcd-bootstrap"
 
+        if kube:
+            env.wait_kube_ready(180)
         log("creating the rendered cluster manifests like cluster-bootstrap")
         files = create_like_cluster_bootstrap(env, os.path.join(assets, "manifests"))
         cm = env.get_json("configmap", "-n", "openshift-etcd", "etcd-endpoints")
