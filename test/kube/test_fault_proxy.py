@@ -13,7 +13,10 @@ a ServiceAccount token as the operator's credentials, it checks through the prox
   client gets 504 Timeout;
 - DELETE /faults drops the pending faults;
 - the writes log holds every write with its body's SHA-256, the code sent and the one served,
-  from `since` on; the stats count the requests by verb and the faults injected.
+  from `since` on; the stats count the requests by verb and the faults injected;
+- with --sim-in-band the same controls answer under /sim/ on the TLS port (a 403 fault posted
+  there is injected); /sim/latency holds every request; /sim/compact compacts etcd (a read
+  there at an older revision is refused).
 Usage: test_fault_proxy.py"""
 import hashlib
 import http.client
@@ -23,6 +26,7 @@ import socket
 import ssl
 import subprocess
 import sys
+import time
 
 HERE = os.path.dirname(os.path.abspath(__file__))
 PROXY = os.path.join(HERE, "api-fault-proxy")
@@ -140,15 +144,19 @@ def main():
     log("ok")
 
 
-def start_proxy(w, kdir):
+def start_proxy(w, kdir, etcd_url):
     ip = w.net + ".3"
+    pki = os.path.join(w.dir, "etcd-pki")
     crt, key = subprocess.run([sys.executable, CP, "serving-cert", kdir, "fault-proxy", ip], capture_output=True,
                               text=True, check=True).stdout.split()
     pdir = os.path.join(w.dir, "proxy")
     p = w.spawn("fault-proxy", [sys.executable, PROXY, "--listen", ip + ":0", "--control", ip + ":0",
                                 "--upstream", open(os.path.join(kdir, "server-url")).read().strip(),
                                 "--upstream-ca", os.path.join(kdir, "ca.crt"), "--cert", crt, "--key", key,
-                                "--dir", pdir])
+                                "--dir", pdir, "--sim-in-band", "--etcd-url", etcd_url,
+                                "--etcd-cacert", os.path.join(pki, "ca.crt"),
+                                "--etcd-cert", os.path.join(pki, "client.crt"),
+                                "--etcd-key", os.path.join(pki, "client.key")])
 
     def up():
         assert p.poll() is None, "api-fault-proxy exited %s" % p.returncode
@@ -160,9 +168,9 @@ def start_proxy(w, kdir):
 
 
 def run(w):
-    kdir, admin, _, _ = start_control_plane(w, kas_node_names="")
+    kdir, admin, etcd_url, _ = start_control_plane(w, kas_node_names="")
     ca = os.path.join(kdir, "ca.crt")
-    addr, ctl = start_proxy(w, kdir)
+    addr, ctl = start_proxy(w, kdir, etcd_url)
     kubectl = lambda *a, **kw: w.kubectl(admin, *a, **kw)  # noqa: E731 - straight to kube-apiserver
     direct = lambda name: json.loads(kubectl("-n", NS, "get", "configmap", name, "-o", "json").stdout)  # noqa: E731
 
@@ -310,7 +318,47 @@ def run(w):
     assert st1["total"] - st0["total"] == sum(d.values()) == 13, (st0, st1)
     assert st0["requests"].get("watch") == 3 and st0["watchesTotal"] == 3, st0
     log("writes log and stats: %s" % json.dumps(d, sort_keys=True))
+    in_band(w, etcd_url, c, ctl, cms, kubectl)
     c.close()
+
+
+def in_band(w, etcd_url, c, ctl, cms, kubectl):
+    """--sim-in-band: the controls on the TLS port, as the simulator serves them; latency; compaction."""
+    st, _, out, _ = c.call("POST", "/sim/faults", {"method": "GET", "path_regex": "/configmaps/base$", "code": 403})
+    assert st == 200 and out["faults"][0]["code"] == 403, (st, out)
+    st, _, out, _ = c.call("GET", cms + "/base")
+    assert st == 403 and out["reason"] == "Forbidden", (st, out)
+    assert c.call("GET", cms + "/base")[0] == 200
+    st, _, out, _ = c.call("GET", "/sim/stats")
+    assert st == 200 and out == ctl.call("GET", "/stats"), out  # in band: not counted itself
+    log("in band: a 403 posted to /sim/faults through the TLS port was injected")
+
+    assert c.call("POST", "/sim/latency", {"ms": 800})[2] == {"ms": 800}
+    t0 = time.monotonic()
+    assert c.call("GET", cms + "/base")[0] == 200
+    held = time.monotonic() - t0
+    assert c.call("POST", "/sim/latency", {"ms": 0})[2] == {"ms": 0}
+    assert held >= 0.8, held
+    log("/sim/latency held a GET %.2f s" % held)
+
+    # Compacted in etcd itself: a read there at an older revision is refused. (kube-apiserver's
+    # watch cache goes on serving lists and watches at that revision from its own history.)
+    old = int(json.loads(kubectl("-n", NS, "get", "configmap", "base", "-o", "json").stdout)["metadata"][
+        "resourceVersion"])
+    kubectl("-n", NS, "create", "configmap", "after-compact", "--from-literal=k=1")
+    st, _, out, _ = c.call("POST", "/sim/compact", {})
+    assert st == 200 and out["revision"] > old, (st, out)
+    rev = out["revision"]
+    pki = os.path.join(w.dir, "etcd-pki")
+    ctx = ssl.create_default_context(cafile=os.path.join(pki, "ca.crt"))
+    ctx.load_cert_chain(os.path.join(pki, "client.crt"), os.path.join(pki, "client.key"))
+    host, port = etcd_url[len("https://"):].rsplit(":", 1)
+    e = http.client.HTTPSConnection(host, int(port), timeout=10, context=ctx)
+    e.request("POST", "/v3/kv/range", body=json.dumps({"key": "Lw==", "revision": str(old)}))
+    got = e.getresponse().read().decode()
+    e.close()
+    assert "required revision has been compacted" in got, got
+    log("/sim/compact compacted etcd at %d: etcd refuses a read at %d" % (rev, old))
 
 
 if __name__ == "__main__":
