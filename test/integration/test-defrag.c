@@ -1,6 +1,6 @@
 /* DefragController end to end on real etcd: a three-member TLS cluster from
  * the harness, the operator's own etcd view, runtime and maintenance log,
- * and the API simulator (run by with-sim.sh) for etcds/cluster.
+ * and kube-apiserver (run by with-kube.sh) for etcds/cluster.
  *
  * test_fragmented_200mb: 200 MiB written, deleted and compacted; the
  * controller defragments each member exactly once, never the leader while it
@@ -538,7 +538,7 @@ static int setup(void **state)
         if (getenv("TEST_VERBOSE"))
                 log_set_verbosity(4);
         if (kube_config_load(NULL, NULL, &cfg, &err) < 0) {
-                (void) fprintf(stderr, "KUBECONFIG: %s (run through test/integration/with-sim.sh)\n", err);
+                (void) fprintf(stderr, "KUBECONFIG: %s (run through test/integration/with-kube.sh)\n", err);
                 return -1;
         }
         loop = loop_new();

@@ -1,5 +1,6 @@
 /* The runtime's plan executor on its own (operator/runtime/executor.c),
- * against the API simulator (run by with-sim.sh) and a real etcd from the
+ * against kube-apiserver through the fault proxy (run by with-kube.sh
+ * --fault-proxy, whose /sim/writes logs every write) and a real etcd from the
  * harness: membership intents that are already done or not yet possible,
  * the requeue that follows "not yet", the gate that holds a second
  * membership change until the view is newer than the first, APPLY
@@ -7,7 +8,7 @@
  * that repeat, and writes whose outcome is unknown (a 504 after the write
  * was carried out, or before it; a read-back that fails too): never sent
  * again before a read settles them. One test controller plans whatever the
- * test sets up; the outcome is read from etcd, the simulator and the
+ * test sets up; the outcome is read from etcd, the API, the proxy and the
  * controller's Degraded condition. */
 #include <setjmp.h>
 #include <stdarg.h>
@@ -384,7 +385,7 @@ static void test_conflicts_back_off(void **state)
         run_for(USEC_PER_SEC);
 }
 
-/* The PATCHes of default/patched the simulator logged from sequence `since` on, as
+/* The PATCHes of default/patched the fault proxy logged from sequence `since` on, as
  * "code/served" pairs ("504/200": carried out, its answer lost). */
 static char *patches_since(uint64_t since)
 {
@@ -492,7 +493,7 @@ static int setup(void **state)
         if (getenv("TEST_VERBOSE"))
                 log_set_verbosity(4);
         if (kube_config_load(NULL, NULL, &cfg, &err) < 0) {
-                fprintf(stderr, "KUBECONFIG: %s (run through test/integration/with-sim.sh)\n", err);
+                fprintf(stderr, "KUBECONFIG: %s (run through test/integration/with-kube.sh)\n", err);
                 return -1;
         }
         if (etcd_test_cluster_init(&cluster, 3, NULL) < 0 || etcd_test_cluster_bootstrap(&cluster, 1) < 0)

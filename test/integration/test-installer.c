@@ -1,5 +1,5 @@
-/* `cluster-etcd-operator installer` against the API simulator (run through
- * with-sim.sh, which exports KUBECONFIG). The test creates revision 3 of the
+/* `cluster-etcd-operator installer` against kube-apiserver through the fault
+ * proxy (run by with-kube.sh --fault-proxy, which exports KUBECONFIG). The test creates revision 3 of the
  * etcd pod's ConfigMaps and Secrets in openshift-etcd, runs the real binary
  * (CEO_BIN, set by CMake; else ../../cluster-etcd-operator next to this test
  * binary) and checks the tree it writes: contents, modes, the substituted
@@ -175,7 +175,7 @@ static int setup(void **state)
         if (getenv("TEST_VERBOSE"))
                 log_set_verbosity(4);
         if (kube_config_load(NULL, NULL, &cfg, &err) < 0) {
-                fprintf(stderr, "KUBECONFIG: %s (run through test/integration/with-sim.sh)\n", err);
+                fprintf(stderr, "KUBECONFIG: %s (run through test/integration/with-kube.sh)\n", err);
                 return -1;
         }
         find_binary();

@@ -1,9 +1,10 @@
-/* The Kubernetes client and informers against the API simulator (real etcd
- * underneath). Run by with-sim.sh, which starts a simulator and exports
- * KUBECONFIG. Covers: verbs and Status errors (-ESTALE on conflicts, with the
- * reason), 429 with Retry-After honoured, 500 not retried, and an informer
- * that sees 10,000 updates while watches are dropped and etcd is compacted,
- * ending with exactly the server's final state. */
+/* The Kubernetes client and informers against kube-apiserver through
+ * test/kube/api-fault-proxy (with-kube.sh --fault-proxy), or the API simulator
+ * (with-sim.sh: the HTTP/2 variant); either exports KUBECONFIG, and the test-only
+ * /sim/ controls answer through the same client. Covers: verbs and Status errors
+ * (-ESTALE on conflicts, with the reason), 429 with Retry-After honoured, 500
+ * not retried, and an informer that sees 10,000 updates while watches are
+ * dropped and etcd is compacted, ending with exactly the server's final state. */
 #include <setjmp.h>
 #include <stdarg.h>
 #include <stddef.h>
@@ -410,8 +411,17 @@ static void test_informer_churn(void **state)
                (unsigned long long) st.lists, (unsigned long long) st.watches,
                (unsigned long long) st.events, (unsigned long long) st.relists_410,
                (unsigned long long) st.errors);
-        assert_true(st.watches >= 5);     /* it re-watched after every drop */
-        assert_true(st.relists_410 >= 1); /* and relisted after compaction */
+        assert_true(st.watches >= 5); /* it re-watched after every drop */
+        if (getenv("SIM_DIR"))
+                /* The simulator serves a watch from etcd: one from before the compaction is 410. */
+                assert_true(st.relists_410 >= 1);
+        else {
+                /* kube-apiserver serves it from its watch cache, which keeps its own history
+                 * whatever etcd compacted: the informer resumes from its resourceVersion,
+                 * without a 410 and without a second list. */
+                assert_int_equal(st.relists_410, 0);
+                assert_int_equal(st.lists, 1);
+        }
         informer_stop(inf);
 }
 

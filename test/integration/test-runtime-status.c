@@ -1,5 +1,5 @@
-/* The runtime's conditions writes against the API simulator (run by
- * with-sim.sh). Each sync ends by writing its conditions on etcds/cluster;
+/* The runtime's conditions writes against kube-apiserver, through the fault
+ * proxy (run by with-kube.sh --fault-proxy). Each sync ends by writing its conditions on etcds/cluster;
  * they are compared with the informer's copy, so a sync that changes nothing
  * sends no request at all, while a change, including one undoing another
  * writer's edit or our own write the cache has not seen yet, still lands.
@@ -462,7 +462,7 @@ static int setup(void **state)
         if (getenv("TEST_VERBOSE"))
                 log_set_verbosity(4);
         if (kube_config_load(NULL, NULL, &cfg, &err) < 0) {
-                fprintf(stderr, "KUBECONFIG: %s (run through test/integration/with-sim.sh)\n", err);
+                fprintf(stderr, "KUBECONFIG: %s (run through test/integration/with-kube.sh)\n", err);
                 return -1;
         }
         loop = loop_new();

@@ -1,6 +1,7 @@
 #!/usr/bin/env python3
-"""Leader election between two operator processes against the simulator
-(run by with-sim.sh, which exports KUBECONFIG). Short timings: lease 6 s,
+"""Leader election between two operator processes against kube-apiserver
+through the fault proxy (run by with-kube.sh --fault-proxy, which exports
+KUBECONFIG with a ServiceAccount token, and KUBE_DIR for the operators' logs). Short timings: lease 6 s,
 renew deadline 4 s, retry 1 s. Checks, while a poller reads both processes'
 /metrics every 50 ms and the Lease: never two leaders at once; SIGTERM hands
 the lease over within a retry period; kill -9 of the leader hands it over
@@ -18,7 +19,7 @@ LEASE = "/apis/coordination.k8s.io/v1/namespaces/openshift-etcd-operator/leases/
 
 
 def load_kubeconfig():
-    # Minimal reader for the simulator's kubeconfig: server, CA, token.
+    # Minimal reader for with-kube.sh's kubeconfig: server (the proxy), CA, token.
     server = ca = token = None
     for line in open(KUBECONFIG):
         s = line.strip()
@@ -65,7 +66,7 @@ def sim_post(path, body):
 class Proc:
     def __init__(self, name, port):
         self.name, self.port = name, port
-        self.log = open("%s/operator-%s.log" % (os.environ.get("SIM_DIR", "/tmp"), name), "w")
+        self.log = open("%s/operator-%s.log" % (os.environ.get("KUBE_DIR") or os.environ.get("SIM_DIR", "/tmp"), name), "w")
         self.p = subprocess.Popen([BIN, "operator", "--kubeconfig", KUBECONFIG, "--identity", name,
                                    "--listen", "%s:%d" % (ADDR, port)] + TIMINGS,
                                   stdout=self.log, stderr=subprocess.STDOUT)

@@ -1,7 +1,7 @@
 #!/usr/bin/env python3
 """`cluster-etcd-operator request-backup` (a scheduled backup's CronJob pod)
-against the simulator (run by with-sim.sh, which exports KUBECONFIG; the
-etcdbackups CRD is installed from manifests/crds): it creates the EtcdBackup
+against kube-apiserver (run by with-kube.sh, which exports KUBECONFIG; the
+control plane installs the etcdbackups CRD from manifests/crds): it creates the EtcdBackup
 named after its Job and owned by it; a second run is success without a second
 object; a missing job identity or a bad claim name is a usage error naming
 what to set, and creates nothing. kubectl reads the result.

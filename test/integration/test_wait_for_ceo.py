@@ -1,6 +1,6 @@
 #!/usr/bin/env python3
 """`cluster-etcd-operator wait-for-ceo`, as the installer's bootkube.sh runs
-it, against the API simulator (with-sim.sh exports KUBECONFIG), with the
+it, against kube-apiserver (with-kube.sh exports KUBECONFIG), with the
 real kubectl writing etcds/cluster:
 - without etcds/cluster, and while EtcdBootstrapMemberRemoved is False, it
   waits, says what for, and --timeout ends it with exit 1;
