@@ -33,6 +33,48 @@ char *format_rfc3339_micro(char *buf, size_t n, usec_t realtime)
         return buf;
 }
 
+/* Exactly n decimal digits at s (never past a NUL, which is no digit). */
+static int parse_digits(const char *s, size_t n, int *ret)
+{
+        int v = 0;
+        for (size_t i = 0; i < n; i++) {
+                if (!isdigit((unsigned char) s[i]))
+                        return -EINVAL;
+                v = v * 10 + (s[i] - '0');
+        }
+        *ret = v;
+        return 0;
+}
+
+static bool is_leap(int y)
+{
+        return (y % 4 == 0 && y % 100 != 0) || y % 400 == 0;
+}
+
+/* "YYYY-MM-DDTHH:MM:SS" at s, by hand and field by field as Go's time.Parse
+ * takes it: strptime skips blanks, takes one-digit fields and 60 seconds. */
+static int parse_date_time(const char *s, struct tm *ret)
+{
+        static const int mdays[] = {31, 28, 31, 30, 31, 30, 31, 31, 30, 31, 30, 31};
+        int y, mo, d, h, mi, sec;
+
+        if (parse_digits(s, 4, &y) < 0 || s[4] != '-' || parse_digits(s + 5, 2, &mo) < 0 || s[7] != '-' ||
+            parse_digits(s + 8, 2, &d) < 0 || s[10] != 'T' || parse_digits(s + 11, 2, &h) < 0 ||
+            s[13] != ':' || parse_digits(s + 14, 2, &mi) < 0 || s[16] != ':' ||
+            parse_digits(s + 17, 2, &sec) < 0)
+                return -EINVAL;
+        if (mo < 1 || mo > 12 || d < 1 || d > mdays[mo - 1] + (mo == 2 && is_leap(y)) || h > 23 || mi > 59 ||
+            sec > 59)
+                return -EINVAL;
+        *ret = (struct tm){.tm_year = y - 1900,
+                           .tm_mon = mo - 1,
+                           .tm_mday = d,
+                           .tm_hour = h,
+                           .tm_min = mi,
+                           .tm_sec = sec};
+        return 0;
+}
+
 int parse_rfc3339(const char *s, usec_t *ret)
 {
         struct tm tm = {};
@@ -40,9 +82,11 @@ int parse_rfc3339(const char *s, usec_t *ret)
         long offset = 0;
 
         assert_return(s && ret, -EINVAL);
-        const char *p = strptime(s, "%Y-%m-%dT%H:%M:%S", &tm);
-        if (!p)
+        /* Every check below stops at the first byte that does not fit, so a
+         * NUL ends the parse before anything past it is read. */
+        if (parse_date_time(s, &tm) < 0)
                 return -EINVAL;
+        const char *p = s + 19;
         if (*p == '.') {
                 for (p++; isdigit((unsigned char) *p); p++)
                         if (digits < 6) {
@@ -58,7 +102,8 @@ int parse_rfc3339(const char *s, usec_t *ret)
                 p++;
         else if (*p == '+' || *p == '-') {
                 int hh = 0, mm = 0;
-                if (sscanf(p + 1, "%2d:%2d", &hh, &mm) != 2)
+                if (parse_digits(p + 1, 2, &hh) < 0 || p[3] != ':' || parse_digits(p + 4, 2, &mm) < 0 ||
+                    hh > 23 || mm > 59)
                         return -EINVAL;
                 offset = (hh * 3600L + mm * 60L) * (*p == '-' ? -1 : 1);
                 p += 6;
