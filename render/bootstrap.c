@@ -166,10 +166,11 @@ static int write_out(const char *root, const char *rel, const char *data, mode_t
         return write_file_atomic(p, data, strlen(data), mode);
 }
 
-static int write_yaml(const char *root, const char *rel, const cJSON *obj)
+/* mode: 0600 for anything that holds a private key (every Secret we write). */
+static int write_yaml(const char *root, const char *rel, const cJSON *obj, mode_t mode)
 {
         _cleanup_free_ char *y = yaml_emit_string(obj);
-        return y ? write_out(root, rel, y, 0644) : -ENOMEM;
+        return y ? write_out(root, rel, y, mode) : -ENOMEM;
 }
 
 static int add_b64(cJSON *data, const char *key, const char *value)
@@ -192,7 +193,7 @@ static int write_secret(const char *root, const Pems *p)
             !(data = cJSON_AddObjectToObject(s, "data")) || add_b64(data, "tls.crt", p->crt) < 0 ||
             add_b64(data, "tls.key", p->key) < 0 || cert_annotations_set(s, p->name, p->crt) < 0)
                 return -ENOMEM;
-        return write_yaml(root, rel, s);
+        return write_yaml(root, rel, s, 0600);
 }
 
 static int write_configmap(const char *root, const char *name, const char *const *kv)
@@ -205,7 +206,7 @@ static int write_configmap(const char *root, const char *name, const char *const
         for (; kv[0]; kv += 2)
                 if (!cJSON_AddStringToObject(data, kv[0], kv[1]))
                         return -ENOMEM;
-        return write_yaml(root, rel, c);
+        return write_yaml(root, rel, c, 0644);
 }
 
 static int write_endpoints_cm(const char *root, const char *bootstrap_ip)
@@ -216,7 +217,7 @@ static int write_endpoints_cm(const char *root, const char *bootstrap_ip)
             !cJSON_AddStringToObject(ann, "alpha.installer.openshift.io/etcd-bootstrap", bootstrap_ip) ||
             !cJSON_AddObjectToObject(c, "data"))
                 return -ENOMEM;
-        return write_yaml(root, "manifests/00_etcd-endpoints-cm.yaml", c);
+        return write_yaml(root, "manifests/00_etcd-endpoints-cm.yaml", c, 0644);
 }
 
 static int write_pod(const RenderOptions *o, const char *root, char **ret_error)
@@ -329,7 +330,7 @@ static int write_tree(const RenderOptions *o, const CertSet *s, const char *root
                                 r = add_b64(data, kk, p[i].key);
                 }
                 if (r >= 0)
-                        r = write_yaml(root, "manifests/openshift-etcd-etcd-all-certs.yaml", all);
+                        r = write_yaml(root, "manifests/openshift-etcd-etcd-all-certs.yaml", all, 0600);
         }
         if (r >= 0)
                 r = write_configmap(root, "etcd-ca-bundle",
@@ -428,7 +429,7 @@ int render_bootstrap(const RenderOptions *o, char **ret_error)
                                  o->output_dir, strerror(-r));
         if (!mkdtemp(tmp))
                 return set_error(ret_error, -errno, "cannot create %s: %m", tmp);
-        (void) chmod(tmp, 0755);
+        /* mkdtemp made it 0700, and so it stays: the tree holds the signers' keys. */
         r = write_tree(o, &s, tmp, ret_error);
         if (r < 0) {
                 rm_rf(tmp);

@@ -4,7 +4,8 @@
  * shared/reference/ceo-contracts.md. The tree is built in a sibling
  * temporary directory and swapped into place only when complete: on any
  * error the output directory is untouched. Re-running over an existing
- * output reuses its signers instead of replacing them. */
+ * output reuses its signers instead of replacing them. The tree is 0700 and
+ * every file holding a private key (PEM or Secret manifest) is 0600. */
 #pragma once
 
 #include "inputs.h"

@@ -304,6 +304,10 @@ static char *normalise_tree(const char *root)
                 (void) snprintf(hdr, sizeof hdr, "== %s %04o\n", files[i], st.st_mode & 07777);
                 assert_int_equal(buf_append(&out, hdr, strlen(hdr)), 0);
                 assert_int_equal(read_full_file(p, 1 << 20, &text, NULL), 0);
+                /* Review M2: whatever holds a private key, as PEM or as a Secret's data, is 0600. */
+                if ((strstr(text, "PRIVATE KEY") || strstr(text, ".key: ")) && (st.st_mode & 07777) != 0600)
+                        fail_msg("%s holds a private key but has mode %04o", files[i],
+                                 (unsigned) (st.st_mode & 07777));
                 if (endswith(files[i], ".crt") || endswith(files[i], ".key")) {
                         const char *m = strstr(text, "PRIVATE KEY") ? "<private key>\n" : "<certificate>\n";
                         assert_int_equal(buf_append(&out, m, strlen(m)), 0);
@@ -383,10 +387,14 @@ static void test_render_tree(void **state)
         _cleanup_free_ char *out = strdup_printf("%s/assets", dir), *err = NULL,
                             *golden = data("golden-bootstrap.txt");
         _cleanup_free_ char *want = NULL;
+        struct stat st;
 
         load_good(&in);
         RenderOptions o = options(out, &in);
         assert_int_equal(render_bootstrap(&o, &err), 0);
+        /* Review M2: nobody but the owner looks inside the tree. */
+        assert_int_equal(stat(out, &st), 0);
+        assert_int_equal(st.st_mode & 07777, 0700);
         _cleanup_free_ char *got = normalise_tree(out);
         if (getenv("UPDATE_GOLDEN"))
                 assert_int_equal(write_file_atomic(golden, got, strlen(got), 0644), 0);
