@@ -51,7 +51,11 @@ int write_file_atomic(const char *path, const void *data, size_t len, mode_t mod
         const char *p = data;
 
         assert_return(path && (data || len == 0), -EINVAL);
-        tmp = strdup_printf("%s.tmp.XXXXXX", path);
+        /* A leading dot: the kubelet skips such names in its static pod dir, so it
+         * never starts (and then kills) a pod from a half-written temp file. */
+        const char *slash = strrchr(path, '/');
+        tmp = slash ? strdup_printf("%.*s/.%s.tmp.XXXXXX", (int) (slash - path), path, slash + 1)
+                    : strdup_printf(".%s.tmp.XXXXXX", path);
         dcopy = strdup(path);
         if (!tmp || !dcopy)
                 return -ENOMEM;

@@ -1,5 +1,6 @@
 /* Whole-file reads with a size bound, and atomic writes (temp file in the
- * same directory, fsync, rename, fsync of the directory). */
+ * same directory, fsync, rename, fsync of the directory). Temp files are
+ * named .<name>.tmp.XXXXXX: hidden from the kubelet's static pod source. */
 #pragma once
 
 #include <dirent.h>

@@ -1,9 +1,10 @@
-/* Unit tests for operator/base: JSON, YAML, buffers, base64, time, hashmap, backoff. */
+/* Unit tests for operator/base: JSON, YAML, buffers, base64, time, hashmap, backoff, files. */
 #include <limits.h>
 #include <setjmp.h>
 #include <stdarg.h>
 #include <stddef.h>
 #include <stdint.h>
+#include <sys/inotify.h>
 
 #include <cmocka.h>
 
@@ -11,6 +12,7 @@
 #include "base/base64.h"
 #include "base/buf.h"
 #include "base/cron.h"
+#include "base/fileio.h"
 #include "base/hashmap.h"
 #include "base/json.h"
 #include "base/timeutil.h"
@@ -562,6 +564,38 @@ static void test_json_set_path(void **state)
                                  "\"deep\":{\"key\":\"v\"}}}");
 }
 
+/* Review M3: the kubelet watches its static pod dir with inotify and skips
+ * only names with a leading dot. Every name that appears in the dir during
+ * write_file_atomic() but the final one must start with '.', and the final
+ * one must appear only by the rename. */
+static void test_write_file_atomic_hidden_temp(void **state)
+{
+        char dir[] = "/tmp/test-base-XXXXXX";
+        _Alignas(struct inotify_event) char ev[4096];
+        bool saw_temp = false;
+
+        assert_non_null(mkdtemp(dir));
+        _cleanup_free_ char *path = strdup_printf("%s/etcd-pod.yaml", dir);
+        _cleanup_(closep) int fd = inotify_init1(IN_NONBLOCK | IN_CLOEXEC);
+        assert_true(fd >= 0);
+        assert_true(inotify_add_watch(fd, dir, IN_CREATE | IN_MOVED_TO) >= 0);
+        for (int round = 0; round < 2; round++) /* a new file, then a replaced one */
+                assert_int_equal(write_file_atomic(path, "kind: Pod\n", 10, 0644), 0);
+        ssize_t n = read(fd, ev, sizeof ev);
+        assert_true(n > 0);
+        for (char *p = ev; p < ev + n;) {
+                const struct inotify_event *e = (const struct inotify_event *) p;
+                if (e->len > 0 && e->name[0] == '.')
+                        saw_temp = true;
+                else if (!(e->mask & IN_MOVED_TO) || !streq(e->name, "etcd-pod.yaml"))
+                        fail_msg("the kubelet would see \"%s\" (mask %#x)", e->name, e->mask);
+                p += sizeof *e + e->len;
+        }
+        assert_true(saw_temp);
+        _cleanup_free_ char *cmd = strdup_printf("rm -rf '%s'", dir);
+        assert_int_equal(system(cmd), 0);
+}
+
 int main(void)
 {
         const struct CMUnitTest tests[] = {
@@ -579,6 +613,7 @@ int main(void)
                 cmocka_unit_test(test_json_scratch),
                 cmocka_unit_test(test_cron),
                 cmocka_unit_test(test_json_set_path),
+                cmocka_unit_test(test_write_file_atomic_hidden_temp),
         };
         return cmocka_run_group_tests(tests, NULL, NULL);
 }
