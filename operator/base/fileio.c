@@ -83,3 +83,51 @@ int write_file_atomic(const char *path, const void *data, size_t len, mode_t mod
                 (void) fsync(dfd);
         return 0;
 }
+
+static int sync_path(const char *path, int (*sync_fd)(int))
+{
+        assert_return(path, -EINVAL);
+        _cleanup_(closep) int fd = open(path, O_RDONLY | O_CLOEXEC);
+        if (fd < 0 || sync_fd(fd) < 0)
+                return -errno;
+        return 0;
+}
+
+int fsync_path(const char *path)
+{
+        return sync_path(path, fsync);
+}
+
+int fsync_parent(const char *path)
+{
+        assert_return(path, -EINVAL);
+        _cleanup_free_ char *copy = strdup(path);
+        return copy ? fsync_path(dirname(copy)) : -ENOMEM;
+}
+
+int syncfs_path(const char *path)
+{
+        return sync_path(path, syncfs);
+}
+
+int fsync_parents(const char *a, const char *b)
+{
+        _cleanup_free_ char *da = strdup(a), *db = strdup(b);
+        int r;
+
+        assert_return(a && b, -EINVAL);
+        if (!da || !db)
+                return -ENOMEM;
+        const char *dir_a = dirname(da), *dir_b = dirname(db);
+        if ((r = fsync_path(dir_b)) < 0)
+                return r;
+        return streq(dir_a, dir_b) ? 0 : fsync_path(dir_a);
+}
+
+int rename_durable(const char *src, const char *dst)
+{
+        assert_return(src && dst, -EINVAL);
+        if (rename(src, dst) < 0)
+                return -errno;
+        return fsync_parents(src, dst);
+}

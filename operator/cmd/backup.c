@@ -203,10 +203,11 @@ static int write_tar(const Flags *f, const RevisionDirs *dirs, const char *final
                 (void) unlink(tmp);
                 return log_error_errno(-EIO, "tar failed (status %d) archiving the static pod resources", r);
         }
-        if (chmod(tmp, 0600) < 0) {
-                r = -errno;
+        /* On disk before it takes its name: tar itself never syncs. */
+        r = chmod(tmp, 0600) < 0 ? -errno : fsync_path(tmp);
+        if (r < 0) {
                 (void) unlink(tmp);
-                return log_error_errno(r, "cannot chmod %s", tmp);
+                return log_error_errno(r, "cannot chmod and fsync %s", tmp);
         }
         struct stat st = {};
         (void) stat(tmp, &st);
@@ -398,8 +399,8 @@ static int backup_run(const Flags *f)
                         log_info("removed %s: a backup is both files or nothing", tar_tmp);
                 return EXIT_RUNTIME;
         }
-        if (rename(tar_tmp, tar_dst) < 0) {
-                log_error_errno(-errno, "cannot put %s in place", tar_dst);
+        if ((r = rename_durable(tar_tmp, tar_dst)) < 0) {
+                log_error_errno(r, "cannot put %s in place", tar_dst);
                 (void) unlink(tar_tmp);
                 return EXIT_RUNTIME;
         }

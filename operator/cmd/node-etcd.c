@@ -224,6 +224,8 @@ int nodecmd_data_dir_archive(const char *data_dir, usec_t realtime, char **ret_p
                                 r = rename(src, dst) < 0 ? -errno : 0;
                 }
                 if (r == 0) {
+                        if ((r = fsync_parents(src, dst)) < 0)
+                                return r;
                         *ret_path = TAKE_PTR(dst);
                         return 0;
                 }

@@ -310,6 +310,7 @@ int nodecmd_mkdir_p(const char *path, mode_t mode)
 {
         _cleanup_free_ char *copy = path ? strdup(path) : NULL;
         struct stat st;
+        int r;
 
         assert_return(path && *path, -EINVAL);
         if (!copy)
@@ -328,6 +329,8 @@ int nodecmd_mkdir_p(const char *path, mode_t mode)
                                 return -ENOTDIR;
                 } else if (chmod(copy, mode) < 0) /* exactly `mode`, whatever the umask */
                         return -errno;
+                else if ((r = fsync_parent(copy)) < 0) /* a backup dir outlives a power loss */
+                        return r;
                 if (!saved)
                         return 0;
                 *p = '/';

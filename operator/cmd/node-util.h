@@ -73,7 +73,8 @@ bool nodecmd_restart_keeps_quorum(const EtcdMemberList *l, const int *health, co
                                   const EtcdMember **ret_self);
 
 /* mkdir -p with `mode` for every missing component (existing ones are left
- * as they are); -ENOTDIR when a component is not a directory. */
+ * as they are, each new one fsynced into its parent); -ENOTDIR when a
+ * component is not a directory. */
 int nodecmd_mkdir_p(const char *path, mode_t mode);
 
 /* Removes DIR/NAME and everything under it, never following a symlink (a

@@ -205,6 +205,11 @@ int restore_tarball_stage(const char *config_dir, const char *tarball)
                                        "tar -xzf %s into %s failed (%d); nothing was changed", tarball,
                                        staging, r);
         }
+        /* tar never syncs: on disk before step 4 renames any of it into place. */
+        if ((r = syncfs_path(staging)) < 0) {
+                (void) nodecmd_remove_tree(resources, STAGING_NAME);
+                return log_error_errno(r, "cannot sync %s; nothing was changed", staging);
+        }
         log_info("extracted %s into %s (checked: only revision directories)", tarball, staging);
         return 0;
 }
@@ -236,12 +241,12 @@ int restore_tarball_install(const char *config_dir, const char *ts)
                         /* Kept, never deleted: the node's own copy of that revision. */
                         if ((r = nodecmd_mkdir_p(replaced, 0700)) < 0)
                                 return log_error_errno(r, "cannot create %s", replaced);
-                        if (rename(dst, old) < 0)
-                                return log_error_errno(-errno, "cannot move %s aside to %s", dst, old);
+                        if ((r = rename_durable(dst, old)) < 0)
+                                return log_error_errno(r, "cannot move %s aside to %s", dst, old);
                         log_info("moved the node's %s aside to %s", dst, old);
                 }
-                if (rename(src, dst) < 0)
-                        return log_error_errno(-errno, "cannot move %s to %s", src, dst);
+                if ((r = rename_durable(src, dst)) < 0)
+                        return log_error_errno(r, "cannot move %s to %s", src, dst);
                 log_info("put %s in place from the backup", dst);
         }
         (void) closedir(TAKE_PTR(d));

@@ -231,8 +231,10 @@ static int move_file_across(const char *src, const char *dst)
                 return log_error_errno(r, "cannot read %s", src);
         if ((r = write_file_atomic(dst, text, len, st.st_mode & 07777)) < 0)
                 return log_error_errno(r, "cannot write %s", dst);
-        if (unlink(src) < 0)
-                return log_error_errno(-errno, "copied %s to %s but cannot remove it", src, dst);
+        if (unlink(src) < 0 || (r = fsync_parent(src)) < 0)
+                return log_error_errno(r < 0 ? r : -errno,
+                                       "copied %s to %s but cannot remove it (or sync its directory)", src,
+                                       dst);
         log_info("moved %s to %s", src, dst);
         return 0;
 }
@@ -243,16 +245,16 @@ static int move_into(const Flags *f, const char *path, const char *dir, const ch
         _cleanup_free_ char *dst = strdup_printf("%s/%s", dir, name);
         _cleanup_free_ char *old = strdup_printf("%s/%s.%s", dir, name, f->ts);
         struct stat st;
+        int r;
 
         if (!dst || !old)
                 return -ENOMEM;
         if (lstat(dst, &st) == 0) {
-                if (rename(dst, old) < 0)
-                        return log_error_errno(-errno, "cannot move %s aside to %s", dst, old);
+                if ((r = rename_durable(dst, old)) < 0)
+                        return log_error_errno(r, "cannot move %s aside to %s", dst, old);
                 log_info("moved the older %s to %s", dst, old);
         }
-        if (rename(path, dst) < 0) {
-                int r = -errno;
+        if ((r = rename_durable(path, dst)) < 0) {
                 if (r == -EXDEV && lstat(path, &st) == 0 && S_ISREG(st.st_mode))
                         return move_file_across(path, dst);
                 if (r == -EXDEV)
@@ -413,8 +415,8 @@ static int copy_file(const char *src, const char *dst)
         }
         if (r >= 0 && fsync(out) < 0)
                 r = -errno;
-        if (r >= 0 && rename(tmp, dst) < 0)
-                r = -errno;
+        if (r >= 0)
+                r = rename_durable(tmp, dst);
         if (r < 0) {
                 (void) unlink(tmp);
                 return log_error_errno(r, "cannot copy %s to %s", src, dst);
@@ -478,9 +480,9 @@ static int restore_with_pod(const Flags *f, const Backup *b)
         log_info("put the static pod resources of %s into %s/static-pod-resources", b->tar, f->config_dir);
         if (access(snap, F_OK) == 0) {
                 _cleanup_free_ char *old = strdup_printf("%s.%s", snap, f->ts);
-                if (!old || rename(snap, old) < 0)
-                        return log_error_errno(old ? -errno : -ENOMEM, "cannot move the older %s aside",
-                                               snap);
+                r = old ? rename_durable(snap, old) : -ENOMEM;
+                if (r < 0)
+                        return log_error_errno(r, "cannot move the older %s aside", snap);
         }
         if ((r = copy_file(b->snapshot, snap)) < 0)
                 return r;
@@ -530,8 +532,9 @@ static int restore_in_place(const Flags *f, const Backup *b)
                                        "etcdctl snapshot restore failed (%d); %s is left for "
                                        "inspection",
                                        r, tmp);
-        if (rename(tmp_member, member) < 0)
-                return log_error_errno(-errno, "cannot move %s to %s", tmp_member, member);
+        /* etcdctl wrote the new member dir without a sync. */
+        if ((r = syncfs_path(tmp)) < 0 || (r = rename_durable(tmp_member, member)) < 0)
+                return log_error_errno(r, "cannot move %s to %s", tmp_member, member);
         (void) rmdir(tmp);
         log_info("restored %s into %s", b->snapshot, member);
         /* Never over a manifest that appeared while etcd was stopped: the installer of a newer
@@ -551,14 +554,15 @@ static int restore_in_place(const Flags *f, const Backup *b)
                 /* Nothing there: EINVAL is a filesystem without RENAME_NOREPLACE, EXDEV another one. */
                 if (e != EINVAL && e != EXDEV)
                         return log_error_errno(-e, "cannot move %s back to %s", stopped, manifest);
-                if (rename(stopped, manifest) < 0) {
-                        if (errno != EXDEV)
-                                return log_error_errno(-errno, "cannot move %s back to %s", stopped,
-                                                       manifest);
+                if ((r = rename_durable(stopped, manifest)) < 0) {
+                        if (r != -EXDEV)
+                                return log_error_errno(r, "cannot move %s back to %s", stopped, manifest);
                         if ((r = move_file_across(stopped, manifest)) < 0)
                                 return r;
                 }
-        }
+        } else if ((r = fsync_parents(stopped, manifest)) < 0)
+                return log_error_errno(r, "moved %s back to %s but cannot sync the directories", stopped,
+                                       manifest);
         log_info("moved %s back to %s: the etcd pod starts again", stopped, manifest);
         return 0;
 }
@@ -566,16 +570,21 @@ static int restore_in_place(const Flags *f, const Backup *b)
 static int restore_quorum(const Flags *f)
 {
         _cleanup_free_ char *member = strdup_printf("%s/member", f->data_dir);
-        _cleanup_free_ char *copy =
-                strdup_printf("%s/member-before-quorum-restore-%s", f->backup_data_dir, f->ts);
+        _cleanup_free_ char *name = strdup_printf("member-before-quorum-restore-%s", f->ts);
+        _cleanup_free_ char *copy = strdup_printf("%s/%s", f->backup_data_dir, strempty(name));
+        _cleanup_free_ char *partial = strdup_printf("%s/.%s.partial", f->backup_data_dir, strempty(name));
         int r;
 
-        if (!member || !copy)
+        if (!member || !name || !copy || !partial)
                 return -ENOMEM;
         if (!f->skip_copy) {
                 if ((r = nodecmd_mkdir_p(f->backup_data_dir, 0700)) < 0)
                         return log_error_errno(r, "cannot create %s", f->backup_data_dir);
-                const char *argv[] = {"cp", "-a", member, copy, NULL};
+                /* Under a temporary name until it is whole and on disk: a killed copy must not
+                 * look like a complete one. A killed run's leftover goes first. */
+                if ((r = nodecmd_remove_tree(f->backup_data_dir, strrchr(partial, '/') + 1)) < 0)
+                        return log_error_errno(r, "cannot remove the leftover %s", partial);
+                const char *argv[] = {"cp", "-a", member, partial, NULL};
                 log_info("copying %s to %s before --force-new-cluster rewrites its membership", member,
                          copy);
                 usec_t start = now_usec(CLOCK_MONOTONIC);
@@ -584,7 +593,9 @@ static int restore_quorum(const Flags *f)
                         return log_error_errno(r < 0 ? r : -EIO,
                                                "cp -a %s %s failed (%d); the etcd pod stays stopped (its "
                                                "manifest is in %s)",
-                                               member, copy, r, f->stopped_dir);
+                                               member, partial, r, f->stopped_dir);
+                if ((r = syncfs_path(partial)) < 0 || (r = rename_durable(partial, copy)) < 0)
+                        return log_error_errno(r, "cannot put the copy %s in place as %s", partial, copy);
                 log_info("copied in %.1f s", (double) (now_usec(CLOCK_MONOTONIC) - start) / USEC_PER_SEC);
         }
         return install_pod(f, "quorum-restore-pod.yaml");

@@ -381,6 +381,8 @@ static void on_done(HttpRequest *req, int error, void *userdata)
         if (error >= 0 && link(s->partial, s->path) < 0)
                 error = -errno; /* link, not rename: never replace a file that appeared meanwhile */
         (void) unlink(s->partial);
+        if (error >= 0 && (error = fsync_parent(s->path)) < 0)
+                (void) unlink(s->path); /* the name may not survive a power loss: no snapshot */
         res.error = error;
         if (error < 0)
                 log_debug("snapshot from %s failed: %s", s->endpoint, etcd_strerror(error));

@@ -665,7 +665,7 @@ int s3_get_file(const S3Store *s, const char *key, const char *path, char **ret_
 
         if (!tmp || !(q.url = s3_url(s, key, NULL)))
                 return -ENOMEM;
-        q.out_fd = mkstemp(tmp);
+        q.out_fd = mkostemp(tmp, O_CLOEXEC);
         if (q.out_fd < 0)
                 return set_error(ret_error, -errno, "cannot create %s: %m", tmp);
         r = perform(&q, ret_error);
@@ -677,8 +677,8 @@ int s3_get_file(const S3Store *s, const char *key, const char *path, char **ret_
         if (r >= 0 && fsync(q.out_fd) < 0)
                 r = set_error(ret_error, -errno, "cannot write %s: %m", tmp);
         (void) close(q.out_fd);
-        if (r >= 0 && rename(tmp, path) < 0)
-                r = set_error(ret_error, -errno, "cannot rename %s to %s: %m", tmp, path);
+        if (r >= 0 && (r = rename_durable(tmp, path)) < 0)
+                r = set_error(ret_error, r, "cannot rename %s to %s: %s", tmp, path, strerror(-r));
         if (r < 0)
                 (void) unlink(tmp);
         return r;

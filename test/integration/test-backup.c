@@ -10,7 +10,10 @@
  * the backup also lands as <prefix>/v2/Full-00000000-<revision>-<unix> and
  * <prefix>/kuberesources/<name>.tar.gz, read back byte for byte by the AWS
  * SDK; `s3 get-backup latest` gives the restore runbook's two files back;
- * bad store settings write nothing; a refused upload keeps the local backup. */
+ * bad store settings write nothing; a refused upload keeps the local backup.
+ * Every run is under durability-shim.c (DURABILITY_SHIM): a rename or link
+ * whose directory is not fsynced after it, or a temporary file renamed into
+ * place unsynced, fails the test (review M4). */
 #include <dirent.h>
 #include <libgen.h>
 #include <poll.h>
@@ -38,18 +41,50 @@ static char bin[4096], cfg[600];
 
 static const char *const pods[] = {"kube-apiserver", "kube-controller-manager", "kube-scheduler", "etcd"};
 
+static unsigned durable_renames; /* renames and links the shim saw in all runs */
+
+/* In the child: run under durability-shim.c, logging to `log`. */
+static void durability_setenv(const char *log)
+{
+        const char *asan = getenv("ASAN_OPTIONS");
+        _cleanup_free_ char *opts =
+                strdup_printf("%s%sverify_asan_link_order=0", strempty(asan), asan && *asan ? ":" : "");
+        if (!opts || setenv("LD_PRELOAD", getenv("DURABILITY_SHIM"), 1) < 0 ||
+            setenv("DURABILITY_LOG", log, 1) < 0 || setenv("ASAN_OPTIONS", opts, 1) < 0)
+                _exit(126);
+}
+
+/* In the parent: no VIOLATION line in the run's log. */
+static void durability_check(const char *log)
+{
+        _cleanup_free_ char *text = NULL;
+        if (read_full_file(log, 1 << 20, &text, NULL) < 0)
+                return; /* the run renamed nothing */
+        if (strstr(text, "VIOLATION"))
+                fail_msg("not durable (review M4):\n%s", text);
+        for (char *save = NULL, *line = strtok_r(text, "\n", &save); line;
+             line = strtok_r(NULL, "\n", &save))
+                if (startswith(line, "rename ") || startswith(line, "link "))
+                        durable_renames++;
+        (void) unlink(log);
+}
+
 static int run(char *const argv[])
 {
+        _cleanup_free_ char *log = strdup_printf("%s/durability.log", cluster.dir);
         int status = 0;
+        (void) unlink(log);
         pid_t pid = fork();
         assert_true(pid >= 0);
         if (pid == 0) {
                 (void) prctl(PR_SET_PDEATHSIG, SIGKILL);
+                durability_setenv(log);
                 execv(argv[0], argv);
                 _exit(127);
         }
         assert_int_equal(waitpid(pid, &status, 0), pid);
         assert_true(WIFEXITED(status));
+        durability_check(log);
         return WEXITSTATUS(status);
 }
 
@@ -104,6 +139,7 @@ static void test_backup(void **state)
         (void) state;
         assert_int_equal(etcd_test_load(loop, client, 200, 512), 0);
         assert_int_equal(backup(cluster.members[0].client_url, dir, NULL), 0);
+        assert_true(durable_renames >= 2); /* the shim saw the snapshot's link and the tarball's rename */
         size_t n = list(dir, names, 8);
         assert_int_equal(n, 2);
         const char *snap = find(names, n, "snapshot_"), *tar = find(names, n, "static_kuberesources_");
@@ -537,6 +573,11 @@ static int teardown(void **state)
 
 int main(void)
 {
+        if (!getenv("DURABILITY_SHIM")) {
+                fprintf(stderr, "DURABILITY_SHIM is not set: run this test through ctest, which names "
+                                "test/integration/libdurability-shim.so\n");
+                return 1;
+        }
         const struct CMUnitTest tests[] = {
                 cmocka_unit_test(test_backup),
                 cmocka_unit_test(test_backup_to_s3),
