@@ -14,7 +14,12 @@ for bin in build-fuzz/test/fuzz/fuzz-*; do
         [ -x "$bin" ] || continue
         name=$(basename "$bin")
         corpus=build-fuzz/test/fuzz/corpus-$name
-        seeds=test/fuzz/corpus/${name#fuzz-}
+        seeds=test/fuzz/corpus/${name#fuzz-} # as test/fuzz/CMakeLists.txt names them
+        if [ ! -d "$seeds" ]; then
+                echo "fuzz: $name has no seeds in $seeds" >&2
+                failed+=("$name")
+                continue
+        fi
         mkdir -p "$corpus"
         echo "== $name for ${seconds}s"
         if ! (cd build-fuzz/test/fuzz && "./$name" -max_total_time="$seconds" -rss_limit_mb=2048 -timeout=10 \
