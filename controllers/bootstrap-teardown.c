@@ -6,7 +6,7 @@
  * the contract: the masters are voting members and published in
  * etcd-endpoints; every kube-apiserver runs a revision whose etcd-servers
  * list every voting master; bootstrap is complete (kube-system/bootstrap
- * says so, or the bootstrap-finished event exists); no node is being rolled
+ * says so, or the Event named bootstrap-finished exists); no node is being rolled
  * out to a new etcd revision (its member restarts any moment); and removing
  * the member keeps quorum with every remaining voter healthy. Then
  * EtcdBootstrapMemberRemoved. (The bootstrap annotation goes afterwards, in

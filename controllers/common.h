@@ -29,6 +29,11 @@
 #define JOB_APP_CRON_BACKUP "cluster-backup-cronjob" /* the periodic backup CronJob's */
 #define JOB_APP_S3_PURGE    "etcd-backup-s3-purge"   /* PeriodicBackupController: a bucket's purge */
 #define ETCD_JOBS_SELECTOR  "app in (" JOB_APP_BACKUP "," JOB_APP_CRON_BACKUP "," JOB_APP_S3_PURGE ")"
+/* The installer's other signal that bootstrap is complete (its report-progress.sh
+ * created this Event before the kube-system/bootstrap ConfigMap). Watched by this
+ * name only: every other kube-system Event is nobody's business here, and any
+ * node may create Events there (review M7). */
+#define BOOTSTRAP_FINISHED_EVENT "bootstrap-finished"
 
 /* clang-format off */
 #define OPERATOR_WATCHES(X)                                                                        \
@@ -40,7 +45,7 @@
         X(W_ETCD_ENDPOINTS,         KUBE_ENDPOINTS,        NS_ETCD,        NULL,                  NULL) /* host-etcd-2 */ \
         X(W_ETCD_PDBS,              KUBE_PDBS,             NS_ETCD,        NULL,                  NULL) /* etcd-guard-pdb */ \
         X(W_KUBE_SYSTEM_CONFIGMAPS, KUBE_CONFIGMAPS,       NS_KUBE_SYSTEM, NULL,                  NULL)                   \
-        X(W_KUBE_SYSTEM_EVENTS,     KUBE_EVENTS,           NS_KUBE_SYSTEM, NULL,                  NULL)                   \
+        X(W_KUBE_SYSTEM_EVENTS,     KUBE_EVENTS,           NS_KUBE_SYSTEM, NULL,                  BOOTSTRAP_FINISHED_EVENT) \
         X(W_CONFIG_CONFIGMAPS,      KUBE_CONFIGMAPS,       NS_CONFIG,      NULL,                  NULL)                   \
         X(W_CONFIG_SECRETS,         KUBE_SECRETS,          NS_CONFIG,      NULL,                  NULL)                   \
         X(W_OPERATOR_CONFIGMAPS,    KUBE_CONFIGMAPS,       NS_OPERATOR,    NULL,                  NULL)                   \

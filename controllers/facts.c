@@ -645,19 +645,12 @@ const EtcdMemberState *bootstrap_member(const SyncContext *ctx, const EtcdViewSn
 bool bootstrap_reported_complete(const SyncContext *ctx)
 {
         const KubeObject *cm = op_get(ctx, W_KUBE_SYSTEM_CONFIGMAPS, NS_KUBE_SYSTEM, "bootstrap");
-        _cleanup_free_ const KubeObject **events = NULL;
-        size_t n = 0;
 
         if (cm && streq_ptr(json_get_string(cm->json, "data.status"), "complete"))
                 return true;
-        /* The seed's other signal: an event named bootstrap-finished in kube-system. */
-        if (op_list(ctx, W_KUBE_SYSTEM_EVENTS, &events, &n) < 0)
-                return false;
-        for (size_t i = 0; i < n; i++)
-                if (streq_ptr(json_get_string(events[i]->json, "reason"), "BootstrapFinished") ||
-                    startswith(events[i]->name, "bootstrap-finished"))
-                        return true;
-        return false;
+        /* The seed's other signal: the Event the installer names bootstrap-finished, and only
+         * that one (it sets no reason; an Event of another name is no signal). */
+        return op_get(ctx, W_KUBE_SYSTEM_EVENTS, NS_KUBE_SYSTEM, BOOTSTRAP_FINISHED_EVENT) != NULL;
 }
 
 BootstrapPhase bootstrap_phase(const SyncContext *ctx, const EtcdViewSnapshot *s)

@@ -196,7 +196,7 @@ bool is_bootstrap_member(const SyncContext *ctx, const EtcdMemberState *m, const
 const EtcdMemberState *bootstrap_member(const SyncContext *ctx, const EtcdViewSnapshot *s);
 
 /* The installer has said the bootstrap is complete: kube-system/bootstrap
- * has status "complete", or the bootstrap-finished event exists. From then
+ * has status "complete", or the Event named bootstrap-finished exists. From then
  * on the bootstrap member may be removed at any moment. The controller must
  * watch W_KUBE_SYSTEM_CONFIGMAPS and W_KUBE_SYSTEM_EVENTS. */
 bool bootstrap_reported_complete(const SyncContext *ctx);
