@@ -47,7 +47,7 @@
         X(W_KUBE_SYSTEM_CONFIGMAPS, KUBE_CONFIGMAPS,       NS_KUBE_SYSTEM, NULL,                  NULL)                   \
         X(W_KUBE_SYSTEM_EVENTS,     KUBE_EVENTS,           NS_KUBE_SYSTEM, NULL,                  BOOTSTRAP_FINISHED_EVENT) \
         X(W_CONFIG_CONFIGMAPS,      KUBE_CONFIGMAPS,       NS_CONFIG,      NULL,                  NULL)                   \
-        X(W_CONFIG_SECRETS,         KUBE_SECRETS,          NS_CONFIG,      NULL,                  NULL)                   \
+        X(W_CONFIG_SECRETS,         KUBE_SECRETS,          NS_CONFIG,      NULL,                  "etcd-client") /* our copy alone: not the pull secret */ \
         X(W_OPERATOR_CONFIGMAPS,    KUBE_CONFIGMAPS,       NS_OPERATOR,    NULL,                  NULL)                   \
         X(W_OPERATOR_SECRETS,       KUBE_SECRETS,          NS_OPERATOR,    NULL,                  NULL)                   \
         X(W_INFRASTRUCTURES,        KUBE_INFRASTRUCTURES,  NULL,           NULL,                  NULL)                   \
