@@ -152,7 +152,10 @@ int parse_duration(const char *s, usec_t *ret)
                                 break;
                 if (k == ELEMENTSOF(units))
                         return -EINVAL;
-                total += (usec_t) v * units[k].mult;
+                usec_t term = (usec_t) v * units[k].mult; /* at most 1e9 h: no overflow */
+                if (total > USEC_INFINITY - 1 - term)
+                        return -ERANGE; /* "1000000000h" six times over */
+                total += term;
                 s = end + strlen(units[k].suffix);
         }
         *ret = total;

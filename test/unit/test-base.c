@@ -439,6 +439,28 @@ static void test_time_strict(void **state)
         }
 }
 
+/* Review L12: a sum of terms past 2^64 us is -ERANGE, not a wrapped-around value. */
+static void test_duration(void **state)
+{
+        usec_t t = 0;
+
+        assert_int_equal(parse_duration("137s", &t), 0);
+        assert_true(t == 137 * USEC_PER_SEC);
+        assert_int_equal(parse_duration("1m30s", &t), 0);
+        assert_true(t == 90 * USEC_PER_SEC);
+        assert_int_equal(parse_duration("500ms", &t), 0);
+        assert_true(t == 500 * USEC_PER_MSEC);
+        assert_int_equal(parse_duration("10", &t), 0);
+        assert_true(t == 10 * USEC_PER_SEC);
+        assert_int_equal(parse_duration("1m30", &t), -EINVAL);
+        assert_int_equal(parse_duration("", &t), -EINVAL);
+        assert_int_equal(parse_duration("1000000001s", &t), -ERANGE);
+        assert_int_equal(parse_duration("1000000000h1000000000h1000000000h1000000000h1000000000h", &t), 0);
+        assert_int_equal(
+                parse_duration("1000000000h1000000000h1000000000h1000000000h1000000000h1000000000h", &t),
+                -ERANGE);
+}
+
 static void test_hashmap(void **state)
 {
         _cleanup_(hashmap_freep) Hashmap *h = hashmap_new(free);
@@ -608,6 +630,7 @@ int main(void)
                 cmocka_unit_test(test_base64),
                 cmocka_unit_test(test_time),
                 cmocka_unit_test(test_time_strict),
+                cmocka_unit_test(test_duration),
                 cmocka_unit_test(test_hashmap),
                 cmocka_unit_test(test_backoff),
                 cmocka_unit_test(test_json_scratch),
