@@ -61,6 +61,33 @@ static const char *basename_of(const char *path)
         return s ? s + 1 : path;
 }
 
+/* Control characters as C escapes, in place: a message carries text other
+ * programs wrote (API Status messages, etcd and S3 errors, a tool's output),
+ * and a newline in it would start a line that looks like one of ours. */
+static void escape_controls(char *msg, size_t size)
+{
+        char out[4096];
+        size_t o = 0;
+        const char *p = msg;
+
+        while (*p && (unsigned char) *p >= 0x20 && *p != 0x7f)
+                p++;
+        if (!*p)
+                return; /* nearly always: nothing to escape */
+        for (p = msg; *p && o + 5 < sizeof out; p++) {
+                unsigned char c = (unsigned char) *p;
+                if (c >= 0x20 && c != 0x7f)
+                        out[o++] = (char) c;
+                else if (c == '\n' || c == '\r' || c == '\t') {
+                        out[o++] = '\\';
+                        out[o++] = (char) (c == '\n' ? 'n' : c == '\r' ? 'r' : 't');
+                } else
+                        o += (size_t) snprintf(out + o, sizeof out - o, "\\x%02x", c);
+        }
+        out[o] = 0;
+        (void) snprintf(msg, size, "%s", out);
+}
+
 int log_internal(LogLevel level, int error, const char *file, int line, const char *fmt, ...)
 {
         static const char letters[] = {'E', 'W', 'I', 'I'};
@@ -79,6 +106,7 @@ int log_internal(LogLevel level, int error, const char *file, int line, const ch
                 size_t n = strlen(msg);
                 (void) snprintf(msg + n, sizeof msg - n, ": %s", strerror(error));
         }
+        escape_controls(msg, sizeof msg);
 
         if (use_journal < 0)
                 log_open();

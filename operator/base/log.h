@@ -1,6 +1,8 @@
 /* Logging in klog's layout on stderr (`Lmmdd hh:mm:ss.uuuuuu pid file:line] msg`),
  * or as structured journal fields when stderr is connected to the journal.
- * Library layers log at debug only; callers decide what is worth saying. */
+ * Library layers log at debug only; callers decide what is worth saying.
+ * Control characters in a message are written as C escapes (\n, \x1b): one
+ * call, one line. */
 #pragma once
 
 #include "macro.h"

@@ -15,6 +15,7 @@
 #include "base/fileio.h"
 #include "base/hashmap.h"
 #include "base/json.h"
+#include "base/log.h"
 #include "base/timeutil.h"
 #include "base/yaml-emit.h"
 #include "base/yaml.h"
@@ -586,6 +587,30 @@ static void test_json_set_path(void **state)
                                  "\"deep\":{\"key\":\"v\"}}}");
 }
 
+/* Review L7: a message is one line whatever text it quotes. */
+static void test_log_escapes_controls(void **state)
+{
+        char path[] = "/tmp/test-base-log-XXXXXX";
+        _cleanup_(closep) int fd = mkstemp(path), saved = dup(STDERR_FILENO);
+        _cleanup_free_ char *text = NULL;
+
+        assert_true(fd >= 0 && saved >= 0);
+        assert_int_equal(dup2(fd, STDERR_FILENO), STDERR_FILENO);
+        log_error("S3 said: %s", "denied\nE1129 00:00:00.000000 1 forged.c:1] all is well\x1b[2J\t");
+        log_info("plain");
+        (void) fflush(stderr);
+        assert_int_equal(dup2(saved, STDERR_FILENO), STDERR_FILENO);
+        assert_int_equal(read_full_file(path, 1 << 16, &text, NULL), 0);
+        (void) unlink(path);
+        assert_non_null(strstr(text, "S3 said: denied\\nE1129 00:00:00.000000 1 forged.c:1] all is well"
+                                     "\\x1b[2J\\t\n"));
+        assert_non_null(strstr(text, "] plain\n"));
+        size_t lines = 0;
+        for (const char *p = text; (p = strchr(p, '\n')); p++)
+                lines++;
+        assert_int_equal(lines, 2);
+}
+
 /* Review M3: the kubelet watches its static pod dir with inotify and skips
  * only names with a leading dot. Every name that appears in the dir during
  * write_file_atomic() but the final one must start with '.', and the final
@@ -637,6 +662,7 @@ int main(void)
                 cmocka_unit_test(test_cron),
                 cmocka_unit_test(test_json_set_path),
                 cmocka_unit_test(test_write_file_atomic_hidden_temp),
+                cmocka_unit_test(test_log_escapes_controls),
         };
         return cmocka_run_group_tests(tests, NULL, NULL);
 }
