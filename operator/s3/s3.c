@@ -459,8 +459,10 @@ static int s3_error(const Req *q, char **ret_error)
                 hint = strdup_printf(" (check accessKeyID and secretAccessKey in %s)",
                                      q->s->dir ? q->s->dir : "the credentials");
         else if (streq_ptr(code, "AccessDenied"))
-                hint = strdup_printf(" (the key %s may not do this in bucket %s)", q->s->access_key,
-                                     q->s->bucket);
+                /* Not the key ID itself: this text ends up in Job termination messages and
+                 * EtcdBackup conditions that more people read than the Secret (review L15). */
+                hint = strdup_printf(" (the access key in %s may not do this in bucket %s)",
+                                     q->s->dir ? q->s->dir : "the credentials", q->s->bucket);
         else if (streq_ptr(code, "NoSuchBucket"))
                 hint = strdup_printf(" (create bucket %s at %s, or fix --bucket)", q->s->bucket,
                                      q->s->endpoint);
