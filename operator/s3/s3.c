@@ -18,14 +18,19 @@
 #include "base/log.h"
 #include "base/timeutil.h"
 
-#define SETTING_MAX   (64 * 1024)
-#define XML_MAX       (16 * 1024 * 1024)
-#define ATTEMPTS      4
-#define CONNECT_SECS  10L
-#define STALL_SECS    60L /* a transfer below 1 byte/s for this long is dead */
-#define DIGEST_SHA256 32
-#define DIGEST_MD5    16
-#define ETAG_MAX      48 /* hex MD5, "-", part count */
+#define SETTING_MAX  (64 * 1024)
+#define XML_MAX      (16 * 1024 * 1024)
+#define ATTEMPTS     4
+#define CONNECT_SECS 10L
+#define STALL_SECS   60L  /* a transfer below 1 byte/s for this long is dead */
+#define REQUEST_SECS 300L /* a whole LIST, HEAD, DELETE or multipart call (not a transfer) */
+/* Review L2: what a hostile or broken endpoint can make us do. A listing of more pages
+ * (1000 keys each) than this is refused, as is a download larger than this. */
+#define LIST_MAX_PAGES 1000
+#define DOWNLOAD_MAX   (64ULL << 30)
+#define DIGEST_SHA256  32
+#define DIGEST_MD5     16
+#define ETAG_MAX       48 /* hex MD5, "-", part count */
 
 /* ---- settings ---- */
 
@@ -378,7 +383,8 @@ typedef struct Req {
         const char *body; /* request body (may be NULL: none) */
         size_t body_len, body_off;
         const char *content_type;
-        int out_fd; /* GET: the body goes here (-1: into resp) */
+        int out_fd;       /* GET: the body goes here (-1: into resp) */
+        uint64_t written; /* into out_fd */
         Buf resp;
         long status;
         char etag[160];
@@ -400,6 +406,8 @@ static size_t on_write(char *p, size_t size, size_t n, void *userdata)
         Req *q = userdata;
         size_t len = size * n;
         if (q->out_fd >= 0 && q->status / 100 == 2) {
+                if ((q->written += len) > DOWNLOAD_MAX)
+                        return 0; /* curl ends the transfer: a write error */
                 for (size_t off = 0; off < len;) {
                         ssize_t k = write(q->out_fd, p + off, len - off);
                         if (k < 0 && errno == EINTR)
@@ -544,7 +552,12 @@ static int perform(Req *q, char **ret_error)
                 } else if (!streq(q->method, "GET")) {
                         (void) curl_easy_setopt(c, CURLOPT_CUSTOMREQUEST, q->method);
                 }
+                if (q->out_fd >= 0)
+                        (void) curl_easy_setopt(c, CURLOPT_MAXFILESIZE_LARGE, (curl_off_t) DOWNLOAD_MAX);
+                else if (!streq(q->method, "PUT"))
+                        (void) curl_easy_setopt(c, CURLOPT_TIMEOUT, REQUEST_SECS);
                 if (q->out_fd >= 0) { /* a retried download starts over */
+                        q->written = 0;
                         if (ftruncate(q->out_fd, 0) < 0 || lseek(q->out_fd, 0, SEEK_SET) < 0) {
                                 curl_slist_free_all(h);
                                 curl_easy_cleanup(c);
@@ -556,6 +569,10 @@ static int perform(Req *q, char **ret_error)
                 curl_slist_free_all(h);
                 curl_easy_cleanup(c);
 
+                if (cc == CURLE_FILESIZE_EXCEEDED || (q->out_fd >= 0 && q->written > DOWNLOAD_MAX))
+                        return set_error(ret_error, -EFBIG,
+                                         "S3 GET s3://%s/%s: larger than %llu GiB; refusing to download it",
+                                         q->s->bucket, strempty(q->key), DOWNLOAD_MAX >> 30);
                 bool transient = cc != CURLE_OK || q->status >= 500 || q->status == 429;
                 if (!transient && q->status / 100 == 2)
                         return 0;
@@ -621,14 +638,14 @@ int s3_delete(const S3Store *s, const char *key, char **ret_error)
 
 int s3_list(const S3Store *s, const char *prefix, S3ObjectList *ret, char **ret_error)
 {
-        _cleanup_free_ char *token = NULL, *pfx = NULL;
+        _cleanup_free_ char *token = NULL, *pfx = NULL, *last = NULL;
         int r;
 
         *ret = (S3ObjectList){};
         pfx = prefix ? strdup(prefix) : (*s->prefix ? strdup_printf("%s/", s->prefix) : strdup(""));
         if (!pfx)
                 return -ENOMEM;
-        for (;;) {
+        for (unsigned page = 1;; page++) {
                 _cleanup_(req_done) Req q = req_new(s, "LIST", "GET", pfx);
                 _cleanup_free_ char *enc_pfx = s3_uri_encode(pfx, false),
                                     *enc_tok = token ? s3_uri_encode(token, false) : NULL, *query = NULL;
@@ -652,6 +669,24 @@ int s3_list(const S3Store *s, const char *prefix, S3ObjectList *ret, char **ret_
                 }
                 if (!token)
                         return 0;
+                /* An endpoint that answers "truncated" for ever would keep us (and our memory)
+                 * here for ever: a token seen just before, or too many pages, ends it. */
+                if (streq_ptr(token, last) || page >= LIST_MAX_PAGES) {
+                        r = set_error(ret_error, -ELOOP,
+                                      "S3 LIST s3://%s/%s: %s after %u pages; the endpoint is not "
+                                      "behaving as S3 does",
+                                      s->bucket, pfx,
+                                      streq_ptr(token, last) ? "the same continuation token again"
+                                                             : "still truncated",
+                                      page);
+                        goto fail;
+                }
+                free(last);
+                last = strdup(token);
+                if (!last) {
+                        r = -ENOMEM;
+                        goto fail;
+                }
         }
 fail:
         s3_object_list_done(ret);

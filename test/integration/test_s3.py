@@ -14,6 +14,9 @@ JavaScript (test/s3/s3-client.js) and the other way round:
   S3's code and what to check, and nothing stored; missing credential files
   and bad flags: exit 2 naming the file or the flag;
 - an endpoint that does not answer: retried, then exit 1 naming it;
+- an endpoint that says "truncated" for ever (review L2), with the same
+  continuation token or a new one each time: exit 1 after the repeat, or
+  after 1000 pages, not a loop that grows without end;
 - purge: every object under the prefix goes (a dry run deletes nothing),
   none beside it, and never without a prefix;
 - gc of <prefix>/v2/: LimitBased keeps the newest N full snapshots (a dry
@@ -23,6 +26,7 @@ JavaScript (test/s3/s3-client.js) and the other way round:
   SigV4 signer, and refuses it when the body is not the one signed.
 Usage: test_s3.py BINARY SOURCE_DIR"""
 import hashlib
+import http.server
 import json
 import os
 import shutil
@@ -30,6 +34,7 @@ import signal
 import subprocess
 import sys
 import tempfile
+import threading
 import time
 
 BIN, SRC = sys.argv[1], sys.argv[2]
@@ -44,6 +49,27 @@ def sha(path):
         for b in iter(lambda: f.read(1 << 20), b""):
             h.update(b)
     return h.hexdigest()
+
+
+class EndlessListing(http.server.BaseHTTPRequestHandler):
+    """Every LIST is truncated: bucket loop-same always with the token T, any other bucket with
+    a new token each time. Counts the requests."""
+    pages = 0
+
+    def do_GET(self):
+        EndlessListing.pages += 1
+        token = "T" if "/loop-same" in self.path else "T%d" % EndlessListing.pages
+        body = ("<?xml version=\"1.0\" encoding=\"UTF-8\"?><ListBucketResult><IsTruncated>true</IsTruncated>"
+                "<NextContinuationToken>%s</NextContinuationToken><Contents><Key>k%d</Key><Size>1</Size>"
+                "</Contents></ListBucketResult>" % (token, EndlessListing.pages)).encode()
+        self.send_response(200)
+        self.send_header("Content-Type", "application/xml")
+        self.send_header("Content-Length", str(len(body)))
+        self.end_headers()
+        self.wfile.write(body)
+
+    def log_message(self, *args):
+        pass
 
 
 def main():
@@ -193,6 +219,21 @@ def main():
         r = ours("list", d=dead)
         assert r.returncode == 1 and "after 4 attempts" in r.stderr and ":1" in r.stderr, r.stderr
         assert time.monotonic() - t0 < 30
+
+        # An endpoint that is truncated for ever: the same token again, or page after page.
+        srv = http.server.ThreadingHTTPServer((ADDR, 0), EndlessListing)
+        threading.Thread(target=srv.serve_forever, daemon=True).start()
+        try:
+            endless = creds("endless", endpoint="http://%s:%d" % (ADDR, srv.server_address[1]))
+            r = ours("list", d=endless, bucket="loop-same")
+            assert r.returncode == 1 and "the same continuation token again after 2 pages" in r.stderr, r.stderr
+            EndlessListing.pages = 0
+            r = ours("list", d=endless, bucket="loop-new")
+            assert r.returncode == 1 and "still truncated after 1000 pages" in r.stderr, r.stderr
+            assert EndlessListing.pages == 1000, EndlessListing.pages
+        finally:
+            srv.shutdown()
+            srv.server_close()
 
         # The peer itself: the SDK with a wrong secret is refused; curl's own SigV4 signer is
         # accepted, and refused when the body is not the one whose hash was signed.
