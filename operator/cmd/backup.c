@@ -184,7 +184,7 @@ static int check_not_progressing(const Flags *f)
         return 0;
 }
 
-/* tar -cpzf .<final>.partial -C CONFIG_DIR DIRS..., then 0600 (renamed later). */
+/* tar -cpzf .<final>.partial -C CONFIG_DIR DIRS... under umask 077 (renamed later). */
 static int write_tar(const Flags *f, const RevisionDirs *dirs, const char *final)
 {
         _cleanup_free_ char *tmp = strdup_printf("%s/.%s.partial", f->backup_dir, final);
@@ -196,7 +196,11 @@ static int write_tar(const Flags *f, const RevisionDirs *dirs, const char *final
         for (size_t i = 0; i < ELEMENTSOF(static_pods); i++)
                 argv[5 + i] = dirs->v[i];
         (void) unlink(tmp); /* a leftover of a killed run */
+        /* The tarball holds every static pod's keys: 0600 from its first byte, not only once
+         * tar is done (review L3), whatever DIR's mode and this process's umask. */
+        mode_t old_umask = umask(077);
         r = nodecmd_run(argv, NULL);
+        (void) umask(old_umask);
         if (r < 0)
                 return log_error_errno(r, "cannot run tar (it must be on PATH, as on every host)");
         if (r != 0) {

@@ -181,6 +181,32 @@ static void test_backup(void **state)
         assert_non_null(strstr(names[1], "__POSSIBLY_DIRTY__"));
 }
 
+/* Review L3: tar creates the tarball under umask 077, so it is 0600 from its first byte
+ * (a wrapper first on PATH records the umask tar runs with), even with a umask of 0. */
+static void test_tarball_private_from_start(void **state)
+{
+        _cleanup_free_ char *wrap = strdup_printf("%s/tar-wrapper", cluster.dir),
+                            *script = strdup_printf("%s/tar-wrapper/tar", cluster.dir),
+                            *seen = strdup_printf("%s/tar-umask", cluster.dir),
+                            *dir = strdup_printf("%s/backup-umask", cluster.dir), *text = NULL;
+        _cleanup_free_ char *body =
+                strdup_printf("#!/bin/sh\numask > '%s'\nPATH='%s' exec tar \"$@\"\n", seen, getenv("PATH"));
+        _cleanup_free_ char *path = strdup_printf("%s:%s", wrap, getenv("PATH"));
+        _cleanup_free_ char *old_path = strdup(getenv("PATH"));
+        (void) state;
+
+        assert_int_equal(nodecmd_mkdir_p(wrap, 0755), 0);
+        assert_int_equal(write_file_atomic(script, body, strlen(body), 0755), 0);
+        assert_int_equal(setenv("PATH", path, 1), 0);
+        mode_t old_umask = umask(0);
+        int r = backup(cluster.members[0].client_url, dir, NULL);
+        (void) umask(old_umask);
+        assert_int_equal(setenv("PATH", old_path, 1), 0);
+        assert_int_equal(r, 0);
+        assert_int_equal(read_full_file(seen, 64, &text, NULL), 0);
+        assert_string_equal(text, "0077\n");
+}
+
 static void test_failures_leave_nothing(void **state)
 {
         char names[8][256];
@@ -581,6 +607,7 @@ int main(void)
         const struct CMUnitTest tests[] = {
                 cmocka_unit_test(test_backup),
                 cmocka_unit_test(test_backup_to_s3),
+                cmocka_unit_test(test_tarball_private_from_start),
                 cmocka_unit_test(test_failures_leave_nothing),
                 cmocka_unit_test(test_killed_leaves_nothing),
                 cmocka_unit_test(test_verify_backup_storage),
