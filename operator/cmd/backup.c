@@ -25,8 +25,10 @@
  * before anything is written; a failed upload leaves the local backup whole
  * and says so. */
 #include <dirent.h>
+#include <fcntl.h>
 #include <getopt.h>
 #include <inttypes.h>
+#include <sys/file.h>
 #include <sys/stat.h>
 
 #include "backup.h"
@@ -381,6 +383,17 @@ static int backup_run(const Flags *f)
                 return EXIT_RUNTIME;
         if ((r = nodecmd_mkdir_p(f->backup_dir, 0700)) < 0) {
                 log_error_errno(r, "cannot create %s", f->backup_dir);
+                return EXIT_RUNTIME;
+        }
+        /* One backup at a time in a directory: remove_leftovers() would take a running one's
+         * temporary files for a killed one's (review L14). Held until we exit. */
+        _cleanup_(closep) int lock = open(f->backup_dir, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+        if (lock < 0 || flock(lock, LOCK_EX | LOCK_NB) < 0) {
+                if (errno == EWOULDBLOCK)
+                        log_error("another cluster-backup is writing to %s; run again once it is done",
+                                  f->backup_dir);
+                else
+                        log_error_errno(-errno, "cannot lock %s", f->backup_dir);
                 return EXIT_RUNTIME;
         }
         remove_leftovers(f);

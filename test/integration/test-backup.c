@@ -15,12 +15,14 @@
  * whose directory is not fsynced after it, or a temporary file renamed into
  * place unsynced, fails the test (review M4). */
 #include <dirent.h>
+#include <fcntl.h>
 #include <libgen.h>
 #include <poll.h>
 #include <setjmp.h>
 #include <stdarg.h>
 #include <stddef.h>
 #include <stdint.h>
+#include <sys/file.h>
 #include <sys/prctl.h>
 #include <sys/stat.h>
 #include <sys/wait.h>
@@ -205,6 +207,27 @@ static void test_tarball_private_from_start(void **state)
         assert_int_equal(r, 0);
         assert_int_equal(read_full_file(seen, 64, &text, NULL), 0);
         assert_string_equal(text, "0077\n");
+}
+
+/* Review L14: a second backup into a directory one is writing to stops at once, and leaves
+ * the first one's temporary files alone. */
+static void test_concurrent_backup_refused(void **state)
+{
+        _cleanup_free_ char *dir = strdup_printf("%s/backup-locked", cluster.dir),
+                            *partial = strdup_printf(
+                                    "%s/backup-locked/.static_kuberesources_x.tar.gz.partial", cluster.dir);
+        (void) state;
+
+        assert_int_equal(nodecmd_mkdir_p(dir, 0700), 0);
+        assert_int_equal(write_file_atomic(partial, "being written", 13, 0600), 0);
+        _cleanup_(closep) int fd = open(dir, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+        assert_true(fd >= 0);
+        assert_int_equal(flock(fd, LOCK_EX | LOCK_NB), 0); /* as the running backup holds it */
+        assert_int_equal(backup(cluster.members[0].client_url, dir, NULL), 1);
+        assert_int_equal(access(partial, F_OK), 0);
+        assert_int_equal(flock(fd, LOCK_UN), 0);
+        assert_int_equal(backup(cluster.members[0].client_url, dir, NULL), 0);
+        assert_int_not_equal(access(partial, F_OK), 0); /* now a leftover: removed */
 }
 
 static void test_failures_leave_nothing(void **state)
@@ -608,6 +631,7 @@ int main(void)
                 cmocka_unit_test(test_backup),
                 cmocka_unit_test(test_backup_to_s3),
                 cmocka_unit_test(test_tarball_private_from_start),
+                cmocka_unit_test(test_concurrent_backup_refused),
                 cmocka_unit_test(test_failures_leave_nothing),
                 cmocka_unit_test(test_killed_leaves_nothing),
                 cmocka_unit_test(test_verify_backup_storage),
