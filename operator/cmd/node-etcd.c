@@ -11,6 +11,7 @@
 #include "base/fileio.h"
 #include "base/json.h"
 #include "node-etcd.h"
+#include "node-util.h"
 
 #define REVISION_FILE_MAX (1024 * 1024)
 #define JSON_SAFE_MAX     9007199254740991ULL /* 2^53 - 1 */
@@ -207,32 +208,7 @@ int nodecmd_data_dir_archive(const char *data_dir, usec_t realtime, char **ret_p
         base = nodecmd_archive_path(data_dir, realtime);
         if (!src || !base)
                 return -ENOMEM;
-        for (unsigned i = 0; i < 100; i++) {
-                _cleanup_free_ char *dst = i == 0 ? strdup(base) : strdup_printf("%s-%u", base, i);
-                if (!dst)
-                        return -ENOMEM;
-                int r = renameat2(AT_FDCWD, src, AT_FDCWD, dst, RENAME_NOREPLACE) < 0 ? -errno : 0;
-                if (r == -EINVAL || r == -ENOSYS) {
-                        /* A file system without RENAME_NOREPLACE: check, then rename (we are the
-                         * only writer of the data dir while etcd is not running). */
-                        struct stat st;
-                        if (lstat(dst, &st) == 0)
-                                r = -EEXIST;
-                        else if (errno != ENOENT)
-                                return -errno;
-                        else
-                                r = rename(src, dst) < 0 ? -errno : 0;
-                }
-                if (r == 0) {
-                        if ((r = fsync_parents(src, dst)) < 0)
-                                return r;
-                        *ret_path = TAKE_PTR(dst);
-                        return 0;
-                }
-                if (r != -EEXIST && r != -ENOTEMPTY)
-                        return r;
-        }
-        return -EEXIST;
+        return nodecmd_move_aside(src, base, ret_path);
 }
 
 int nodecmd_revision_add(NodeCmdRevision *r, const char *endpoint, uint64_t raft_index)

@@ -448,6 +448,38 @@ static int remove_at(int dfd, const char *name, unsigned depth)
         return unlinkat(dfd, name, AT_REMOVEDIR) < 0 ? -errno : 0;
 }
 
+int nodecmd_move_aside(const char *src, const char *base, char **ret_path)
+{
+        assert_return(src && base, -EINVAL);
+        for (unsigned i = 0; i < 100; i++) {
+                _cleanup_free_ char *dst = i == 0 ? strdup(base) : strdup_printf("%s-%u", base, i);
+                if (!dst)
+                        return -ENOMEM;
+                int r = renameat2(AT_FDCWD, src, AT_FDCWD, dst, RENAME_NOREPLACE) < 0 ? -errno : 0;
+                if (r == -EINVAL || r == -ENOSYS) {
+                        /* A filesystem without RENAME_NOREPLACE: check, then rename (we are the
+                         * only writer of these directories while etcd is stopped). */
+                        struct stat st;
+                        if (lstat(dst, &st) == 0)
+                                r = -EEXIST;
+                        else if (errno != ENOENT)
+                                return -errno;
+                        else
+                                r = rename(src, dst) < 0 ? -errno : 0;
+                }
+                if (r == 0) {
+                        if ((r = fsync_parents(src, dst)) < 0)
+                                return r;
+                        if (ret_path)
+                                *ret_path = TAKE_PTR(dst);
+                        return 0;
+                }
+                if (r != -EEXIST && r != -ENOTEMPTY)
+                        return r;
+        }
+        return -EEXIST;
+}
+
 int nodecmd_remove_tree(const char *dir, const char *name)
 {
         assert_return(dir && name && *name && !strchr(name, '/') && !streq(name, ".") && !streq(name, ".."),

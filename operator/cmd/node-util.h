@@ -77,6 +77,11 @@ bool nodecmd_restart_keeps_quorum(const EtcdMemberList *l, const int *health, co
  * component is not a directory. */
 int nodecmd_mkdir_p(const char *path, mode_t mode);
 
+/* Moves `src` to `base`, or to base-1, base-2, ... base-99 when that is taken, never
+ * replacing anything (renameat2 RENAME_NOREPLACE; a check first where the filesystem
+ * lacks it), then fsyncs both directories. *ret_path (may be NULL): where it went.
+ * -EEXIST when all hundred are taken. */
+int nodecmd_move_aside(const char *src, const char *base, char **ret_path);
 /* Removes DIR/NAME and everything under it, never following a symlink (a
  * link is removed, not what it points to); NAME is one path component.
  * 0 also when it is gone already. */

@@ -241,9 +241,10 @@ int restore_tarball_install(const char *config_dir, const char *ts)
                         /* Kept, never deleted: the node's own copy of that revision. */
                         if ((r = nodecmd_mkdir_p(replaced, 0700)) < 0)
                                 return log_error_errno(r, "cannot create %s", replaced);
-                        if ((r = rename_durable(dst, old)) < 0)
+                        _cleanup_free_ char *went = NULL;
+                        if ((r = nodecmd_move_aside(dst, old, &went)) < 0)
                                 return log_error_errno(r, "cannot move %s aside to %s", dst, old);
-                        log_info("moved the node's %s aside to %s", dst, old);
+                        log_info("moved the node's %s aside to %s", dst, went);
                 }
                 if ((r = rename_durable(src, dst)) < 0)
                         return log_error_errno(r, "cannot move %s to %s", src, dst);

@@ -239,20 +239,21 @@ static int move_file_across(const char *src, const char *dst)
         return 0;
 }
 
-/* Moves `path` to `dir/name`, first renaming whatever is there to name.<ts>. */
+/* Moves `path` to `dir/name`, first renaming whatever is there to name.<ts> (or
+ * name.<ts>-N: never over one an earlier run set aside in the same second). */
 static int move_into(const Flags *f, const char *path, const char *dir, const char *name)
 {
         _cleanup_free_ char *dst = strdup_printf("%s/%s", dir, name);
-        _cleanup_free_ char *old = strdup_printf("%s/%s.%s", dir, name, f->ts);
+        _cleanup_free_ char *old = strdup_printf("%s/%s.%s", dir, name, f->ts), *went = NULL;
         struct stat st;
         int r;
 
         if (!dst || !old)
                 return -ENOMEM;
         if (lstat(dst, &st) == 0) {
-                if ((r = rename_durable(dst, old)) < 0)
+                if ((r = nodecmd_move_aside(dst, old, &went)) < 0)
                         return log_error_errno(r, "cannot move %s aside to %s", dst, old);
-                log_info("moved the older %s to %s", dst, old);
+                log_info("moved the older %s to %s", dst, went);
         }
         if ((r = rename_durable(path, dst)) < 0) {
                 if (r == -EXDEV && lstat(path, &st) == 0 && S_ISREG(st.st_mode))
@@ -480,7 +481,7 @@ static int restore_with_pod(const Flags *f, const Backup *b)
         log_info("put the static pod resources of %s into %s/static-pod-resources", b->tar, f->config_dir);
         if (access(snap, F_OK) == 0) {
                 _cleanup_free_ char *old = strdup_printf("%s.%s", snap, f->ts);
-                r = old ? rename_durable(snap, old) : -ENOMEM;
+                r = old ? nodecmd_move_aside(snap, old, NULL) : -ENOMEM;
                 if (r < 0)
                         return log_error_errno(r, "cannot move the older %s aside", snap);
         }

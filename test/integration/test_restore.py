@@ -27,6 +27,8 @@ What it proves (issue 12, section 2):
   fetched and verified before anything changes, then restored as from a
   directory; run again, the fetched backup is used as it is; a refused
   store, or a directory holding another backup, changes nothing;
+- what a run sets aside never replaces what an earlier run set aside in
+  the same second (review L9);
 - every run is durable (review M4): under durability-shim.c, each rename
   and link is followed by an fsync of its directories, and each file that
   takes its name from a temporary one was fsynced first.
@@ -311,7 +313,28 @@ def main():
     stopped = sorted(os.listdir(node.stopped))
     assert len(stopped) == 2 and "etcd-pod.yaml" in stopped, stopped
     assert len([f for f in os.listdir(node.backup_data) if f.startswith("snapshot.db")]) == 2
-    log("restore-pod path: moved aside, put back, idempotent")
+    # Again within the second an earlier copy was set aside under (review L9): the names this
+    # run would take for the stopped manifest and the snapshot copy are taken for the next few
+    # seconds, and none of those is replaced.
+    taken = {}
+    asides = lambda: [f for f in os.listdir(node.stopped) if f.startswith("etcd-pod.yaml.")]  # noqa: E731
+    for dt in range(1, 5):
+        ts = time.strftime("%Y-%m-%d_%H%M%S", time.localtime(time.time() + dt))
+        for path in (os.path.join(node.stopped, "etcd-pod.yaml." + ts),
+                     os.path.join(node.backup_data, "snapshot.db." + ts)):
+            taken[path] = "set aside at %s\n" % ts
+            write(path, taken[path])
+    for d in (node.stopped, node.backup_data):  # and what the runs before set aside
+        for f in os.listdir(d):
+            if f.startswith(("etcd-pod.yaml.", "snapshot.db.")):
+                taken[os.path.join(d, f)] = open(os.path.join(d, f), "rb").read().decode("latin-1")
+    before = len(asides())
+    r = node.restore(good)
+    assert r.returncode == 0, r.stderr
+    for path, text in taken.items():
+        assert open(path, "rb").read().decode("latin-1") == text, "%s was replaced" % path
+    assert len(asides()) == before + 1, sorted(asides())
+    log("restore-pod path: moved aside, put back, idempotent, never over an earlier copy")
 
     # The in-place path (ETCD_ETCDCTL_RESTORE): etcdctl restores, the normal pod comes back.
     node2 = Node("master-2", src, good)
