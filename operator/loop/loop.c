@@ -652,6 +652,9 @@ int loop_http_start(Loop *l, HttpRequest *r, HttpDoneFunc done, void *userdata)
         (void) curl_easy_setopt(c, CURLOPT_HEADERDATA, r);
         (void) curl_easy_setopt(c, CURLOPT_NOSIGNAL, 1L);
         (void) curl_easy_setopt(c, CURLOPT_PROTOCOLS_STR, "http,https");
+        /* Our floor, not the distro's OpenSSL policy (which a host may lower): the API
+         * server and etcd both speak TLS 1.2 and 1.3 (review L5). */
+        (void) curl_easy_setopt(c, CURLOPT_SSLVERSION, (long) CURL_SSLVERSION_TLSv1_2);
         (void) curl_easy_setopt(c, CURLOPT_CONNECTTIMEOUT_MS, 10000L);
         (void) curl_easy_setopt(c, CURLOPT_TCP_KEEPALIVE, 1L);
         /* Requests started together to one server (an etcd round's health

@@ -533,6 +533,7 @@ static int perform(Req *q, char **ret_error)
                 (void) curl_easy_setopt(c, CURLOPT_HEADERFUNCTION, on_header);
                 (void) curl_easy_setopt(c, CURLOPT_HEADERDATA, q);
                 (void) curl_easy_setopt(c, CURLOPT_PROTOCOLS_STR, "http,https");
+                (void) curl_easy_setopt(c, CURLOPT_SSLVERSION, (long) CURL_SSLVERSION_TLSv1_2); /* L5 */
                 if (q->s->ca_file) {
                         /* Only this bundle, not the system's CA directory too (as the AWS SDKs'
                          * custom CA bundle replaces the system pool). */
