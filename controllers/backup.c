@@ -200,6 +200,7 @@ static const char job_skeleton[] =
         "\"EtcdBackup\",\"name\":\"\",\"uid\":\"\"}]},\"spec\":{\"activeDeadlineSeconds\":0,"
         "\"backoffLimit\":0,\"template\":{\"metadata\":{\"labels\":{\"app\":\"" JOB_APP_LABEL
         "\",\"backup-name\":\"\"}},\"spec\":{\"restartPolicy\":\"Never\",\"hostNetwork\":true,"
+        "\"automountServiceAccountToken\":false,"
         "\"priorityClassName\":\"system-node-critical\",\"nodeSelector\":{"
         "\"node-role.kubernetes.io/master\":\"\"},\"tolerations\":[{\"operator\":\"Exists\"}],"
         "\"initContainers\":[{\"name\":\"verify-storage\",\"image\":\"\",\"imagePullPolicy\":"

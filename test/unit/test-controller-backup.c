@@ -107,6 +107,8 @@ static void test_first_backup_gets_a_job(void **state)
         assert_int_equal(backoff, 0);
         cJSON *pod = json_get(j, "spec.template.spec");
         assert_true(json_get_bool(pod, "hostNetwork", false));
+        /* Review L13: neither container talks to the API. */
+        assert_true(cJSON_IsFalse(json_get(pod, "automountServiceAccountToken")));
         assert_string_equal(json_get_string(pod, "restartPolicy"), "Never");
         assert_non_null(cJSON_GetObjectItemCaseSensitive(json_get_object(pod, "nodeSelector"),
                                                          "node-role.kubernetes.io/master"));

@@ -284,6 +284,7 @@ static void test_deleted_backup_grace_then_purge(void **state)
         assert_non_null(create);
         cJSON *pod = json_get(create->object, "spec.template.spec");
         cJSON *c = cJSON_GetArrayItem(json_get_array(pod, "containers"), 0), *a;
+        assert_true(cJSON_IsFalse(json_get(pod, "automountServiceAccountToken"))); /* review L13 */
         _cleanup_free_ char *cmd = strdup("");
         JSON_ARRAY_FOREACH (a, json_get_array(c, "command")) {
                 char *next = strdup_printf("%s%s%s", cmd, *cmd ? " " : "", json_string(a));
