@@ -375,6 +375,7 @@ int nodecmd_run(const char *const argv[], char **ret_out)
         posix_spawn_file_actions_t fa;
         int pipefd[2] = {-1, -1}, status = 0, r;
         Buf out = BUF_INIT(0);
+        bool too_much = false;
         pid_t pid;
 
         if (ret_out && pipe2(pipefd, O_CLOEXEC) < 0)
@@ -394,9 +395,11 @@ int nodecmd_run(const char *const argv[], char **ret_out)
         if (ret_out) {
                 char chunk[4096];
                 ssize_t k;
+                /* Read on to the end past the cap, so the child is never stuck writing. */
                 while ((k = read(pipefd[0], chunk, sizeof chunk)) > 0 || (k < 0 && errno == EINTR))
-                        if (k > 0 && out.len < (1 << 20))
-                                (void) buf_append(&out, chunk, (size_t) k);
+                        if (k > 0 && (too_much || out.len + (size_t) k > NODECMD_OUTPUT_MAX ||
+                                      buf_append(&out, chunk, (size_t) k) < 0))
+                                too_much = true;
                 (void) close(pipefd[0]);
         }
         while (waitpid(pid, &status, 0) < 0)
@@ -404,6 +407,10 @@ int nodecmd_run(const char *const argv[], char **ret_out)
                         buf_free(&out);
                         return -errno;
                 }
+        if (too_much) { /* never half an answer taken for the whole one (review L8) */
+                buf_free(&out);
+                return -E2BIG;
+        }
         if (ret_out) {
                 if (buf_append(&out, "", 1) < 0) {
                         buf_free(&out);

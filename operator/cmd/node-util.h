@@ -93,7 +93,10 @@ int nodecmd_exit_on_signals(Loop *l);
 /* One line for getopt_long()'s ':' (missing value) or '?' (unknown flag),
  * with opterr = 0 and an optstring that starts with ':'. */
 void nodecmd_flag_error(const char *cmd, int c, char *argv[]);
+#define NODECMD_OUTPUT_MAX (1u << 20)
 /* Runs argv (argv[0] from PATH) to its end, stdin and stderr inherited;
- * *ret_out gets its stdout (at most 1 MiB kept) when asked for. Returns the
- * exit status (128+N for signal N), or < 0 when it could not run. */
+ * *ret_out gets its stdout when asked for. Returns the exit status (128+N
+ * for signal N), or < 0 when it could not run, and -E2BIG (after the child
+ * ended) when its stdout was over NODECMD_OUTPUT_MAX: never a cut answer.
+ * No timeout: tar and cp take as long as the data is large. */
 int nodecmd_run(const char *const argv[], char **ret_out);

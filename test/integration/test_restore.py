@@ -21,6 +21,7 @@ What it proves (issue 12, section 2):
   manifest back;
 - the quorum-restore path: refused when it cannot ask the other members
   (--force overrides), the member copied aside, the quorum pod in place;
+- bump-revision killed with SIGKILL: its private etcd does not outlive it;
 - bump-revision on the restored data: the revision passes maxRevision plus
   the margin, and etcd answers "compacted" for a revision from before;
 - straight from an S3 store (test/s3's signature-checking peer): the backup
@@ -395,6 +396,36 @@ def main():
     assert rev == st["toRevision"], (rev, st)
     stop(p)
     log("bump-revision: %d -> %d, older revisions compacted" % (snap_rev, rev))
+
+    # A bump killed (SIGKILL, outside a container) takes its private etcd with it (review L8):
+    # an etcd on PATH that never serves, so the bump is still waiting for it when killed.
+    fake = os.path.join(TMP, "fake-etcd-bin")
+    etcd_pid = os.path.join(TMP, "fake-etcd.pid")
+    write(os.path.join(fake, "etcd"), "#!/bin/sh\necho $$ > %s\nexec sleep 600\n" % etcd_pid, 0o755)
+    bump = subprocess.Popen([BIN, "bump-revision", "--data-dir", node2.data, "--name", "master-2",
+                             "--revision-json", os.path.join(node2.backup_data, "revision.json")],
+                            stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL,
+                            env=dict(os.environ, PATH=fake + ":" + os.environ["PATH"]))
+    deadline = time.monotonic() + 30
+    while not (os.path.exists(etcd_pid) and open(etcd_pid).read().strip()) and time.monotonic() < deadline:
+        time.sleep(0.05)
+    pid = int(open(etcd_pid).read())
+    bump.kill()
+    bump.wait()
+
+    def gone():
+        try:
+            with open("/proc/%d/stat" % pid) as f:
+                return f.read().split(") ", 1)[1][0] in "ZX"  # a zombie waiting for init is gone too
+        except FileNotFoundError:
+            return True
+    deadline = time.monotonic() + 10
+    while not gone() and time.monotonic() < deadline:
+        time.sleep(0.05)
+    if not gone():
+        os.kill(pid, signal.SIGKILL)
+        raise AssertionError("the private etcd (pid %d) outlived the killed bump-revision" % pid)
+    log("bump-revision killed: its private etcd went with it")
 
     # The quorum-restore path: the member copied aside, the quorum pod in place.
     node3 = Node("master-0", src, good)

@@ -752,6 +752,21 @@ static void test_prune_revisions(void **state)
         assert_int_equal(system(rm), 0);
 }
 
+/* Review L8: stdout over the cap is -E2BIG, not the first MiB taken for all of it. */
+static void test_run_output(void **state)
+{
+        _cleanup_free_ char *out = NULL, *big = NULL;
+        const char *const echo[] = {"echo", "hello", NULL};
+        const char *const flood[] = {"head", "-c", "2000000", "/dev/zero", NULL};
+        const char *const fail[] = {"false", NULL};
+
+        assert_int_equal(nodecmd_run(echo, &out), 0);
+        assert_string_equal(out, "hello\n");
+        assert_int_equal(nodecmd_run(flood, &big), -E2BIG);
+        assert_null(big);
+        assert_int_equal(nodecmd_run(fail, NULL), 1);
+}
+
 int main(void)
 {
         const struct CMUnitTest tests[] = {
@@ -772,6 +787,7 @@ int main(void)
                 cmocka_unit_test(test_data_dir),
                 cmocka_unit_test(test_restart_keeps_quorum),
                 cmocka_unit_test(test_prune_revisions),
+                cmocka_unit_test(test_run_output),
         };
         return cmocka_run_group_tests(tests, NULL, NULL);
 }
