@@ -140,7 +140,8 @@ size_t json_scratch_size(void)
 typedef struct Parser {
         const char *p, *end;
         unsigned depth;
-        int error; /* -EBADMSG, -E2BIG or -ENOMEM */
+        int error;    /* -EBADMSG, -E2BIG or -ENOMEM */
+        bool had_nul; /* the last string held \u0000 (which ends it for every C reader) */
 } Parser;
 
 static cJSON *parse_value(Parser *ps);
@@ -220,6 +221,7 @@ static char *parse_string(Parser *ps)
 {
         const char *s = ps->p + 1, *q = s;
 
+        ps->had_nul = false;
         /* The end quote and whether anything needs decoding. */
         bool escaped = false;
         for (;; q++) {
@@ -292,6 +294,7 @@ static char *parse_string(Parser *ps)
                                 i += 6;
                                 cp = 0x10000 + (((cp & 0x3FF) << 10) | (lo & 0x3FF));
                         }
+                        ps->had_nul |= cp == 0;
                         o += put_utf8(o, cp);
                         break;
                 }
@@ -396,6 +399,10 @@ static cJSON *parse_container(Parser *ps, bool object)
                         key = parse_string(ps);
                         if (!key)
                                 goto out;
+                        if (ps->had_nul) { /* "a\u0000b" would read as "a": another member's name */
+                                cJSON_free(key);
+                                goto bad;
+                        }
                         skip_ws(ps);
                         if (ps->p >= ps->end || *ps->p != ':') {
                                 cJSON_free(key);

@@ -19,7 +19,10 @@ DEFINE_TRIVIAL_CLEANUP_FUNC(cJSON *, cJSON_Delete);
 
 /* Parses exactly `len` bytes (trailing whitespace and NULs allowed) into a
  * cJSON tree, strictly by RFC 8259: no byte order mark, no control
- * characters inside strings, JSON's number grammar, lone surrogates refused.
+ * characters inside strings, JSON's number grammar, lone surrogates refused,
+ * and a member name holding \u0000 refused (a C string would end there and
+ * name another member; in a value it stays, cut at the NUL for C readers).
+ * Duplicate names are kept, first one found, as cJSON does.
  * -EBADMSG on syntax errors, -E2BIG when nesting is deeper than
  * JSON_MAX_DEPTH, -ENOMEM. The tree is allocated through cJSON's hooks (so
  * the scratch arena below applies) and freed with cJSON_Delete(). */

@@ -65,6 +65,9 @@ static void test_json_grammar(void **state)
                 assert_string_equal(out, good[i].printed);
                 cJSON_Delete(j);
         }
+        /* In a value \u0000 is data (a ConfigMap may hold it); only keys refuse it. */
+        assert_int_equal(json_parse("{\"a\":\"x\\u0000y\"}", 16, &j), 0);
+        cJSON_Delete(j);
         /* NUL padding after the value, as a buffer may have. */
         assert_int_equal(json_parse("{}\0\0", 4, &j), 0);
         cJSON_Delete(j);
@@ -99,6 +102,9 @@ static void test_json_grammar(void **state)
                 "\x0b[]",
                 "NaN",
                 "\xEF\xBB\xBF{}", /* a byte order mark */
+                /* Review L11: a key with \u0000 would read as "a", another member's name. */
+                "{\"a\\u0000b\":1}",
+                "{\"x\":{\"\\u0000\":1}}",
         };
         for (size_t i = 0; i < ELEMENTSOF(bad); i++) {
                 j = NULL;
