@@ -1,7 +1,11 @@
-/* Hash map with FNV-1a and chaining. */
+/* Hash map with SipHash-2-4 under a per-process random key, and chaining. */
+#include <pthread.h>
 #include <stdint.h>
+#include <sys/random.h>
+#include <time.h>
 
 #include "hashmap.h"
+#include "siphash.h"
 
 struct HashmapEntry {
         HashmapEntry *next;
@@ -17,14 +21,26 @@ struct Hashmap {
         HashmapFreeFunc free_value;
 };
 
+/* Keyed, so that names an API user chooses (Secrets, ConfigMaps, Events) cannot be
+ * picked offline to fall into one bucket (review L10: FNV-1a was unkeyed). */
+static uint8_t hash_key[SIPHASH_KEY_SIZE];
+static pthread_once_t hash_key_once = PTHREAD_ONCE_INIT;
+
+static void hash_key_init(void)
+{
+        if (getrandom(hash_key, sizeof hash_key, GRND_NONBLOCK) == (ssize_t) sizeof hash_key)
+                return;
+        /* No entropy yet (early boot): still a key no one knows in advance. */
+        struct timespec ts;
+        (void) clock_gettime(CLOCK_MONOTONIC, &ts);
+        uint64_t mix[2] = {(uint64_t) ts.tv_nsec ^ ((uint64_t) getpid() << 32), (uint64_t) ts.tv_sec};
+        memcpy(hash_key, mix, sizeof hash_key);
+}
+
 static uint64_t hash_string(const char *s)
 {
-        uint64_t h = 1469598103934665603ULL;
-        for (; *s; s++) {
-                h ^= (unsigned char) *s;
-                h *= 1099511628211ULL;
-        }
-        return h;
+        (void) pthread_once(&hash_key_once, hash_key_init);
+        return siphash24(hash_key, s, strlen(s));
 }
 
 Hashmap *hashmap_new(HashmapFreeFunc free_value)

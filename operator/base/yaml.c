@@ -4,6 +4,7 @@
 #include <yaml.h>
 
 #include "fileio.h"
+#include "hashmap.h"
 #include "json.h"
 #include "yaml.h"
 
@@ -67,7 +68,11 @@ static cJSON *convert(yaml_document_t *doc, yaml_node_t *node, int depth, char *
         }
         case YAML_MAPPING_NODE: {
                 _cleanup_(cJSON_Deletep) cJSON *o = cJSON_CreateObject();
-                if (!o)
+                /* Keys seen, for a mapping long enough that a scan of the object per key
+                 * would be quadratic (review L10: a 16 MiB file of keys). */
+                size_t n_pairs = (size_t) (node->data.mapping.pairs.top - node->data.mapping.pairs.start);
+                _cleanup_(hashmap_freep) Hashmap *seen = n_pairs > 16 ? hashmap_new(NULL) : NULL;
+                if (!o || (n_pairs > 16 && !seen))
                         return NULL;
                 for (yaml_node_pair_t *p = node->data.mapping.pairs.start; p < node->data.mapping.pairs.top;
                      p++) {
@@ -78,7 +83,12 @@ static cJSON *convert(yaml_document_t *doc, yaml_node_t *node, int depth, char *
                                 return NULL;
                         }
                         const char *key = (const char *) k->data.scalar.value;
-                        if (cJSON_GetObjectItemCaseSensitive(o, key)) {
+                        /* 1: a new key, 0: seen before (hashmap_put's answers), < 0: no memory */
+                        int fresh = seen ? hashmap_put(seen, key, (void *) key)
+                                         : !cJSON_GetObjectItemCaseSensitive(o, key);
+                        if (fresh < 0)
+                                return NULL;
+                        if (fresh == 0) {
                                 *err = strdup_printf("line %zu: duplicate key \"%s\"",
                                                      k->start_mark.line + 1, key);
                                 return NULL;
