@@ -77,6 +77,16 @@ static inline void *mfree(void *p)
         return NULL;
 }
 
+/* free() of a string that held a secret (a token, a key, a Secret's JSON): zeroed first,
+ * so freed memory keeps no copy. NULL is fine. Returns NULL. */
+static inline void *erase_and_free(char *s)
+{
+        if (s)
+                explicit_bzero(s, strlen(s));
+        free(s);
+        return NULL;
+}
+
 static inline bool streq_ptr(const char *a, const char *b)
 {
         if (!a || !b)

@@ -70,7 +70,7 @@ static void call_free(KubeCall *call)
         call->retry_timer = sd_event_source_disable_unref(call->retry_timer);
         free(call->method);
         free(call->path);
-        free(call->body);
+        erase_and_free(call->body); /* a Secret's keys, a token review: review L6 */
         free(call->content_type);
         buf_free(&call->line);
         free(call);

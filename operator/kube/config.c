@@ -23,9 +23,7 @@ KubeConfig *kube_config_free(KubeConfig *c)
                 explicit_bzero(c->tls.key_pem, strlen(c->tls.key_pem));
         free(c->tls.key_pem);
         free(c->tls.server_name);
-        if (c->token)
-                explicit_bzero(c->token, strlen(c->token));
-        free(c->token);
+        erase_and_free(c->token);
         free(c->token_file);
         free(c->namespace);
         free(c->source);
@@ -363,7 +361,7 @@ const char *kube_config_get_token(KubeConfig *c, usec_t now)
         if (c->token_file && now >= c->token_read_at + 60 * USEC_PER_SEC) {
                 char *t = NULL;
                 if (read_token_file(c->token_file, &t) >= 0) {
-                        free(c->token);
+                        erase_and_free(c->token); /* review L6 */
                         c->token = t;
                 } else
                         log_debug("cannot re-read token file %s, keeping the old token", c->token_file);

@@ -333,6 +333,14 @@ static void request_detach(HttpRequest *r)
         r->loop = loop_unref(r->loop);
 }
 
+/* Our copy of the Authorization header and of a body that may be a Secret: zeroed before
+ * they go back to malloc (review L6). curl's own copy, in its send buffer, is beyond us. */
+static void erase_headers(struct curl_slist *l)
+{
+        for (; l; l = l->next)
+                (void) erase_and_free(TAKE_PTR(l->data));
+}
+
 HttpRequest *http_request_unref(HttpRequest *r)
 {
         if (!r || --r->n_ref > 0)
@@ -342,7 +350,10 @@ HttpRequest *http_request_unref(HttpRequest *r)
         free(r->url);
         free(r->unix_socket);
         curl_slist_free_all(r->connect_to);
+        if (r->body)
+                explicit_bzero(r->body, r->body_len);
         free(r->body);
+        erase_headers(r->headers);
         curl_slist_free_all(r->headers);
         curl_slist_free_all(r->resp_headers);
         http_tls_free(r->tls);
@@ -358,6 +369,8 @@ int http_request_set_body(HttpRequest *r, const char *content_type, const char *
                 return -ENOMEM;
         memcpy(b, body, len);
         b[len] = 0;
+        if (r->body)
+                explicit_bzero(r->body, r->body_len);
         free(r->body);
         r->body = b;
         r->body_len = len;
