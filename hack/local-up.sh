@@ -111,7 +111,8 @@ echo "local-up: kube-apiserver on https://$net.1:6443 (behind haproxy), stored i
 start_bg control-plane python3 "$root/test/kube/control-plane" run --dir "$state/kube" --ip "$net.1" --port 6443 \
         --etcd-servers "https://$net.5:2379" --etcd-cacert "$tls/etcd-ca-bundle.crt" \
         --etcd-cert "$tls/etcd-client.crt" --etcd-key "$tls/etcd-client.key" \
-        --kas-node-names "$(IFS=,; echo "${masters[*]}")" --goaway-chance 0.001
+        --kas-node-names "$(IFS=,; echo "${masters[*]}")" --goaway-chance 0.001 \
+        --etcd-local-file "$state/masters-local-etcd"
 for _ in $(seq 1 600); do
         [ -f "$state/kube/kubeconfig" ] && break
         kill -0 "$(cat "$state/pids/control-plane.pid")" 2>/dev/null || { echo "local-up: the control plane exited" >&2; false; }
@@ -125,16 +126,22 @@ images=$(dirname "$bin")/images
 image_flags=(--image "quay.io/openshift/etcd[@:]*=$images/etcd"
         --image "quay.io/openshift/*cluster-etcd-operator[@:]*=$images/operator"
         --image "quay.io/openshift/*:sim=$images/base")
-echo "local-up: kubelets: bootstrap ($net.5) and ${masters[*]} ($net.10-12)"
+echo "local-up: kubelets: bootstrap ($net.5) and ${masters[*]} ($net.10-12), each as its node (system:node:NAME)"
+# Each master's kube-apiserver reaches its own etcd at localhost (control-plane --etcd-local-file).
+printf '%s\n' "$net.10" "$net.11" "$net.12" >"$state/masters-local-etcd"
+node_kubeconfig() { python3 "$root/test/kube/control-plane" node-kubeconfig "$state/kube" "$1"; }
 mkdir -p "$state/nodes/bootstrap/etc"
 cp -r "$state/assets/etc-kubernetes" "$state/nodes/bootstrap/etc/kubernetes"
 start_bg kubelet-bootstrap "$root/test/sim/kubelet-sim" --node-name bootstrap --node-ip "$net.5" \
-        --root "$state/nodes/bootstrap" --kubeconfig "$KUBECONFIG" --operator-binary "$bin" "${image_flags[@]}"
+        --root "$state/nodes/bootstrap" --kubeconfig "$(node_kubeconfig bootstrap)" --operator-binary "$bin" \
+        "${image_flags[@]}"
 for i in 0 1 2; do
         mkdir -p "$state/nodes/master-$i"
+        # NodeRestriction forbids a kubelet node-role labels: set below, as the installer does.
         start_bg "kubelet-master-$i" "$root/test/sim/kubelet-sim" --node-name "master-$i" \
-                --node-ip "$net.$((10 + i))" --root "$state/nodes/master-$i" --kubeconfig "$KUBECONFIG" \
-                --operator-binary "$bin" --master --backoff-base 0.5 --backoff-max 5 --startup-probe-step 0.5 "${image_flags[@]}"
+                --node-ip "$net.$((10 + i))" --root "$state/nodes/master-$i" \
+                --kubeconfig "$(node_kubeconfig "master-$i")" --operator-binary "$bin" --master --no-role-labels \
+                --backoff-base 0.5 --backoff-max 5 --startup-probe-step 0.5 "${image_flags[@]}"
 done
 for _ in $(seq 1 1800); do
         [ -f "$state/kube/ready" ] && break
@@ -145,6 +152,13 @@ done
 echo "local-up: the bootstrap etcd runs; kube-apiserver serves from it"
 kc version | sed 's/^/  /'
 
+for m in "${masters[@]}"; do
+        for _ in $(seq 1 300); do
+                kc label --overwrite node "$m" node-role.kubernetes.io/master= \
+                        node-role.kubernetes.io/control-plane= >/dev/null 2>&1 && break
+                sleep 0.2
+        done
+done
 echo "local-up: the cluster-version operator's objects"
 kc apply -f "$root/manifests/local-up/" >/dev/null
 kc patch etcd cluster --type=merge -p '{"spec":{"unsupportedConfigOverrides":{"listenOnNodeIP":true}}}' >/dev/null
