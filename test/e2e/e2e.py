@@ -21,7 +21,7 @@ import urllib.parse
 
 ROOT = os.path.normpath(os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", ".."))
 SIM_UP = os.path.join(ROOT, "hack", "sim-up.sh")
-# Kubernetes' own control plane (test/kube/control-plane): E2E_API=kube, the simulator otherwise.
+# Kubernetes' own control plane (test/kube/control-plane); E2E_API=sim: the API simulator.
 KUBE_CP = os.path.join(ROOT, "test", "kube", "control-plane")
 # The API faults of e2e/chaos in front of that kube-apiserver, for the operator alone.
 FAULT_PROXY = os.path.join(ROOT, "test", "kube", "api-fault-proxy")
@@ -182,9 +182,10 @@ class Env:
         self.sim_dir = None
         self.kube_dir = None  # the real control plane's (start_kube)
         self.fault_proxy = None  # {"url", "control"} of start_fault_proxy()
-        # E2E_API=kube: Kubernetes' own kube-apiserver, kube-controller-manager and kube-scheduler
-        # (hack/build-kube.sh) and the kubectl of the same release; otherwise the API simulator.
-        self.api_kind = os.environ.get("E2E_API", "sim")
+        # Kubernetes' own kube-apiserver, kube-controller-manager and kube-scheduler
+        # (hack/build-kube.sh) and the kubectl of the same release; E2E_API=sim: the API
+        # simulator (test/sim/README.md), by hand only.
+        self.api_kind = os.environ.get("E2E_API", "kube")
         self.kube_bin = kube_bin_dir() if self.api_kind == "kube" else None
         self.kubectl_bin = os.path.join(self.kube_bin, "kubectl") if self.kube_bin else "kubectl"
         if self.kube_bin:  # the runbooks' `kubectl`, run word for word, is that release's too
