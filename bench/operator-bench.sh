@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# The operator's own figures on the simulated bootstrap (bench/README.md,
+# The operator's own figures on local-up's bootstrap on kube-apiserver (bench/README.md,
 # "Operator (operator-bench.sh)"): RSS and CPU during the bootstrap and at
 # rest, the latency from a master's InternalIP change to host-etcd-2, and the
 # 1 -> 4 -> 3 breakdown from the logs.
@@ -81,7 +81,7 @@ cleanup() {
                 fi
                 if [ -d "$state/logs" ]; then
                         cp -r "$state/logs" "$work/logs"
-                        cp "$state/sim/sim.log" "$work/logs/" 2>/dev/null || true
+                        cp "$state/kube/"*.log "$work/logs/" 2>/dev/null || true
                 fi
                 rm -rf "$state" "$tree"
         fi
