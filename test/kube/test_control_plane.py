@@ -154,6 +154,31 @@ def start_control_plane(w, kas_node_names="n1,n2", local_etcd=False):
     return kdir, os.path.join(kdir, "kubeconfig"), url, ip_etcd
 
 
+def start_fault_proxy(w, kdir, etcd_url):
+    """test/kube/api-fault-proxy in front of the control plane in kdir, on the world's address .3,
+    its controls in band (--sim-in-band) and able to compact etcd at etcd_url (start_control_plane's
+    certificates): the proxy's directory (url, control-url, pid) once it serves."""
+    ip = w.net + ".3"
+    crt, key = subprocess.run([sys.executable, CP, "serving-cert", kdir, "fault-proxy", ip], capture_output=True,
+                              text=True, check=True).stdout.split()
+    pki = os.path.join(w.dir, "etcd-pki")
+    pdir = os.path.join(w.dir, "proxy")
+    p = w.spawn("fault-proxy", [sys.executable, os.path.join(HERE, "api-fault-proxy"), "--listen", ip + ":0",
+                                "--control", ip + ":0",
+                                "--upstream", open(os.path.join(kdir, "server-url")).read().strip(),
+                                "--upstream-ca", os.path.join(kdir, "ca.crt"), "--cert", crt, "--key", key,
+                                "--dir", pdir, "--sim-in-band", "--etcd-url", etcd_url,
+                                "--etcd-cacert", os.path.join(pki, "ca.crt"),
+                                "--etcd-cert", os.path.join(pki, "client.crt"),
+                                "--etcd-key", os.path.join(pki, "client.key")])
+
+    def up():
+        assert p.poll() is None, "api-fault-proxy exited %s" % p.returncode
+        return os.path.exists(os.path.join(pdir, "pid"))
+    wait_for("the fault proxy to serve", up, 30, interval=0.1)
+    return pdir
+
+
 def run(w):
     kdir, admin, url, ip_etcd = start_control_plane(w, local_etcd=True)
 

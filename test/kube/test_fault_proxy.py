@@ -24,14 +24,12 @@ import json
 import os
 import socket
 import ssl
-import subprocess
 import sys
 import time
 
 HERE = os.path.dirname(os.path.abspath(__file__))
-PROXY = os.path.join(HERE, "api-fault-proxy")
 sys.path.insert(0, HERE)
-from test_control_plane import CP, World, log, start_control_plane, wait_for  # noqa: E402
+from test_control_plane import World, log, start_control_plane, start_fault_proxy, wait_for  # noqa: E402
 
 NS = "chaos"
 AGENT = "fault-proxy-test/1"
@@ -145,23 +143,7 @@ def main():
 
 
 def start_proxy(w, kdir, etcd_url):
-    ip = w.net + ".3"
-    pki = os.path.join(w.dir, "etcd-pki")
-    crt, key = subprocess.run([sys.executable, CP, "serving-cert", kdir, "fault-proxy", ip], capture_output=True,
-                              text=True, check=True).stdout.split()
-    pdir = os.path.join(w.dir, "proxy")
-    p = w.spawn("fault-proxy", [sys.executable, PROXY, "--listen", ip + ":0", "--control", ip + ":0",
-                                "--upstream", open(os.path.join(kdir, "server-url")).read().strip(),
-                                "--upstream-ca", os.path.join(kdir, "ca.crt"), "--cert", crt, "--key", key,
-                                "--dir", pdir, "--sim-in-band", "--etcd-url", etcd_url,
-                                "--etcd-cacert", os.path.join(pki, "ca.crt"),
-                                "--etcd-cert", os.path.join(pki, "client.crt"),
-                                "--etcd-key", os.path.join(pki, "client.key")])
-
-    def up():
-        assert p.poll() is None, "api-fault-proxy exited %s" % p.returncode
-        return os.path.exists(os.path.join(pdir, "pid"))
-    wait_for("the proxy to serve", up, 30)
+    pdir = start_fault_proxy(w, kdir, etcd_url)
     url = open(os.path.join(pdir, "url")).read().strip()
     host, port = url[len("https://"):].rsplit(":", 1)
     return (host, int(port)), Control(open(os.path.join(pdir, "control-url")).read().strip())

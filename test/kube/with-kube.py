@@ -28,9 +28,8 @@ import time
 
 HERE = os.path.dirname(os.path.abspath(__file__))
 sys.path.insert(0, HERE)
-from test_control_plane import CP, World, _die_with_parent, start_control_plane, wait_for  # noqa: E402
+from test_control_plane import World, _die_with_parent, start_control_plane, start_fault_proxy  # noqa: E402
 
-PROXY = os.path.join(HERE, "api-fault-proxy")
 SA_NS, SA = "kube-system", "integration-test"
 
 
@@ -41,23 +40,7 @@ def log(msg):
 
 def start_proxy(w, kdir, etcd_url):
     """The fault proxy with its controls in band, able to compact etcd; its kubeconfig."""
-    ip = w.net + ".3"
-    crt, key = subprocess.run([sys.executable, CP, "serving-cert", kdir, "fault-proxy", ip], capture_output=True,
-                              text=True, check=True).stdout.split()
-    pki = os.path.join(w.dir, "etcd-pki")
-    pdir = os.path.join(w.dir, "proxy")
-    p = w.spawn("fault-proxy", [sys.executable, PROXY, "--listen", ip + ":0", "--control", ip + ":0",
-                                "--upstream", open(os.path.join(kdir, "server-url")).read().strip(),
-                                "--upstream-ca", os.path.join(kdir, "ca.crt"), "--cert", crt, "--key", key,
-                                "--dir", pdir, "--sim-in-band", "--etcd-url", etcd_url,
-                                "--etcd-cacert", os.path.join(pki, "ca.crt"),
-                                "--etcd-cert", os.path.join(pki, "client.crt"),
-                                "--etcd-key", os.path.join(pki, "client.key")])
-
-    def up():
-        assert p.poll() is None, "api-fault-proxy exited %s" % p.returncode
-        return os.path.exists(os.path.join(pdir, "pid"))
-    wait_for("the fault proxy to serve", up, 30, interval=0.1)
+    pdir = start_fault_proxy(w, kdir, etcd_url)
     admin = os.path.join(kdir, "kubeconfig")
     w.kubectl(admin, "-n", SA_NS, "create", "serviceaccount", SA)
     w.kubectl(admin, "create", "clusterrolebinding", SA, "--clusterrole=cluster-admin",
