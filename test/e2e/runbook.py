@@ -37,6 +37,10 @@ def blocks(path):
     return out
 
 
+# kubectl's words for a request it never sent (no connection, no TLS session).
+NOT_SENT = ("net/http: TLS handshake timeout", "connect: connection refused")
+
+
 class Runbook:
     def __init__(self, env, name, hosts, node_roots):
         """hosts: placeholder -> host name, or a list of them (<other-host>);
@@ -92,10 +96,18 @@ class Runbook:
             else:
                 argv = ["bash", "-eo", "pipefail", "-c", script]
                 env = dict(os.environ, KUBECONFIG=self.env.kubeconfig)
-            r = subprocess.run(argv, capture_output=True, text=True, env=env, timeout=timeout)
-            out = (r.stdout + r.stderr).strip()
-            log("  -> exit %d after %.1f s%s" % (r.returncode, time.monotonic() - t0,
-                                                   ("\n    " + out[-4000:].replace("\n", "\n    ")) if out else ""))
+            for attempt in range(1, 4):
+                r = subprocess.run(argv, capture_output=True, text=True, env=env, timeout=timeout)
+                out = (r.stdout + r.stderr).strip()
+                log("  -> exit %d after %.1f s%s" % (r.returncode, time.monotonic() - t0,
+                                                       ("\n    " + out[-4000:].replace("\n", "\n    ")) if out else ""))
+                # docs/runbooks/README.md: a kubectl that did not reach the API at all (while
+                # kube-apiserver rolls out on a loaded machine, its TLS handshake can time out)
+                # sent nothing; the admin runs the step again. Anything else is the step's answer.
+                if r.returncode == 0 or not any(m in out for m in NOT_SENT) or attempt == 3:
+                    break
+                log("  the API was not reached: running step %d again (attempt %d of 3)" % (i, attempt + 1))
+                time.sleep(2)
             assert r.returncode == 0, "runbook %s step %d on %s failed (exit %d)" % (
                 self.name, i, where, r.returncode)
             outputs.append(out)
