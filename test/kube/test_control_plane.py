@@ -109,7 +109,8 @@ class World:
         shutil.rmtree(self.dir, ignore_errors=True)
 
 
-def main():
+def in_world(run):
+    """run(World) in a World of its own, stopped (logs shown on failure) however run ends."""
     w = World()
     failed = True
     try:
@@ -118,6 +119,10 @@ def main():
     finally:
         w.close(failed)
     log("ok")
+
+
+def main():
+    in_world(run)
 
 
 def start_control_plane(w, kas_node_names="n1,n2", local_etcd=False):

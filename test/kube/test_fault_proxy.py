@@ -29,7 +29,7 @@ import time
 
 HERE = os.path.dirname(os.path.abspath(__file__))
 sys.path.insert(0, HERE)
-from test_control_plane import World, log, start_control_plane, start_fault_proxy, wait_for  # noqa: E402
+from test_control_plane import in_world, log, start_control_plane, start_fault_proxy, wait_for  # noqa: E402
 
 NS = "chaos"
 AGENT = "fault-proxy-test/1"
@@ -132,14 +132,7 @@ class Control:
 
 
 def main():
-    w = World()
-    failed = True
-    try:
-        run(w)
-        failed = False
-    finally:
-        w.close(failed)
-    log("ok")
+    in_world(run)
 
 
 def start_proxy(w, kdir, etcd_url):
