@@ -92,7 +92,10 @@ def main(argv):
     finally:
         keep = os.environ.get("KEEP_TEST_DIRS", "0") not in ("", "0")
         if keep:  # World.close removes its directory: keep a copy of what matters
-            shutil.copytree(w.dir, w.dir + "-kept", ignore=shutil.ignore_patterns("etcd"), dirs_exist_ok=True)
+            def skip(d, names):  # etcd's data, and sockets (haproxy's), which cannot be copied
+                return [n for n in names if n == "etcd" or not (os.path.isdir(os.path.join(d, n)) or
+                                                                os.path.isfile(os.path.join(d, n)))]
+            shutil.copytree(w.dir, w.dir + "-kept", ignore=skip, dirs_exist_ok=True)
             log("kept %s-kept" % w.dir)
         w.close(status != 0)
     return status
