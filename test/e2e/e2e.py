@@ -155,6 +155,22 @@ def _terminated(signum, frame):
 
 
 
+def drop_large_files(path, limit):
+    """Removes the regular files under path larger than limit bytes; returns the bytes freed."""
+    freed = 0
+    for d, _, files in os.walk(path):
+        for f in files:
+            p = os.path.join(d, f)
+            try:
+                st = os.lstat(p)
+                if stat.S_ISREG(st.st_mode) and st.st_size > limit:
+                    os.unlink(p)
+                    freed += st.st_size
+            except OSError:
+                continue
+    return freed
+
+
 def tree_bytes(path):
     """Bytes of the regular files under path (files that vanish meanwhile count nothing)."""
     total = 0
@@ -240,6 +256,13 @@ class Env:
             log("FAILED: %s" % why)
         if exc[0] is not None or keep_test_dirs():
             log("scenario directory kept: %s" % self.dir)
+            if not keep_test_dirs():
+                # A failed scenario keeps its logs, not its databases: in a suite run the
+                # next tests need the memory (/dev/shm is RAM; e2e/dr's data is 10 GB or more).
+                freed = drop_large_files(self.dir, 64 << 20)
+                if freed:
+                    log("removed its files over 64 MiB (%.1f GB: databases, snapshots); "
+                        "KEEP_TEST_DIRS=1 keeps them" % (freed / 1e9))
             if self.dir.startswith("/dev/shm/"):
                 log("it holds %.1f GB of memory (/dev/shm is RAM) until removed: rm -rf %s" % (
                     tree_bytes(self.dir) / 1e9, self.dir))

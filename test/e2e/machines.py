@@ -84,11 +84,23 @@ def remove_host(c, node):
 
 def drain_and_remove(c, node):
     """The machine controller once the hooks are lifted: it drains the node (the guard
-    through its budget, kubectl as the real client), then the host goes (remove_host)."""
-    r = c.env.kubectl("drain", node, "--ignore-daemonsets", "--force", "--delete-emptydir-data",
-                      "--timeout", "120s", check=False)
-    assert r.returncode == 0, "drain of %s: %s %s" % (node, r.stdout, r.stderr)
-    log("drained %s" % node)
+    through its budget, kubectl as the real client), then the host goes (remove_host).
+    A drain that fails is tried again, as machine-api's drain controller requeues it: an
+    eviction can meet a server error (kube-apiserver's "raft: stopped" while its etcd
+    client still used the member being replaced, seen under load), which kubectl does
+    not retry itself."""
+    failures = []
+    for attempt in range(3):
+        r = c.env.kubectl("drain", node, "--ignore-daemonsets", "--force", "--delete-emptydir-data",
+                          "--timeout", "120s", check=False)
+        if r.returncode == 0:
+            break
+        failures.append("%s %s" % (r.stdout, r.stderr))
+        log("drain of %s failed (attempt %d), trying again in 10 s: %s" % (node, attempt + 1,
+                                                                            r.stderr.strip()[-300:]))
+        time.sleep(10)
+    assert r.returncode == 0, "drain of %s: %s" % (node, "\n---\n".join(failures))
+    log("drained %s%s" % (node, " after %d failed attempts" % len(failures) if failures else ""))
     remove_host(c, node)
 
 

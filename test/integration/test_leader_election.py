@@ -1,20 +1,24 @@
 #!/usr/bin/env python3
 """Leader election between two operator processes against kube-apiserver
 through the fault proxy (run by with-kube.sh --fault-proxy, which exports
-KUBECONFIG with a ServiceAccount token, and KUBE_DIR for the operators' logs). Short timings: lease 6 s,
-renew deadline 4 s, retry 1 s. Checks, while a poller reads both processes'
+KUBECONFIG with a ServiceAccount token, and KUBE_DIR for the operators' logs). Short timings: lease 15 s,
+renew deadline 10 s, retry 2 s (OpenShift's are 137 s, 107 s and 26 s; shorter still, a
+clean-clone CI run that loads both cores made kube-apiserver miss a 4 s renew deadline).
+Checks, while a poller reads both processes'
 /metrics every 50 ms and the Lease: never two leaders at once; SIGTERM hands
 the lease over within a retry period; kill -9 of the leader hands it over
 within the lease duration; the lease names the holder; and an API server
-that stops answering (every request held 20 s) ends the leadership within
-the renew deadline, not when the hanging request's own 30 s timeout fires,
+that stops answering (every request held 40 s) ends the leadership within
+the renew deadline, not when the hanging request's own timeout fires,
 so the leader stops acting before its lease can expire for the others."""
 import json, os, random, signal, ssl, subprocess, sys, threading, time, urllib.request
 
 BIN = sys.argv[1]
 KUBECONFIG = os.environ["KUBECONFIG"]
 ADDR = "127.%d.%d.%d" % (random.randint(20, 250), random.randint(1, 250), random.randint(1, 250))
-TIMINGS = ["--leader-elect-lease-duration=6s", "--leader-elect-renew-deadline=4s", "--leader-elect-retry-period=1s"]
+LEASE_S, RENEW_S, RETRY_S = 15, 10, 2
+TIMINGS = ["--leader-elect-lease-duration=%ds" % LEASE_S, "--leader-elect-renew-deadline=%ds" % RENEW_S,
+           "--leader-elect-retry-period=%ds" % RETRY_S]
 LEASE = "/apis/coordination.k8s.io/v1/namespaces/openshift-etcd-operator/leases/openshift-cluster-etcd-operator-lock"
 
 
@@ -101,7 +105,11 @@ def log_time(proc, what):
 def wait_for(pred, timeout, what):
     t0 = time.monotonic()
     while time.monotonic() - t0 < timeout:
-        if pred():
+        try:
+            ok = pred()
+        except OSError:  # an API or /metrics call that timed out on a loaded machine: ask again
+            ok = False
+        if ok:
             return time.monotonic() - t0
         time.sleep(0.05)
     raise AssertionError("timed out after %.1f s waiting for %s" % (timeout, what))
@@ -130,44 +138,48 @@ def main():
         took = wait_for(lambda: procs["a"].leader() and lease_holder() == "a", 20, "a to lead")
         print("a leads after %.2f s" % took)
         procs["b"] = Proc("b", port + 1)
-        time.sleep(3)
+        time.sleep(2 * RETRY_S + 1)
         assert lease_holder() == "a" and not procs["b"].leader(), "b must stay a follower"
 
         # Graceful handover: a releases on SIGTERM, b takes over within about one retry period.
         t0 = time.monotonic()
         assert procs["a"].stop(signal.SIGTERM) == 0, "a must exit 0 on SIGTERM"
-        took = wait_for(lambda: procs["b"].leader() and lease_holder() == "b", 5, "b to lead after SIGTERM")
-        print("b leads %.2f s after a's SIGTERM (retry period 1 s)" % (time.monotonic() - t0))
+        # How long the test takes to see it is not the measure (a's exit under ASan and the polls
+        # count too, and a loaded machine slows both); the log lines below are.
+        wait_for(lambda: procs["b"].leader() and lease_holder() == "b", RENEW_S, "b to lead after SIGTERM")
+        print("b leads %.2f s after a's SIGTERM (retry period %d s)" % (time.monotonic() - t0, RETRY_S))
         # The handover itself, by the two operators' own clocks: from a's release to b's
         # acquisition. What the test waits for around it (a's exit under ASan, its polls) is
         # not the operator's: in a loaded clean-clone CI run those made 3.96 s of a 0.86 s handover.
         released = log_time(procs["a"], "released lease")
         acquired = log_time(procs["b"], "acquired lease")
         print("b acquired the lease %.2f s after a released it" % (acquired - released))
-        assert 0 <= acquired - released < 1.0 + 1.5, (released, acquired)  # one retry period, and slack
-        assert time.monotonic() - t0 < 10
+        assert 0 <= acquired - released < RETRY_S + 1.5, (released, acquired)  # one retry period, and slack
 
-        # Hard failure: a comes back as follower, b is killed; a waits out the lease (6 s).
+        # Hard failure: a comes back as follower, b is killed; a waits out the lease.
         procs["a"] = Proc("a", port + 2)
-        time.sleep(2)
+        time.sleep(RETRY_S + 1)
         assert not procs["a"].leader()
         t0 = time.monotonic()
         procs["b"].stop(signal.SIGKILL)
-        wait_for(lambda: procs["a"].leader() and lease_holder() == "a", 15, "a to lead after kill -9 of b")
+        wait_for(lambda: procs["a"].leader() and lease_holder() == "a", 3 * LEASE_S, "a to lead after kill -9 of b")
         took = time.monotonic() - t0
-        print("a leads %.2f s after kill -9 of b (lease 6 s, retry 1 s)" % took)
-        assert 4.0 <= took <= 6 + 1.2 + 3, "takeover must wait for the lease to expire, not longer"
+        print("a leads %.2f s after kill -9 of b (lease %d s, retry %d s)" % (took, LEASE_S, RETRY_S))
+        # Not before the lease ran out since b's last renewal (at most one retry period before the
+        # kill); not much after: a retry period or two and the API's answers (slow under load).
+        assert LEASE_S - RETRY_S - 0.5 <= took <= LEASE_S + 2 * RETRY_S + 10, \
+            "takeover must wait for the lease to expire, not longer"
 
         # A frozen API server: a's renewals hang. It must stop leading within the renew deadline
-        # of its last renewal (4 s, at most one retry period 1 s before the freeze).
+        # of its last renewal (at most one retry period before the freeze).
         t0 = time.monotonic()
-        sim_post("/sim/latency", {"ms": 20000})
+        sim_post("/sim/latency", {"ms": 4000 * RENEW_S})
         try:
-            took = wait_for(lambda: not procs["a"].leader(), 15, "a to stop leading while the API hangs")
+            took = wait_for(lambda: not procs["a"].leader(), 3 * RENEW_S, "a to stop leading while the API hangs")
         finally:
             sim_post("/sim/latency", {"ms": 0})
-        print("a stopped leading %.2f s after the API froze (renew deadline 4 s)" % took)
-        assert took <= 4 + 1 + 1.5, "the leader acted on after its renew deadline"
+        print("a stopped leading %.2f s after the API froze (renew deadline %d s)" % (took, RENEW_S))
+        assert took <= RENEW_S + RETRY_S + 1.5, "the leader acted on after its renew deadline"
         log = open(procs["a"].log.name).read()
         assert "could not renew within the renew deadline" in log, log[-2000:]
     except AssertionError:
