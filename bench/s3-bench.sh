@@ -36,6 +36,7 @@ printf %s $ak > "$tmp/creds/accessKeyID"
 printf %s $sk > "$tmp/creds/secretAccessKey"
 printf %s "$endpoint" > "$tmp/creds/endpoint"
 printf true > "$tmp/creds/s3ForcePathStyle"
+printf true > "$tmp/creds/insecureHTTP" # the peer listens on loopback, plain http
 head -c $((size_mib * 1024 * 1024)) /dev/urandom > "$tmp/file"
 bytes=$(stat -c %s "$tmp/file")
 

@@ -46,6 +46,11 @@ void s3_store_done(S3Store *s)
         free(s->secret_key);
         free(s->ca_file);
         free(s->dir);
+        free(s->sse);
+        free(s->sse_kms_key_id);
+        if (s->backup_key)
+                explicit_bzero(s->backup_key, strlen(s->backup_key));
+        free(s->backup_key);
         *s = (S3Store){};
 }
 
@@ -84,7 +89,7 @@ static int read_setting(const char *dir, const char *name, bool required, char *
 
 int s3_store_load_dir(const char *dir, S3Store *s, char **ret_error)
 {
-        _cleanup_free_ char *style = NULL;
+        _cleanup_free_ char *style = NULL, *insecure = NULL;
         int r;
 
         if (!(s->dir = strdup(dir)))
@@ -93,12 +98,20 @@ int s3_store_load_dir(const char *dir, S3Store *s, char **ret_error)
             (r = read_setting(dir, "secretAccessKey", true, &s->secret_key, ret_error)) < 0 ||
             (r = read_setting(dir, "region", false, &s->region, ret_error)) < 0 ||
             (r = read_setting(dir, "endpoint", false, &s->endpoint, ret_error)) < 0 ||
-            (r = read_setting(dir, "s3ForcePathStyle", false, &style, ret_error)) < 0)
+            (r = read_setting(dir, "s3ForcePathStyle", false, &style, ret_error)) < 0 ||
+            (r = read_setting(dir, "insecureHTTP", false, &insecure, ret_error)) < 0 ||
+            (r = read_setting(dir, "backupKey", false, &s->backup_key, ret_error)) < 0 ||
+            (r = read_setting(dir, "serverSideEncryption", false, &s->sse, ret_error)) < 0 ||
+            (r = read_setting(dir, "sseKMSKeyId", false, &s->sse_kms_key_id, ret_error)) < 0)
                 return r;
         if (style && !streq(style, "true") && !streq(style, "false"))
                 return set_error(ret_error, -EINVAL, "%s/s3ForcePathStyle is \"%s\"; write true or false",
                                  dir, style);
         s->path_style = streq_ptr(style, "true");
+        if (insecure && !streq(insecure, "true") && !streq(insecure, "false"))
+                return set_error(ret_error, -EINVAL, "%s/insecureHTTP is \"%s\"; write true or false", dir,
+                                 insecure);
+        s->insecure_http = streq_ptr(insecure, "true");
         /* caBundle: the CA that signs an https endpoint no system CA signs (a private MinIO). */
         _cleanup_free_ char *ca = strdup_printf("%s/caBundle", dir);
         if (!ca)
@@ -106,6 +119,19 @@ int s3_store_load_dir(const char *dir, S3Store *s, char **ret_error)
         if (access(ca, R_OK) == 0)
                 s->ca_file = TAKE_PTR(ca);
         return 0;
+}
+
+int s3_store_check_backup_key(const S3Store *s, char **ret_error)
+{
+        assert_return(s, -EINVAL);
+        if (s->backup_key && strlen(s->backup_key) >= S3_BACKUP_KEY_MIN)
+                return 0;
+        return set_error(ret_error, -ENOKEY,
+                         "%s/backupKey is %s: a backup in a store counts only with a checksum file signed "
+                         "by this cluster's own key. Write at least %d random characters there (e.g. "
+                         "`openssl rand -base64 32`), a different key for each cluster that shares the "
+                         "bucket, and keep a copy with the credentials for disaster recovery",
+                         strempty(s->dir), s->backup_key ? "too short" : "missing", S3_BACKUP_KEY_MIN);
 }
 
 bool s3_bucket_name_is_valid(const char *b)
@@ -175,6 +201,51 @@ int s3_store_check(S3Store *s, char **ret_error)
                         "%s/endpoint \"%s\" is not an S3 endpoint URL (https://HOST[:PORT], no path), "
                         "e.g. https://s3.eu-west-1.amazonaws.com",
                         strempty(s->dir), s->endpoint);
+        /* Review M1: a backup is every Secret of the cluster and the etcd and kube-apiserver
+         * private keys; over http anyone on the path reads them (SigV4 protects only the
+         * request's integrity). Only a setting that says so in so many words allows it. */
+        if (startswith(s->endpoint, "http://") && !s->insecure_http)
+                return set_error(ret_error, -EPERM,
+                                 "%s/endpoint \"%s\" is plain http: the backups (every Secret of the "
+                                 "cluster, the etcd and kube-apiserver private keys) would cross the "
+                                 "network unencrypted. Use an https:// endpoint, or, for a store on a "
+                                 "network you trust, write true into %s/insecureHTTP",
+                                 strempty(s->dir), s->endpoint, strempty(s->dir));
+        if (s->sse && !streq(s->sse, "AES256") && !streq(s->sse, "aws:kms"))
+                return set_error(
+                        ret_error, -EINVAL,
+                        "%s/serverSideEncryption \"%s\" is not AES256 (SSE-S3) or aws:kms (SSE-KMS)",
+                        strempty(s->dir), s->sse);
+        if (s->sse_kms_key_id && !streq_ptr(s->sse, "aws:kms"))
+                return set_error(ret_error, -EINVAL,
+                                 "%s/sseKMSKeyId is set but %s/serverSideEncryption is not aws:kms: write "
+                                 "aws:kms there, or remove sseKMSKeyId",
+                                 strempty(s->dir), strempty(s->dir));
+        if (s->sse_kms_key_id) {
+                size_t len = strlen(s->sse_kms_key_id);
+                bool ok = len <= 2048;
+                for (const char *c = s->sse_kms_key_id; ok && *c; c++)
+                        ok = isalnum((unsigned char) *c) || strchr(":/-_.", *c);
+                if (!ok)
+                        return set_error(ret_error, -EINVAL,
+                                         "%s/sseKMSKeyId is not a KMS key ID, alias or ARN (letters, digits "
+                                         "and : / - _ . only), e.g. "
+                                         "arn:aws:kms:us-east-1:111122223333:key/1234abcd-12ab-34cd-56ef-"
+                                         "1234567890ab",
+                                         strempty(s->dir));
+                /* Before 8.10.0 libcurl's SigV4 signer sorts canonical headers as whole
+                 * "name:value" lines, so x-amz-server-side-encryption-aws-kms-key-id goes before
+                 * x-amz-server-side-encryption and S3 answers SignatureDoesNotMatch (curl #14370). */
+                const curl_version_info_data *cv = curl_version_info(CURLVERSION_NOW);
+                if (cv->version_num < 0x080a00)
+                        return set_error(
+                                ret_error, -EOPNOTSUPP,
+                                "%s/sseKMSKeyId needs libcurl 8.10.0 or newer to be signed as S3 "
+                                "checks it (this is libcurl %s); remove sseKMSKeyId to encrypt with "
+                                "the account's default KMS key (or make the key the bucket's default "
+                                "encryption key)",
+                                strempty(s->dir), cv->version);
+        }
         if (s->part_size == 0)
                 s->part_size = S3_DEFAULT_PART_SIZE;
         if (s->part_size < S3_MIN_PART_SIZE || s->part_size > S3_MAX_PART_SIZE)
@@ -383,6 +454,7 @@ typedef struct Req {
         const char *body; /* request body (may be NULL: none) */
         size_t body_len, body_off;
         const char *content_type;
+        bool sse;         /* send the store's server-side encryption headers (object creation) */
         int out_fd;       /* GET: the body goes here (-1: into resp) */
         uint64_t written; /* into out_fd */
         Buf resp;
@@ -390,6 +462,7 @@ typedef struct Req {
         char etag[160];
         uint64_t length;
         bool have_length;
+        bool too_big; /* the body went over resp's maximum */
 } Req;
 
 static size_t on_read(char *buf, size_t size, size_t n, void *userdata)
@@ -418,7 +491,11 @@ static size_t on_write(char *p, size_t size, size_t n, void *userdata)
                 }
                 return len;
         }
-        return buf_append(&q->resp, p, len) < 0 ? 0 : len;
+        if (buf_append(&q->resp, p, len) < 0) {
+                q->too_big = true;
+                return 0;
+        }
+        return len;
 }
 
 static size_t on_header(char *p, size_t size, size_t n, void *userdata)
@@ -488,7 +565,7 @@ static int s3_error(const Req *q, char **ret_error)
  * 5xx, 429 and transport errors are retried, then reported. */
 static int perform(Req *q, char **ret_error)
 {
-        char sigv4[128], hash_hdr[128], ctype[128];
+        char sigv4[128], hash_hdr[128], ctype[128], sse_hdr[64], kms_hdr[2200];
         unsigned char sha[DIGEST_SHA256];
         char sha_hex[2 * DIGEST_SHA256 + 1];
         char curl_err[CURL_ERROR_SIZE];
@@ -499,11 +576,18 @@ static int perform(Req *q, char **ret_error)
         (void) snprintf(sigv4, sizeof sigv4, "aws:amz:%s:s3", q->s->region);
         (void) snprintf(hash_hdr, sizeof hash_hdr, "x-amz-content-sha256: %s", sha_hex);
         (void) snprintf(ctype, sizeof ctype, "Content-Type: %s", q->content_type ? q->content_type : "");
+        /* x-amz-* headers: curl's SigV4 signer signs every header set here (the peer checks). */
+        bool sse = q->sse && q->s->sse, kms = sse && q->s->sse_kms_key_id;
+        (void) snprintf(sse_hdr, sizeof sse_hdr, "x-amz-server-side-encryption: %s", strempty(q->s->sse));
+        (void) snprintf(kms_hdr, sizeof kms_hdr, "x-amz-server-side-encryption-aws-kms-key-id: %s",
+                        strempty(q->s->sse_kms_key_id));
 
         for (int attempt = 1;; attempt++) {
                 CURL *c = curl_easy_init();
                 struct curl_slist *h = curl_slist_append(NULL, hash_hdr);
-                if (h && q->content_type && !curl_slist_append(h, ctype)) {
+                if (h &&
+                    ((q->content_type && !curl_slist_append(h, ctype)) ||
+                     (sse && !curl_slist_append(h, sse_hdr)) || (kms && !curl_slist_append(h, kms_hdr)))) {
                         curl_slist_free_all(h);
                         h = NULL;
                 }
@@ -517,6 +601,7 @@ static int perform(Req *q, char **ret_error)
                 q->body_off = 0;
                 q->etag[0] = 0;
                 q->have_length = false;
+                q->too_big = false;
                 curl_err[0] = 0;
                 (void) curl_easy_setopt(c, CURLOPT_URL, q->url);
                 (void) curl_easy_setopt(c, CURLOPT_AWS_SIGV4, sigv4);
@@ -532,7 +617,8 @@ static int perform(Req *q, char **ret_error)
                 (void) curl_easy_setopt(c, CURLOPT_WRITEDATA, q);
                 (void) curl_easy_setopt(c, CURLOPT_HEADERFUNCTION, on_header);
                 (void) curl_easy_setopt(c, CURLOPT_HEADERDATA, q);
-                (void) curl_easy_setopt(c, CURLOPT_PROTOCOLS_STR, "http,https");
+                (void) curl_easy_setopt(c, CURLOPT_PROTOCOLS_STR,
+                                        q->s->insecure_http ? "http,https" : "https");
                 (void) curl_easy_setopt(c, CURLOPT_SSLVERSION, (long) CURL_SSLVERSION_TLSv1_2); /* L5 */
                 if (q->s->ca_file) {
                         /* Only this bundle, not the system's CA directory too (as the AWS SDKs'
@@ -570,6 +656,9 @@ static int perform(Req *q, char **ret_error)
                 curl_slist_free_all(h);
                 curl_easy_cleanup(c);
 
+                if (q->too_big && q->status / 100 == 2)
+                        return set_error(ret_error, -E2BIG, "S3 %s s3://%s/%s: larger than %zu bytes", q->op,
+                                         q->s->bucket, strempty(q->key), q->resp.max);
                 if (cc == CURLE_FILESIZE_EXCEEDED || (q->out_fd >= 0 && q->written > DOWNLOAD_MAX))
                         return set_error(ret_error, -EFBIG,
                                          "S3 GET s3://%s/%s: larger than %llu GiB; refusing to download it",
@@ -722,6 +811,24 @@ int s3_get_file(const S3Store *s, const char *key, const char *path, char **ret_
         return r;
 }
 
+int s3_get_bytes(const S3Store *s, const char *key, size_t max, char **ret, size_t *ret_len,
+                 char **ret_error)
+{
+        _cleanup_(req_done) Req q = req_new(s, "GET", "GET", key);
+        int r;
+
+        assert_return(s && key && ret, -EINVAL);
+        q.resp = BUF_INIT(max);
+        if (!(q.url = s3_url(s, key, NULL)))
+                return -ENOMEM;
+        if ((r = perform(&q, ret_error)) < 0)
+                return r;
+        if (ret_len)
+                *ret_len = q.resp.len;
+        *ret = q.resp.data ? buf_steal(&q.resp) : strdup("");
+        return *ret ? 0 : -ENOMEM;
+}
+
 /* Reads up to n bytes at off. */
 static int read_at(int fd, char *buf, size_t n, uint64_t off, size_t *ret)
 {
@@ -751,16 +858,18 @@ static int check_uploaded(const S3Store *s, const char *key, uint64_t size, cons
         int r = s3_head(s, key, &o, ret_error);
         if (r < 0)
                 return r;
+        /* With SSE-KMS the ETag is no MD5 of the content (AWS documents it): the size only. */
+        bool etag_is_md5 = !streq_ptr(s->sse, "aws:kms");
         if (o.size != size)
                 r = set_error(ret_error, -EIO,
                               "S3 PUT s3://%s/%s: the stored object has %" PRIu64
                               " bytes, the file %" PRIu64,
                               s->bucket, key, o.size, size);
-        else if (!streq_ptr(o.etag, want_etag) && !(alt_etag && streq_ptr(o.etag, alt_etag)))
+        else if (etag_is_md5 && !streq_ptr(o.etag, want_etag) && !(alt_etag && streq_ptr(o.etag, alt_etag)))
                 r = set_error(ret_error, -EIO,
                               "S3 PUT s3://%s/%s: the stored object's ETag is %s, what was sent has %s (the "
-                              "content differs, or the bucket encrypts with SSE-KMS, which this check does "
-                              "not support)",
+                              "content differs, or the bucket encrypts with SSE-KMS by default: then write "
+                              "aws:kms into serverSideEncryption in the credentials)",
                               s->bucket, key, strempty(o.etag), want_etag);
         free(o.key);
         free(o.etag);
@@ -787,6 +896,7 @@ static int put_single(const S3Store *s, const char *key, int fd, uint64_t size, 
         q.body = data;
         q.body_len = size;
         q.content_type = "application/octet-stream";
+        q.sse = true;
         if ((r = perform(&q, ret_error)) < 0)
                 return r;
         return check_uploaded(s, key, size, etag, NULL, ret_error);
@@ -826,6 +936,7 @@ static int put_parts(const S3Store *s, const char *key, int fd, uint64_t size, E
                 if (!(q.url = s3_url(s, key, "uploads=")))
                         return -ENOMEM;
                 q.content_type = "application/octet-stream";
+                q.sse = true; /* on the creation only: S3 refuses them on the parts */
                 if ((r = perform(&q, ret_error)) < 0)
                         return r;
                 id = q.resp.data ? xml_get(q.resp.data, "UploadId") : NULL;

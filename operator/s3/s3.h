@@ -10,8 +10,13 @@
  *
  * Credentials come as etcd-backup-restore takes them: a directory (a mounted
  * Secret) with the files accessKeyID, secretAccessKey, region, endpoint and
- * s3ForcePathStyle (the last three optional). Errors name the operation, the
- * object, S3's code and message, and what to check. */
+ * s3ForcePathStyle (the last three optional), and ours beside them:
+ * insecureHTTP (an http:// endpoint is refused without "true" there: a
+ * backup holds every Secret of the cluster and its private keys),
+ * serverSideEncryption and sseKMSKeyId (sent, signed, with every upload) and
+ * backupKey (the HMAC key of the backups' checksum files, backup-manifest.h).
+ * Errors name the operation, the object, S3's code and message, and what to
+ * check. */
 #pragma once
 
 #include <stdbool.h>
@@ -23,18 +28,23 @@
 #define S3_DEFAULT_PART_SIZE (16u * 1024 * 1024)
 #define S3_MAX_PART_SIZE     (512u * 1024 * 1024)
 #define S3_MAX_PARTS         10000
+#define S3_BACKUP_KEY_MIN    32 /* characters of backupKey */
 
 typedef struct S3Store {
-        char *endpoint;   /* "https://host[:port]" (no path); default https://s3.<region>.amazonaws.com */
-        char *region;     /* default us-east-1 */
-        char *bucket;     /* required */
-        char *prefix;     /* "" or "a/b" (no leading or trailing '/'); every key is under it */
-        char *access_key; /* accessKeyID */
-        char *secret_key; /* secretAccessKey */
-        char *ca_file;    /* optional: CA bundle for an https endpoint */
-        char *dir;        /* where the credentials came from, for messages */
-        bool path_style;  /* https://host/bucket/key instead of https://bucket.host/key */
-        size_t part_size; /* multipart parts (and the single-PUT limit); 0: S3_DEFAULT_PART_SIZE */
+        char *endpoint;     /* "https://host[:port]" (no path); default https://s3.<region>.amazonaws.com */
+        char *region;       /* default us-east-1 */
+        char *bucket;       /* required */
+        char *prefix;       /* "" or "a/b" (no leading or trailing '/'); every key is under it */
+        char *access_key;   /* accessKeyID */
+        char *secret_key;   /* secretAccessKey */
+        char *ca_file;      /* optional: CA bundle for an https endpoint */
+        char *dir;          /* where the credentials came from, for messages */
+        char *backup_key;   /* backupKey: the HMAC key of the checksum files (NULL: none) */
+        bool path_style;    /* https://host/bucket/key instead of https://bucket.host/key */
+        bool insecure_http; /* insecureHTTP "true": an http:// endpoint is allowed */
+        char *sse;          /* serverSideEncryption: NULL, "AES256" (SSE-S3) or "aws:kms" (SSE-KMS) */
+        char *sse_kms_key_id; /* sseKMSKeyId: aws:kms only; NULL: the account's default KMS key */
+        size_t part_size;     /* multipart parts (and the single-PUT limit); 0: S3_DEFAULT_PART_SIZE */
 } S3Store;
 
 void s3_store_done(S3Store *s);
@@ -45,11 +55,17 @@ bool s3_bucket_name_is_valid(const char *b);
 bool s3_prefix_is_valid(const char *p);
 
 /* Reads the credential files of `dir` (accessKeyID, secretAccessKey, and
- * optionally region, endpoint, s3ForcePathStyle, and caBundle: the CA of an
- * https endpoint no system CA signs). On failure *ret_error names the file
- * and the fix. The bucket and prefix are the caller's (flags). */
+ * optionally region, endpoint, s3ForcePathStyle, insecureHTTP, and caBundle:
+ * the CA of an https endpoint no system CA signs). On failure *ret_error
+ * names the file and the fix. The bucket and prefix are the caller's (flags). */
 int s3_store_load_dir(const char *dir, S3Store *s, char **ret_error);
-/* Checks bucket, prefix, endpoint and part size; fills the defaults. */
+/* The commands that write or choose backups (cluster-backup's upload,
+ * get-backup, gc) need backupKey: -ENOKEY naming the file and the fix. */
+int s3_store_check_backup_key(const S3Store *s, char **ret_error);
+/* Checks bucket, prefix, endpoint (https://, or http:// with insecure_http),
+ * server-side encryption and part size; fills the defaults. Uploads with
+ * `sse` set carry x-amz-server-side-encryption (and, for aws:kms with a key,
+ * x-amz-server-side-encryption-aws-kms-key-id), signed with the request. */
 int s3_store_check(S3Store *s, char **ret_error);
 
 /* The full key of `name` under the prefix ("prefix/name"); NULL on OOM. */
@@ -90,6 +106,9 @@ int s3_parse_list_page(const char *xml, S3ObjectList *l, char **ret_next);
 int s3_put_file(const S3Store *s, const char *key, const char *path, char **ret_error);
 /* Downloads `key` to `path` (temp file, fsync, rename); -ENOENT when absent. */
 int s3_get_file(const S3Store *s, const char *key, const char *path, char **ret_error);
+/* A small object into memory (NUL-terminated): -ENOENT when absent, -E2BIG above max bytes. */
+int s3_get_bytes(const S3Store *s, const char *key, size_t max, char **ret, size_t *ret_len,
+                 char **ret_error);
 /* Every object whose key starts with `prefix` (full; NULL: the store's prefix). */
 int s3_list(const S3Store *s, const char *prefix, S3ObjectList *ret, char **ret_error);
 int s3_head(const S3Store *s, const char *key, S3Object *ret, char **ret_error);

@@ -10,8 +10,18 @@
 // RequestTimeTooSkewed, 400 XAmzContentSHA256Mismatch. Requests that pass go
 // to s3rver unchanged but for the Authorization header.
 //
+// Server-side encryption, which s3rver ignores: an x-amz-server-side-encryption
+// header (and its -aws-kms-key-id) must be among the signed headers, as S3
+// wants every x-amz-* header (403 AccessDenied otherwise), and must be
+// AES256 or aws:kms (400 InvalidArgument). With --require-sse VALUE the peer
+// refuses an object creation (PUT of an object, not of a part; POST ?uploads)
+// without that value, as a bucket policy denying unencrypted uploads does
+// (403 AccessDenied). The log line of a request that carried them shows
+// sse=VALUE [kms=ID] before its last field (signed, or the error code), so a
+// test can see what arrived, signed.
+//
 // usage: node --openssl-legacy-provider s3-peer.js --address 127.0.0.1 --port 0 --dir DIR --access-key K --secret-key S
-//                   [--bucket NAME]... [--log FILE] [--max-body-mib N (default 64)]
+//                   [--bucket NAME]... [--log FILE] [--max-body-mib N (default 64)] [--require-sse AES256|aws:kms]
 // Prints "listening http://ADDR:PORT" once both servers are up; stops on SIGTERM.
 'use strict';
 // s3rver's ListObjectsV2 continuation tokens use DES, which OpenSSL 3 keeps in
@@ -105,6 +115,20 @@ async function check(o, req, body) {
     if (declared !== actual)
       return [400, 'XAmzContentSHA256Mismatch', "The provided 'x-amz-content-sha256' header does not match what was computed."];
   }
+  // S3 wants every x-amz-* header a request carries signed; the encryption headers are checked here.
+  for (const h of Object.keys(req.headers))
+    if (h.startsWith('x-amz-server-side-encryption') && !a.signed.includes(h))
+      return [403, 'AccessDenied', `There were headers present in the request which were not signed: ${h}`];
+  const sse = req.headers['x-amz-server-side-encryption'];
+  if (sse !== undefined && sse !== 'AES256' && sse !== 'aws:kms')
+    return [400, 'InvalidArgument', `The encryption method specified is not supported: ${sse}`];
+  if (req.headers['x-amz-server-side-encryption-aws-kms-key-id'] !== undefined && sse !== 'aws:kms')
+    return [400, 'InvalidArgument', 'x-amz-server-side-encryption-aws-kms-key-id needs x-amz-server-side-encryption: aws:kms'];
+  const q0 = rawQuery(req.url);
+  const creates = (req.method === 'PUT' && !('partNumber' in q0) && !req.url.match(/^\/[^/]+\/?(\?|$)/)) ||
+    (req.method === 'POST' && 'uploads' in q0);
+  if (o.requireSse && creates && sse !== o.requireSse)
+    return [403, 'AccessDenied', `the bucket policy denies uploads without x-amz-server-side-encryption: ${o.requireSse}`];
   const headers = {};
   for (const h of a.signed) {
     const v = req.headers[h];
@@ -154,7 +178,9 @@ async function main() {
       } catch (e) {
         err = [500, 'InternalError', String(e)];
       }
-      if (log) log.write(`${new Date().toISOString()} ${req.method} ${req.url} ${body.length} ${err ? err[1] : 'signed'}\n`);
+      const sse = req.headers['x-amz-server-side-encryption'], kms = req.headers['x-amz-server-side-encryption-aws-kms-key-id'];
+      const sseNote = sse === undefined ? '' : ` sse=${sse}` + (kms === undefined ? '' : ` kms=${kms}`);
+      if (log) log.write(`${new Date().toISOString()} ${req.method} ${req.url} ${body.length}${sseNote} ${err ? err[1] : 'signed'}\n`);
       if (err) {
         counts.refused++;
         return xmlError(res, ...err);

@@ -10,6 +10,7 @@
 #include <sys/stat.h>
 
 #include <cmocka.h>
+#include <curl/curl.h>
 
 #include "base/fileio.h"
 #include "s3/s3.h"
@@ -17,8 +18,10 @@
 
 static S3Store store(const char *endpoint, bool path_style, const char *prefix)
 {
-        S3Store s = {
-                .endpoint = strdup(endpoint), .bucket = strdup("etcd-backups"), .path_style = path_style};
+        S3Store s = {.endpoint = strdup(endpoint),
+                     .bucket = strdup("etcd-backups"),
+                     .path_style = path_style,
+                     .insecure_http = startswith(endpoint, "http://")};
         s.prefix = prefix ? strdup(prefix) : NULL;
         char *err = NULL;
         assert_int_equal(s3_store_check(&s, &err), 0);
@@ -97,6 +100,74 @@ static void test_check_errors(void **state)
         }
 }
 
+/* Review M1: plain http only when the credentials say insecureHTTP, in so many words. */
+static void test_check_http(void **state)
+{
+        S3Store s = {
+                .bucket = strdup("bucket"), .endpoint = strdup("http://minio:9000"), .dir = strdup("/c")};
+        char *err = NULL;
+        assert_int_equal(s3_store_check(&s, &err), -EPERM);
+        assert_non_null(strstr(err, "/c/endpoint \"http://minio:9000\" is plain http"));
+        assert_non_null(strstr(err, "write true into /c/insecureHTTP"));
+        free(err);
+        err = NULL;
+        s.insecure_http = true;
+        assert_int_equal(s3_store_check(&s, &err), 0);
+        assert_null(err);
+        s3_store_done(&s);
+}
+
+/* Server-side encryption: AES256 or aws:kms, a KMS key only with aws:kms; and backupKey. */
+static void test_check_sse_and_key(void **state)
+{
+        static const struct {
+                const char *sse, *kms, *needle;
+        } cases[] = {
+                {"aes256", NULL, "serverSideEncryption \"aes256\" is not AES256 (SSE-S3) or aws:kms"},
+                {"AES256", "k-1", "sseKMSKeyId is set but /c/serverSideEncryption is not aws:kms"},
+                {"aws:kms", "key id", "sseKMSKeyId is not a KMS key ID"},
+                {"aws:kms", "a\nb", "sseKMSKeyId is not a KMS key ID"},
+        };
+        for (size_t i = 0; i < ELEMENTSOF(cases); i++) {
+                S3Store s = {.bucket = strdup("bucket"), .dir = strdup("/c"), .sse = strdup(cases[i].sse)};
+                s.sse_kms_key_id = cases[i].kms ? strdup(cases[i].kms) : NULL;
+                char *err = NULL;
+                assert_int_equal(s3_store_check(&s, &err), -EINVAL);
+                if (!err || !strstr(err, cases[i].needle))
+                        fail_msg("case %zu: %s", i, err ? err : "(no message)");
+                free(err);
+                s3_store_done(&s);
+        }
+        S3Store s = {.bucket = strdup("bucket"),
+                     .dir = strdup("/c"),
+                     .sse = strdup("aws:kms"),
+                     .sse_kms_key_id = strdup("arn:aws:kms:us-east-1:111122223333:key/1234abcd-12ab")};
+        char *err = NULL;
+        /* A KMS key ID only where libcurl signs it right (8.10.0 on). */
+        if (curl_version_info(CURLVERSION_NOW)->version_num < 0x080a00) {
+                assert_int_equal(s3_store_check(&s, &err), -EOPNOTSUPP);
+                assert_non_null(strstr(err, "/c/sseKMSKeyId needs libcurl 8.10.0 or newer"));
+                free(err);
+                err = NULL;
+                s.sse_kms_key_id = mfree(s.sse_kms_key_id);
+        }
+        assert_int_equal(s3_store_check(&s, &err), 0);
+        assert_int_equal(s3_store_check_backup_key(&s, &err), -ENOKEY);
+        assert_non_null(strstr(err, "/c/backupKey is missing"));
+        assert_non_null(strstr(err, "openssl rand -base64 32"));
+        free(err);
+        err = NULL;
+        s.backup_key = strdup("too-short");
+        assert_int_equal(s3_store_check_backup_key(&s, &err), -ENOKEY);
+        assert_non_null(strstr(err, "/c/backupKey is too short"));
+        free(err);
+        err = NULL;
+        free(s.backup_key);
+        s.backup_key = strdup("0123456789012345678901234567890123456789");
+        assert_int_equal(s3_store_check_backup_key(&s, &err), 0);
+        s3_store_done(&s);
+}
+
 static void write_setting(const char *dir, const char *name, const char *v)
 {
         _cleanup_free_ char *p = strdup_printf("%s/%s", dir, name);
@@ -132,7 +203,34 @@ static void test_load_dir(void **state)
         s3_store_done(&s);
 
         write_setting(dir, "s3ForcePathStyle", "true\n");
+        write_setting(dir, "insecureHTTP", "yes");
+        assert_int_equal(s3_store_load_dir(dir, &s, &err), -EINVAL);
+        assert_non_null(strstr(err, "insecureHTTP is \"yes\"; write true or false"));
+        free(err);
+        err = NULL;
+        s3_store_done(&s);
+
+        write_setting(dir, "insecureHTTP", "false");
         write_setting(dir, "region", "eu-west-1");
+        assert_int_equal(s3_store_load_dir(dir, &s, &err), 0);
+        assert_false(s.insecure_http);
+        assert_null(s.backup_key);
+        assert_null(s.sse);
+        s3_store_done(&s);
+
+        write_setting(dir, "insecureHTTP", "true");
+        write_setting(dir, "backupKey", "  k3y-of-this-cluster-0123456789abcdef\n");
+        write_setting(dir, "serverSideEncryption", "aws:kms\n");
+        write_setting(dir, "sseKMSKeyId", "alias/etcd-backups\n");
+        assert_int_equal(s3_store_load_dir(dir, &s, &err), 0);
+        assert_true(s.insecure_http);
+        assert_string_equal(s.backup_key, "k3y-of-this-cluster-0123456789abcdef");
+        assert_string_equal(s.sse, "aws:kms");
+        assert_string_equal(s.sse_kms_key_id, "alias/etcd-backups");
+        s3_store_done(&s);
+        _cleanup_free_ char *rm_extra =
+                strdup_printf("cd '%s' && rm backupKey serverSideEncryption sseKMSKeyId", dir);
+        assert_int_equal(system(rm_extra), 0);
         assert_int_equal(s3_store_load_dir(dir, &s, &err), 0);
         assert_string_equal(s.access_key, "AKIA");
         assert_string_equal(s.secret_key, "s3cr3t");
@@ -290,6 +388,8 @@ int main(void)
                 cmocka_unit_test(test_uri_encode),
                 cmocka_unit_test(test_urls),
                 cmocka_unit_test(test_check_errors),
+                cmocka_unit_test(test_check_http),
+                cmocka_unit_test(test_check_sse_and_key),
                 cmocka_unit_test(test_load_dir),
                 cmocka_unit_test(test_xml),
                 cmocka_unit_test(test_list_page),
