@@ -31,6 +31,7 @@
 #include <sys/file.h>
 #include <sys/stat.h>
 
+#include "backup-manifest.h"
 #include "backup.h"
 #include "base/fileio.h"
 #include "base/json.h"
@@ -268,7 +269,8 @@ static void on_done(const EtcdSnapshotResult *res, void *userdata)
         s->done = true;
 }
 
-static int write_snapshot(const Flags *f, const char *final, uint64_t *ret_revision)
+static int write_snapshot(const Flags *f, const char *final, uint64_t *ret_revision,
+                          uint64_t *ret_cluster_id)
 {
         _cleanup_(nodecmd_tls_done) HttpTls tls = {};
         _cleanup_free_ char *err = NULL, *dst = strdup_printf("%s/%s", f->backup_dir, final);
@@ -293,12 +295,19 @@ static int write_snapshot(const Flags *f, const char *final, uint64_t *ret_revis
                 return log_error_errno(r, "--endpoints: not a client URL such as https://10.0.0.1:2379: %s",
                                        f->endpoints.v[0]);
         /* The revision the store's name carries: etcd's right before the snapshot (everything up
-         * to it is in there), as etcd-backup-restore names its full snapshots. */
+         * to it is in there), as etcd-backup-restore names its full snapshots. The checksum file
+         * records it and the cluster ID too; without a store they are only informational. */
         EtcdStatus st = {};
-        if (f->store && (r = etcd_sync_status(c, f->endpoints.v[0], 10 * USEC_PER_SEC, &st)) < 0)
+        r = etcd_sync_status(c, f->endpoints.v[0], 10 * USEC_PER_SEC, &st);
+        if (r < 0 && f->store)
                 return log_error_errno(r, "cannot read the revision of %s: %s", f->endpoints.v[0],
                                        etcd_strerror(r));
+        if (r < 0)
+                log_warning("cannot read the revision and cluster ID of %s (%s): the checksum file records "
+                            "0 for both",
+                            f->endpoints.v[0], etcd_strerror(r));
         *ret_revision = st.revision;
+        *ret_cluster_id = st.cluster_id;
         etcd_status_done(&st);
         log_info("snapshot of %s to %s", f->endpoints.v[0], dst);
         r = etcd_snapshot_save(c, f->endpoints.v[0], dst, ETCD_SNAPSHOT_GRPC, f->timeout, on_progress,
@@ -326,26 +335,33 @@ static int write_snapshot(const Flags *f, const char *final, uint64_t *ret_revis
 }
 
 /* The finished backup to the store: the tarball, then the snapshot. */
-static int upload(const Flags *f, uint64_t revision, time_t created, const char *snap, const char *tar)
+static int upload(const Flags *f, uint64_t revision, time_t created, const char *snap, const char *tar,
+                  const char *sums)
 {
         char name[64];
         (void) s3_snapshot_name(revision, created, name, sizeof name);
         _cleanup_free_ char *snap_rel = strdup_printf(S3_SNAPSHOT_DIR "/%s", name),
                             *tar_rel = strdup_printf(S3_RESOURCES_DIR "/%s.tar.gz", name),
+                            *sums_rel = strdup_printf(S3_CHECKSUMS_DIR "/%s.json", name),
                             *snap_key = snap_rel ? s3_key(f->store, snap_rel) : NULL,
                             *tar_key = tar_rel ? s3_key(f->store, tar_rel) : NULL,
+                            *sums_key = sums_rel ? s3_key(f->store, sums_rel) : NULL,
                             *snap_path = strdup_printf("%s/%s", f->backup_dir, snap),
-                            *tar_path = strdup_printf("%s/%s", f->backup_dir, tar), *err = NULL;
-        if (!snap_key || !tar_key || !snap_path || !tar_path)
+                            *tar_path = strdup_printf("%s/%s", f->backup_dir, tar),
+                            *sums_path = strdup_printf("%s/%s", f->backup_dir, sums), *err = NULL;
+        if (!snap_key || !tar_key || !sums_key || !snap_path || !tar_path || !sums_path)
                 return log_error_errno(ENOMEM, "out of memory"), EXIT_RUNTIME;
         if (curl_global_init(CURL_GLOBAL_DEFAULT) != CURLE_OK)
                 return log_error("libcurl failed to start; the local backup in %s is complete",
                                  f->backup_dir),
                        EXIT_RUNTIME;
         log_info("uploading the backup to s3://%s/%s and %s", f->store->bucket, snap_key, tar_key);
+        /* The checksum file last: only then does the backup count ("latest", garbage collection). */
         int r = s3_put_file(f->store, tar_key, tar_path, &err);
         if (r >= 0)
                 r = s3_put_file(f->store, snap_key, snap_path, &err);
+        if (r >= 0)
+                r = s3_put_file(f->store, sums_key, sums_path, &err);
         if (r < 0) {
                 curl_global_cleanup();
                 log_error("%s; the local backup in %s is complete, only the upload failed", strempty(err),
@@ -365,6 +381,28 @@ static int upload(const Flags *f, uint64_t revision, time_t created, const char 
                 return EXIT_RUNTIME;
         }
         return EXIT_OK;
+}
+
+/* checksums_<ts>.json beside the two files (backup-manifest.h), signed with the store's
+ * backupKey when the backup goes to a store. Written last: a backup without it is not whole. */
+static int write_checksums(const Flags *f, const char *snap, const char *tar, const char *dst,
+                           uint64_t revision, uint64_t cluster_id, time_t created)
+{
+        BackupManifest m = {.revision = revision, .cluster_id = cluster_id, .created = (int64_t) created};
+        _cleanup_free_ char *text = NULL;
+        int r;
+
+        if ((r = backup_file_sum(snap, &m.snapshot)) < 0 || (r = backup_file_sum(tar, &m.tarball)) < 0)
+                return log_error_errno(r, "cannot read back %s and %s for their checksums", snap, tar);
+        if (f->store && (r = backup_manifest_sign(&m, f->store->backup_key)) < 0)
+                return log_error_errno(r, "cannot sign the checksum file with %s/backupKey",
+                                       strempty(f->store->dir));
+        if ((r = backup_manifest_format(&m, &text)) < 0 ||
+            (r = write_file_atomic(dst, text, strlen(text), 0600)) < 0)
+                return log_error_errno(r, "cannot write %s", dst);
+        log_info("wrote %s: SHA-256 %s of the snapshot, %s of the tarball%s", dst, m.snapshot.sha256,
+                 m.tarball.sha256, f->store ? ", signed with the store's backupKey" : "");
+        return 0;
 }
 
 static int backup_run(const Flags *f)
@@ -410,8 +448,8 @@ static int backup_run(const Flags *f)
         _cleanup_free_ char *tar_dst = strdup_printf("%s/%s", f->backup_dir, tar);
         if (!tar_tmp || !tar_dst)
                 return EXIT_RUNTIME;
-        uint64_t revision = 0;
-        if (write_snapshot(f, snap, &revision) < 0) {
+        uint64_t revision = 0, cluster_id = 0;
+        if (write_snapshot(f, snap, &revision, &cluster_id) < 0) {
                 if (unlink(tar_tmp) == 0)
                         log_info("removed %s: a backup is both files or nothing", tar_tmp);
                 return EXIT_RUNTIME;
@@ -421,8 +459,18 @@ static int backup_run(const Flags *f)
                 (void) unlink(tar_tmp);
                 return EXIT_RUNTIME;
         }
-        log_info("backup complete in %s: %s and %s", f->backup_dir, snap, tar);
-        return f->store ? upload(f, revision, created, snap, tar) : EXIT_OK;
+        _cleanup_free_ char *snap_dst = strdup_printf("%s/%s", f->backup_dir, snap),
+                            *sums_dst = snap_dst ? backup_manifest_name_of(snap_dst) : NULL;
+        if (!sums_dst ||
+            write_checksums(f, snap_dst, tar_dst, sums_dst, revision, cluster_id, created) < 0) {
+                if (snap_dst && unlink(snap_dst) == 0 && unlink(tar_dst) == 0)
+                        log_info("removed %s and %s: a backup without its checksum file is not whole",
+                                 snap_dst, tar_dst);
+                return EXIT_RUNTIME;
+        }
+        const char *sums = strrchr(sums_dst, '/') + 1;
+        log_info("backup complete in %s: %s, %s and %s", f->backup_dir, snap, tar, sums);
+        return f->store ? upload(f, revision, created, snap, tar, sums) : EXIT_OK;
 }
 
 static void help(FILE *out)
@@ -622,7 +670,7 @@ static int backup_main(int argc, char *argv[])
                 } else if (s3_store_load_dir(f.s3_dir, &store, &err) < 0 ||
                            !(store.bucket = strdup(f.s3_bucket)) ||
                            (f.s3_prefix && !(store.prefix = strdup(f.s3_prefix))) ||
-                           s3_store_check(&store, &err) < 0) {
+                           s3_store_check(&store, &err) < 0 || s3_store_check_backup_key(&store, &err) < 0) {
                         log_error("cluster-backup: %s; nothing was written", err ? err : "out of memory");
                         r = EXIT_USAGE;
                 } else

@@ -11,7 +11,10 @@
  *       one-member cluster (quorum-restore-pod.yaml, --force-new-cluster),
  *       after its member dir was copied aside.
  * In that order, and nothing of the next step before the last one held:
- *   1. the snapshot is verified (trailing SHA-256, then `etcdctl snapshot
+ *   1. both files are checked against the backup's checksum file
+ *      (checksums_<ts>.json, backup-manifest.h: SHA-256 and size; a backup
+ *      without one is refused unless --no-checksum-file says to go on), the
+ *      snapshot is verified (trailing SHA-256, then `etcdctl snapshot
  *      status`) and, for the restore pod, the static_kuberesources tarball's
  *      members are checked (restore-tar.c: only regular files and
  *      directories of revision directories) and it is extracted into a
@@ -38,6 +41,7 @@
 #include <sys/statvfs.h>
 #include <unistd.h>
 
+#include "backup-manifest.h"
 #include "base/fileio.h"
 #include "base/json.h"
 #include "base/log.h"
@@ -62,7 +66,8 @@ typedef struct Flags {
         const char *name, *peer_host; /* --in-place: this member */
         usec_t stop_timeout;
         bool skip_copy, force;
-        char ts[32]; /* this run's timestamp, for the names of what it moves aside */
+        bool no_checksum_file; /* a backup without checksums_<ts>.json may be restored */
+        char ts[32];           /* this run's timestamp, for the names of what it moves aside */
 } Flags;
 
 /* The etcd pod's containers: all must be gone before the data dir is touched. */
@@ -102,6 +107,7 @@ int restore_pick_backup(const char *const *names, size_t n, char **ret_snapshot,
 
 typedef struct Backup {
         char *snapshot, *tar; /* full paths; tar NULL when absent */
+        char *sums;           /* checksums_<ts>.json of the same backup (it may not exist) */
         uint64_t db_size, revision;
 } Backup;
 
@@ -109,6 +115,7 @@ static void backup_done(Backup *b)
 {
         b->snapshot = mfree(b->snapshot);
         b->tar = mfree(b->tar);
+        b->sums = mfree(b->sums);
 }
 
 static int find_backup(const Flags *f, Backup *ret)
@@ -143,13 +150,55 @@ static int find_backup(const Flags *f, Backup *ret)
                 return log_error_errno(r, "out of memory");
         ret->snapshot = strdup_printf("%s/%s", f->backup_dir, snap);
         ret->tar = tar ? strdup_printf("%s/%s", f->backup_dir, tar) : NULL;
-        if (!ret->snapshot || (tar && !ret->tar))
+        ret->sums = ret->snapshot ? backup_manifest_name_of(ret->snapshot) : NULL;
+        if (!ret->snapshot || (tar && !ret->tar) || !ret->sums)
                 return log_error_errno(-ENOMEM, "out of memory");
         if (f->mode == RESTORE_POD && !ret->tar)
                 return log_error_errno(-ENOENT,
                                        "%s has no static_kuberesources_*.tar.gz of the same backup as %s: a "
                                        "restore puts both back; copy the whole backup directory",
                                        f->backup_dir, snap);
+        return 0;
+}
+
+/* Review M1/H2: both files against the checksum file cluster-backup wrote beside them, first:
+ * a replaced tarball or snapshot, or one cut short, is found before anything changes. */
+static int check_checksums(const Flags *f, const Backup *b)
+{
+        _cleanup_free_ char *text = NULL;
+        BackupManifest m = {};
+        char why[512];
+        size_t len = 0;
+        int r = read_full_file(b->sums, BACKUP_MANIFEST_MAX, &text, &len);
+        if (r == -ENOENT && f->no_checksum_file) {
+                log_warning("%s does not exist: restoring %s unchecked, as --no-checksum-file "
+                            "(ETCD_RESTORE_NO_CHECKSUM_FILE=1) says",
+                            b->sums, b->snapshot);
+                return 0;
+        }
+        if (r == -ENOENT)
+                return log_error_errno(
+                        r,
+                        "%s does not exist: a backup is checked against the checksum file cluster-backup "
+                        "writes beside it; nothing was changed. Copy the whole backup directory; if this "
+                        "backup was written before checksum files and you trust it, run again with "
+                        "ETCD_RESTORE_NO_CHECKSUM_FILE=1 (cluster-restore --no-checksum-file)",
+                        b->sums);
+        if (r < 0)
+                return log_error_errno(r, "cannot read %s; nothing was changed", b->sums);
+        if ((r = backup_manifest_parse(text, len, &m, why, sizeof why)) < 0)
+                return log_error_errno(r,
+                                       "%s is not a checksum file cluster-backup writes: %s; nothing was "
+                                       "changed. Use another backup.",
+                                       b->sums, why);
+        if ((r = backup_manifest_check_files(&m, b->snapshot, b->tar, why, sizeof why)) < 0)
+                return log_error_errno(r,
+                                       "%s; the backup is corrupt or was changed after it was written "
+                                       "(checksum file %s); nothing was changed. Use another backup.",
+                                       why, b->sums);
+        log_info("%s: the snapshot%s match%s it (SHA-256 and size; revision %" PRIu64
+                 ", etcd cluster %016" PRIx64 ")",
+                 b->sums, b->tar ? " and the tarball" : "", b->tar ? "" : "es", m.revision, m.cluster_id);
         return 0;
 }
 
@@ -803,7 +852,7 @@ static int restore_run(Flags *f)
 
         /* 1. Everything checked before anything changes. */
         if (f->mode != RESTORE_QUORUM) {
-                if (find_backup(f, &b) < 0 || verify_backup(&b) < 0)
+                if (find_backup(f, &b) < 0 || check_checksums(f, &b) < 0 || verify_backup(&b) < 0)
                         return EXIT_RUNTIME;
                 const char *dir = f->mode == RESTORE_POD ? f->backup_data_dir : f->data_dir;
                 if ((r = nodecmd_mkdir_p(dir, 0700)) < 0) {
@@ -899,7 +948,8 @@ static void help(FILE *out)
                 "       cluster-etcd-operator cluster-restore --quorum-restore [FLAGS]\n"
                 "\n"
                 "Brings this master's etcd back as a new one-member cluster, on the node, as root.\n"
-                "The snapshot (newest snapshot_*.db in BACKUP_DIR) is verified before anything\n"
+                "The snapshot (newest snapshot_*.db in BACKUP_DIR) and its tarball are checked\n"
+                "against checksums_<ts>.json beside them and verified before anything\n"
                 "changes; the etcd pod is stopped; the data dir is moved aside into the backup data\n"
                 "dir (never deleted); then:\n"
                 "  --restore-pod     (default) the static pod resources of the backup are put back,\n"
@@ -923,6 +973,9 @@ static void help(FILE *out)
                 "                         the highest raft index of those that answer (ALL_ETCD_ENDPOINTS)\n"
                 "  --skip-copy            --quorum-restore: no copy of the member dir first (also\n"
                 "                         ETCD_QUORUM_RESTORE_SKIP_COPY=1)\n"
+                "  --no-checksum-file     restore a backup that has no checksums_<ts>.json (one written\n"
+                "                         before checksum files; also ETCD_RESTORE_NO_CHECKSUM_FILE=1);\n"
+                "                         a checksum file that is there is always checked\n"
                 "  --s3-credentials-dir DIR --s3-bucket NAME [--s3-prefix P] [--s3-backup latest|NAME]\n"
                 "                         first fetch the backup (default: the latest) from an\n"
                 "                         S3-compatible store into BACKUP_DIR, as `s3 get-backup`\n"
@@ -963,7 +1016,8 @@ static int fetch_from_store(const char *dir, const char *cred_dir, const char *b
                 return EXIT_USAGE;
         }
         if (s3_store_load_dir(cred_dir, &store, &err) < 0 || !(store.bucket = strdup(bucket)) ||
-            (prefix && !(store.prefix = strdup(prefix))) || s3_store_check(&store, &err) < 0) {
+            (prefix && !(store.prefix = strdup(prefix))) || s3_store_check(&store, &err) < 0 ||
+            s3_store_check_backup_key(&store, &err) < 0) {
                 log_error("cluster-restore: %s; nothing was changed", err ? err : "out of memory");
                 return EXIT_USAGE;
         }
@@ -986,10 +1040,13 @@ static int fetch_from_store(const char *dir, const char *cred_dir, const char *b
                         "an empty directory for --s3-*; nothing on the node was changed",
                         dir, other);
                 if (r == 1) { /* what this run fetched goes; an earlier run's stays */
-                        _cleanup_free_ char *tar = s3_backups_tarball_of(snap);
+                        _cleanup_free_ char *tar = s3_backups_tarball_of(snap),
+                                            *sums = backup_manifest_name_of(snap);
                         (void) unlink(snap);
                         if (tar)
                                 (void) unlink(tar);
+                        if (sums)
+                                (void) unlink(sums);
                 }
                 return EXIT_RUNTIME;
         }
@@ -1010,6 +1067,7 @@ static int restore_main(int argc, char *argv[])
                 ARG_NAME,
                 ARG_PEER_HOST,
                 ARG_SKIP_COPY,
+                ARG_NO_CHECKSUM_FILE,
                 ARG_FORCE,
                 ARG_S3_DIR,
                 ARG_S3_BUCKET,
@@ -1028,6 +1086,7 @@ static int restore_main(int argc, char *argv[])
                 {"name", required_argument, NULL, ARG_NAME},
                 {"peer-host", required_argument, NULL, ARG_PEER_HOST},
                 {"skip-copy", no_argument, NULL, ARG_SKIP_COPY},
+                {"no-checksum-file", no_argument, NULL, ARG_NO_CHECKSUM_FILE},
                 {"force", no_argument, NULL, ARG_FORCE},
                 {"s3-credentials-dir", required_argument, NULL, ARG_S3_DIR},
                 {"s3-bucket", required_argument, NULL, ARG_S3_BUCKET},
@@ -1096,6 +1155,9 @@ static int restore_main(int argc, char *argv[])
                 case ARG_SKIP_COPY:
                         f.skip_copy = true;
                         break;
+                case ARG_NO_CHECKSUM_FILE:
+                        f.no_checksum_file = true;
+                        break;
                 case ARG_FORCE:
                         f.force = true;
                         break;
@@ -1120,6 +1182,9 @@ static int restore_main(int argc, char *argv[])
         const char *e = getenv("ETCD_QUORUM_RESTORE_SKIP_COPY");
         if (e && streq(e, "1"))
                 f.skip_copy = true;
+        e = getenv("ETCD_RESTORE_NO_CHECKSUM_FILE");
+        if (e && streq(e, "1"))
+                f.no_checksum_file = true;
         if (!f.name)
                 f.name = getenv("ETCD_THIS_NAME");
         if (!f.peer_host)

@@ -9,15 +9,20 @@
 #include "s3/s3.h"
 
 /* Garbage-collects <prefix>/v2/ by `policy` ("LimitBased" keeping
- * max_backups, or "Exponential"); a snapshot's tarball goes with it.
- * 0, or -EIO when listing or some deletion failed (logged). */
+ * max_backups, or "Exponential") among the snapshots whose checksum file
+ * (<prefix>/checksums/<name>.json) is signed with the store's backupKey;
+ * the others are left alone. A deleted snapshot's checksum file goes first,
+ * its tarball after it. 0, -ENOKEY without backupKey, or -EIO when listing
+ * or some deletion failed (logged). */
 int s3_backups_gc(const S3Store *s, const char *policy, unsigned max_backups, bool dry_run);
 
 /* Fetches a full snapshot (`which`: "latest", or its name) and its tarball
  * into `dir` as snapshot_<ts>.db and static_kuberesources_<ts>.tar.gz (<ts>
- * the snapshot's time, UTC), the snapshot's SHA-256 verified; never over
- * files that exist (-EEXIST), unless `reuse` and both are there with a
- * snapshot that verifies (a restore run again). *ret_snapshot: its path.
+ * the snapshot's time, local), with checksums_<ts>.json beside them. Only
+ * snapshots whose checksum file is signed with the store's backupKey (and
+ * agrees with the name) count, for "latest" and by name; both files must
+ * match it. Never over files that exist (-EEXIST), unless `reuse` and both
+ * are there and match (a restore run again). *ret_snapshot: its path.
  * 1 fetched, 0 reused, < 0 failed (logged; what it fetched is removed). */
 int s3_backups_fetch(const S3Store *s, const char *which, const char *dir, bool reuse, char **ret_snapshot);
 

@@ -144,9 +144,10 @@ def check_etcd_backups(env, c):
     assert len(dirs) == 1, dirs
     files = sorted(os.listdir(dirs[0]))
     log("backup on %s: %s %s" % (node, os.path.basename(dirs[0]), files))
-    assert len(files) == 2 and files[0].startswith("snapshot_") and files[0].endswith(".db") and \
-        files[1].startswith("static_kuberesources_") and files[1].endswith(".tar.gz"), files
-    snap = os.path.join(dirs[0], files[0])
+    assert len(files) == 3 and files[0].startswith("checksums_") and files[0].endswith(".json") and \
+        files[1].startswith("snapshot_") and files[1].endswith(".db") and \
+        files[2].startswith("static_kuberesources_") and files[2].endswith(".tar.gz"), files
+    snap = os.path.join(dirs[0], files[1])
     assert os.path.getsize(snap) > 0
     # etcd's own tool reads it (cluster-backup checked the hash etcd appends while it streamed).
     r = subprocess.run(["etcdctl", "snapshot", "status", snap, "-w", "json"], capture_output=True, text=True,
@@ -177,7 +178,8 @@ def check_etcd_backups(env, c):
     env.kubectl("apply", "-f", "-", input=json.dumps({
         "apiVersion": "v1", "kind": "Secret", "metadata": {"name": "e2e-s3-unresolvable", "namespace": NS},
         "stringData": {"accessKeyID": S3_AK, "secretAccessKey": S3_SK, "region": "us-east-1",
-                       "endpoint": "https://no-such-store.invalid:9000", "s3ForcePathStyle": "true"}}))
+                       "endpoint": "https://no-such-store.invalid:9000", "s3ForcePathStyle": "true",
+                       "backupKey": S3_BACKUP_KEY}}))
     env.kubectl("apply", "-f", "-", input=json.dumps({
         "apiVersion": "operator.openshift.io/v1alpha1", "kind": "EtcdBackup", "metadata": {
             "name": "e2e-unresolvable-store", "annotations": {
@@ -196,6 +198,7 @@ def check_etcd_backups(env, c):
 
 S3_AK, S3_SK, S3_BUCKET, S3_PREFIX = "AKIAE2EBACKUPS", "e2e/s3cr3t+key", "etcd-backups", "clusters/e2e"
 S3_GRACE_S = 30
+S3_BACKUP_KEY = "e2e-clusters-backup-key-0123456789abcdef"  # review M1: signs the checksum files
 
 
 def start_s3_peer(env):
@@ -234,7 +237,8 @@ def check_scheduled_backups(env):
     env.kubectl("apply", "-f", "-", input=json.dumps({
         "apiVersion": "v1", "kind": "Secret", "metadata": {"name": "e2e-s3", "namespace": NS},
         "stringData": {"accessKeyID": S3_AK, "secretAccessKey": S3_SK, "region": "us-east-1",
-                       "endpoint": endpoint, "s3ForcePathStyle": "true"}}))
+                       "endpoint": endpoint, "s3ForcePathStyle": "true", "insecureHTTP": "true",
+                       "backupKey": S3_BACKUP_KEY}}))
     env.kubectl("apply", "-f", "-", input=json.dumps({
         "apiVersion": "config.openshift.io/v1alpha1", "kind": "Backup", "metadata": {
             "name": "e2e-every-minute", "annotations": {
@@ -275,7 +279,8 @@ def check_scheduled_backups(env):
     objects = sdk(endpoint, "list", S3_PREFIX + "/")
     keys = [o["key"] for o in objects]
     fulls = [k for k in keys if re.match(r"^%s/v2/Full-00000000-\d{8}-\d+$" % S3_PREFIX, k)]
-    assert fulls and all("%s/kuberesources/%s.tar.gz" % (S3_PREFIX, k.split("/")[-1]) in keys for k in fulls), keys
+    assert fulls and all("%s/kuberesources/%s.tar.gz" % (S3_PREFIX, k.split("/")[-1]) in keys and
+                         "%s/checksums/%s.json" % (S3_PREFIX, k.split("/")[-1]) in keys for k in fulls), keys
     local = glob.glob(os.path.join(env.dir, "nodes", "*", "var/lib/etcd-backups/backup-%s-*/snapshot_*.db"
                                    % b["metadata"]["name"]))
     assert len(local) == 1, local

@@ -254,7 +254,8 @@ def scenario_quorum_loss(env, c, watcher, writer):
         creds = os.path.join(roots[m], "home/core/assets/s3")
         os.makedirs(creds, exist_ok=True)
         for k, v in (("accessKeyID", S3_AK), ("secretAccessKey", S3_SK), ("region", "us-east-1"),
-                     ("endpoint", endpoint), ("s3ForcePathStyle", "true")):
+                     ("endpoint", endpoint), ("s3ForcePathStyle", "true"), ("insecureHTTP", "true"),
+                     ("backupKey", "e2e-dr-clusters-backup-key-0123456789abcdef")):
             with open(os.path.join(creds, k), "w") as f:
                 f.write(v)
     configmap(env, "before-backup", at="before")
@@ -271,7 +272,7 @@ def scenario_quorum_loss(env, c, watcher, writer):
     r = node_sh(c, "master-0", "sudo -E /usr/local/bin/cluster-backup.sh --force %s" % dirty)
     assert r.returncode == 0, r.stderr
     marked = sorted(os.listdir(os.path.join(roots["master-0"], dirty.lstrip("/"))))
-    assert len(marked) == 2 and all("__POSSIBLY_DIRTY__" in f for f in marked), marked
+    assert len(marked) == 3 and all("__POSSIBLY_DIRTY__" in f for f in marked), marked
     env.kubectl("patch", "clusteroperator", "kube-scheduler", "--subresource=status", "--type=json", "-p",
                 json.dumps([{"op": "replace", "path": "/status/conditions/1/status", "value": "False"}]))
     log("backup while Progressing: refused; with --force: %s" % marked)
@@ -289,15 +290,16 @@ def scenario_quorum_loss(env, c, watcher, writer):
     backup = os.path.join(roots["master-0"], "home/core/assets/backup")
     files = sorted(os.listdir(backup))
     log("backup: %s" % files)
-    assert len(files) == 2 and files[0].startswith("snapshot_") and files[1].startswith("static_kuberesources_")
-    assert "__POSSIBLY_DIRTY__" not in files[0]
+    assert [f.split("_")[0] for f in files] == ["checksums", "snapshot", "static"], files
+    assert "__POSSIBLY_DIRTY__" not in files[1]
     # The backup the runbook's step 3 kept in the store, as the AWS SDK reads it.
     uploaded = os.path.join(roots["master-0"], "home/core/assets/backup-s3")
     up_files = sorted(os.listdir(uploaded))
-    assert len(up_files) == 2 and up_files[0].startswith("snapshot_"), up_files
+    assert len(up_files) == 3 and up_files[1].startswith("snapshot_"), up_files
     objects = sorted(o["key"] for o in sdk(endpoint, "list", DR_S3_PREFIX + "/"))
     log("in the store: %s" % objects)
-    assert len(objects) == 2 and any(o.startswith(DR_S3_PREFIX + "/v2/Full-") for o in objects), objects
+    assert len(objects) == 3 and any(o.startswith(DR_S3_PREFIX + "/v2/Full-") for o in objects) and \
+        any(o.startswith(DR_S3_PREFIX + "/checksums/Full-") for o in objects), objects
     rv_after = configmap(env, "after-backup", at="after")
     log("after-backup written at resourceVersion %s" % rv_after)
 
@@ -317,7 +319,7 @@ def scenario_quorum_loss(env, c, watcher, writer):
         book.run(last=1)  # the backup fetched from the store to the recovery host
         fetched = os.path.join(roots["master-1"], "home/core/assets/backup")
         assert sorted(os.listdir(fetched)) == up_files, (os.listdir(fetched), up_files)
-        assert sha256(os.path.join(fetched, up_files[0])) == sha256(os.path.join(uploaded, up_files[0]))
+        assert sha256(os.path.join(fetched, up_files[1])) == sha256(os.path.join(uploaded, up_files[1]))
         log("master-1 has the stored backup: %s, the snapshot byte for byte" % up_files)
         book.run(first=2, last=3)  # etcd stopped everywhere
         t_restore = time.time()

@@ -31,6 +31,9 @@
 
 #include "base/fileio.h"
 #include "base/log.h"
+#include "cmd/backup-manifest.h"
+
+#define S3_BACKUP_KEY "the-test-clusters-backup-key-0123456789"
 #include "cmd/node-util.h"
 #include "etcd-harness.h"
 #include "etcd/snapshot.h"
@@ -133,6 +136,35 @@ static void write_manifest(const char *pod, const char *text)
         assert_int_equal(write_file_atomic(p, text, strlen(text), 0644), 0);
 }
 
+/* Review M1: checksums_<ts>.json beside the two files, of the same stamp, matching them; signed
+ * (with the S3 credentials' backupKey) only for a backup that went to a store. */
+static void check_checksums(const char *dir, char names[][256], size_t n, bool signed_)
+{
+        const char *sums = find(names, n, "checksums_"), *snap = find(names, n, "snapshot_"),
+                   *tar = find(names, n, "static_kuberesources_");
+        assert_non_null(sums);
+        assert_true(endswith(sums, ".json"));
+        _cleanup_free_ char *sums_path = strdup_printf("%s/%s", dir, sums),
+                            *snap_path = strdup_printf("%s/%s", dir, snap),
+                            *tar_path = strdup_printf("%s/%s", dir, tar),
+                            *want = backup_manifest_name_of(snap_path), *text = NULL;
+        assert_string_equal(sums_path, want);
+        struct stat st;
+        assert_int_equal(stat(sums_path, &st), 0);
+        assert_int_equal(st.st_mode & 0777, 0600);
+        size_t len = 0;
+        assert_int_equal(read_full_file(sums_path, BACKUP_MANIFEST_MAX, &text, &len), 0);
+        BackupManifest m = {};
+        char why[256] = "";
+        assert_int_equal(backup_manifest_parse(text, len, &m, why, sizeof why), 0);
+        assert_int_equal(backup_manifest_check_files(&m, snap_path, tar_path, why, sizeof why), 0);
+        assert_string_equal(m.snapshot.name, snap);
+        assert_string_equal(m.tarball.name, tar);
+        assert_true(m.revision > 0 && m.cluster_id != 0);
+        assert_true(labs((long) (m.created - time(NULL))) < 300);
+        assert_int_equal(backup_manifest_verify(&m, S3_BACKUP_KEY), signed_ ? 0 : -ENOKEY);
+}
+
 static void test_backup(void **state)
 {
         _cleanup_free_ char *dir = strdup_printf("%s/backup", cluster.dir);
@@ -143,8 +175,9 @@ static void test_backup(void **state)
         assert_int_equal(backup(cluster.members[0].client_url, dir, NULL), 0);
         assert_true(durable_renames >= 2); /* the shim saw the snapshot's link and the tarball's rename */
         size_t n = list(dir, names, 8);
-        assert_int_equal(n, 2);
+        assert_int_equal(n, 3);
         const char *snap = find(names, n, "snapshot_"), *tar = find(names, n, "static_kuberesources_");
+        check_checksums(dir, names, n, false);
         assert_non_null(snap);
         assert_non_null(tar);
         assert_true(endswith(snap, ".db") && endswith(tar, ".tar.gz"));
@@ -178,9 +211,9 @@ static void test_backup(void **state)
         _cleanup_free_ char *dir2 = strdup_printf("%s/backup-forced", cluster.dir);
         assert_int_equal(backup(cluster.members[0].client_url, "--force", dir2), 0);
         n = list(dir2, names, 8);
-        assert_int_equal(n, 2);
-        assert_non_null(strstr(names[0], "__POSSIBLY_DIRTY__"));
-        assert_non_null(strstr(names[1], "__POSSIBLY_DIRTY__"));
+        assert_int_equal(n, 3);
+        for (size_t i = 0; i < n; i++)
+                assert_non_null(strstr(names[i], "__POSSIBLY_DIRTY__"));
 }
 
 /* Review L3: tar creates the tarball under umask 077, so it is 0600 from its first byte
@@ -312,7 +345,7 @@ static void test_killed_leaves_nothing(void **state)
         /* The next one cleans up after it and completes. */
         assert_int_equal(backup(cluster.members[0].client_url, dir, NULL), 0);
         n = list(dir, names, 8);
-        assert_int_equal(n, 2);
+        assert_int_equal(n, 3);
         assert_non_null(find(names, n, "snapshot_"));
         assert_non_null(find(names, n, "static_kuberesources_"));
 }
@@ -427,10 +460,9 @@ static char *creds_dir(const char *name, const char *secret)
         char *d = strdup_printf("%s/%s", cluster.dir, name);
         const struct {
                 const char *file, *value;
-        } files[] = {{"accessKeyID", S3_AK},
-                     {"secretAccessKey", secret},
-                     {"endpoint", peer_url},
-                     {"s3ForcePathStyle", "true"}};
+        } files[] = {{"accessKeyID", S3_AK},   {"secretAccessKey", secret},
+                     {"endpoint", peer_url},   {"s3ForcePathStyle", "true"},
+                     {"insecureHTTP", "true"}, {"backupKey", S3_BACKUP_KEY}};
         assert_int_equal(mkdir(d, 0700), 0);
         for (size_t i = 0; i < ELEMENTSOF(files); i++) {
                 _cleanup_free_ char *p = strdup_printf("%s/%s", d, files[i].file);
@@ -496,9 +528,11 @@ static void test_backup_to_s3(void **state)
         argv[2] = a_ep, argv[3] = a_ca, argv[4] = a_cert, argv[5] = a_key, argv[6] = a_cfg;
         assert_int_equal(run(argv), 0);
         size_t n = list(d1, names, 8);
-        assert_int_equal(n, 2);
+        assert_int_equal(n, 3);
+        check_checksums(d1, names, n, true);
         _cleanup_free_ char *snap = strdup_printf("%s/%s", d1, find(names, n, "snapshot_")),
-                            *tar = strdup_printf("%s/%s", d1, find(names, n, "static_kuberesources_"));
+                            *tar = strdup_printf("%s/%s", d1, find(names, n, "static_kuberesources_")),
+                            *sums = strdup_printf("%s/%s", d1, find(names, n, "checksums_"));
 
         /* What the store holds, listed by us: one full snapshot named by revision and time. */
         _cleanup_free_ char *listing = strdup_printf("%s/s3-list", cluster.dir);
@@ -516,9 +550,11 @@ static void test_backup_to_s3(void **state)
         assert_true(parsed.last > 200); /* the keys test_backup wrote are in it */
         assert_true(labs((long) (parsed.created - time(NULL))) < 120);
         _cleanup_free_ char *snap_key = strdup_printf("clusters/test/%s", full),
-                            *tar_key = strdup_printf("clusters/test/kuberesources/%s.tar.gz", full + 3);
+                            *tar_key = strdup_printf("clusters/test/kuberesources/%s.tar.gz", full + 3),
+                            *sums_key = strdup_printf("clusters/test/checksums/%s.json", full + 3);
         assert_true(sdk_same(snap_key, snap));
         assert_true(sdk_same(tar_key, tar));
+        assert_true(sdk_same(sums_key, sums)); /* the signed checksum file beside them */
 
         /* Back from the store as the restore runbook takes a backup. */
         _cleanup_free_ char *d2 = strdup_printf("%s/backup-from-s3", cluster.dir);
@@ -528,7 +564,8 @@ static void test_backup_to_s3(void **state)
                 d2, good, S3_BUCKET);
         assert_int_equal(system(cmd), 0);
         n = list(d2, names, 8);
-        assert_int_equal(n, 2);
+        assert_int_equal(n, 3);
+        check_checksums(d2, names, n, true);
         _cleanup_free_ char *cmp1 = strdup_printf("cmp -s %s %s/%s", snap, d2, find(names, n, "snapshot_")),
                             *cmp2 = strdup_printf("cmp -s %s %s/%s", tar, d2,
                                                   find(names, n, "static_kuberesources_"));
@@ -562,6 +599,8 @@ static void test_backup_to_s3(void **state)
         /* the first snapshot and its tarball (`full` pointed into the freed listing) */
         assert_null(strstr(text, snap_key + strlen("clusters/test/")));
         assert_null(strstr(text, tar_key + strlen("clusters/test/")));
+        assert_null(strstr(text, sums_key + strlen("clusters/test/")));
+        assert_non_null(strstr(text, "checksums/Full-"));
         char *second = strstr(text, "v2/Full-00000000-");
         assert_non_null(second);
         assert_null(strstr(second + 1, "v2/Full-"));
@@ -576,7 +615,18 @@ static void test_backup_to_s3(void **state)
         argv[7] = a_bad;
         argv[10] = d3;
         assert_int_equal(run(argv), 1);
-        assert_int_equal(list(d3, names, 8), 2);
+        assert_int_equal(list(d3, names, 8), 3);
+
+        /* Review M1: a store without backupKey is a usage error naming it; nothing is written. */
+        _cleanup_free_ char *keyless = creds_dir("s3-keyless", S3_SK),
+                            *key_file = strdup_printf("%s/backupKey", keyless),
+                            *a_keyless = strdup_printf("--s3-credentials-dir=%s", keyless),
+                            *d5 = strdup_printf("%s/backup-s3-keyless", cluster.dir);
+        assert_int_equal(unlink(key_file), 0);
+        argv[7] = a_keyless;
+        argv[10] = d5;
+        assert_int_equal(run(argv), 2);
+        assert_int_equal(list(d5, names, 8), 0);
         stop_peer();
 }
 

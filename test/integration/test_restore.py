@@ -9,6 +9,12 @@ What it proves (issue 12, section 2):
   absolute name, a member outside the revision dirs, a setuid file, a
   device) are refused before anything on the node changes (tree digest:
   etcd's manifest and the data dir where they were), naming the member;
+- review M1: a backup is checked against its checksum file first: a
+  truncated or changed snapshot and a replaced tarball are refused naming
+  the file and the checksum file, a backup without one is refused with how
+  to go on (--no-checksum-file, ETCD_RESTORE_NO_CHECKSUM_FILE=1), and from a
+  store only a backup whose checksum file is signed with backupKey is
+  fetched, its checksum file written beside it;
 - etcd that does not stop: the manifest is moved aside (nothing else), and
   the command says where it is;
 - the restore-pod path: the data dir moved aside, never deleted (stray files
@@ -35,6 +41,7 @@ What it proves (issue 12, section 2):
   takes its name from a temporary one was fsynced first.
 Usage: test_restore.py BUILD_DIR DURABILITY_SHIM"""
 import hashlib
+import hmac
 import io
 import json
 import os
@@ -173,6 +180,36 @@ class Node:
         return r
 
 
+KIND = "cluster-etcd-operator-backup-checksums"
+BACKUP_KEY = "the-restore-clusters-backup-key-0123456789"
+
+
+def file_sha(path):
+    with open(path, "rb") as f:
+        return hashlib.sha256(f.read()).hexdigest()
+
+
+def checksums(snap, tar, revision=0, created=1764065700, key=None):
+    """The checksum file cluster-backup writes (operator/cmd/backup-manifest.c), from its documented
+    fields; signed with `key` as for a store."""
+    files = [{"name": os.path.basename(p), "sha256": file_sha(p), "size": str(os.path.getsize(p))}
+             for p in (snap, tar)]
+    text = "%s v1\nsnapshot %s %s %s\ntarball %s %s %s\nrevision %d\nclusterID %016x\ncreated %d\n" % (
+        KIND, files[0]["name"], files[0]["sha256"], files[0]["size"], files[1]["name"], files[1]["sha256"],
+        files[1]["size"], revision, 0xabc, created)
+    m = {"kind": KIND, "version": 1, "snapshot": files[0], "tarball": files[1], "revision": str(revision),
+         "clusterID": "%016x" % 0xabc, "created": str(created)}
+    if key:
+        m["hmacSHA256"] = hmac.new(key.encode(), text.encode(), hashlib.sha256).hexdigest()
+    return json.dumps(m, indent=1) + "\n"
+
+
+def write_checksums(dir, name="2026-11-25_101500"):
+    write(os.path.join(dir, "checksums_%s.json" % name),
+          checksums(os.path.join(dir, "snapshot_%s.db" % name),
+                    os.path.join(dir, "static_kuberesources_%s.tar.gz" % name)))
+
+
 def make_backup(dir, ep, tarball=True, name="2026-11-25_101500"):
     os.makedirs(dir, exist_ok=True)
     snap = os.path.join(dir, "snapshot_%s.db" % name)
@@ -184,6 +221,7 @@ def make_backup(dir, ep, tarball=True, name="2026-11-25_101500"):
         write(os.path.join(src, "static-pod-resources/etcd-pod-1/secrets/etcd-all-certs/tls.key"), "key\n", 0o600)
         subprocess.run(["tar", "-czf", os.path.join(dir, "static_kuberesources_%s.tar.gz" % name), "-C", src,
                         "static-pod-resources"], check=True)
+        write_checksums(dir, name)
     return snap
 
 
@@ -205,12 +243,25 @@ def main():
     data = open(snap, "rb").read()
     bad = {}
     for kind, mutate in (("truncated", lambda d: d[:len(d) // 2]),
-                         ("corrupt", lambda d: d[:4096] + bytes([d[4096] ^ 0xff]) + d[4097:])):
+                         ("corrupt", lambda d: d[:4096] + bytes([d[4096] ^ 0xff]) + d[4097:]),
+                         ("truncated-unlisted", lambda d: d[:len(d) // 2])):
         d = os.path.join(TMP, "backup-" + kind)
         shutil.copytree(good, d)
         with open(os.path.join(d, os.path.basename(snap)), "wb") as f:
             f.write(mutate(data))
         bad[kind] = d
+    # Review M1: no checksum file (refused unless told); a tarball that is not the one written.
+    os.unlink(os.path.join(bad["truncated-unlisted"], "checksums_2026-11-25_101500.json"))
+    bad["no-checksums"] = os.path.join(TMP, "backup-no-checksums")
+    shutil.copytree(good, bad["no-checksums"])
+    os.unlink(os.path.join(bad["no-checksums"], "checksums_2026-11-25_101500.json"))
+    bad["replaced-tarball"] = os.path.join(TMP, "backup-replaced-tarball")
+    shutil.copytree(good, bad["replaced-tarball"])
+    with tarfile.open(os.path.join(bad["replaced-tarball"], "static_kuberesources_2026-11-25_101500.tar.gz"),
+                      "w:gz") as t:
+        ti = tarfile.TarInfo("static-pod-resources/etcd-pod-1/etcd-pod.yaml")
+        ti.size = 9
+        t.addfile(ti, io.BytesIO(b"replaced\n"))
     bad["missing"] = os.path.join(TMP, "backup-empty")
     os.makedirs(bad["missing"])
     bad["no-tarball"] = os.path.join(TMP, "backup-no-tarball")
@@ -255,16 +306,26 @@ def main():
             body = b"pwned\n" if typ == tarfile.REGTYPE else b""
             ti.size = len(body)
             t.addfile(ti, io.BytesIO(body))
+        write_checksums(d)  # whole as written: the tarball's own checks must catch it
         bad[kind] = d
     node = Node("master-1", src, good)
     for kind, d in bad.items():
         before = digest(node.root)
-        r = node.restore(d)
+        r = node.restore(*(["--no-checksum-file"] if kind == "truncated-unlisted" else []), d)
         assert r.returncode == 1, (kind, r.stderr)
-        want = {"truncated": "truncated or corrupt", "corrupt": "truncated or corrupt",
+        sums = "checksum file %s/checksums_2026-11-25_101500.json" % d
+        want = {"truncated": "bytes, the checksum file says %d; the backup is corrupt or was changed after it was "
+                             "written (%s)" % (len(data), sums),
+                "corrupt": "the SHA-256 of %s/snapshot_2026-11-25_101500.db is" % d,
+                "truncated-unlisted": "truncated or corrupt",
+                "no-checksums": "%s/checksums_2026-11-25_101500.json does not exist" % d,
+                "replaced-tarball": "%s/static_kuberesources_2026-11-25_101500.tar.gz has 177 bytes, the checksum file" % d,
                 "missing": "no snapshot_*.db", "no-tarball": "has no static_kuberesources"}
         want.update({k: v[4] for k, v in hostile.items()})
         assert want[kind] in r.stderr, (kind, r.stderr)
+        assert "nothing was changed" in r.stderr or kind in ("missing", "no-tarball"), (kind, r.stderr)
+        if kind == "no-checksums":
+            assert "ETCD_RESTORE_NO_CHECKSUM_FILE=1" in r.stderr, r.stderr
         if kind in hostile:
             assert "refusing %s/static_kuberesources_" % d in r.stderr and "nothing was changed" in r.stderr, \
                 r.stderr
@@ -466,14 +527,18 @@ def check_restore_from_store(src, good, snap, snap_rev, data):
     def creds(name, secret):
         d = os.path.join(TMP, name)
         for k, v in (("accessKeyID", ak), ("secretAccessKey", secret), ("endpoint", line[1]),
-                     ("s3ForcePathStyle", "true")):
+                     ("s3ForcePathStyle", "true"), ("insecureHTTP", "true"), ("backupKey", BACKUP_KEY)):
             write(os.path.join(d, k), v + "\n", 0o600)
         return d
     good_creds, bad_creds = creds("s3-creds", sk), creds("s3-bad-creds", "wrong")
     store = ["--s3-bucket", "etcd-backups", "--s3-prefix", "clusters/restore"]
-    name = "Full-00000000-%08d-%d" % (snap_rev, int(time.time()) - 60)
+    created = int(time.time()) - 60
+    name = "Full-00000000-%08d-%d" % (snap_rev, created)
     tarball = os.path.join(good, "static_kuberesources_2026-11-25_101500.tar.gz")
-    for path, key in ((tarball, "kuberesources/%s.tar.gz" % name), (snap, "v2/" + name)):
+    sums = os.path.join(TMP, "store-checksums.json")
+    write(sums, checksums(snap, tarball, snap_rev, created, key=BACKUP_KEY))
+    for path, key in ((tarball, "kuberesources/%s.tar.gz" % name), (snap, "v2/" + name),
+                      (sums, "checksums/%s.json" % name)):
         r = subprocess.run([BIN, "s3", "put", path, key, "--credentials-dir", good_creds, "--bucket", "etcd-backups",
                             "--prefix", "clusters/restore"], capture_output=True, text=True)
         assert r.returncode == 0, r.stderr
@@ -489,7 +554,8 @@ def check_restore_from_store(src, good, snap, snap_rev, data):
     r = node.restore("--s3-credentials-dir", good_creds, *store, "--s3-backup", name, fetched)
     assert r.returncode == 0, r.stderr
     got = sorted(os.listdir(fetched))
-    assert len(got) == 2 and got[0].startswith("snapshot_") and got[1].startswith("static_kuberesources_"), got
+    assert [g.split("_")[0] for g in got] == ["checksums", "snapshot", "static"], got
+    assert "match the checksum file" in r.stderr, r.stderr
     assert open(os.path.join(node.config, "manifests/etcd-pod.yaml")).read() == "restore pod of master-4\n"
     assert open(os.path.join(node.backup_data, "snapshot.db"), "rb").read() == data
     assert open(os.path.join(node.config, "static-pod-resources/etcd-pod-1/etcd-pod.yaml")).read() == \

@@ -22,10 +22,23 @@ JavaScript (test/s3/s3-client.js) and the other way round:
 - gc of <prefix>/v2/: LimitBased keeps the newest N full snapshots (a dry
   run deletes nothing), Exponential drops what is past five weeks, and
   objects that are no full snapshot directly under v2/ are never touched;
+- review M1: only snapshots whose checksum file (checksums/<name>.json) is
+  signed with the credentials' backupKey count: names another writer adds
+  (unsigned, signed with another key, our checksum file copied under a
+  higher revision) are neither counted nor deleted by gc nor "latest" for
+  get-backup, which also refuses one by name and a tarball changed in the
+  store; gc and get-backup without backupKey are exit 2 naming it;
+- an http:// endpoint without insecureHTTP: exit 2 naming the file, no
+  request sent;
+- server-side encryption (review M1): with serverSideEncryption AES256 the
+  single PUT and the multipart upload's creation carry the header, signed
+  (a peer whose "bucket policy" demands it refuses uploads without it), and
+  aws:kms with sseKMSKeyId sends both headers;
 - the peer itself refuses the SDK with a wrong secret, accepts curl's own
   SigV4 signer, and refuses it when the body is not the one signed.
 Usage: test_s3.py BINARY SOURCE_DIR"""
 import hashlib
+import hmac
 import http.server
 import json
 import os
@@ -40,7 +53,23 @@ import time
 BIN, SRC = sys.argv[1], sys.argv[2]
 S3DIR = os.path.join(SRC, "test", "s3")
 AK, SK, BUCKET = "AKIACEOTEST", "s3cr3t/with+odd=chars", "etcd-backups"
+BACKUP_KEY = "this-clusters-backup-key-0123456789abcdef"
+KIND = "cluster-etcd-operator-backup-checksums"
 ADDR = "127.0.83.1"
+
+
+def checksums(snap, tar, revision, created, key=BACKUP_KEY, cluster=0x1234ABCD):
+    """A checksum file as cluster-backup writes it (operator/cmd/backup-manifest.c), written here
+    from its documented fields, the HMAC-SHA256 over its canonical lines with `key`."""
+    files = [{"name": os.path.basename(p), "sha256": sha(p), "size": str(os.path.getsize(p))} for p in (snap, tar)]
+    text = "%s v1\nsnapshot %s %s %s\ntarball %s %s %s\nrevision %d\nclusterID %016x\ncreated %d\n" % (
+        KIND, files[0]["name"], files[0]["sha256"], files[0]["size"], files[1]["name"], files[1]["sha256"],
+        files[1]["size"], revision, cluster, created)
+    m = {"kind": KIND, "version": 1, "snapshot": files[0], "tarball": files[1], "revision": str(revision),
+         "clusterID": "%016x" % cluster, "created": str(created)}
+    if key:
+        m["hmacSHA256"] = hmac.new(key.encode(), text.encode(), hashlib.sha256).hexdigest()
+    return json.dumps(m)
 
 
 def sha(path):
@@ -89,7 +118,8 @@ def main():
             d = os.path.join(tmp, name)
             os.makedirs(d)
             base = {"accessKeyID": AK, "secretAccessKey": SK + "\n", "region": "eu-west-1",
-                    "endpoint": endpoint, "s3ForcePathStyle": "true"}
+                    "endpoint": endpoint, "s3ForcePathStyle": "true", "insecureHTTP": "true",
+                    "backupKey": BACKUP_KEY + "\n"}
             base.update(files)
             for k, v in base.items():
                 if v is not None:
@@ -151,42 +181,156 @@ def main():
         assert r.returncode == 1 and "NoSuchKey" in r.stderr, r.stderr
         assert not [p for p in os.listdir(tmp) if p.startswith("gone.db")], "a failed get left a file"
 
-        # Garbage collection of <prefix>/v2/: full snapshots only, the newest always stays.
+        # Garbage collection of <prefix>/v2/: full snapshots only, the newest always stays, and only
+        # those this cluster signed (review M1).
         now = int(time.time())
-        tiny = os.path.join(tmp, "tiny")
-        with open(tiny, "w") as f:
-            f.write("snapshot\n")
+        tiny, tar = os.path.join(tmp, "tiny"), os.path.join(tmp, "tiny.tar.gz")
+        db = b"snapshot\n" * 100
+        with open(tiny, "wb") as f:  # a snapshot as etcd streams it: the database, then its SHA-256
+            f.write(db + hashlib.sha256(db).digest())
+        with open(tar, "wb") as f:
+            f.write(os.urandom(3000))
+
+        def backup(name, key=BACKUP_KEY, sums_for=None, by_sdk=False):
+            """Uploads a backup as cluster-backup lays it out: v2/NAME, its tarball and its checksum
+            file (signed with `key`; none when key is False; sums_for: another name's fields)."""
+            _, _, rev, created = (sums_for or name).split("-")
+            sums = os.path.join(tmp, "sums.json")
+            with open(sums, "w") as f:
+                f.write(checksums(tiny, tar, int(rev), int(created), key=key))
+            objs = [("v2/" + name, tiny), ("kuberesources/%s.tar.gz" % name, tar)]
+            if key is not False:
+                objs.append(("checksums/%s.json" % name, sums))
+            for k, path in objs:
+                if by_sdk:  # another writer of the bucket
+                    sdk("put", "clusters/prod-1/" + k, path)
+                else:
+                    r = ours("put", path, k)
+                    assert r.returncode == 0, r.stderr
+
         fulls = ["Full-00000000-%08d-%d" % (100 + i, now - (5 - i) * 3600) for i in range(5)]
+        for n in fulls:
+            backup(n)
+        # Another writer of the bucket: higher revisions, unsigned, signed with another key, and our
+        # own signed checksum file copied under a name that would be the newest.
+        forged = ["Full-00000000-%08d-%d" % (900 + i, now - 60) for i in range(3)]
+        backup(forged[0], key=False, by_sdk=True)
+        backup(forged[1], key="another-clusters-key-0123456789abcdef", by_sdk=True)
+        backup(forged[2], sums_for=fulls[-1], by_sdk=True)
         others = ["v2/notes.txt", "v2/Incr-00000101-00000150-%d" % now, "v2/sub/Full-00000000-00000001-1",
-                  "Full-00000000-00000001-1"]
-        for name in ["v2/" + n for n in fulls] + others:
+                  "Full-00000000-00000001-1"] + ["v2/" + n for n in forged]
+        for name in others[:4]:
             r = ours("put", tiny, name)
             assert r.returncode == 0, r.stderr
 
         def v2():
             return sorted(json.loads(ln)["key"][len("clusters/prod-1/"):]
                           for ln in sdk("list", "clusters/prod-1/").splitlines()
-                          if "/many/" not in ln and "snapshots/" not in ln and "big.db" not in ln)
+                          if "/many/" not in ln and "snapshots/" not in ln and "big.db" not in ln
+                          and "/kuberesources/" not in ln and "/checksums/" not in ln)
+
+        def stored(dir):
+            return sorted(json.loads(ln)["key"].split("/")[-1] for ln in sdk("list", "clusters/prod-1/%s/" % dir).splitlines())
 
         before = v2()
         r = ours("gc")
         assert r.returncode == 2 and "--policy" in r.stderr, r.stderr
+        keyless = creds("keyless", backupKey=None)
+        r = ours("gc", "--policy", "LimitBased", d=keyless)
+        assert r.returncode == 2 and keyless + "/backupKey is missing" in r.stderr, r.stderr
         r = ours("gc", "--policy", "LimitBased", "--max-backups", "2", "--dry-run")
         assert r.returncode == 0 and r.stdout.count("would delete") == 3, r.stdout
+        assert r.stdout.count("ignore ") == 3 and all(n in r.stderr for n in forged), (r.stdout, r.stderr)
+        assert "no checksum file" in r.stderr and "not signed with this cluster's backupKey" in r.stderr, r.stderr
+        assert "is for revision 104" in r.stderr, r.stderr
         assert v2() == before, "a dry run deleted something"
         r = ours("gc", "--policy", "LimitBased", "--max-backups", "2")
         assert r.returncode == 0, r.stderr
         assert v2() == sorted(["v2/" + n for n in fulls[3:]] + others), v2()
+        # A deleted snapshot's checksum file and tarball went with it; the other writer's stayed.
+        assert stored("checksums") == sorted(n + ".json" for n in fulls[3:] + forged[1:]), stored("checksums")
+        assert stored("kuberesources") == sorted(n + ".tar.gz" for n in fulls[3:] + forged), stored("kuberesources")
+
+        # get-backup latest: this cluster's newest, not the other writer's higher revisions.
+        got = os.path.join(tmp, "got")
+        r = ours("get-backup", "latest", got, d=keyless)
+        assert r.returncode == 2 and "backupKey is missing" in r.stderr and not os.path.exists(got), r.stderr
+        r = ours("get-backup", "latest", got)
+        assert r.returncode == 0, r.stderr
+        assert fulls[-1] in r.stderr and not any(n in r.stderr.split("fetching")[1] for n in forged), r.stderr
+        files = sorted(os.listdir(got))
+        assert [f.split("_")[0] for f in files] == ["checksums", "snapshot", "static"], files
+        assert r.stdout.splitlines() == [os.path.join(got, f) for f in (files[1], files[2], files[0])], r.stdout
+        with open(os.path.join(got, files[0])) as f:
+            m = json.load(f)
+        assert m["revision"] == "104" and m["snapshot"]["sha256"] == sha(tiny) and "hmacSHA256" in m, m
+        for name in forged:
+            r = ours("get-backup", name, os.path.join(tmp, "forged"))
+            assert r.returncode == 1 and "is not a backup this cluster wrote" in r.stderr, r.stderr
+            assert not os.path.exists(os.path.join(tmp, "forged")), "a refused backup left files"
+        # A tarball changed in the store: refused against the signed checksum file, nothing left.
+        sdk("put", "clusters/prod-1/kuberesources/%s.tar.gz" % fulls[-1], tiny)
+        bad = os.path.join(tmp, "bad")
+        r = ours("get-backup", "latest", bad)
+        assert r.returncode == 1 and "the checksum file says" in r.stderr and "removed what this run fetched" in r.stderr, \
+            r.stderr
+        assert os.listdir(bad) == [], os.listdir(bad)
+        r = ours("put", tar, "kuberesources/%s.tar.gz" % fulls[-1])
+        assert r.returncode == 0, r.stderr
+
         # Exponential: past five weeks goes; a 3-day-old one is its day's newest; the newest stays.
         for name in ["Full-00000000-00000010-%d" % (now - 40 * 86400), "Full-00000000-00000020-%d" % (now - 3 * 86400)]:
-            r = ours("put", tiny, "v2/" + name)
-            assert r.returncode == 0, r.stderr
+            backup(name)
         r = ours("gc", "--policy", "Exponential")
         assert r.returncode == 0, r.stderr
         left = v2()
         assert "v2/Full-00000000-00000010-%d" % (now - 40 * 86400) not in left, left
         assert "v2/Full-00000000-00000020-%d" % (now - 3 * 86400) in left, left
         assert "v2/" + fulls[-1] in left and all(o in left for o in others), left
+
+        # Server-side encryption: the headers on the object's creation, signed (the peer checks).
+        kms = creds("kms", serverSideEncryption="aws:kms", sseKMSKeyId="alias/etcd-backups")
+        r = ours("put", small, "kms.db", d=kms)
+        # libcurl before 8.10.0 orders the two headers wrongly when it signs (curl #14370): refused
+        # up front there, naming the file; the account's default KMS key still works.
+        old_curl = r.returncode == 2 and kms + "/sseKMSKeyId needs libcurl 8.10.0" in r.stderr
+        assert r.returncode == 0 or old_curl, r.stderr
+        if old_curl:
+            kms = creds("kms-default", serverSideEncryption="aws:kms")
+            r = ours("put", small, "kms.db", d=kms)
+            assert r.returncode == 0, r.stderr
+        wrong = creds("sse-typo", serverSideEncryption="aes256")
+        r = ours("list", d=wrong)
+        assert r.returncode == 2 and wrong + "/serverSideEncryption \"aes256\"" in r.stderr, r.stderr
+        sse_log = os.path.join(tmp, "sse-peer.log")
+        sse_peer = subprocess.Popen(["node", "--openssl-legacy-provider", os.path.join(S3DIR, "s3-peer.js"), "--address",
+                                     ADDR, "--port", "0", "--dir", os.path.join(tmp, "sse-store"), "--access-key", AK,
+                                     "--secret-key", SK, "--bucket", BUCKET, "--log", sse_log, "--require-sse",
+                                     "AES256"], stdout=subprocess.PIPE, text=True)
+        try:
+            sse_url = sse_peer.stdout.readline().split()[1]
+            plain_sse = creds("sse-none", endpoint=sse_url)
+            r = ours("put", small, "unencrypted.db", d=plain_sse)
+            assert r.returncode == 1 and "AccessDenied" in r.stderr and "x-amz-server-side-encryption" in r.stderr, \
+                r.stderr
+            aes = creds("sse-aes", endpoint=sse_url, serverSideEncryption="AES256\n")
+            r = ours("put", small, "single.db", d=aes)
+            assert r.returncode == 0, r.stderr
+            r = ours("put", big, "multi.db", "--part-size", "5", d=aes)
+            assert r.returncode == 0 and "3 parts of 5 MiB" in r.stderr, r.stderr
+        finally:
+            sse_peer.send_signal(signal.SIGTERM)
+            sse_peer.wait(timeout=10)
+        with open(sse_log) as f:
+            sse_lines = [ln.split()[1:] for ln in f.read().splitlines() if not ln.startswith("stopped")]
+        creations = [ln for ln in sse_lines if ln[0] in ("PUT", "POST") and "partNumber=" not in ln[1]
+                     and "uploadId=" not in ln[1]]
+        assert [(ln[0], ln[1].split("/")[-1], ln[-2:]) for ln in creations] == [
+            ("PUT", "unencrypted.db", ["1048576", "AccessDenied"]), ("PUT", "single.db", ["sse=AES256", "signed"]),
+            ("POST", "multi.db?uploads=", ["sse=AES256", "signed"])], creations
+        parts = [ln for ln in sse_lines if "partNumber=" in ln[1]]
+        assert len(parts) == 3 and all(ln[-1] == "signed" and not any(x.startswith("sse=") for x in ln) for ln in parts), \
+            parts
 
         # Refusals: S3's code and what to check; nothing stored.
         bad = creds("bad-secret", secretAccessKey="not-the-secret")
@@ -206,6 +350,15 @@ def main():
         style = creds("style", s3ForcePathStyle="yes")
         r = ours("list", d=style)
         assert r.returncode == 2 and "s3ForcePathStyle" in r.stderr, r.stderr
+        # Review M1: an http:// endpoint only with insecureHTTP "true"; no request is sent.
+        before = open(log).read().count("\n")
+        plain = creds("plain-http", insecureHTTP=None)
+        for cmd in (("list",), ("put", small, "plain.db"), ("get-backup", "latest", os.path.join(tmp, "plain"))):
+            r = ours(*cmd, d=plain)
+            assert r.returncode == 2 and "is plain http" in r.stderr and plain + "/insecureHTTP" in r.stderr, \
+                (cmd, r.stderr)
+        assert open(log).read().count("\n") == before, "a request went out over plain http"
+        assert not os.path.exists(os.path.join(tmp, "plain"))
         for args, needle in [(("put", small, "x", "--part-size", "4"), "--part-size"),
                              (("list",), "bucket \"A_B\""), (("frobnicate",), "frobnicate")]:
             r = ours(*args, bucket="A_B" if needle.startswith("bucket") else BUCKET)
@@ -271,6 +424,9 @@ def main():
         with open(log) as f:
             lines = f.read().splitlines()
         refused = [ln for ln in lines if ln.split()[-1] not in ("signed",) and not ln.startswith("stopped")]
+        kms_put = [ln.split()[3:] for ln in lines if "/kms.db" in ln and ln.split()[1] == "PUT"]
+        assert kms_put == [["1048576", "sse=aws:kms"] + ([] if old_curl else ["kms=alias/etcd-backups"]) + ["signed"]], \
+            kms_put
         # Exactly the deliberate refusals; every other request was signed right.
         assert [ln.split()[-1] for ln in refused] == [
             "SignatureDoesNotMatch", "InvalidAccessKeyId", "SignatureDoesNotMatch", "XAmzContentSHA256Mismatch"], refused
