@@ -1,5 +1,5 @@
-/* The leanest build of the three libraries DESIGN.md names for the loop and
- * TLS (sd-event from libsystemd, libcurl, OpenSSL) doing what rss-floor does:
+/* The leanest build of the three libraries the operator's loop and TLS stand
+ * on (sd-event from libsystemd, libcurl, OpenSSL) doing what rss-floor does:
  * an event loop and one HTTPS GET with a client certificate. Built by
  * bench/rss-floor-lean.sh against a static libcurl with HTTP(S) alone and
  * static OpenSSL; prints the same two lines as rss-floor.

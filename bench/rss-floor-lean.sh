@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
-# rss-floor-lean.sh URL CA CERT KEY: the lowest RSS the libraries DESIGN.md
-# names can reach. It fetches Debian's source of the installed libcurl
-# (apt-get source --download-only with a private deb-src list, so apt checks
+# rss-floor-lean.sh URL CA CERT KEY: the lowest RSS the operator's libraries
+# (sd-event, libcurl, OpenSSL) can reach. It fetches Debian's source of the
+# installed libcurl (apt-get source --download-only with a private deb-src list, so apt checks
 # it against the archive's signed index; the system's apt configuration is
 # not touched), builds a static libcurl with HTTP and HTTPS only on static
 # OpenSSL, links bench/rss-floor-lean.c against it and libsystemd, and runs

@@ -1,6 +1,6 @@
 /* BackupController: an EtcdBackup (operator.openshift.io/v1alpha1, one
  * backup now) becomes a Job in openshift-etcd that writes the backup to the
- * claim spec.pvcName names, as upstream's (dr-and-day2.md section 3):
+ * claim spec.pvcName names, as upstream's (pkg/operator/backupcontroller):
  *
  * - One backup Job at a time. While one runs, new EtcdBackups wait. When
  *   none runs, the first unprocessed EtcdBackup by name gets its Job, and

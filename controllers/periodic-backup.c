@@ -1,6 +1,6 @@
 /* PeriodicBackupController: each Backup (config.openshift.io/v1alpha1, a
  * schedule with a retention policy) becomes CronJob openshift-etcd/<name>,
- * as upstream's (dr-and-day2.md section 3). At each scheduled time its pod
+ * as upstream's (pkg/operator/periodicbackupcontroller). At each scheduled time its pod
  * (service account etcd-backup-sa, on a master) prunes the claim to the
  * retention policy (`prune-backups`) and then asks for one backup
  * (`request-backup`: an EtcdBackup named after the pod's Job and owned by

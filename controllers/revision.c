@@ -10,7 +10,7 @@
  * "latestAvailableRevision N => every copy of N exists" true: a half-created
  * N+1 is simply completed (or refreshed) by the next sync. After bootstrap,
  * a new revision (which restarts every member in turn) needs a
- * fault-tolerant etcd (ceo-contracts.md, "Membership"), unless a master is
+ * fault-tolerant etcd (as upstream's: a rollout must not cost quorum), unless a master is
  * waiting to join: then the InstallerController takes the revision to it
  * first and restarts no voter without quorum to spare. */
 #include "base/json.h"

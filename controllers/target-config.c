@@ -281,7 +281,7 @@ static int sync_target_config(const SyncContext *ctx, Plan *p)
         buf_free(&missing);
         env_list_sort(&env);
 
-        /* Listeners and local connections (DESIGN.md section 6): one setting for all. */
+        /* Listeners and local connections (docs/architecture.md, node-IP mode): one setting for all. */
         bool node_ip_mode = op_listen_on_node_ip(ctx);
         const char *listen_host = v6 ? "[::]" : "0.0.0.0", *local_host = v6 ? "[::1]" : "127.0.0.1";
         const char *listen_ip = v6 ? "::" : "0.0.0.0"; /* readyz takes a bare address */

@@ -1,8 +1,9 @@
 /* `render`: from the installer's inputs to the bootstrap host's assets (the
  * one-member etcd static pod, its certificates, and the cluster manifests
  * the installer hands to the new cluster), exactly the output tree of
- * shared/reference/ceo-contracts.md. The tree is built in a sibling
- * temporary directory and swapped into place only when complete: on any
+ * upstream's `cluster-etcd-operator render` (test/unit/test-render.c pins
+ * it against a golden file). The tree is built in a sibling temporary
+ * directory and swapped into place only when complete: on any
  * error the output directory is untouched. Re-running over an existing
  * output reuses its signers instead of replacing them. The tree is 0700 and
  * every file holding a private key (PEM or Secret manifest) is 0600. */

@@ -1,4 +1,4 @@
-/* The per-node etcd static pod shape (DESIGN.md section 2: render/ owns it,
+/* The per-node etcd static pod shape (render/ owns it,
  * the target-config controller feeds it): one spec that can become any
  * member, rendered from an embedded template, with generated environment
  * variables put in front of every container's own, and REVISION kept a

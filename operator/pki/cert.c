@@ -1,5 +1,5 @@
 /* Issuing: self-signed signers and the server/client/peer certificates
- * they sign, with the extensions reference/ceo-contracts.md expects.
+ * they sign, with the extensions upstream's certificates carry.
  * SANs are built as GENERAL_NAMEs, never through OpenSSL's config-string
  * syntax, so a name cannot smuggle in extra entries. */
 #include <openssl/err.h>

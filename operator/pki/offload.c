@@ -1,4 +1,4 @@
-/* The offload helper (DESIGN.md section 3): a FIFO of key generation jobs,
+/* The offload helper (docs/architecture.md, "Keys off the loop"): a FIFO of key generation jobs,
  * one worker thread, and an eventfd watched by the loop. The mutex guards
  * only the two job lists and the stop flag; callbacks always run on the
  * loop thread without the lock held, so they may submit more work or free

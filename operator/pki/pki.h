@@ -1,6 +1,6 @@
 /* The operator's X.509 toolkit on OpenSSL 3: keys, self-signed signers and
- * the leaf certificates they issue (profiles and validities from
- * reference/ceo-contracts.md), reading existing material back and deciding
+ * the leaf certificates they issue (upstream's profiles and validities;
+ * test/data/contract.json lists them), reading existing material back and deciding
  * whether it is still right, CA bundles, chain verification and writing
  * pairs to disk. Everything takes the current time as an argument so tests
  * and rotation logic never depend on the wall clock. PEM strings are

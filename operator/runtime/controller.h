@@ -40,7 +40,7 @@ typedef struct WatchSpec {
 typedef struct ControllerSpec {
         const char *name; /* "ClusterMemberController": logs, metrics, events */
         /* The condition the runtime sets from each sync's outcome. Part of the
-         * contract other components read (ceo-contracts.md), so it is spelled
+         * contract other components read (test/data/contract.json), so it is spelled
          * out, never derived from the name: "BootstrapTeardownDegraded". */
         const char *degraded_condition;
         const WatchSpec *const *watches; /* each entry shared with other controllers' specs */

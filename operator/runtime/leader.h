@@ -1,5 +1,5 @@
 /* Leader election on a coordination.k8s.io/v1 Lease, client-go's algorithm
- * (see shared/reference/kube-api.md section 5): expiry is judged by the local
+ * (k8s.io/client-go/tools/leaderelection): expiry is judged by the local
  * time the record last changed, never by the holder's clock. Defaults are
  * library-go's 137 s / 107 s / 26 s. Losing the lease calls on_stopped; the
  * operator exits then, as upstream does. */

@@ -1,8 +1,8 @@
 /* A plan is what a controller's sync returns: the intents it wants carried
  * out, in order. Syncs only read caches and build plans; the runtime does
- * the I/O (DESIGN.md section 3). Builders copy what they are given, and
- * record the first allocation failure in the plan (checked once by the
- * runtime), so syncs stay free of error plumbing. */
+ * the I/O (docs/architecture.md, "Controllers"). Builders copy what they
+ * are given, and record the first allocation failure in the plan (checked
+ * once by the runtime), so syncs stay free of error plumbing. */
 #pragma once
 
 #include <cjson/cJSON.h>

@@ -38,7 +38,7 @@ eval "$(SIM_LISTEN=$ip:0 "$root/hack/sim-up.sh" start "$dir")"
 export KUBECONFIG
 
 n=0
-k() { # kubectl with a fresh discovery cache, as kube-api.md 6.1 asks
+k() { # kubectl with a fresh discovery cache, so each command discovers anew
         local cache
         cache=$(mktemp -d "$tmp/cache.XXXXXX")
         kubectl --cache-dir "$cache" --request-timeout=20s "$@"

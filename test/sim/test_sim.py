@@ -1,5 +1,6 @@
 #!/usr/bin/env python3
-"""Conformance tests of kube-apiserver-sim over raw HTTP (kube-api.md section 8).
+"""Conformance tests of kube-apiserver-sim over raw HTTP: one test per item of
+its conformance checklist (test_cNN_*).
 
 One simulator (own temp dir, random 127.x.y.z address, port 0) serves most tests;
 each test works in its own namespace.  Separate simulators cover plain HTTP and

@@ -1,4 +1,4 @@
-"""Request routing and the REST verbs (kube-api.md sections 1, 4, 6, 7).
+"""Request routing and the REST verbs (https://kubernetes.io/docs/reference/using-api/api-concepts/).
 
 handle() authenticates, applies injected latency and faults, and dispatches:
 discovery and OpenAPI documents, /sim/* test controls, and resource requests

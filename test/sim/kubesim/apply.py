@@ -1,4 +1,5 @@
-"""Server-side apply, simplified (kube-api.md 4.3: application/apply-patch+yaml).
+"""Server-side apply, simplified (application/apply-patch+yaml,
+https://kubernetes.io/docs/reference/using-api/server-side-apply/).
 
 The applied configuration is merged into the live object: maps recursively, lists
 with known keys (x-kubernetes-list-type=map in a CRD schema, or the built-in merge

@@ -1,4 +1,4 @@
-"""Discovery and OpenAPI documents (kube-api.md 6.1, 6.2).
+"""Discovery and OpenAPI documents (https://kubernetes.io/docs/concepts/overview/kubernetes-api/).
 
 Legacy discovery (/api, /apis, /api/v1, /apis/<g>/<v>), aggregated discovery v2
 (only when the Accept header lists v=v2: kubectl 1.29 asks for v2beta1 only and

@@ -1,4 +1,4 @@
-"""Kubernetes Status errors (kube-api.md 4.6).
+"""Kubernetes Status errors (https://kubernetes.io/docs/reference/using-api/api-concepts/, the Status kind).
 
 Every failure the simulator returns is an ApiError turned into a Status body, so
 clients see the exact code/reason/details shapes a kube-apiserver produces.

@@ -1,4 +1,4 @@
-"""Client for etcd's gRPC-gateway JSON API (reference/etcd-gateway.md).
+"""Client for etcd's gRPC-gateway JSON API (https://etcd.io/docs/v3.5/dev-guide/api_grpc_gateway/).
 
 Why the gateway and not gRPC: the standard library has no HTTP/2 or protobuf, and the
 gateway is also what the operator uses, so the simulator exercises the same etcd

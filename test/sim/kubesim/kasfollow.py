@@ -4,7 +4,7 @@ The real kube-apiserver-operator reads ConfigMap openshift-etcd/etcd-endpoints
 (data values are member IPs; annotation alpha.installer.openshift.io/etcd-bootstrap
 adds the bootstrap member's IP while it is present), renders etcd-servers from it
 and rolls out a new kube-apiserver revision whenever that list changes
-(ceo-contracts.md, "The kube-apiserver's view of etcd").  Here the simulator:
+(as OpenShift's kube-apiserver operator does).  Here the simulator:
   * switches the etcd endpoints it uses itself, and
   * publishes the revision: ConfigMap openshift-kube-apiserver/config-<N> with
     config.yaml = {"apiServerArguments":{"etcd-servers":[...]}} and

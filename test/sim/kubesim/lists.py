@@ -1,4 +1,4 @@
-"""LIST semantics (kube-api.md section 2): resourceVersion / resourceVersionMatch rules,
+"""LIST semantics (https://kubernetes.io/docs/reference/using-api/api-concepts/): resourceVersion / resourceVersionMatch rules,
 pagination with continue tokens, selectors.
 
 Pages of one list form a snapshot: the first page reads etcd at its current

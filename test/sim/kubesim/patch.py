@@ -1,4 +1,4 @@
-"""Patch formats (kube-api.md 4.3).
+"""Patch formats (https://kubernetes.io/docs/tasks/manage-kubernetes-objects/update-api-object-kubectl-patch/).
 
 merge_patch        RFC 7386 JSON merge patch (null deletes, lists replaced)
 json_patch         RFC 6902 (add/remove/replace/move/copy/test, RFC 6901 pointers)

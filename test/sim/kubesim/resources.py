@@ -1,4 +1,4 @@
-"""The type registry: built-in resources (kube-api.md 1.2) and installed CRDs.
+"""The type registry: built-in resources (https://kubernetes.io/docs/reference/kubernetes-api/) and installed CRDs.
 
 A ResourceType is one served group/version/plural.  CRDs install one ResourceType
 per served version; all versions of a CRD share the storage prefix (the simulator

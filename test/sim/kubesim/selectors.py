@@ -1,4 +1,4 @@
-"""Label and field selectors (kube-api.md section 2).
+"""Label and field selectors (https://kubernetes.io/docs/concepts/overview/working-with-objects/labels/).
 
 Label selectors: `k=v`, `k==v`, `k!=v`, `k in (a,b)`, `k notin (a,b)`, `k`, `!k`,
 `k>n`, `k<n`, comma = AND.  `!=` and `notin` match objects without the label, as

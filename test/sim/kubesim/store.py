@@ -1,4 +1,4 @@
-"""Object storage with kube-apiserver semantics on top of etcd (kube-api.md section 4).
+"""Object storage with kube-apiserver semantics on top of etcd (https://kubernetes.io/docs/reference/using-api/api-concepts/).
 
 Keys are /registry/[<group>/]<plural>/[<ns>/]<name>, values the object JSON without
 resourceVersion; resourceVersion is the key's mod_revision.  Every write is an etcd
@@ -255,7 +255,7 @@ class Store:
             if rv is not None:
                 new_md["resourceVersion"] = rv
         elif sub == "status":
-            # /status writes keep everything but status (kube-api.md 4.4)
+            # /status writes keep everything but status (status subresource)
             st = new.get("status", None)
             rv = new_md.get("resourceVersion")
             new = copy.deepcopy(old)

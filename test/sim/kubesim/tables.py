@@ -1,4 +1,4 @@
-"""Table output for `kubectl get` (kube-api.md section 7).
+"""Table output for `kubectl get` (https://kubernetes.io/docs/reference/using-api/api-concepts/#receiving-resources-as-tables).
 
 Built-ins get the columns of the apiserver's printers (nodes NAME STATUS ROLES AGE
 VERSION, pods NAME READY STATUS RESTARTS AGE, and a few more); custom resources use

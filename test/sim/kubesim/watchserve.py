@@ -1,4 +1,4 @@
-"""Serving one WATCH request (kube-api.md section 3).
+"""Serving one WATCH request (https://kubernetes.io/docs/reference/using-api/api-concepts/#efficient-detection-of-changes).
 
 Starting point:
   * resourceVersion unset or "0": synthetic ADDED for the current objects, then changes;
@@ -106,7 +106,7 @@ def serve(app, req, rt, ns, q, pred, fmt, include):
             req.write_chunk(_expired_line(expired))
             req.end_chunked()
             return
-        # Several events may share a chunk (clients must frame by newline, kube-api.md 3)
+        # Several events may share a chunk (clients must frame by newline)
         buf = []
         for obj in initial or []:
             buf.append(_line("ADDED", enc.obj(obj)))
