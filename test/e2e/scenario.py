@@ -421,7 +421,8 @@ class Cluster:
 
     def operator_argv(self):
         env, tls = self.env, self.tls
-        return [env.binary, "operator", "--kubeconfig", self.operator_kubeconfig(), "-v=2",
+        return [env.binary, "operator", "--kubeconfig", self.operator_kubeconfig(),
+                "-v=%s" % os.environ.get("E2E_OPERATOR_V", "2"),  # 4 adds the debug lines
                 "--listen", env.ip(2) + ":8443", "--leader-elect-lease-duration=%ds" % self.lease[0],
                 "--leader-elect-renew-deadline=%ds" % self.lease[1],
                 "--leader-elect-retry-period=%ds" % self.lease[2],
