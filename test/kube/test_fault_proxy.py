@@ -293,6 +293,22 @@ def run(w):
     assert st1["total"] - st0["total"] == sum(d.values()) == 13, (st0, st1)
     assert st0["requests"].get("watch") == 3 and st0["watchesTotal"] == 3, st0
     log("writes log and stats: %s" % json.dumps(d, sort_keys=True))
+
+    # not_twice: a burst of 409s never meets two requests in a row for one object, whatever is
+    # left of it; other objects still meet what is left.
+    ctl.call("POST", "/faults", {"method": "PUT", "path_regex": "/namespaces/%s/" % NS, "code": 409, "count": 3,
+                                 "not_twice": True})
+    put = dict(direct("base"), data={"v": "2"})
+    st, _, out, _ = c.call("PUT", cms + "/base", put)
+    assert st == 409, (st, out)
+    st, _, out, _ = c.call("PUT", cms + "/base", put)
+    assert st == 200 and direct("base")["data"] == {"v": "2"}, (st, out)
+    other = direct("w3")
+    st, _, out, _ = c.call("PUT", cms + "/w3", dict(other, data={"k": "4"}))
+    assert st == 409, (st, out)
+    assert [f["count"] for f in ctl.call("GET", "/faults")["faults"]] == [1]
+    ctl.call("DELETE", "/faults")
+    log("not_twice: the second PUT of base passed with faults left; another object met one")
     in_band(w, etcd_url, c, ctl, cms, kubectl)
     c.close()
 
