@@ -174,41 +174,38 @@ static void write_setting(const char *dir, const char *name, const char *v)
         assert_int_equal(write_file_atomic(p, v, strlen(v), 0600), 0);
 }
 
+/* Loading dir fails with `code`, in an error that names `text`. */
+static void expect_load_error(const char *dir, int code, const char *text)
+{
+        S3Store s = {};
+        char *err = NULL;
+
+        assert_int_equal(s3_store_load_dir(dir, &s, &err), code);
+        assert_non_null(err);
+        assert_non_null(strstr(err, text));
+        free(err);
+        s3_store_done(&s);
+}
+
 static void test_load_dir(void **state)
 {
         char dir[] = "/tmp/test-s3-XXXXXX";
         assert_non_null(mkdtemp(dir));
         S3Store s = {};
         char *err = NULL;
-        assert_int_equal(s3_store_load_dir(dir, &s, &err), -ENOENT);
-        assert_non_null(strstr(err, "accessKeyID"));
-        free(err);
-        err = NULL;
-        s3_store_done(&s);
+        expect_load_error(dir, -ENOENT, "accessKeyID");
 
         write_setting(dir, "accessKeyID", "  AKIA\n");
         write_setting(dir, "secretAccessKey", "\n");
-        assert_int_equal(s3_store_load_dir(dir, &s, &err), -EINVAL);
-        assert_non_null(strstr(err, "secretAccessKey is empty"));
-        free(err);
-        err = NULL;
-        s3_store_done(&s);
+        expect_load_error(dir, -EINVAL, "secretAccessKey is empty");
 
         write_setting(dir, "secretAccessKey", "s3cr3t\n");
         write_setting(dir, "s3ForcePathStyle", "yes");
-        assert_int_equal(s3_store_load_dir(dir, &s, &err), -EINVAL);
-        assert_non_null(strstr(err, "s3ForcePathStyle"));
-        free(err);
-        err = NULL;
-        s3_store_done(&s);
+        expect_load_error(dir, -EINVAL, "s3ForcePathStyle");
 
         write_setting(dir, "s3ForcePathStyle", "true\n");
         write_setting(dir, "insecureHTTP", "yes");
-        assert_int_equal(s3_store_load_dir(dir, &s, &err), -EINVAL);
-        assert_non_null(strstr(err, "insecureHTTP is \"yes\"; write true or false"));
-        free(err);
-        err = NULL;
-        s3_store_done(&s);
+        expect_load_error(dir, -EINVAL, "insecureHTTP is \"yes\"; write true or false");
 
         write_setting(dir, "insecureHTTP", "false");
         write_setting(dir, "region", "eu-west-1");
