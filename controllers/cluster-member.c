@@ -11,6 +11,7 @@
  * ClusterMemberRemovalController removes it). */
 #include "base/json.h"
 #include "controllers.h"
+#include "etcd/quorum.h"
 #include "facts.h"
 
 /* Why a master's etcd container is not the one waiting to be added, or
@@ -103,7 +104,7 @@ static int sync_cluster_member(const SyncContext *ctx, Plan *p)
                                 voters += !s->states[k].is_learner;
                         const KubeObject *node_obj = node_of_member(ctx, s, m);
                         const char *node = node_obj ? node_obj->name : NULL;
-                        int64_t target = node && voters < (voters + 1) / 2 + 1
+                        int64_t target = node && !etcd_quorum_holds(voters + 1, voters)
                                                  ? node_rollout_target(op_etcd_cr(ctx), node)
                                                  : 0;
                         if (target > 0) {

@@ -22,6 +22,7 @@
 #include "cmd.h"
 #include "etcd-sync.h"
 #include "etcd/client.h"
+#include "etcd/quorum.h"
 #include "node-util.h"
 
 #define CALL_TIMEOUT (5 * USEC_PER_SEC)
@@ -166,8 +167,8 @@ static int remove_run(Flags *f)
                                   tname);
                         return EXIT_RUNTIME;
                 }
-                size_t quorum = voters / 2 + 1;
-                if (healthy < quorum) {
+                size_t quorum = etcd_quorum(voters);
+                if (!etcd_quorum_holds(voters, healthy)) {
                         log_error("refusing: without %s the cluster would have %zu voters, %zu of them "
                                   "healthy, and %zu voters need %zu for quorum. Bring the unhealthy members "
                                   "back first; nothing was changed",

@@ -16,6 +16,7 @@
 #include "base/fileio.h"
 #include "base/log.h"
 #include "controllers/facts.h"
+#include "etcd/quorum.h"
 #include "node-util.h"
 #include "render/template.h"
 
@@ -294,16 +295,15 @@ bool nodecmd_restart_keeps_quorum(const EtcdMemberList *l, const int *health, co
                 voters++;
                 up += &l->members[i] != me && health[i] == 0;
         }
-        size_t q = voters / 2 + 1;
         if (ret_up)
                 *ret_up = up;
         if (ret_voters)
                 *ret_voters = voters;
         if (ret_quorum)
-                *ret_quorum = q;
+                *ret_quorum = etcd_quorum(voters);
         if (ret_self)
                 *ret_self = me;
-        return !me || up >= q;
+        return !me || etcd_quorum_holds(voters, up);
 }
 
 int nodecmd_mkdir_p(const char *path, mode_t mode)

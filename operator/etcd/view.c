@@ -2,6 +2,7 @@
 #include "view.h"
 #include "base/json.h"
 #include "base/log.h"
+#include "quorum.h"
 
 struct EtcdView {
         EtcdClient *client;
@@ -81,12 +82,12 @@ size_t etcd_view_count_healthy_voters(const EtcdViewSnapshot *s)
 
 size_t etcd_view_quorum(const EtcdViewSnapshot *s)
 {
-        return etcd_view_count_voters(s) / 2 + 1;
+        return etcd_quorum(etcd_view_count_voters(s));
 }
 
 int etcd_view_fault_tolerance(const EtcdViewSnapshot *s)
 {
-        return (int) etcd_view_count_healthy_voters(s) - (int) etcd_view_quorum(s);
+        return etcd_quorum_fault_tolerance(etcd_view_count_voters(s), etcd_view_count_healthy_voters(s));
 }
 
 bool etcd_view_is_fault_tolerant(const EtcdViewSnapshot *s)
@@ -195,14 +196,13 @@ bool etcd_view_restart_keeps_quorum(const EtcdViewSnapshot *s, uint64_t id, cons
                 voters++;
                 up += m != target && m->started && m->healthy && hinted_up(hints, m);
         }
-        size_t q = voters / 2 + 1;
         if (ret_up)
                 *ret_up = up;
         if (ret_voters)
                 *ret_voters = voters;
         if (ret_quorum)
-                *ret_quorum = q;
-        return up >= q;
+                *ret_quorum = etcd_quorum(voters);
+        return etcd_quorum_holds(voters, up);
 }
 
 /* FNV-1a, 64 bit: stable across runs and cheap; not a defence against anyone. */

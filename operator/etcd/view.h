@@ -55,7 +55,7 @@ EtcdViewSnapshot *etcd_view_snapshot_unref(EtcdViewSnapshot *s);
 DEFINE_TRIVIAL_CLEANUP_FUNC(EtcdViewSnapshot *, etcd_view_snapshot_unref);
 
 /* Pure queries on a snapshot (also used by controller tests on fixtures).
- * The quorum arithmetic of every controller lives here and nowhere else. */
+ * Their quorum arithmetic is quorum.h's, the one place it lives. */
 size_t etcd_view_count_voters(const EtcdViewSnapshot *s);
 size_t etcd_view_count_healthy_voters(const EtcdViewSnapshot *s);
 /* Voters needed for quorum: voters / 2 + 1 (1 for an empty list). */

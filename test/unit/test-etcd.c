@@ -10,6 +10,7 @@
 #include "base/json.h"
 #include "etcd/client.h"
 #include "etcd/maintlog.h"
+#include "etcd/quorum.h"
 #include "etcd/types.h"
 
 static cJSON *parse(const char *s)
@@ -275,6 +276,27 @@ static void check_http_url(const char *url, const char *want)
 }
 
 /* HTTP goes to etcd's HTTP listener 2381 of a client URL on 2379; any other port serves both. */
+/* The one majority rule (etcd/quorum.h): voters / 2 + 1, and what it allows. */
+static void test_quorum(void **state)
+{
+        static const struct {
+                size_t voters, quorum, tolerates_with_all_up;
+        } t[] = {{0, 1, 0}, {1, 1, 0}, {2, 2, 0}, {3, 2, 1}, {4, 3, 1}, {5, 3, 2}, {6, 4, 2}, {7, 4, 3}};
+        for (size_t i = 0; i < sizeof t / sizeof t[0]; i++) {
+                assert_int_equal(etcd_quorum(t[i].voters), t[i].quorum);
+                assert_true(etcd_quorum_holds(t[i].voters, t[i].quorum));
+                assert_false(etcd_quorum_holds(t[i].voters, t[i].quorum - 1));
+                if (t[i].voters > 0)
+                        assert_int_equal(etcd_quorum_fault_tolerance(t[i].voters, t[i].voters),
+                                         (int) t[i].tolerates_with_all_up);
+        }
+        /* Lost already: negative. */
+        assert_int_equal(etcd_quorum_fault_tolerance(3, 1), -1);
+        /* A promotion: two healthy voters make the quorum of three, one does not make two's. */
+        assert_true(etcd_quorum_holds(3, 2));
+        assert_false(etcd_quorum_holds(2, 1));
+}
+
 static void test_http_url(void **state)
 {
         check_http_url("https://10.0.0.1:2379", "https://10.0.0.1:2381");
@@ -298,6 +320,7 @@ int main(void)
                 cmocka_unit_test(test_alarms),      cmocka_unit_test(test_errors),
                 cmocka_unit_test(test_maint_log),   cmocka_unit_test(test_urls),
                 cmocka_unit_test(test_route),       cmocka_unit_test(test_http_url),
+                cmocka_unit_test(test_quorum),
         };
         return cmocka_run_group_tests(tests, NULL, NULL);
 }
