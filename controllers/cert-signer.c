@@ -31,11 +31,12 @@ typedef struct SignerSpec {
 } SignerSpec;
 
 static const SignerSpec signer_specs[_CERT_SIGNER_MAX] = {
-        [CERT_SIGNER_ETCD] = {"etcd-signer", "etcd-ca-bundle", "server-ca-bundle.crt"},
-        [CERT_SIGNER_METRIC] = {"etcd-metric-signer", "etcd-metrics-ca-bundle", "metrics-ca-bundle.crt"},
+        [CERT_SIGNER_ETCD] = {SECRET_ETCD_SIGNER, CM_ETCD_CA_BUNDLE, "server-ca-bundle.crt"},
+        [CERT_SIGNER_METRIC] = {SECRET_ETCD_METRIC_SIGNER, CM_ETCD_METRICS_CA_BUNDLE,
+                                "metrics-ca-bundle.crt"},
 };
 
-const char *const cert_signer_names[] = {"etcd-signer", "etcd-metric-signer", NULL};
+const char *const cert_signer_names[] = {SECRET_ETCD_SIGNER, SECRET_ETCD_METRIC_SIGNER, NULL};
 
 typedef struct Signer {
         const SignerSpec *spec;
@@ -516,21 +517,21 @@ static int sync_aggregates(Sync *s, size_t n_nodes)
                                 return -ENOMEM;
                 if (!d)
                         return -ENOMEM;
-                old = op_get(s->ctx, W_ETCD_CONFIGMAPS, NS_ETCD, "etcd-all-bundles");
+                old = op_get(s->ctx, W_ETCD_CONFIGMAPS, NS_ETCD, CM_ETCD_ALL_BUNDLES);
                 if (differs(old, NULL, d)) {
                         log_info("etcd-all-bundles: publishing the CA bundles for the next revision");
-                        write_object(s, &KUBE_CONFIGMAPS, old, "etcd-all-bundles", NULL, TAKE_PTR(d), NULL);
+                        write_object(s, &KUBE_CONFIGMAPS, old, CM_ETCD_ALL_BUNDLES, NULL, TAKE_PTR(d), NULL);
                 }
         }
         /* Without any master (not listed yet) there is nothing to aggregate. */
         if (!s->settled || n_nodes == 0)
                 return 0;
-        old = op_get(s->ctx, W_ETCD_SECRETS, NS_ETCD, "etcd-all-certs");
+        old = op_get(s->ctx, W_ETCD_SECRETS, NS_ETCD, SECRET_ETCD_ALL_CERTS);
         if (differs(old, "Opaque", s->all_certs)) {
                 log_info("etcd-all-certs: publishing the node certificates for the next revision");
                 cJSON *d = cJSON_Duplicate(s->all_certs, true);
                 r = d ? 0 : -ENOMEM;
-                write_object(s, &KUBE_SECRETS, old, "etcd-all-certs", "Opaque", d, NULL);
+                write_object(s, &KUBE_SECRETS, old, SECRET_ETCD_ALL_CERTS, "Opaque", d, NULL);
                 return r;
         }
         return 0;

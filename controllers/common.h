@@ -5,19 +5,12 @@
  * settings), and small readers over both. Syncs only read through here. */
 #pragma once
 
+#include "base/contract.h"
 #include "etcd/view.h"
 #include "pki/check-memo.h"
 #include "pki/keypool.h"
 #include "pki/pki.h"
 #include "runtime/controller.h"
-
-#define NS_ETCD           "openshift-etcd"
-#define NS_OPERATOR       "openshift-etcd-operator"
-#define NS_CONFIG         "openshift-config"
-#define NS_CONFIG_MANAGED "openshift-config-managed"
-#define NS_KUBE_SYSTEM    "kube-system"
-#define NS_KAS            "openshift-kube-apiserver"
-#define NS_MACHINE_API    "openshift-machine-api"
 
 /* The one table of the watches controllers share (index, resource,
  * namespace or NULL for all, label selector or NULL): the enum and
@@ -47,7 +40,7 @@
         X(W_KUBE_SYSTEM_CONFIGMAPS, KUBE_CONFIGMAPS,       NS_KUBE_SYSTEM, NULL,                  NULL)                   \
         X(W_KUBE_SYSTEM_EVENTS,     KUBE_EVENTS,           NS_KUBE_SYSTEM, NULL,                  BOOTSTRAP_FINISHED_EVENT) \
         X(W_CONFIG_CONFIGMAPS,      KUBE_CONFIGMAPS,       NS_CONFIG,      NULL,                  NULL)                   \
-        X(W_CONFIG_SECRETS,         KUBE_SECRETS,          NS_CONFIG,      NULL,                  "etcd-client") /* our copy alone: not the pull secret */ \
+        X(W_CONFIG_SECRETS,         KUBE_SECRETS,          NS_CONFIG,      NULL,                  SECRET_ETCD_CLIENT) /* our copy alone: not the pull secret */ \
         X(W_OPERATOR_CONFIGMAPS,    KUBE_CONFIGMAPS,       NS_OPERATOR,    NULL,                  NULL)                   \
         X(W_OPERATOR_SECRETS,       KUBE_SECRETS,          NS_OPERATOR,    NULL,                  NULL)                   \
         X(W_INFRASTRUCTURES,        KUBE_INFRASTRUCTURES,  NULL,           NULL,                  NULL)                   \

@@ -24,8 +24,6 @@
 #include "facts.h"
 #include "render/netutil.h"
 
-#define ENDPOINTS_CM "etcd-endpoints"
-
 /* From a good member list: every started voter but the bootstrap member. */
 static int members_data(const SyncContext *ctx, const EtcdViewSnapshot *s, const char *bip, cJSON *data)
 {
@@ -74,16 +72,16 @@ static int plan_remove_annotation(Plan *p, const char *ip)
                 return -ENOMEM;
         log_info("bootstrap member gone and bootstrap complete: removing the bootstrap annotation (%s)", ip);
         /* APPLY merges annotations; only a merge patch with null removes one. */
-        plan_patch(p, &KUBE_CONFIGMAPS, NS_ETCD, ENDPOINTS_CM, KUBE_PATCH_MERGE, patch);
+        plan_patch(p, &KUBE_CONFIGMAPS, NS_ETCD, CM_ETCD_ENDPOINTS, KUBE_PATCH_MERGE, patch);
         plan_event(p, false, "BootstrapAnnotationRemoved",
                    "bootstrap member removed and bootstrap complete: removed the bootstrap IP %s from %s/%s",
-                   ip, NS_ETCD, ENDPOINTS_CM);
+                   ip, NS_ETCD, CM_ETCD_ENDPOINTS);
         return 0;
 }
 
 static int sync_etcd_endpoints(const SyncContext *ctx, Plan *p)
 {
-        const KubeObject *existing = op_get(ctx, W_ETCD_CONFIGMAPS, NS_ETCD, ENDPOINTS_CM);
+        const KubeObject *existing = op_get(ctx, W_ETCD_CONFIGMAPS, NS_ETCD, CM_ETCD_ENDPOINTS);
         const char *bip = bootstrap_ip(ctx);
         cJSON *have = existing ? json_get_object(existing->json, "data") : NULL;
         bool have_any = have && have->child;
@@ -106,7 +104,7 @@ static int sync_etcd_endpoints(const SyncContext *ctx, Plan *p)
                 remove_annotation = bip && data->child && bootstrap_phase(ctx, s) == BOOTSTRAP_OVER;
                 if (!data->child && have_any) {
                         log_warning("the member list has no started voting member to publish; keeping %s",
-                                    ENDPOINTS_CM);
+                                    CM_ETCD_ENDPOINTS);
                         return 0;
                 }
         } else {
@@ -121,16 +119,16 @@ static int sync_etcd_endpoints(const SyncContext *ctx, Plan *p)
         bool same = existing && (have ? cJSON_Compare(have, data, true) : !data->child);
         if (!same && (existing || data->child)) {
                 _cleanup_(cJSON_Deletep) cJSON *cm =
-                        kube_object_skeleton(&KUBE_CONFIGMAPS, NS_ETCD, ENDPOINTS_CM);
+                        kube_object_skeleton(&KUBE_CONFIGMAPS, NS_ETCD, CM_ETCD_ENDPOINTS);
                 if (!cm || !cJSON_AddItemToObject(cm, "data", data))
                         return -ENOMEM;
                 data = NULL; /* owned by cm now */
                 _cleanup_free_ char *txt = json_print(cJSON_GetObjectItemCaseSensitive(cm, "data"));
-                log_info("%s %s from the %s: %s", existing ? "updating" : "creating", ENDPOINTS_CM, source,
-                         strempty(txt));
+                log_info("%s %s from the %s: %s", existing ? "updating" : "creating", CM_ETCD_ENDPOINTS,
+                         source, strempty(txt));
                 plan_apply(p, &KUBE_CONFIGMAPS, cm);
-                plan_event(p, false, "EtcdEndpointsUpdated", "%s/%s now lists %s", NS_ETCD, ENDPOINTS_CM,
-                           strempty(txt));
+                plan_event(p, false, "EtcdEndpointsUpdated", "%s/%s now lists %s", NS_ETCD,
+                           CM_ETCD_ENDPOINTS, strempty(txt));
         }
         return remove_annotation ? plan_remove_annotation(p, bip) : 0;
 }

@@ -221,10 +221,10 @@ bool etcd_revision_stable(const KubeObject *etcd_cr, char *why, size_t n)
 /* ---- Revisions ---- */
 
 const RevisionedObject revisioned_objects[N_REVISIONED_OBJECTS] = {
-        {W_ETCD_CONFIGMAPS, &KUBE_CONFIGMAPS, "configmap", "etcd-pod"},
-        {W_ETCD_CONFIGMAPS, &KUBE_CONFIGMAPS, "configmap", "etcd-endpoints"},
-        {W_ETCD_CONFIGMAPS, &KUBE_CONFIGMAPS, "configmap", "etcd-all-bundles"},
-        {W_ETCD_SECRETS, &KUBE_SECRETS, "secret", "etcd-all-certs"},
+        {W_ETCD_CONFIGMAPS, &KUBE_CONFIGMAPS, "configmap", CM_ETCD_POD},
+        {W_ETCD_CONFIGMAPS, &KUBE_CONFIGMAPS, "configmap", CM_ETCD_ENDPOINTS},
+        {W_ETCD_CONFIGMAPS, &KUBE_CONFIGMAPS, "configmap", CM_ETCD_ALL_BUNDLES},
+        {W_ETCD_SECRETS, &KUBE_SECRETS, "secret", SECRET_ETCD_ALL_CERTS},
 };
 
 int64_t revision_number(const char *s, char end)
@@ -262,8 +262,8 @@ const RevisionedObject *revision_copy_of(const KubeResource *res, const char *ns
 
 static bool value_read_from_copies(const RevisionedObject *r, const char *key)
 {
-        return streq(r->name, "etcd-all-bundles") ||
-               (streq(r->name, "etcd-all-certs") && endswith(key, ".crt"));
+        return streq(r->name, CM_ETCD_ALL_BUNDLES) ||
+               (streq(r->name, SECRET_ETCD_ALL_CERTS) && endswith(key, ".crt"));
 }
 
 static int digest_text(const char *value, char out[static DIGEST_TEXT_LEN + 1])
@@ -620,7 +620,7 @@ const char *bootstrap_ip_of(const KubeObject *o)
 
 const char *bootstrap_ip(const SyncContext *ctx)
 {
-        return bootstrap_ip_of(op_get(ctx, W_ETCD_CONFIGMAPS, NS_ETCD, "etcd-endpoints"));
+        return bootstrap_ip_of(op_get(ctx, W_ETCD_CONFIGMAPS, NS_ETCD, CM_ETCD_ENDPOINTS));
 }
 
 bool is_bootstrap_member(const SyncContext *ctx, const EtcdMemberState *m, const char *ip)

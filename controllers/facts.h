@@ -11,15 +11,8 @@
 #include "common.h"
 #include "render/netutil.h"
 #include "render/tlsprofile.h"
-#include "s3/annotations.h"
 
-#define BOOTSTRAP_MEMBER_NAME "etcd-bootstrap"
-/* On openshift-etcd/etcd-endpoints (and mirrored on host-etcd-2): the bootstrap host's IP. */
-#define BOOTSTRAP_IP_ANNOTATION "alpha.installer.openshift.io/etcd-bootstrap"
-/* On the openshift-etcd namespace: the assisted installer's delayed-HA bootstrap (either name). */
-#define DELAYED_BOOTSTRAP_ANNOTATION    "openshift.io/delayed-bootstrap"
-#define DELAYED_HA_BOOTSTRAP_ANNOTATION "openshift.io/delayed-ha-bootstrap"
-#define UNSAFE_NON_HA_OVERRIDE          "useUnsupportedUnsafeNonHANonProductionUnstableEtcd"
+#define UNSAFE_NON_HA_OVERRIDE "useUnsupportedUnsafeNonHANonProductionUnstableEtcd"
 /* The opt-in for the automatic remedy of a member whose data is damaged (member-removal.c). */
 #define REPLACE_DAMAGED_OVERRIDE "replaceDamagedMembers"
 #define ETCD_PEER_PORT           2380
@@ -259,7 +252,7 @@ size_t scaling_members_before_teardown(ScalingStrategy s);
  * spare, and no gate asks them to. */
 bool scaling_is_single_member(ScalingStrategy s);
 
-/* ---- Backups to S3-compatible object storage (annotations: s3/annotations.h) ---- */
+/* ---- Backups to S3-compatible object storage (annotations: base/contract.h) ---- */
 
 #define S3_DEFAULT_GRACE (72 * 3600 * USEC_PER_SEC)
 

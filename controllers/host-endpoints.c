@@ -105,7 +105,7 @@ static cJSON *build_endpoints(cJSON *subset, const char *bootstrap_ip)
 static int sync_host_endpoints(const SyncContext *ctx, Plan *p)
 {
         const KubeObject *existing = op_get(ctx, W_ETCD_ENDPOINTS, NS_ETCD, HOST_ENDPOINTS_NAME);
-        const KubeObject *cm = op_get(ctx, W_ETCD_CONFIGMAPS, NS_ETCD, "etcd-endpoints");
+        const KubeObject *cm = op_get(ctx, W_ETCD_CONFIGMAPS, NS_ETCD, CM_ETCD_ENDPOINTS);
         size_t n = 0, refused = 0;
 
         _cleanup_(cJSON_Deletep) cJSON *subset = build_subset(ctx, &n, &refused);

@@ -55,7 +55,7 @@
 /* etcd-endpoints lists exactly the started voters' IPs (values of its data). */
 static bool endpoints_match_voters(const SyncContext *ctx, const EtcdViewSnapshot *s, char *why, size_t n)
 {
-        const KubeObject *cm = op_get(ctx, W_ETCD_CONFIGMAPS, NS_ETCD, "etcd-endpoints");
+        const KubeObject *cm = op_get(ctx, W_ETCD_CONFIGMAPS, NS_ETCD, CM_ETCD_ENDPOINTS);
         cJSON *data = cm ? json_get_object(cm->json, "data") : NULL, *e;
         size_t voters = 0;
         char hex[17];

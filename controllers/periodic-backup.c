@@ -26,7 +26,7 @@
  * happens.
  *
  * Beyond upstream, a Backup may also send its backups to an S3-compatible
- * store (the etcd.operator.openshift.io/s3-* annotations, s3/annotations.h):
+ * store (the etcd.operator.openshift.io/s3-* annotations, base/contract.h):
  * the CronJob passes the store on (request-backup), every upload is
  * followed by the store's garbage collection, and the Backup holds a
  * finalizer. Deleted, it takes no more backups (its CronJob goes at once)

@@ -235,7 +235,7 @@ static int sync_target_config(const SyncContext *ctx, Plan *p)
         if (!st || !template_is_image_ref(st->etcd_image) || !template_is_image_ref(st->operator_image))
                 return log_error_errno(-EINVAL, "the etcd or operator image is not a "
                                                 "valid image reference");
-        const KubeObject *endpoints = op_get(ctx, W_ETCD_CONFIGMAPS, NS_ETCD, "etcd-endpoints");
+        const KubeObject *endpoints = op_get(ctx, W_ETCD_CONFIGMAPS, NS_ETCD, CM_ETCD_ENDPOINTS);
         if (!endpoints) {
                 plan_waiting(p, "TargetConfigWaiting",
                              "etcd-pod not rendered: %s/etcd-endpoints does not exist", NS_ETCD);
@@ -296,7 +296,7 @@ static int sync_target_config(const SyncContext *ctx, Plan *p)
         };
         /* ConfigMap, key, template. */
         static const char *const pods[][3] = {
-                {"etcd-pod", "pod.yaml", "etcd-pod/pod.yaml"},
+                {CM_ETCD_POD, "pod.yaml", "etcd-pod/pod.yaml"},
                 {"restore-etcd-pod", "pod.yaml", "etcd-pod/restore-pod.yaml"},
                 {"restore-etcd-pod", "quorum-restore-pod.yaml", "etcd-pod/quorum-restore-pod.yaml"},
         };

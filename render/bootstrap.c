@@ -8,6 +8,7 @@
 
 #include "assets.h"
 #include "base/base64.h"
+#include "base/contract.h"
 #include "base/fileio.h"
 #include "base/json.h"
 #include "base/log.h"
@@ -21,7 +22,6 @@
 #include "tlsprofile.h"
 
 #define CERTS_SUBDIR "etc-kubernetes/static-pod-resources/etcd-member"
-#define NS           "openshift-etcd"
 
 typedef struct CertSet {
         PkiPair *signer, *metric_signer;
@@ -186,7 +186,7 @@ typedef struct Pems {
 
 static int write_secret(const char *root, const Pems *p)
 {
-        _cleanup_(cJSON_Deletep) cJSON *s = kube_object_skeleton(&KUBE_SECRETS, NS, p->name);
+        _cleanup_(cJSON_Deletep) cJSON *s = kube_object_skeleton(&KUBE_SECRETS, NS_ETCD, p->name);
         _cleanup_free_ char *rel = strdup_printf("manifests/openshift-etcd-%s.yaml", p->name);
         cJSON *data;
         if (!s || !rel || !cJSON_AddStringToObject(s, "type", "kubernetes.io/tls") ||
@@ -198,7 +198,7 @@ static int write_secret(const char *root, const Pems *p)
 
 static int write_configmap(const char *root, const char *name, const char *const *kv)
 {
-        _cleanup_(cJSON_Deletep) cJSON *c = kube_object_skeleton(&KUBE_CONFIGMAPS, NS, name);
+        _cleanup_(cJSON_Deletep) cJSON *c = kube_object_skeleton(&KUBE_CONFIGMAPS, NS_ETCD, name);
         _cleanup_free_ char *rel = strdup_printf("manifests/openshift-etcd-%s.yaml", name);
         cJSON *data;
         if (!c || !rel || !(data = cJSON_AddObjectToObject(c, "data")))
@@ -211,10 +211,10 @@ static int write_configmap(const char *root, const char *name, const char *const
 
 static int write_endpoints_cm(const char *root, const char *bootstrap_ip)
 {
-        _cleanup_(cJSON_Deletep) cJSON *c = kube_object_skeleton(&KUBE_CONFIGMAPS, NS, "etcd-endpoints");
+        _cleanup_(cJSON_Deletep) cJSON *c =
+                kube_object_skeleton(&KUBE_CONFIGMAPS, NS_ETCD, CM_ETCD_ENDPOINTS);
         cJSON *ann = c ? cJSON_AddObjectToObject(json_get_object(c, "metadata"), "annotations") : NULL;
-        if (!ann ||
-            !cJSON_AddStringToObject(ann, "alpha.installer.openshift.io/etcd-bootstrap", bootstrap_ip) ||
+        if (!ann || !cJSON_AddStringToObject(ann, BOOTSTRAP_IP_ANNOTATION, bootstrap_ip) ||
             !cJSON_AddObjectToObject(c, "data"))
                 return -ENOMEM;
         return write_yaml(root, "manifests/00_etcd-endpoints-cm.yaml", c, 0644);
@@ -319,7 +319,7 @@ static int write_tree(const RenderOptions *o, const CertSet *s, const char *root
         /* The aggregates: one change, one rollout (node certificates only). */
         if (r >= 0) {
                 _cleanup_(cJSON_Deletep) cJSON *all =
-                        kube_object_skeleton(&KUBE_SECRETS, NS, "etcd-all-certs");
+                        kube_object_skeleton(&KUBE_SECRETS, NS_ETCD, SECRET_ETCD_ALL_CERTS);
                 cJSON *data = all ? cJSON_AddObjectToObject(all, "data") : NULL;
                 r = data && cJSON_AddStringToObject(all, "type", "Opaque") ? 0 : -ENOMEM;
                 for (size_t i = 4; r >= 0 && i < ELEMENTSOF(p); i++) {
@@ -333,13 +333,13 @@ static int write_tree(const RenderOptions *o, const CertSet *s, const char *root
                         r = write_yaml(root, "manifests/openshift-etcd-etcd-all-certs.yaml", all, 0600);
         }
         if (r >= 0)
-                r = write_configmap(root, "etcd-ca-bundle",
+                r = write_configmap(root, CM_ETCD_CA_BUNDLE,
                                     (const char *const[]){"ca-bundle.crt", ca, NULL});
         if (r >= 0)
-                r = write_configmap(root, "etcd-metrics-ca-bundle",
+                r = write_configmap(root, CM_ETCD_METRICS_CA_BUNDLE,
                                     (const char *const[]){"ca-bundle.crt", metrics_ca, NULL});
         if (r >= 0)
-                r = write_configmap(root, "etcd-all-bundles",
+                r = write_configmap(root, CM_ETCD_ALL_BUNDLES,
                                     (const char *const[]){"server-ca-bundle.crt", ca,
                                                           "metrics-ca-bundle.crt", metrics_ca, NULL});
         if (r >= 0)

@@ -8,13 +8,14 @@
 #include "netutil.h"
 
 const char *const cert_signer_secrets[_CERT_SIGNER_MAX] = {
-        [CERT_SIGNER_ETCD] = "etcd-signer",
-        [CERT_SIGNER_METRIC] = "etcd-metric-signer",
+        [CERT_SIGNER_ETCD] = SECRET_ETCD_SIGNER,
+        [CERT_SIGNER_METRIC] = SECRET_ETCD_METRIC_SIGNER,
 };
 
 const CertProfile cert_client_profiles[2] = {
-        {"etcd-client", "etcd-client", "system:etcd", CERT_SIGNER_ETCD, PKI_PROFILE_CLIENT, false},
-        {"etcd-metric-client", "etcd-metric", "system:etcd", CERT_SIGNER_METRIC, PKI_PROFILE_CLIENT, false},
+        {SECRET_ETCD_CLIENT, "etcd-client", "system:etcd", CERT_SIGNER_ETCD, PKI_PROFILE_CLIENT, false},
+        {SECRET_ETCD_METRIC_CLIENT, "etcd-metric", "system:etcd", CERT_SIGNER_METRIC, PKI_PROFILE_CLIENT,
+         false},
 };
 
 const CertProfile cert_node_profiles[3] = {
@@ -66,14 +67,14 @@ static const struct {
         bool prefix;
         const char *description;
 } descriptions[] = {
-        {"etcd-signer", false,
+        {SECRET_ETCD_SIGNER, false,
          "Signs etcd's peer, serving and client certificates; trusted through etcd-ca-bundle."},
-        {"etcd-metric-signer", false,
+        {SECRET_ETCD_METRIC_SIGNER, false,
          "Signs etcd's metrics serving and metrics client certificates; trusted through "
          "etcd-metrics-ca-bundle."},
-        {"etcd-client", false,
+        {SECRET_ETCD_CLIENT, false,
          "Client certificate of the kube-apiserver and the etcd operator for etcd's client port."},
-        {"etcd-metric-client", false,
+        {SECRET_ETCD_METRIC_CLIENT, false,
          "Client certificate with which monitoring scrapes etcd's metrics port."},
         /* longest prefix first: etcd-serving-metrics- before etcd-serving- */
         {"etcd-serving-metrics-", true, "Serving certificate of one master's etcd metrics port (9979)."},

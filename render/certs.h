@@ -8,6 +8,7 @@
 
 #include <cjson/cJSON.h>
 
+#include "base/contract.h"
 #include "pki/pki.h"
 
 typedef enum CertSigner {
@@ -36,16 +37,6 @@ extern const CertProfile cert_node_profiles[3];
 /* The secret name and CN of a profile for `node` (NULL for a client certificate). */
 int cert_profile_names(const CertProfile *p, const char *node, char *ret_secret, size_t secret_size,
                        char *ret_cn, size_t cn_size);
-
-/* library-go's certificate metadata on the Secret that holds a certificate
- * (what cert-expiry tooling and OpenShift's TLS registry read). */
-#define CERT_ANN_NOT_AFTER    "auth.openshift.io/certificate-not-after"
-#define CERT_ANN_NOT_BEFORE   "auth.openshift.io/certificate-not-before"
-#define CERT_ANN_ISSUER       "auth.openshift.io/certificate-issuer"
-#define CERT_ANN_HOSTNAMES    "auth.openshift.io/certificate-hostnames"
-#define CERT_ANN_COMPONENT    "openshift.io/owning-component"
-#define CERT_ANN_DESCRIPTION  "openshift.io/description"
-#define CERT_OWNING_COMPONENT "etcd"
 
 /* What the Secret `name` (a signer's, a client's or a node's) holds, in a sentence. */
 const char *cert_description(const char *name);

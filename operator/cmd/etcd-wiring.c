@@ -1,12 +1,12 @@
 /* etcd client wiring from informer events. */
 #include "etcd-wiring.h"
 #include "base/base64.h"
+#include "base/contract.h"
 #include "base/fileio.h"
 #include "base/json.h"
 #include "base/log.h"
 
-#define BOOTSTRAP_ANNOTATION "alpha.installer.openshift.io/etcd-bootstrap"
-#define MAX_URLS             16
+#define MAX_URLS 16
 
 struct EtcdWiring {
         EtcdClient *client;
@@ -45,14 +45,14 @@ static void update_endpoints(EtcdWiring *w)
 {
         char *urls[MAX_URLS] = {};
         size_t n = 0;
-        const KubeObject *cm = informer_get(informer(w, W_ETCD_CONFIGMAPS), NS_ETCD, "etcd-endpoints");
+        const KubeObject *cm = informer_get(informer(w, W_ETCD_CONFIGMAPS), NS_ETCD, CM_ETCD_ENDPOINTS);
         cJSON *v;
 
         /* Published members first, then the bootstrap member, then the masters as a fallback. */
         JSON_ARRAY_FOREACH (v, cm ? json_get_object(cm->json, "data") : NULL)
                 if (json_string(v))
                         (void) add_url(urls, &n, json_string(v));
-        const char *bootstrap = kube_object_annotation(cm, BOOTSTRAP_ANNOTATION);
+        const char *bootstrap = kube_object_annotation(cm, BOOTSTRAP_IP_ANNOTATION);
         if (bootstrap)
                 (void) add_url(urls, &n, bootstrap);
         _cleanup_free_ const KubeObject **nodes = NULL;
@@ -131,8 +131,8 @@ static void update_tls(EtcdWiring *w)
 {
         if (w->tls_from_files)
                 return;
-        const KubeObject *sec = informer_get(informer(w, W_ETCD_SECRETS), NS_ETCD, "etcd-client");
-        const KubeObject *ca = informer_get(informer(w, W_ETCD_CONFIGMAPS), NS_ETCD, "etcd-ca-bundle");
+        const KubeObject *sec = informer_get(informer(w, W_ETCD_SECRETS), NS_ETCD, SECRET_ETCD_CLIENT);
+        const KubeObject *ca = informer_get(informer(w, W_ETCD_CONFIGMAPS), NS_ETCD, CM_ETCD_CA_BUNDLE);
         cJSON *data = sec ? json_get_object(sec->json, "data") : NULL;
         cJSON *c = data ? cJSON_GetObjectItemCaseSensitive(data, "tls.crt") : NULL;
         cJSON *k = data ? cJSON_GetObjectItemCaseSensitive(data, "tls.key") : NULL;

@@ -20,6 +20,7 @@
 #include <stdarg.h>
 
 #include "base/base64.h"
+#include "base/contract.h"
 #include "base/fileio.h"
 #include "base/json.h"
 #include "base/log.h"
@@ -76,8 +77,8 @@ typedef struct File {
 } File;
 
 typedef struct Object {
-        char *name;     /* the API object: "etcd-pod-3", or "etcd-all-certs" for a cert copy */
-        char *dir_name; /* its directory: "etcd-pod" */
+        char *name;     /* the API object: "etcd-pod-3", or SECRET_ETCD_ALL_CERTS for a cert copy */
+        char *dir_name; /* its directory: CM_ETCD_POD */
         bool secret, cert, optional, present;
         File *files;
         size_t n_files;
@@ -428,9 +429,9 @@ static int pod_manifest(Installer *in, char **ret, size_t *ret_len)
 /* The PEMs the guard talks to etcd with, from the objects this run fetched:
  * the CA bundle that signs etcd's serving certificates and this node's peer
  * certificate (etcd issues those for server and client use). */
-#define GUARD_CA_OBJECT   "etcd-all-bundles"
+#define GUARD_CA_OBJECT   CM_ETCD_ALL_BUNDLES
 #define GUARD_CA_KEY      "server-ca-bundle.crt"
-#define GUARD_CERT_OBJECT "etcd-all-certs"
+#define GUARD_CERT_OBJECT SECRET_ETCD_ALL_CERTS
 #define GUARD_CALL        (3 * USEC_PER_SEC)
 #define GUARD_RETRY       (2 * USEC_PER_SEC)
 

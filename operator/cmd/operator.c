@@ -8,6 +8,7 @@
 #include <signal.h>
 #include <systemd/sd-daemon.h>
 
+#include "base/contract.h"
 #include "base/log.h"
 #include "cmd.h"
 #include "controllers/common.h"
@@ -415,10 +416,10 @@ static int run(const Flags *f)
                 kube_config_free(cfg);
                 return log_error_errno(ENOMEM, "out of memory"), EXIT_RUNTIME;
         }
-        const char *ns = f->namespace ? f->namespace : "openshift-etcd-operator";
+        const char *ns = f->namespace ? f->namespace : NS_OPERATOR;
         o.informers = informer_factory_new(o.client);
         informer_factory_set_transform(o.informers, operator_cache_transform);
-        EventSource src = {.component = "openshift-cluster-etcd-operator",
+        EventSource src = {.component = EVENT_COMPONENT,
                            .api_version = "apps/v1",
                            .kind = "Deployment",
                            .namespace = ns,

@@ -15,6 +15,7 @@
 #include <getopt.h>
 #include <sys/stat.h>
 
+#include "base/contract.h"
 #include "base/fileio.h"
 #include "base/json.h"
 #include "base/log.h"
@@ -168,7 +169,7 @@ static int prune_main(int argc, char *argv[])
         };
         Flags f = {.resource_dir = "/etc/kubernetes/static-pod-resources",
                    .cert_dir = "etcd-certs",
-                   .static_pod_name = "etcd-pod",
+                   .static_pod_name = CM_ETCD_POD,
                    .manifest_dir = "/etc/kubernetes/manifests"};
         bool have_max = false;
         int c, r = EXIT_USAGE;

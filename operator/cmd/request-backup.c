@@ -8,13 +8,13 @@
  * finds its EtcdBackup there already: that is success, not a second backup. */
 #include <getopt.h>
 
+#include "base/contract.h"
 #include "base/json.h"
 #include "base/log.h"
 #include "cmd.h"
 #include "kube-sync.h"
 #include "kube/resource.h"
 #include "node-util.h"
-#include "s3/annotations.h"
 
 #define CALL_TIMEOUT (30 * USEC_PER_SEC)
 

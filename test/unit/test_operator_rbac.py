@@ -38,8 +38,9 @@ def read(rel):
 
 
 def c_strings():
-    """#define NAME "value" (one string) from controllers/common.h."""
-    return dict(re.findall(r'#define\s+(\w+)\s+("[^"]*")\s*(?:/\*.*)?$', read("controllers/common.h"), re.M))
+    """#define NAME "value" (one string) from the contract's names and controllers/common.h."""
+    text = read("operator/base/contract.h") + read("controllers/common.h")
+    return dict(re.findall(r'#define\s+(\w+)\s+("[^"]*")\s*(?:/\*.*)?$', text, re.M))
 
 
 def c_value(tok, defs):
@@ -249,10 +250,11 @@ class OperatorRbacTest(unittest.TestCase):
     def test_resource_sync(self):
         """Every copy's target: read, created, updated, and a Secret deleted (type change, review L1)."""
         defs = c_strings()
-        copies = re.findall(r"\{(true|false), (W_\w+), (\w+), \"([^\"]+)\", (W_\w+), (\w+),\s*\"([^\"]+)\"\}",
+        copies = re.findall(r"\{(true|false), (W_\w+), (\w+), (\"[^\"]+\"|\w+), (W_\w+), (\w+),\s*(\"[^\"]+\"|\w+)\}",
                             read("controllers/resource-sync.c"))
         self.assertGreater(len(copies), 6)
         for secret, _, _, _, to_w, to_ns, to in copies:
+            to = c_value(to, defs)
             res, ns, _, name = self.watches[to_w]
             self.assertIn(name, (None, to), "%s watches %s only, so the copy %s is never seen" % (to_w, name, to))
             ns = c_value(to_ns, defs)
