@@ -23,6 +23,9 @@
  * (lastFailed*) and retried with backoff, up to
  * spec.failedRevisionLimit attempts (then NodeInstallerDegraded, until a
  * new revision, e.g. from forceRedeploymentReason). */
+#include <limits.h>
+
+#include "base/backoff.h"
 #include "base/json.h"
 #include "base/log.h"
 #include "controllers.h"
@@ -362,7 +365,8 @@ static int start_installer(const State *st, Plan *p, const NodeInfo *ni)
         char name[300];
 
         if (attempt > 0 && parse_rfc3339(json_get_string(ni->entry, "lastFailedTime"), &failed_at) >= 0) {
-                usec_t delay = MIN(BACKOFF_BASE << MIN(attempt - 1, (int64_t) 10), BACKOFF_MAX);
+                usec_t delay = backoff_exponential(BACKOFF_BASE, BACKOFF_MAX,
+                                                   (unsigned) MIN(attempt - 1, (int64_t) UINT_MAX));
                 if (st->ctx->now < failed_at + delay) {
                         plan_requeue_after(p, failed_at + delay - st->ctx->now);
                         return 0;

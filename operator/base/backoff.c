@@ -26,6 +26,14 @@ void backoff_reset(Backoff *b)
         b->steps = 0;
 }
 
+usec_t backoff_exponential(usec_t base, usec_t max, unsigned failures)
+{
+        usec_t d = MIN(base, max);
+        for (unsigned i = 0; i < failures && d < max; i++)
+                d = d > max / 2 ? max : d * 2;
+        return d;
+}
+
 void token_bucket_init(TokenBucket *t, double rate, unsigned burst, usec_t now)
 {
         *t = (TokenBucket){.rate = rate, .burst = burst, .tokens = burst, .last = now};

@@ -19,6 +19,12 @@ void backoff_init(Backoff *b, usec_t initial, usec_t max, double factor, double 
 usec_t backoff_next(Backoff *b, double rnd);
 void backoff_reset(Backoff *b);
 
+/* The delay after `failures` failures in a row, from no state but the count: base * 2^failures,
+ * capped at max (client-go's ItemExponentialFailureRateLimiter). The one exponential of the
+ * product: the work queue's per-key retries, the executor's wait for a cache behind the
+ * server, the installer's retries after a failed revision. */
+usec_t backoff_exponential(usec_t base, usec_t max, unsigned failures);
+
 typedef struct TokenBucket {
         double rate;  /* tokens per second */
         double burst; /* capacity */

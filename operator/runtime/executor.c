@@ -3,6 +3,7 @@
  * changes through the etcd client with their "already done" and "not yet"
  * answers), records what the server said about failures, and the writes the
  * next sync must wait to see (expectations). Ends in the status writer. */
+#include "base/backoff.h"
 #include "base/json.h"
 #include "base/log.h"
 #include "runtime/apply.h"
@@ -51,10 +52,7 @@ static void cache_behind(Controller *c, const Intent *i, uint64_t rv, const char
         if (!c->conflicted)
                 c->conflict_streak++;
         c->conflicted = true;
-        usec_t delay = CONFLICT_DELAY;
-        for (unsigned k = 1; k < c->conflict_streak && delay < CONFLICT_DELAY_MAX; k++)
-                delay *= 2;
-        delay = MIN(delay, CONFLICT_DELAY_MAX);
+        usec_t delay = backoff_exponential(CONFLICT_DELAY, CONFLICT_DELAY_MAX, c->conflict_streak - 1);
         log_debug("%s: %s (%u plans in a row); syncing again in %llu ms, from caches past it",
                   strempty(what), why, c->conflict_streak, (unsigned long long) (delay / USEC_PER_MSEC));
         plan_requeue_after(&c->plan, delay);

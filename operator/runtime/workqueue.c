@@ -1,10 +1,11 @@
 /* Work queue: FIFO of keys + dirty set + processing set + delayed set +
  * per-key failure counts + a token bucket. */
-#include <math.h>
+
+#include "workqueue.h"
+#include <limits.h>
 
 #include "base/backoff.h"
 #include "base/hashmap.h"
-#include "workqueue.h"
 
 typedef struct Node {
         struct Node *next;
@@ -120,9 +121,8 @@ int workqueue_add_rate_limited(WorkQueue *q, const char *key, usec_t now, usec_t
 {
         assert_return(q && key, -EINVAL);
         uintptr_t fails = (uintptr_t) hashmap_get(q->failures, key);
-        /* Per-key exponential: base * 2^fails, capped. */
-        double d = (double) q->limits.base_delay * ldexp(1.0, (int) MIN(fails, (uintptr_t) 62));
-        usec_t per_key = d > (double) q->limits.max_delay ? q->limits.max_delay : (usec_t) d;
+        usec_t per_key = backoff_exponential(q->limits.base_delay, q->limits.max_delay,
+                                             (unsigned) MIN(fails, (uintptr_t) UINT_MAX));
         int r = hashmap_put(q->failures, key, (void *) (fails + 1));
         if (r < 0)
                 return r;

@@ -568,6 +568,16 @@ static void test_backoff(void **state)
         backoff_reset(&b);
         assert_int_equal(backoff_next(&b, 0), 800 * USEC_PER_MSEC);
 
+        /* The stateless exponential: base * 2^failures, capped, without overflow. */
+        assert_int_equal(backoff_exponential(10 * USEC_PER_SEC, 300 * USEC_PER_SEC, 0), 10 * USEC_PER_SEC);
+        assert_int_equal(backoff_exponential(10 * USEC_PER_SEC, 300 * USEC_PER_SEC, 4), 160 * USEC_PER_SEC);
+        assert_int_equal(backoff_exponential(10 * USEC_PER_SEC, 300 * USEC_PER_SEC, 5), 300 * USEC_PER_SEC);
+        assert_int_equal(backoff_exponential(5 * USEC_PER_MSEC, 1000 * USEC_PER_SEC, 62),
+                         1000 * USEC_PER_SEC);
+        assert_int_equal(backoff_exponential(1, UINT64_MAX, 200), UINT64_MAX);
+        assert_int_equal(backoff_exponential(0, 30, 9), 0);
+        assert_int_equal(backoff_exponential(50, 30, 0), 30);
+
         TokenBucket t;
         token_bucket_init(&t, 10, 2, 0);
         assert_int_equal(token_bucket_reserve(&t, 0), 0);
