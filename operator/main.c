@@ -1,6 +1,6 @@
 /* cluster-etcd-operator: one binary, many subcommands. This file only
- * dispatches; each subcommand lives in operator/cmd/ (or its module) and
- * owns its flags and --help text.
+ * dispatches; each subcommand lives in operator/process/ (the operator) or
+ * operator/node/ (the node tools) and owns its flags and --help text.
  *
  * Exit codes (every subcommand): 0 success, 1 runtime failure,
  * 2 usage or input error. */
@@ -8,7 +8,8 @@
 
 #include "base/json.h"
 #include "base/log.h"
-#include "cmd/cmd.h"
+#include "node/node.h"
+#include "process/process.h"
 
 /* clang-format off */
 static const Command *const commands[] = {

@@ -1,5 +1,7 @@
-/* The subcommand table entry, and helpers every subcommand uses for its
- * common flags (-v, --kubeconfig, --help). */
+/* What every subcommand shares: its table entry, its exit codes, and the
+ * parsing of the common flags (-v, --kubeconfig, --help). The commands
+ * themselves live above this layer: the operator's process in
+ * operator/process (process.h), the node tools in operator/node (node.h). */
 #pragma once
 
 #include "base/macro.h"
@@ -15,29 +17,6 @@ typedef struct Command {
         const char *summary;
         int (*run)(int argc, char *argv[]);
 } Command;
-
-extern const Command cmd_operator;
-extern const Command cmd_render;
-/* The commands that run on a master node, in the etcd pod or its installer. */
-extern const Command cmd_installer;
-extern const Command cmd_discover_etcd_initial_cluster;
-extern const Command cmd_readyz;
-extern const Command cmd_rev;
-extern const Command cmd_ensure_env;
-extern const Command cmd_prune;
-/* Disaster recovery. */
-extern const Command cmd_cluster_backup;
-extern const Command cmd_cluster_restore;
-extern const Command cmd_bump_revision;
-extern const Command cmd_wait_for_stable_etcd;
-extern const Command cmd_member_remove;
-extern const Command cmd_wait_for_ceo;
-/* Scheduled backups. */
-extern const Command cmd_prune_backups;
-extern const Command cmd_verify;
-extern const Command cmd_request_backup;
-/* S3-compatible object storage. */
-extern const Command cmd_s3;
 
 /* Logs "<cmd>: <message>" as an error and returns EXIT_USAGE. */
 int cmd_usage_error(const char *cmd, const char *fmt, ...) _printf_(2, 3);

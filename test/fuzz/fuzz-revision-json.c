@@ -1,12 +1,12 @@
 /* revision.json, as the etcd pod's rev container writes it and discover,
- * cluster-restore and bump-revision read it back (operator/cmd/node-etcd.c):
+ * cluster-restore and bump-revision read it back (operator/node/node-etcd.c):
  * any text decodes or is refused, and what decodes encodes and decodes
  * again to the same values. */
 #include <stdint.h>
 
 #include "base/macro.h"
 #include "base/timeutil.h"
-#include "cmd/node-etcd.h"
+#include "node/node-etcd.h"
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);
 

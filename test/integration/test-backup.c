@@ -31,12 +31,12 @@
 
 #include "base/fileio.h"
 #include "base/log.h"
-#include "cmd/backup-manifest.h"
+#include "node/backup-manifest.h"
 
 #define S3_BACKUP_KEY "the-test-clusters-backup-key-0123456789"
-#include "cmd/node-util.h"
 #include "etcd-harness.h"
 #include "etcd/snapshot.h"
+#include "node/node-util.h"
 #include "s3/snapshots.h"
 
 static EtcdTestCluster cluster;

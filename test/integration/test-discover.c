@@ -32,8 +32,8 @@
 #include "base/fileio.h"
 #include "base/json.h"
 #include "base/log.h"
-#include "cmd/node-etcd.h"
 #include "etcd-harness.h"
+#include "node/node-etcd.h"
 
 static EtcdTestCluster cluster;
 static Loop *loop;

@@ -25,9 +25,9 @@
 #include "base/fileio.h"
 #include "base/json.h"
 #include "base/log.h"
-#include "cmd/etcd-sync.h"
 #include "etcd-harness.h"
 #include "kube/client.h"
+#include "node/etcd-sync.h"
 
 #define NS "openshift-etcd"
 

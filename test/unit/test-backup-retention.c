@@ -1,4 +1,4 @@
-/* Backup retention (operator/cmd/backup-retention.c): the plan as a table,
+/* Backup retention (operator/node/backup-retention.c): the plan as a table,
  * then scanning and removing in a scratch directory (what counts as a
  * backup, what is never touched). */
 #include <fcntl.h>
@@ -12,7 +12,7 @@
 #include <cmocka.h>
 
 #include "base/fileio.h"
-#include "cmd/backup-retention.h"
+#include "node/backup-retention.h"
 
 #define MIB (1024ULL * 1024)
 

@@ -8,9 +8,9 @@
 #include <cmocka.h>
 
 #include "base/json.h"
-#include "cmd/etcd-wiring.h"
 #include "controller-fixture.h"
 #include "controllers/facts.h"
+#include "process/etcd-wiring.h"
 
 static SyncContext ctx_of(Fixture *f)
 {

@@ -1,4 +1,4 @@
-/* The pure parts of the node commands (operator/cmd/node-*.c): names that
+/* The pure parts of the node commands (operator/node/node-*.c): names that
  * become paths, the installer's substitutions, discover's initial-cluster
  * string and decision table, revision.json, the ensure-env checks, and the
  * data-dir archive on a temporary directory. */
@@ -12,11 +12,11 @@
 
 #include "base/fileio.h"
 #include "base/json.h"
-#include "cmd/backup.h"
-#include "cmd/cmd.h"
-#include "cmd/node-etcd.h"
-#include "cmd/node-util.h"
-#include "cmd/restore.h"
+#include "node/backup.h"
+#include "node/node-etcd.h"
+#include "node/node-util.h"
+#include "node/node.h"
+#include "node/restore.h"
 
 static void test_names(void **state)
 {

@@ -6,7 +6,7 @@
 #include <getopt.h>
 
 #include "base/log.h"
-#include "cmd.h"
+#include "node.h"
 #include "render/bootstrap.h"
 
 static void help(FILE *out)

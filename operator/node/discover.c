@@ -32,11 +32,11 @@
 #include "base/buf.h"
 #include "base/json.h"
 #include "base/log.h"
-#include "cmd.h"
 #include "etcd-sync.h"
 #include "etcd/client.h"
 #include "node-etcd.h"
 #include "node-util.h"
+#include "node.h"
 
 #define CALL_TIMEOUT (5 * USEC_PER_SEC)
 

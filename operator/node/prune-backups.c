@@ -13,8 +13,8 @@
 
 #include "backup-retention.h"
 #include "base/log.h"
-#include "cmd.h"
 #include "node-util.h"
+#include "node.h"
 
 #define DEFAULT_BACKUP_DIR "/etc/kubernetes/cluster-backup"
 #define DEFAULT_MAX_NUMBER 15

@@ -18,9 +18,9 @@
 
 #include "base/json.h"
 #include "base/log.h"
-#include "cmd.h"
 #include "kube-sync.h"
 #include "node-util.h"
+#include "node.h"
 
 #define LOCALHOST_KUBECONFIG                                                                  \
         "/etc/kubernetes/static-pod-resources/kube-apiserver-certs/secrets/node-kubeconfigs/" \

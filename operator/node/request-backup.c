@@ -11,10 +11,10 @@
 #include "base/contract.h"
 #include "base/json.h"
 #include "base/log.h"
-#include "cmd.h"
 #include "kube-sync.h"
 #include "kube/resource.h"
 #include "node-util.h"
+#include "node.h"
 
 #define CALL_TIMEOUT (30 * USEC_PER_SEC)
 

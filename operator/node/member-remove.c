@@ -19,11 +19,11 @@
 #include <inttypes.h>
 
 #include "base/log.h"
-#include "cmd.h"
 #include "etcd-sync.h"
 #include "etcd/client.h"
 #include "etcd/quorum.h"
 #include "node-util.h"
+#include "node.h"
 
 #define CALL_TIMEOUT (5 * USEC_PER_SEC)
 

@@ -20,8 +20,8 @@
 #include "base/json.h"
 #include "base/log.h"
 #include "base/yaml.h"
-#include "cmd.h"
 #include "node-util.h"
+#include "node.h"
 
 typedef struct Flags {
         const char *resource_dir, *cert_dir, *static_pod_name, *manifest_dir;

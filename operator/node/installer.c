@@ -24,10 +24,10 @@
 #include "base/fileio.h"
 #include "base/json.h"
 #include "base/log.h"
-#include "cmd.h"
 #include "etcd-sync.h"
 #include "kube/client.h"
 #include "node-util.h"
+#include "node.h"
 
 #define MAX_OBJECTS 256
 

@@ -6,8 +6,8 @@
 #include <getopt.h>
 
 #include "base/log.h"
-#include "cmd.h"
 #include "node-util.h"
+#include "node.h"
 
 static const char *env_lookup(const char *name, void *userdata)
 {

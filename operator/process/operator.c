@@ -10,11 +10,11 @@
 
 #include "base/contract.h"
 #include "base/log.h"
-#include "cmd.h"
 #include "controllers/common.h"
 #include "controllers/controllers.h"
 #include "etcd-wiring.h"
 #include "kube/informer.h"
+#include "process.h"
 #include "runtime/controller.h"
 #include "runtime/etcd-metrics.h"
 #include "runtime/httpserver.h"

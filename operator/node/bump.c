@@ -34,9 +34,9 @@
 #include "base/fileio.h"
 #include "base/json.h"
 #include "base/log.h"
-#include "cmd.h"
 #include "node-etcd.h"
 #include "node-util.h"
+#include "node.h"
 #include "restore.h"
 
 extern char **environ;

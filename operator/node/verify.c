@@ -12,9 +12,9 @@
 
 #include "backup-retention.h"
 #include "base/log.h"
-#include "cmd.h"
 #include "etcd-sync.h"
 #include "node-util.h"
+#include "node.h"
 
 #define CALL_TIMEOUT       (5 * USEC_PER_SEC)
 #define DEFAULT_BACKUP_DIR "/etc/kubernetes/cluster-backup"

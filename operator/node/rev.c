@@ -12,10 +12,10 @@
 
 #include "base/fileio.h"
 #include "base/log.h"
-#include "cmd.h"
 #include "etcd/client.h"
 #include "node-etcd.h"
 #include "node-util.h"
+#include "node.h"
 
 typedef struct Flags {
         const char *cacert, *cert, *key, *data_dir, *output;

@@ -25,9 +25,9 @@
 
 #include "base/fileio.h"
 #include "base/log.h"
-#include "cmd.h"
 #include "etcd/client.h"
 #include "node-util.h"
+#include "node.h"
 #include "render/netutil.h"
 #include "runtime/httpserver.h"
 
