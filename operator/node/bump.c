@@ -106,6 +106,27 @@ static void on_call(HttpRequest *req, int error, void *userdata)
                 c->body = NULL;
 }
 
+/* Request bodies for etcd's gateway, built with cJSON: {"key":K} or {"key":K,"value":V}
+ * (base64), and a physical compaction at a revision (a uint64, hence a JSON string). */
+static char *kv_body(const char *key64, const char *val64)
+{
+        _cleanup_(cJSON_Deletep) cJSON *o = cJSON_CreateObject();
+        if (!o || !cJSON_AddStringToObject(o, "key", key64) ||
+            (val64 && !cJSON_AddStringToObject(o, "value", val64)))
+                return NULL;
+        return json_print(o);
+}
+
+static char *compaction_body(uint64_t rev)
+{
+        char buf[24]; /* 20 digits of a uint64 and the NUL */
+        _cleanup_(cJSON_Deletep) cJSON *o = cJSON_CreateObject();
+        (void) snprintf(buf, sizeof buf, "%" PRIu64, rev);
+        if (!o || !cJSON_AddStringToObject(o, "revision", buf) || !cJSON_AddTrueToObject(o, "physical"))
+                return NULL;
+        return json_print(o);
+}
+
 static int call(Bump *b, const char *path, const char *body, usec_t timeout, cJSON **ret)
 {
         _cleanup_free_ char *url = strdup_printf("http://localhost%s", path);
@@ -332,12 +353,20 @@ static int write_up_to(Bump *b, uint64_t target)
 static int write_status(const Flags *f, const char *path, const char *reason, uint64_t from, uint64_t to,
                         uint64_t compacted, usec_t took)
 {
-        _cleanup_free_ char *text = NULL;
         if (!f->status_file)
                 return 0;
-        text = strdup_printf("{\"path\":\"%s\",\"reason\":\"%s\",\"fromRevision\":%" PRIu64
-                             ",\"toRevision\":%" PRIu64 ",\"compactedAt\":%" PRIu64 ",\"seconds\":%.1f}\n",
-                             path, reason, from, to, compacted, (double) took / USEC_PER_SEC);
+        /* Built with cJSON: the reason may hold any text (a path, etcd's own message). Revisions
+         * stay exact as JSON numbers up to 2^53. */
+        _cleanup_(cJSON_Deletep) cJSON *o = cJSON_CreateObject();
+        if (!o || !cJSON_AddStringToObject(o, "path", path) ||
+            !cJSON_AddStringToObject(o, "reason", reason) ||
+            !cJSON_AddNumberToObject(o, "fromRevision", (double) from) ||
+            !cJSON_AddNumberToObject(o, "toRevision", (double) to) ||
+            !cJSON_AddNumberToObject(o, "compactedAt", (double) compacted) ||
+            !cJSON_AddNumberToObject(o, "seconds", (double) (took / (USEC_PER_SEC / 10)) / 10.0))
+                return -ENOMEM;
+        _cleanup_free_ char *json = json_print(o);
+        _cleanup_free_ char *text = json ? strdup_printf("%s\n", json) : NULL;
         if (!text)
                 return -ENOMEM;
         int r = write_file_atomic(f->status_file, text, strlen(text), 0644);
@@ -379,7 +408,7 @@ static int bump_work(Bump *b, const char *key64, Outcome *o)
         const char *rj = NULL;
         uint64_t max_rev = read_max_revision(f, &rj);
         uint64_t target = bump_target(max_rev, f->margin);
-        _cleanup_free_ char *del = strdup_printf("{\"key\":\"%s\"}", key64);
+        _cleanup_free_ char *del = kv_body(key64, NULL);
         _cleanup_free_ char *compact = NULL;
         int r;
 
@@ -415,7 +444,7 @@ static int bump_work(Bump *b, const char *key64, Outcome *o)
         if ((r = call(b, "/v3/kv/deleterange", del, 10 * USEC_PER_SEC, NULL)) < 0 ||
             (r = current_revision(b, &o->rev)) < 0)
                 return log_error_errno(r, "cannot finish the bump");
-        compact = strdup_printf("{\"revision\":\"%" PRIu64 "\",\"physical\":true}", o->rev);
+        compact = compaction_body(o->rev);
         r = compact ? call(b, "/v3/kv/compaction", compact, 120 * USEC_PER_SEC, NULL) : -ENOMEM;
         if (r == -ESTALE) /* compacted there already: a run after a restart */
                 r = 0;
@@ -444,7 +473,7 @@ static int bump_run(const Flags *f)
         if (!mkdtemp(dir))
                 return log_error_errno(-errno, "cannot create a private socket dir %s", dir), EXIT_RUNTIME;
         sock = strdup_printf("%s/localhost:1", dir);
-        put = strdup_printf("{\"key\":\"%s\",\"value\":\"%s\"}", key64, val64);
+        put = kv_body(key64, val64);
         Bump b = {.f = f, .loop = loop, .dir = dir, .sock = sock, .put_body = put};
         r = sock && put ? start_etcd(&b, data_dir) : -ENOMEM;
         if (r >= 0)
