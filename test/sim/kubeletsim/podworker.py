@@ -2,8 +2,10 @@
 probes, kills, restarts with the kubelet's crash-loop backoff, and the pod status
 (phase, conditions, container statuses) computed like the kubelet's.
 
-A PodWorker is a thread that wakes on probe results, on termination requests and every
-200 ms to notice exits and deadlines. All container state is guarded by self.cond.
+A PodWorker is a thread that wakes on probe results, on termination requests, on a
+container's exit (runtime.Process.on_exit), at its next deadline (a kill's grace period, a
+restart after its backoff, a retry) and at least every RELIST seconds, the period of the
+kubelet's PLEG relist. All container state is guarded by self.cond.
 """
 
 import hashlib
@@ -17,6 +19,9 @@ from . import podspec, runtime
 from .client import ApiError
 from .log import log
 from .probes import Prober
+
+# The kubelet's PLEG relists containers every second: no worker sleeps longer.
+RELIST = 1.0
 
 
 def now_iso():
@@ -138,7 +143,7 @@ class PodWorker(threading.Thread):
     def run(self):
         try:
             if self.previous is not None:
-                while not self.previous.finished.wait(0.2):
+                while not self.previous.finished.wait(RELIST):
                     if self.terminate_requested:
                         break
             self.start_time = now_iso()
@@ -154,7 +159,7 @@ class PodWorker(threading.Thread):
                 if done:
                     break
                 with self.cond:
-                    self.cond.wait(0.2)
+                    self.cond.wait(self._next_wake())
         except Exception:  # noqa: BLE001 - a worker must never die silently
             log.exception("pod %s: worker failed", self.key)
         finally:
@@ -176,6 +181,25 @@ class PodWorker(threading.Thread):
 
     def _all(self):
         return self.inits + self.mains
+
+    def _next_wake(self):
+        """Seconds until the earliest deadline _step acts on, at most RELIST."""
+        now = time.monotonic()
+        due = [now + RELIST]
+        if self.volumes is None:
+            due.append(self.volume_retry)
+        for c in self._all():
+            if c.kill_deadline is not None:
+                due.append(c.kill_deadline)
+            if c.process is None and not c.final and not c.done:
+                due.append(c.next_start)
+        # A deadline already past was acted on (or cannot be yet: a container waiting for
+        # its init containers), so only those ahead count.
+        return max(min(d for d in due if d > now) - now, 0.01)
+
+    def _exited(self):
+        with self.cond:
+            self.cond.notify_all()
 
     def _step(self):
         now = time.monotonic()
@@ -280,6 +304,7 @@ class PodWorker(threading.Thread):
             return
         c.process = proc
         c.start_error = err
+        proc.on_exit(self._exited)
         node.container_running(c.container_id, {
             "id": c.container_id.split("://", 1)[1][:13], "name": c.name, "pid": proc.pid,
             "createdAt": time.time(), "state": "CONTAINER_RUNNING", "podName": self.pod_name,

@@ -76,6 +76,24 @@ class Process:
         except ProcessLookupError:
             pass
 
+    def on_exit(self, callback):
+        """Call callback() from a thread of its own once the shim has exited (a pidfd, as the
+        runtime's exit events reach an evented PLEG). The exit is reaped by poll() as before:
+        nothing here takes the process' status."""
+        try:
+            fd = os.pidfd_open(self.pid)
+        except OSError:  # gone already: the next poll() sees it
+            callback()
+            return
+
+        def watch():
+            try:
+                select.select([fd], [], [])
+            finally:
+                os.close(fd)
+            callback()
+        threading.Thread(target=watch, name="exit-%d" % self.pid, daemon=True).start()
+
     def wait(self, timeout):
         try:
             self.proc.wait(timeout)
