@@ -13,7 +13,7 @@ import ssl
 import threading
 import urllib.parse
 
-from kubesim import yaml_lite
+from kubeletsim import yaml_lite
 
 
 class ApiError(Exception):

@@ -20,7 +20,7 @@ import threading
 import time
 import urllib.parse
 
-from kubesim import yaml_lite
+from kubeletsim import yaml_lite
 
 from . import podspec
 from .client import ApiError

@@ -14,7 +14,8 @@ import time
 import traceback
 import urllib.parse
 
-from . import discovery, errors, lists, objects, protobuf, tables, watchserve, yaml_lite
+from kubeletsim import yaml_lite
+from . import discovery, errors, lists, objects, protobuf, tables, watchserve
 from . import rbac as rbac_mod
 from .etcd import EtcdError, EtcdUnavailable
 from .objects import meta

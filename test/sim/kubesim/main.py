@@ -17,7 +17,8 @@ import sys
 import threading
 import time
 
-from . import cel, pki, yaml_lite
+from kubeletsim import yaml_lite
+from . import cel, pki
 from .api import App
 from .controllers import Controllers
 from .etcd import EtcdClient, EtcdError, prefix_end
