@@ -1,7 +1,7 @@
 /* The Kubernetes client and informers against kube-apiserver through
- * test/kube/api-fault-proxy (with-kube.sh --fault-proxy), or the API simulator
- * (with-sim.sh: the HTTP/2 variant); either exports KUBECONFIG, and the test-only
- * /sim/ controls answer through the same client. Covers: verbs and Status errors
+ * test/kube/api-fault-proxy (with-kube.sh --fault-proxy; the HTTP/2 variant with
+ * --http2-front, nghttpx in front of the proxy), which exports KUBECONFIG; the
+ * test-only /sim/ controls answer through the same client. Covers: verbs and Status errors
  * (-ESTALE on conflicts, with the reason), 429 with Retry-After honoured, 500
  * not retried, and an informer that sees 10,000 updates while watches are
  * dropped and etcd is compacted, ending with exactly the server's final state. */
@@ -62,7 +62,7 @@ static cJSON *parse(const char *s)
         return j;
 }
 
-/* POST to the simulator's test-only fault endpoints. */
+/* POST to the fault proxy's test-only /sim/ endpoints (test/kube/api-fault-proxy). */
 static void sim(const char *path, const char *body)
 {
         _cleanup_(cJSON_Deletep) cJSON *b = parse(body ? body : "{}");
@@ -85,7 +85,7 @@ static int setup(void **state)
         if (getenv("CHURN_UPDATES"))
                 N_UPDATES = (unsigned) atoi(getenv("CHURN_UPDATES"));
         if (kube_config_load(NULL, NULL, &cfg, &err) < 0) {
-                fprintf(stderr, "KUBECONFIG: %s (run through test/integration/with-sim.sh)\n", err);
+                fprintf(stderr, "KUBECONFIG: %s (run through test/integration/with-kube.sh)\n", err);
                 return -1;
         }
         loop = loop_new();
@@ -412,16 +412,11 @@ static void test_informer_churn(void **state)
                (unsigned long long) st.events, (unsigned long long) st.relists_410,
                (unsigned long long) st.errors);
         assert_true(st.watches >= 5); /* it re-watched after every drop */
-        if (getenv("SIM_DIR"))
-                /* The simulator serves a watch from etcd: one from before the compaction is 410. */
-                assert_true(st.relists_410 >= 1);
-        else {
-                /* kube-apiserver serves it from its watch cache, which keeps its own history
-                 * whatever etcd compacted: the informer resumes from its resourceVersion,
-                 * without a 410 and without a second list. */
-                assert_int_equal(st.relists_410, 0);
-                assert_int_equal(st.lists, 1);
-        }
+        /* kube-apiserver serves it from its watch cache, which keeps its own history
+         * whatever etcd compacted: the informer resumes from its resourceVersion,
+         * without a 410 and without a second list. */
+        assert_int_equal(st.relists_410, 0);
+        assert_int_equal(st.lists, 1);
         informer_stop(inf);
 }
 

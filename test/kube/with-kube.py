@@ -1,10 +1,10 @@
 #!/usr/bin/env python3
-"""with-kube.py [--fault-proxy] CMD [ARGS...]: runs CMD against Kubernetes' own control plane
-(test/kube/control-plane on a TLS etcd of its own, client certificates required, on a random
-127.a.b.0/24: test_control_plane.py's World and start_control_plane), as with-sim.sh runs a
-test against the API simulator, and stops everything it started, by PID, however CMD ends
-(its exit, ctest's timeout, ^C: SIGTERM/SIGINT/SIGHUP reach CMD first; a SIGKILL of this
-launcher reaches its children through PR_SET_PDEATHSIG).
+"""with-kube.py [--fault-proxy | --http2-front N] CMD [ARGS...]: runs CMD against Kubernetes'
+own control plane (test/kube/control-plane on a TLS etcd of its own, client certificates
+required, on a random 127.a.b.0/24: test_control_plane.py's World and start_control_plane),
+and stops everything it started, by PID, however CMD ends (its exit, ctest's timeout, ^C:
+SIGTERM/SIGINT/SIGHUP reach CMD first; a SIGKILL of this launcher reaches its children through
+PR_SET_PDEATHSIG).
 
 CMD gets:
 - KUBECONFIG: the admin's (client certificate) straight to kube-apiserver; with --fault-proxy,
@@ -14,14 +14,25 @@ CMD gets:
   cluster-admin ServiceAccount (the proxy passes tokens on, not client certificates);
 - KUBE_DIR: a scratch directory for the test's own files (removed afterwards; KEEP_TEST_DIRS=1
   keeps it), with the control plane's in KUBE_DIR/kube;
+- with --http2-front N (implies --fault-proxy): KUBECONFIG names nghttpx (Debian's
+  nghttp2-proxy) in front of the fault proxy, serving the API over HTTP/2 as kube-apiserver
+  does (ALPN h2 and http/1.1, a certificate of the control plane's CA) and ending every client
+  connection with a GOAWAY after N streams (kube-apiserver's --goaway-chance ends a fraction
+  of them too). Its backend is the fault proxy (HTTP/1.1 over TLS), so the /sim/* controls
+  still answer through the test's client. nghttpx logs the protocol of every request
+  (KUBE_DIR/h2-front/access.log); CMD passes only if every request went over HTTP/2 and
+  there were more than N of them (kube-apiserver logs no request's protocol: its audit events
+  have none, so the front is what shows it);
 - PATH starting with the pinned release's binaries (kubectl matches the server).
 On failure the tail of every log is printed. Exit status: CMD's (128+N for a signal N).
 """
 import base64
 import json
 import os
+import re
 import shutil
 import signal
+import socket
 import subprocess
 import sys
 import time
@@ -56,11 +67,73 @@ def start_proxy(w, kdir, etcd_url):
     return kc
 
 
+def start_h2_front(w, kdir, kc, streams):
+    """nghttpx in front of the fault proxy (its kubeconfig kc): HTTP/2 with a GOAWAY after
+    every `streams` streams of a client connection; the kubeconfig naming it."""
+    ip = w.net + ".4"
+    crt, key = subprocess.run([sys.executable, CP, "serving-cert", kdir, "h2-front", ip], capture_output=True,
+                              text=True, check=True).stdout.split()
+    hdir = os.path.join(w.dir, "h2-front")
+    os.makedirs(hdir)
+    s = socket.socket()
+    s.bind((ip, 0))
+    port = s.getsockname()[1]
+    s.close()
+    text = open(kc).read()
+    backend = re.search(r"server: https://([0-9.]+):([0-9]+)", text)
+    front = "https://%s:%d" % (ip, port)
+    # Watches stay open for minutes: no read or write timeout on a stream.
+    p = w.spawn("h2-front", ["nghttpx", "--conf=/dev/null", "--frontend=%s,%d" % (ip, port),
+                             "--backend=%s,%s;;tls" % backend.groups(), "--insecure",
+                             "--frontend-max-requests=%d" % streams, "--workers=1", "--no-via",
+                             "--no-server-rewrite", "--no-ocsp", "--frontend-read-timeout=10m",
+                             "--backend-read-timeout=10m", "--backend-write-timeout=10m",
+                             "--stream-read-timeout=0", "--stream-write-timeout=0",
+                             "--backend-keep-alive-timeout=10m",
+                             "--accesslog-file=" + os.path.join(hdir, "access.log"),
+                             "--accesslog-format=$alpn \"$request\" $status",
+                             "--errorlog-file=" + os.path.join(hdir, "error.log"), key, crt])  # key first
+
+    def h2():
+        assert p.poll() is None, "nghttpx exited %s" % p.returncode
+        r = subprocess.run(["curl", "-sk", "--http2", "-o", "/dev/null", "-w", "%{http_version}", front + "/healthz"],
+                           capture_output=True, text=True)
+        return r.stdout == "2"
+    wait_for("the HTTP/2 front to answer over HTTP/2", h2, 30, interval=0.1)
+    kc_front = os.path.join(w.dir, "kubeconfig-h2")
+    with open(kc_front, "w") as f:
+        f.write(text.replace(backend.group(0), "server: " + front))
+    return kc_front
+
+
+def check_h2(w, streams):
+    """Every request through the front went over HTTP/2, and more than one connection's worth."""
+    lines = open(os.path.join(w.dir, "h2-front", "access.log")).read().splitlines()
+    other = [line for line in lines if not line.startswith("h2 ")]
+    log("%d requests through the HTTP/2 front, %d of them not over HTTP/2; GOAWAY after every %d streams "
+        "of a connection: at least %d sent" % (len(lines), len(other), streams, len(lines) // streams))
+    if other or len(lines) <= streams:
+        for line in other[:5]:
+            sys.stderr.write(line + "\n")
+        log("expected every request over HTTP/2 and more than one connection's worth")
+        return False
+    return True
+
+
 def main(argv):
-    proxy = bool(argv) and argv[0] == "--fault-proxy"
-    cmd = argv[1:] if proxy else argv
+    proxy, h2 = False, 0
+    while argv and argv[0].startswith("--"):
+        if argv[0] == "--fault-proxy":
+            proxy, argv = True, argv[1:]
+        elif argv[0] == "--http2-front" and len(argv) > 1 and argv[1].isdigit() and int(argv[1]) > 0:
+            proxy, h2, argv = True, int(argv[1]), argv[2:]
+        else:
+            sys.exit(__doc__)
+    cmd = argv
     if not cmd:
         sys.exit(__doc__)
+    if h2 and not shutil.which("nghttpx"):
+        sys.exit("with-kube: nghttpx not found (hack/install-deps.sh installs nghttp2-proxy)")
     w = World()
     child = None
     status = 1
@@ -74,12 +147,17 @@ def main(argv):
         kdir, kc, etcd_url, _ = start_control_plane(w, kas_node_names="")
         if proxy:
             kc = start_proxy(w, kdir, etcd_url)
-        log("control plane%s serving after %.1f s" % (" and fault proxy" if proxy else "", time.monotonic() - t0))
+        if h2:
+            kc = start_h2_front(w, kdir, kc, h2)
+        log("control plane%s serving after %.1f s" % (" and fault proxy" if proxy else "", time.monotonic() - t0)
+            + (" behind an HTTP/2 front" if h2 else ""))
         env = dict(os.environ, KUBECONFIG=kc, KUBE_DIR=w.dir, PATH=w.bin + os.pathsep + os.environ.get("PATH", ""))
         child = subprocess.Popen(cmd, env=env, preexec_fn=_die_with_parent)
         status = child.wait()
         child = None
         status = 128 - status if status < 0 else status
+        if status == 0 and h2 and not check_h2(w, h2):
+            status = 1
     except SystemExit as e:
         status = e.code if isinstance(e.code, int) else 1
         if child is not None and child.poll() is None:
