@@ -1,13 +1,13 @@
 #!/usr/bin/env bash
-# Issue 15's targets, measured in one run: the whole bootstrap on the
-# simulated control plane, calm and then under the API fault profile of
-# test/e2e/test_chaos.py (watches ended every 2 s, 409/429/503 bursts,
-# compaction every 15 s). Prints each run's FIGURES line and the ratios:
-# time to settle, API requests per second (all, and without watch
-# requests: a watch the server ends must be opened again), and the longest
-# run of identical writes the server had already accepted. Not a timed test.
-# With E2E_API=kube in the environment, both runs are on kube-apiserver instead, the
-# operator behind test/kube/api-fault-proxy (its requests alone are counted there).
+# Issue 15's targets, measured in one run: the whole bootstrap on Kubernetes'
+# own control plane (test/kube/control-plane), calm and then under the API
+# fault profile of test/e2e/test_chaos.py (watches ended every 2 s,
+# 409/429/503 bursts, compaction every 15 s), the operator behind
+# test/kube/api-fault-proxy (its requests alone are counted there). Prints
+# each run's FIGURES line and the ratios: time to settle, API requests per
+# second (all, and without watch requests: a watch the server ends must be
+# opened again), and the longest run of identical writes the server had
+# already accepted. Not a timed test.
 #   bench/chaos-bench.sh [BUILD_DIR]    (default: build)
 set -euo pipefail
 root=$(cd "$(dirname "$0")/.." && pwd)

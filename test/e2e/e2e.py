@@ -1,5 +1,5 @@
-"""Shared pieces of the e2e scenarios (Python 3 stdlib): temp dirs, the API
-simulator, kubelet simulators, render, kubectl, and cleanup of everything by
+"""Shared pieces of the e2e scenarios (Python 3 stdlib): temp dirs, Kubernetes' own
+control plane, kubelet simulators, render, kubectl, and cleanup of everything by
 PID however a scenario ends."""
 import base64
 import http.client
@@ -20,8 +20,7 @@ import traceback
 import urllib.parse
 
 ROOT = os.path.normpath(os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", ".."))
-SIM_UP = os.path.join(ROOT, "hack", "sim-up.sh")
-# Kubernetes' own control plane (test/kube/control-plane); E2E_API=sim: the API simulator.
+# Kubernetes' own control plane (test/kube/control-plane).
 KUBE_CP = os.path.join(ROOT, "test", "kube", "control-plane")
 # The API faults of e2e/chaos in front of that kube-apiserver, for the operator alone.
 FAULT_PROXY = os.path.join(ROOT, "test", "kube", "api-fault-proxy")
@@ -195,37 +194,34 @@ class Env:
         self.dir = tempfile.mkdtemp(prefix="ceo-e2e-", dir="/dev/shm" if os.access("/dev/shm", os.W_OK) else None)
         self.net = "127.%d.%d" % (random.randint(20, 250), random.randint(1, 250))
         self.procs = []
-        self.sim_dir = None
         self.kube_dir = None  # the real control plane's (start_kube)
         self.fault_proxy = None  # {"url", "control"} of start_fault_proxy()
         # Kubernetes' own kube-apiserver, kube-controller-manager and kube-scheduler
-        # (hack/build-kube.sh) and the kubectl of the same release; E2E_API=sim: the API
-        # simulator (test/sim/README.md), by hand only.
-        self.api_kind = os.environ.get("E2E_API", "kube")
-        self.kube_bin = kube_bin_dir() if self.api_kind == "kube" else None
-        self.kubectl_bin = os.path.join(self.kube_bin, "kubectl") if self.kube_bin else "kubectl"
-        if self.kube_bin:  # the runbooks' `kubectl`, run word for word, is that release's too
-            os.environ["PATH"] = self.kube_bin + os.pathsep + os.environ.get("PATH", "")
+        # (hack/build-kube.sh) and the kubectl of the same release.
+        self.kube_bin = kube_bin_dir()
+        self.kubectl_bin = os.path.join(self.kube_bin, "kubectl")
+        # the runbooks' `kubectl`, run word for word, is that release's too
+        os.environ["PATH"] = self.kube_bin + os.pathsep + os.environ.get("PATH", "")
         self.kubeconfig = None
         self.kubectl_cache = os.path.join(self.dir, "kubectl-cache")
         self.client = None  # ApiClient of get_json and api()
-        # Each master's kube-apiserver reaches its own etcd at https://localhost:2379: the API
-        # simulator, or the control plane's forwarder that stands for it (LocalEtcd), reads the
-        # masters' addresses from this file (start_kubelet keeps it current).
+        # Each master's kube-apiserver reaches its own etcd at https://localhost:2379: the control
+        # plane's forwarder that stands for it (LocalEtcd) reads the masters' addresses from this
+        # file (start_kubelet keeps it current).
         self.local_etcd_file = os.path.join(self.dir, "masters-local-etcd")
         self.master_addresses = {}
         self.on_exit = []  # called first on exit (e.g. stopping a supervisor that restarts processes)
 
     def __enter__(self):
         # SIGTERM (a CI runner or a user stopping ctest) would end Python at
-        # once, leaving the simulator, etcd members and kubelets running:
+        # once, leaving the control plane, etcd members and kubelets running:
         # turn it into an exception so __exit__ stops them.
         signal.signal(signal.SIGTERM, _terminated)
         return self
 
     def __exit__(self, *exc):
         # A second SIGTERM (ctest stopping its whole process group, then the test) must not
-        # cut the cleanup short: the simulator runs in a session of its own and would stay.
+        # cut the cleanup short: what is still running would stay.
         signal.signal(signal.SIGTERM, signal.SIG_IGN)
         for fn in reversed(self.on_exit):
             try:
@@ -240,11 +236,9 @@ class Env:
                 except subprocess.TimeoutExpired:
                     p.kill()
                     p.wait()
-        if self.sim_dir:
-            subprocess.run(["bash", SIM_UP, "stop", self.sim_dir], capture_output=True)
         # The operator and the pods run with their ServiceAccounts' tokens: a request the
         # RBAC that render and the operator wrote does not allow fails the scenario, as it
-        # would break a real cluster (the simulator logs every denial).
+        # would break a real cluster (kube-apiserver's audit log has every denial).
         denied = self.rbac_denials()
         if denied and exc[0] is None:
             log("RBAC denied %d request(s), first ones:\n  %s" % (len(denied), "\n  ".join(denied[:10])))
@@ -283,62 +277,14 @@ class Env:
 
     def rbac_denials(self):
         """The requests the authorizer refused: the real API's 403s (its audit log of ServiceAccounts'
-        and nodes' requests), or the simulator's RBAC DENY lines."""
-        if self.kube_dir:
-            if not os.path.isdir(self.kube_dir):
-                return []
-            r = subprocess.run([sys.executable, KUBE_CP, "denials", self.kube_dir], capture_output=True, text=True)
-            return r.stdout.splitlines()
-        path = os.path.join(self.sim_dir or "", "sim.log")
-        if not self.sim_dir or not os.path.exists(path):
+        and nodes' requests)."""
+        if not self.kube_dir or not os.path.isdir(self.kube_dir):
             return []
-        with open(path, errors="replace") as f:
-            return [line.split("RBAC DENY ", 1)[1].strip() for line in f if "RBAC DENY " in line]
+        r = subprocess.run([sys.executable, KUBE_CP, "denials", self.kube_dir], capture_output=True, text=True)
+        return r.stdout.splitlines()
 
     def ip(self, host):
         return "%s.%d" % (self.net, host)
-
-    def start_sim(self, *extra, wait_for_ready=True):
-        """With wait_for_ready=False (storage mode b on an etcd not running yet) this
-        returns once the kubeconfig exists; wait_sim_ready() then waits for serving."""
-        self.sim_dir = os.path.join(self.dir, "sim")
-        env = dict(os.environ, SIM_LISTEN=self.ip(1) + ":0",
-                   SIM_WAIT_FOR="ready" if wait_for_ready else "kubeconfig")
-        out = subprocess.run(["bash", SIM_UP, "start", self.sim_dir] + list(extra), env=env,
-                             capture_output=True, text=True)
-        if out.returncode != 0:
-            raise AssertionError("simulator did not start: %s %s" % (out.stdout, out.stderr))
-        self.kubeconfig = os.path.join(self.sim_dir, "kubeconfig")
-        log("API simulator %s (%s)" % ("up" if wait_for_ready else "started", self.kubeconfig))
-
-    def wait_sim_ready(self, timeout):
-        pidf = os.path.join(self.sim_dir, "sim.pid")
-
-        def ready():
-            if not os.path.exists(os.path.join(self.sim_dir, "ready")):
-                pid = int(open(pidf).read())
-                os.kill(pid, 0)  # raises when the simulator has exited: reported as the reason
-                return False
-            return True
-        wait_for("the API simulator to serve", ready, timeout)
-        front = os.path.join(self.sim_dir, "front-url")
-        if os.path.exists(front):
-            # The HTTP/2 front (SIM_HTTP2) holds off for a second or two after its backend
-            # refused connections (while the simulator waited for its etcd): 502 until then.
-            url = urllib.parse.urlsplit(open(front).read().strip())
-
-            def front_serves():
-                c = http.client.HTTPSConnection(url.hostname, url.port, timeout=5,
-                                                context=ssl._create_unverified_context())
-                try:
-                    c.request("GET", "/healthz")
-                    return c.getresponse().status == 200
-                except OSError:
-                    return False
-                finally:
-                    c.close()
-            wait_for("the HTTP/2 front to reach the API simulator", front_serves, 30)
-        log("API simulator up")
 
     def start_kube(self, etcd_servers, etcd_tls, node_names=(), goaway_chance=None):
         """Kubernetes' own control plane on this world's address .1 (test/kube/control-plane): returns

@@ -3,11 +3,11 @@
 the test plays (installer, cluster-version operator), the invariant watcher,
 the 50 ms writer, and the checks every scenario ends with.
 
-The API simulator runs on the managed etcd itself (its storage mode b), as a
-kube-apiserver does: it starts on the bootstrap member, follows the
-etcd-endpoints ConfigMap the operator publishes, and publishes its own
+Kubernetes' own kube-apiserver (test/kube/control-plane) runs on the managed
+etcd itself: it starts on the bootstrap member, follows the etcd-endpoints
+ConfigMap the operator publishes, and the control plane publishes its
 revisions (openshift-kube-apiserver/config-<N>, kubeapiservers/cluster
-status) for the masters. Python 3 stdlib only."""
+status) for the masters, as the kube-apiserver operator does. Python 3 stdlib only."""
 import json
 import os
 import re
@@ -325,15 +325,9 @@ class Cluster:
         r = env.render(self.assets, self.bootstrap_ip, extra=["--key-type", "ecdsa"])
         assert r.returncode == 0, r.stderr
         etcd_tls = [os.path.join(self.tls, f) for f in ("etcd-ca-bundle.crt", "etcd-client.crt", "etcd-client.key")]
-        if env.api_kind == "kube":
-            # kube-apiserver with the etcd client certificate render wrote for it, on the bootstrap
-            # member; the control plane follows etcd-endpoints as the kube-apiserver operator does.
-            env.start_kube([self.all_eps[0]], etcd_tls, self.masters)
-        else:
-            env.start_sim("--etcd-endpoints", self.all_eps[0],
-                          "--etcd-cacert", etcd_tls[0], "--etcd-cert", etcd_tls[1], "--etcd-key", etcd_tls[2],
-                          "--kas-node-names", ",".join(self.masters), "--etcd-wait", "120",
-                          "--etcd-local-file", env.local_etcd_file, wait_for_ready=False)
+        # kube-apiserver with the etcd client certificate render wrote for it, on the bootstrap
+        # member; the control plane follows etcd-endpoints as the kube-apiserver operator does.
+        env.start_kube([self.all_eps[0]], etcd_tls, self.masters)
 
         root = os.path.join(env.dir, "nodes", "bootstrap")
         shutil.copytree(os.path.join(self.assets, "etc-kubernetes"), os.path.join(root, "etc", "kubernetes"))
@@ -343,10 +337,7 @@ class Cluster:
 
         self.etcd = self.client()
         wait_for("the bootstrap etcd", lambda: self.etcd.healthy(self.all_eps[0]), 90)
-        if env.api_kind == "kube":
-            env.wait_kube_ready(180)
-        else:
-            env.wait_sim_ready(120)
+        env.wait_kube_ready(180)
         cluster_objects(env, self.bootstrap_ip)
         if self.tls_profile:
             env.kubectl("patch", "apiservers.config.openshift.io", "cluster", "--type=merge", "-p",
@@ -741,7 +732,7 @@ class Cluster:
         ep = env.get_json("endpoints", "-n", "openshift-etcd", "host-etcd-2")
         # kube-apiserver refuses loopback addresses in Endpoints, and every master here has one:
         # the operator leaves them out (controllers/host-endpoints.c; its unit tests cover the
-        # addresses it keeps), on the simulator too.
+        # addresses it keeps).
         assert not ep.get("subsets"), ep.get("subsets")
         assert BOOTSTRAP_ANNOTATION not in (ep["metadata"].get("annotations") or {})
 

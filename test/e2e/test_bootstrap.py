@@ -1,13 +1,14 @@
 #!/usr/bin/env python3
-"""e2e: the whole bootstrap on the simulated control plane. One bootstrap
+"""e2e: the whole bootstrap on Kubernetes' own control plane. One bootstrap
 node and three masters (kubelet-sims), the rendered bootstrap etcd, and the
 operator as a process with short leader-election timings. The test plays the
 other actors: the installer (render, cluster manifests, kube-system/bootstrap
 once EtcdRunningInCluster=True, and the bootstrap host destroyed once
 EtcdBootstrapMemberRemoved=True) and the cluster-version operator
-(etcds/cluster and the config objects). The API simulator stores everything
-in the managed etcd and follows etcd-endpoints like a kube-apiserver,
-publishing its own config-<N> revisions, so the API itself must survive the
+(etcds/cluster and the config objects). kube-apiserver stores everything
+in the managed etcd and follows etcd-endpoints (test/kube/control-plane
+publishes its config-<N> revisions, as the kube-apiserver operator does),
+so the API itself must survive the
 bootstrap member's removal, and the cluster must settle without the
 bootstrap host.
 

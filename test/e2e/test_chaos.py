@@ -14,10 +14,9 @@ hostile (issue 15's fault profile), with the writer and the invariant watcher:
   ConfigMaps, Secrets and Endpoints there or etcds/cluster) is carried out
   but answered with 504 Timeout, as kube-apiserver answers one that "may
   still be processing the request".
-Where the faults come from: on the API simulator (the default), its /sim/*
-controls, for every client of the API. On Kubernetes' own kube-apiserver
-(E2E_API=kube), test/kube/api-fault-proxy in front of it, for the operator
-alone: its kubeconfig names the proxy (Env.start_fault_proxy), while the
+Where the faults come from: test/kube/api-fault-proxy in front of Kubernetes'
+own kube-apiserver, for the operator alone: its kubeconfig names the proxy
+(Env.start_fault_proxy), while the
 kubelets, kubectl and the test's reads go to kube-apiserver directly; the
 fault actor drives the proxy's control API and compacts etcd itself through
 its gateway (/v3/kv/compaction). The counts (API requests, writes) are then
@@ -33,8 +32,8 @@ back first and plans from what the server has.
 
 Usage: test_chaos.py BUILD_DIR [--calm]
 With --calm, the same bootstrap without faults (bench/chaos-bench.sh runs
-both and compares the figures each prints: settle time, API requests); on
-kube-apiserver the calm run goes through the proxy too, so both count alike."""
+both and compares the figures each prints: settle time, API requests); the
+calm run goes through the proxy too, so both count alike."""
 import base64
 import http.client
 import json
@@ -54,47 +53,9 @@ STORAGE_OUTAGE_S = 15  # how long a compaction is sent again while etcd refuses 
 OPERATOR_WRITES = r"/namespaces/openshift-etcd/(configmaps|secrets|endpoints)/|/etcds/cluster"
 
 
-def sim_post(env, path, body, method="POST", outage_s=0.0):
-    """The fault actor's controls, over its own kept-alive connection: as kubectl processes,
-    its two requests a second cost a fifth of the machine's CPU, in the faulted run only.
-    A control that goes to etcd (a compaction) meets the storage's own outages: while a
-    member restarts and the rest elect a leader, every member refuses it for a second or
-    two. Such a control is sent again for up to outage_s; an answer under 500 never is."""
-    deadline = time.monotonic() + outage_s
-    while True:
-        status, answer = env.api().call(method, path, body)
-        if status < 300:
-            return
-        if status < 500 or time.monotonic() >= deadline:
-            raise AssertionError("%s %s: HTTP %d %s" % (method, path, status, answer))
-        log("%s %s: HTTP %d %.200s; sending it again" % (method, path, status, answer))
-        time.sleep(0.5)
-
-
-def sim_get(env, path):
-    r = env.kubectl("get", "--raw", path)
-    return json.loads(r.stdout)
-
-
-class SimControls:
-    """The API simulator's /sim/* controls, over the API as its admin."""
-
-    def __init__(self, env):
-        self.env = env
-
-    def post(self, path, body, method="POST"):
-        sim_post(self.env, "/sim" + path, body, method=method)
-
-    def get(self, path):
-        return sim_get(self.env, "/sim" + path)
-
-    def compact(self):
-        sim_post(self.env, "/sim/compact", {}, outage_s=STORAGE_OUTAGE_S)
-
-
 class ProxyControls:
-    """test/kube/api-fault-proxy's control API (the same paths, semantics and answers as the
-    simulator's /sim/*, on a loopback port of its own); compaction is etcd's own."""
+    """test/kube/api-fault-proxy's control API (on a loopback port of its own); compaction is
+    etcd's own."""
 
     def __init__(self, env, cluster):
         host, port = env.fault_proxy["control"][len("http://"):].rsplit(":", 1)
@@ -120,8 +81,8 @@ class ProxyControls:
         return self.call("GET", path)
 
     def compact(self):
-        """etcd compacted at its current revision, through its gateway, as the simulator's
-        /sim/compact does; sent again for up to STORAGE_OUTAGE_S while every member refuses it
+        """etcd compacted at its current revision, through its gateway (as the proxy's own
+        /compact does); sent again for up to STORAGE_OUTAGE_S while every member refuses it
         (one restarting while the rest elect a leader). A revision compacted already (by
         kube-apiserver's own compaction meanwhile) is done."""
         c = self.cluster
@@ -223,11 +184,8 @@ def main():
     build, calm = sys.argv[1], "--calm" in sys.argv[2:]
     with Env(build) as env:
         c = Cluster(env).start()
-        if env.api_kind == "kube":
-            env.start_fault_proxy()  # before the operator's first start: its kubeconfig names the proxy
-            controls = ProxyControls(env, c)
-        else:
-            controls = SimControls(env)
+        env.start_fault_proxy()  # before the operator's first start: its kubeconfig names the proxy
+        controls = ProxyControls(env, c)
         watcher, writer = c.actors()
         faults = FaultProfile(controls)
         start_actors(watcher, writer)
@@ -265,8 +223,8 @@ def main():
             "accepted: %d (%s); answers lost after the write: %d, sent again right after: %d; "
             "operator restarts: %d; faults: %s, %d injected; by verb: %s" % (
                 "calm" if calm else "chaos",
-                " (kube-apiserver; requests and writes: the operator's, through the fault proxy)"
-                if env.api_kind == "kube" else "", settle, requests, requests / settle, rewatches,
+                " (kube-apiserver; requests and writes: the operator's, through the fault proxy)",
+                settle, requests, requests / settle, rewatches,
                 (requests - rewatches) / settle,
                 sum(1 for w in writes if w.get("agent", "").startswith(OPERATOR_AGENT)), run, where,
                 len(lost), len(resent), sup.restarts, faults.counts, st1["injected"] - st0["injected"],

@@ -9,9 +9,10 @@ SIGCONT):
    fires; no membership change may come after that while the API stays
    frozen. Its Deployment restarts it (the supervisor here); after the
    resume a leader takes over and the bootstrap goes on.
-2. A voter, for 30 s (75 s on kube-apiserver: FREEZE_MEMBER_KUBE), while the third master's learner is being added
-   (three voters and a learner); not the leader, and not the member the API
-   server reads through (that would freeze the API too: scenario 1). Quorum
+2. A voter, for 75 s (FREEZE_MEMBER), while the third master's learner is being added
+   (three voters and a learner); not the leader. kube-apiserver's etcd client
+   balances over every member, the frozen one too, so the API comes and goes
+   meanwhile (an API that is frozen outright is scenario 1). Quorum
    holds (two of three), but no membership change may happen while a voter
    is unhealthy: the learner is not promoted, nothing is removed, and the
    operator says why in an event a cluster-admin can read (naming the frozen
@@ -44,14 +45,13 @@ TIMEOUT = int(os.environ.get("E2E_BOOTSTRAP_TIMEOUT", "600"))
 FREEZE = 20.0
 # The learner's etcd waits up to 10 s for the frozen peer at its start (its version check),
 # then catches up before it can be promoted: a member stays frozen long enough for that.
-FREEZE_MEMBER = 30.0
-# kube-apiserver's etcd client balances its requests over every member it is given, the frozen
+# Moreover kube-apiserver's etcd client balances its requests over every member it is given, the frozen
 # one too, until gRPC's keepalive (30 s without a frame, then 10 s for the ping's answer) gives
 # that connection up: meanwhile requests that land there hang and its readiness check of etcd
 # fails now and then, so the API itself comes and goes for about 40 s (OpenShift's are no
-# different). The operator can say nothing while the API does not answer: on kube-apiserver a
-# voter stays frozen long enough for the API to come back and the operator to name it.
-FREEZE_MEMBER_KUBE = 75.0
+# different). The operator can say nothing while the API does not answer: a voter stays frozen
+# long enough for the API to come back and the operator to name it.
+FREEZE_MEMBER = 75.0
 # etcd's liveness probe (5 failures 5 s apart, each up to 30 s) has the kubelet restart a
 # member frozen that long, as on a real node: the freeze ends there, and the membership may
 # change from then on.
@@ -94,14 +94,14 @@ def operator_logs(env):
 
 
 def freeze_api(c, watcher):
-    """SIGSTOP the API simulator once a learner is listed; SIGCONT after FREEZE s."""
+    """SIGSTOP kube-apiserver once a learner is listed; SIGCONT after FREEZE s."""
     members = wait_for("a learner in the member list", lambda: (lambda ms: ms if any(
         m.get("isLearner") for m in ms) else None)(c.etcd.members(c.endpoints())), TIMEOUT)
-    # The API server: the simulator, or the kube-apiserver serving behind the control plane's haproxy.
-    sim_pid = c.env.kube_pid() if c.env.kube_dir else int(open(os.path.join(c.env.sim_dir, "sim.pid")).read())
-    log("freezing the API server (pid %d) with %s listed" % (sim_pid, [(m.get("name") or "(unstarted)",
+    # The API server: the kube-apiserver serving behind the control plane's haproxy.
+    kas_pid = c.env.kube_pid()
+    log("freezing the API server (pid %d) with %s listed" % (kas_pid, [(m.get("name") or "(unstarted)",
                                                                         bool(m.get("isLearner"))) for m in members]))
-    os.kill(sim_pid, signal.SIGSTOP)
+    os.kill(kas_pid, signal.SIGSTOP)
     t0 = time.monotonic()
     try:
         # A step the operator had in flight may still land; none after its renew deadline.
@@ -110,7 +110,7 @@ def freeze_api(c, watcher):
         time.sleep(FREEZE - (time.monotonic() - t0))
         after = watcher.changes
     finally:
-        os.kill(sim_pid, signal.SIGCONT)
+        os.kill(kas_pid, signal.SIGCONT)
     log("API server resumed after %.0f s" % (time.monotonic() - t0))
     assert after == changes, "%d membership change(s) while the API was frozen and the lease lost" % (
         after - changes)
@@ -152,17 +152,6 @@ def latest_waiting_event(c):
     return ev[-1].get("message") if ev else None
 
 
-def sim_etcd_endpoint(c):
-    """The etcd endpoint the API simulator asks first (a kube-apiserver whose etcd stops
-    answering stalls too: that is scenario 1, not this one). kube-apiserver has none: its etcd
-    client balances over every member it is given, as in OpenShift, so some of its requests
-    wait on the frozen member until etcd's keepalive gives it up (None)."""
-    if c.env.kube_dir:
-        return None
-    r = c.env.kubectl("get", "--raw", "/sim/stats")
-    return json.loads(r.stdout).get("etcdPreferred")
-
-
 def freeze_member(c, watcher):
     """SIGSTOP a master voter other than the leader while a learner is being added to three
     voters; SIGCONT after FREEZE_MEMBER s. No membership change meanwhile; the operator names
@@ -171,11 +160,10 @@ def freeze_member(c, watcher):
         ms = c.etcd.members(c.endpoints())
         voters = [m for m in ms if not m.get("isLearner") and m.get("name")]
         return ms if len(voters) >= 3 and any(m.get("isLearner") for m in ms) else None
-    freeze = FREEZE_MEMBER_KUBE if c.env.kube_dir else FREEZE_MEMBER
+    freeze = FREEZE_MEMBER
     members = wait_for("a learner beside three voters", adding, TIMEOUT, interval=0.1)
-    leader, api = leader_id(c), sim_etcd_endpoint(c)
-    victim = next(m for m in members if not m.get("isLearner") and m.get("name") and m["ID"] != leader
-                  and api not in m.get("clientURLs", []))
+    leader = leader_id(c)
+    victim = next(m for m in members if not m.get("isLearner") and m.get("name") and m["ID"] != leader)
     name = victim["name"]
     node = "bootstrap" if name == BOOTSTRAP_MEMBER else name
     pid = wait_for("the etcd process of %s" % name, lambda: etcd_pid(c, node), 30)
@@ -184,17 +172,16 @@ def freeze_member(c, watcher):
     # to a sample (over 6 s), and a change made just before the freeze would look later.
     others = [ep for ep in c.endpoints() if ep not in victim.get("clientURLs", [])]
     monitor = ShapeMonitor(c, others, pid)
-    api = ApiSampler(c.env) if c.env.kube_dir else None
+    api = ApiSampler(c.env)
     os.kill(pid, signal.SIGSTOP)
     t0 = time.monotonic()
-    log("froze etcd on %s (pid %d; not the leader, not the API server's) with %s listed" % (name, pid, [
+    log("froze etcd on %s (pid %d; not the leader) with %s listed" % (name, pid, [
         (m.get("name") or "(unstarted)", bool(m.get("isLearner"))) for m in members]))
     try:
         # A promotion decided from a view taken just before the freeze may still land.
         time.sleep(3.0)
         monitor.start()
-        if api:
-            api.start()
+        api.start()
         baseline = wait_for("the membership from the members that answer", monitor.first, 10)
         learner = any(is_learner for _, is_learner in baseline)
         if not learner:
@@ -210,9 +197,9 @@ def freeze_member(c, watcher):
             cond = wait_for("EtcdMembersDegraded to name %s" % name, lambda: degraded_names(c, name),
                             max(15.0, freeze - 5.0 - (time.monotonic() - t0)))
         except AssertionError:
-            # On kube-apiserver: only if the API was away for most of the freeze (see
-            # FREEZE_MEMBER_KUBE) is the operator excused; it cannot write what it knows.
-            if not api or api.answered() >= 0.5:
+            # Only if the API was away for most of the freeze (see FREEZE_MEMBER) is the
+            # operator excused; it cannot write what it knows.
+            if api.answered() >= 0.5:
                 raise
             cond = "(not said: the API answered %.0f%% of %d reads while %s was frozen)" % (
                 100 * api.answered(), api.reads, name)
@@ -235,10 +222,9 @@ def freeze_member(c, watcher):
             time.sleep(0.2)
     finally:
         monitor.halt()
-        if api:
-            api.halt()
-            log("kube-apiserver answered %.0f%% of %d reads of its readiness while %s was frozen" % (
-                100 * api.answered(), api.reads, name))
+        api.halt()
+        log("kube-apiserver answered %.0f%% of %d reads of its readiness while %s was frozen" % (
+            100 * api.answered(), api.reads, name))
         try:
             os.kill(pid, signal.SIGCONT)
             watcher.resumed_at[name] = time.monotonic()

@@ -2,8 +2,8 @@
 """e2e: render, then a kubelet-sim for node `bootstrap` runs the bootstrap
 pod; etcd becomes healthy over TLS with the rendered client certificate,
 checked with our etcd client (etcd-probe) and with etcdctl; the rendered
-cluster manifests are created in the API server (kube-apiserver with E2E_API=kube, on
-the bootstrap etcd as on the bootstrap host; the simulator otherwise) the way the installer's
+cluster manifests are created in the API server (kube-apiserver on the bootstrap etcd,
+as on the bootstrap host) the way the installer's
 cluster-bootstrap does (namespaces first, then the rest, retrying what is not
 ready yet); then render's bad-input cases each fail with their message and
 leave the output directory untouched.
@@ -44,9 +44,6 @@ def create_like_cluster_bootstrap(env, manifests):
 def main():
     build = sys.argv[1]
     with Env(build) as env:
-        kube = env.api_kind == "kube"
-        if not kube:
-            env.start_sim()
         bootstrap_ip = env.ip(5)
         assets = os.path.join(env.dir, "assets")
 
@@ -57,9 +54,8 @@ def main():
         tls = os.path.join(assets, "tls")
         ca, cert, key = (os.path.join(tls, f) for f in ("etcd-ca-bundle.crt", "etcd-client.crt", "etcd-client.key"))
         endpoint = "https://%s:2379" % bootstrap_ip
-        if kube:
-            # As on the bootstrap host: kube-apiserver on the bootstrap etcd before that etcd runs.
-            env.start_kube([endpoint], (ca, cert, key))
+        # As on the bootstrap host: kube-apiserver on the bootstrap etcd before that etcd runs.
+        env.start_kube([endpoint], (ca, cert, key))
 
         # What the installer does with the output: etc-kubernetes/* to the host's /etc/kubernetes.
         root = os.path.join(env.dir, "nodes", "bootstrap")
@@ -83,8 +79,7 @@ def main():
         assert ctl.returncode == 0, ctl.stderr
         assert json.loads(ctl.stdout)["members"][0]["name"] == "etcd-bootstrap"
 
-        if kube:
-            env.wait_kube_ready(180)
+        env.wait_kube_ready(180)
         log("creating the rendered cluster manifests like cluster-bootstrap")
         files = create_like_cluster_bootstrap(env, os.path.join(assets, "manifests"))
         cm = env.get_json("configmap", "-n", "openshift-etcd", "etcd-endpoints")
