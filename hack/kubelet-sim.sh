@@ -6,13 +6,17 @@
 #       start kubelet-sim in the background with --root NODE_DIR (log in
 #       NODE_DIR/kubelet-sim.log) and wait until the API server holds its Node
 #       with Ready=True (NODE_DIR/kubelet-sim.ready). --kubeconfig defaults to
-#       $KUBECONFIG; other flags (--master, --operator-binary, ...) pass through.
+#       the node's own (CN system:node:NAME, as the Node authorizer and
+#       NodeRestriction want) from the control plane in $KUBE_DIR/kube
+#       (test/integration/with-kube.sh exports KUBE_DIR; test/kube/control-plane
+#       node-kubeconfig issues it), else $KUBECONFIG; other flags (--master,
+#       --operator-binary, ...) pass through.
 #   hack/kubelet-sim.sh stop NODE_DIR...
 #       send SIGTERM to the PID in NODE_DIR/kubelet-sim.pid (it stops its
 #       containers, marks its Node NotReady and exits) and wait; SIGKILL after
 #       KUBELET_SIM_STOP_S (default 60) seconds.
 #
-# Environment: KUBECONFIG, KUBELET_SIM_WAIT_S (default 30), KUBELET_SIM_STOP_S.
+# Environment: KUBE_DIR, KUBECONFIG, KUBELET_SIM_WAIT_S (default 30), KUBELET_SIM_STOP_S.
 # Needs root (mount namespaces). See test/sim/KUBELET-SIM.md.
 set -euo pipefail
 
@@ -41,12 +45,17 @@ cmd_start() {
         if [ -f "$dir/kubelet-sim.pid" ] && is_ours "$(cat "$dir/kubelet-sim.pid")" "kubelet-sim"; then
                 die "already running for $dir (pid $(cat "$dir/kubelet-sim.pid")); stop it first"
         fi
-        local args=("$@") a have_kc=""
+        local args=("$@") a have_kc="" node="" prev=""
         for a in "${args[@]}"; do
-                case $a in --kubeconfig|--kubeconfig=*) have_kc=1 ;; esac
+                case $a in --kubeconfig|--kubeconfig=*) have_kc=1 ;; --node-name=*) node=${a#*=} ;; esac
+                [ "$prev" = --node-name ] && node=$a
+                prev=$a
         done
-        if [ -z "$have_kc" ]; then
-                [ -n "${KUBECONFIG:-}" ] || die "no --kubeconfig and KUBECONFIG is unset"
+        if [ -z "$have_kc" ] && [ -n "${KUBE_DIR:-}" ] && [ -f "$KUBE_DIR/kube/ca.key" ]; then
+                [ -n "$node" ] || die "--node-name is required"
+                args+=(--kubeconfig "$(python3 "$root/test/kube/control-plane" node-kubeconfig "$KUBE_DIR/kube" "$node")")
+        elif [ -z "$have_kc" ]; then
+                [ -n "${KUBECONFIG:-}" ] || die "no --kubeconfig, no control plane in \$KUBE_DIR/kube and KUBECONFIG is unset"
                 args+=(--kubeconfig "$KUBECONFIG")
         fi
         [ "$(id -u)" = 0 ] || die "needs root (mount namespaces)"
@@ -106,5 +115,5 @@ cmd_stop() {
 case ${1:-} in
 start) [ $# -ge 2 ] || die "usage: $0 start NODE_DIR --node-name N --node-ip IP [flags...]"; shift; cmd_start "$@" ;;
 stop) [ $# -ge 2 ] || die "usage: $0 stop NODE_DIR..."; shift; cmd_stop "$@" ;;
-*) sed -n '2,16p' "$0" | sed 's/^# \{0,1\}//'; exit 2 ;;
+*) sed -n '2,20p' "$0" | sed 's/^# \{0,1\}//'; exit 2 ;;
 esac
