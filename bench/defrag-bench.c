@@ -337,6 +337,32 @@ static void by_etcdctl(void)
         report_writes("etcdctl", took);
 }
 
+typedef struct Created {
+        bool done;
+        int error;
+} Created;
+
+static void on_created(KubeClient *k, const KubeResponse *resp, void *userdata)
+{
+        Created *r = userdata;
+        (void) k;
+        r->done = true;
+        r->error = resp->error;
+}
+
+/* What the DefragController needs in the API, as test-defrag creates it: the namespace of
+ * its Events and the Etcd "cluster" whose status it writes (kube-apiserver starts without them). */
+static void create_object(KubeClient *kube, const KubeResource *res, const char *text)
+{
+        cJSON *obj = NULL;
+        Created r = {};
+        if (json_parse(text, strlen(text), &obj) < 0 || kube_create(kube, res, NULL, obj, on_created, &r) < 0)
+                die("create", -EINVAL);
+        cJSON_Delete(obj);
+        if (loop_run_until(loop, &r.done, 30 * USEC_PER_SEC) < 0 || (r.error < 0 && r.error != -EEXIST))
+                die("create", r.error < 0 ? r.error : -ETIMEDOUT);
+}
+
 int main(int argc, char *argv[])
 {
         unsigned live_mb = argc > 1 ? (unsigned) atoi(argv[1]) : 200;
@@ -349,6 +375,11 @@ int main(int argc, char *argv[])
                 return 1;
         }
         KubeClient *kube = kube_client_new(loop, cfg);
+        create_object(kube, &KUBE_NAMESPACES,
+                      "{\"apiVersion\":\"v1\",\"kind\":\"Namespace\",\"metadata\":{\"name\":\"openshift-etcd-operator\"}}");
+        create_object(kube, &KUBE_ETCDS,
+                      "{\"apiVersion\":\"operator.openshift.io/v1\",\"kind\":\"Etcd\",\"metadata\":{\"name\":"
+                      "\"cluster\"},\"spec\":{\"managementState\":\"Managed\"}}");
         if (etcd_test_cluster_init(&c, 3, "--quota-backend-bytes=8589934592") < 0 ||
             etcd_test_cluster_bootstrap(&c, 3) < 0) {
                 fprintf(stderr, "cannot start the etcd cluster\n");
