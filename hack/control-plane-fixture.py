@@ -3,7 +3,7 @@
 disaster-recovery scripts read, for the simulated control plane (the demo and
 the DR e2e tests): the kube-apiserver, kube-controller-manager and
 kube-scheduler static pods (a manifest naming its revision directory; the
-container only sleeps: the API simulator is the API server), the node's
+container only sleeps: test/kube/control-plane runs the API server), the node's
 localhost.kubeconfig, and their clusteroperators, settled.
 
   hack/control-plane-fixture.py KUBECONFIG NODE_ROOT...   (a master's kubelet-sim root each)

@@ -85,10 +85,6 @@ fi
 # kube-controller-manager, kube-scheduler and kubectl of one pinned release, built with
 # the machine's Go into a cache outside the tree (hack/build-kube.sh; nothing when built).
 bash "$(dirname "$0")/build-kube.sh" >/dev/null || { echo "install-deps: building Kubernetes failed" >&2; exit 1; }
-# The tests of the API simulator still run the kubectl of the machine image.
-if ! command -v kubectl >/dev/null; then
-        echo "install-deps: WARNING: kubectl is not on PATH; the simulator's kubectl conformance tests will fail" >&2
-fi
 # Debian ships etcd under /usr/bin/etcd; make sure it runs at all.
 etcd --version >/dev/null
 etcdutl version >/dev/null

@@ -57,8 +57,8 @@ void kube_client_set_timeout(KubeClient *c, usec_t timeout);
  * events and answers sat in the client for up to a minute, until other
  * bytes came in on the connection (kube-apiserver's bookmarks come about once
  * a minute): the operator's caches lagged and its writes met 409s. Not seen
- * on the API simulator behind nghttpx, which sends bookmarks every 5 s; the
- * cause is not found yet (following curl_multi_timeout() after every socket
+ * behind nghttpx (integration/test-kube-client-h2: with-kube.sh --http2-front);
+ * the cause is not found yet (following curl_multi_timeout() after every socket
  * action did not help). The test of the HTTP/2 path turns it on. */
 void kube_client_set_http2(KubeClient *c, bool http2);
 /* Requests sent, retries made (metrics and tests). */

@@ -504,7 +504,7 @@ static void test_optional_informer(void **state)
         _cleanup_(cJSON_Deletep) cJSON *w = parse("{\"apiVersion\":\"itest.example.com/v1\",\"kind\":"
                                                   "\"Widget\",\"metadata\":{\"name\":\"one\"}}");
         usec_t deadline = now_usec(CLOCK_MONOTONIC) + 20 * USEC_PER_SEC;
-        for (;;) { /* the CRD is served once the simulator has installed it */
+        for (;;) { /* the CRD is served once kube-apiserver has installed it */
                 assert_int_equal(kube_create(client, &widgets, NULL, w, on_result, &r), 0);
                 wait_for(&r);
                 int e = r.error;

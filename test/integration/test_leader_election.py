@@ -70,7 +70,7 @@ def sim_post(path, body):
 class Proc:
     def __init__(self, name, port):
         self.name, self.port = name, port
-        self.log = open("%s/operator-%s.log" % (os.environ.get("KUBE_DIR") or os.environ.get("SIM_DIR", "/tmp"), name), "w")
+        self.log = open("%s/operator-%s.log" % (os.environ.get("KUBE_DIR", "/tmp"), name), "w")
         self.p = subprocess.Popen([BIN, "operator", "--kubeconfig", KUBECONFIG, "--identity", name,
                                    "--listen", "%s:%d" % (ADDR, port)] + TIMINGS,
                                   stdout=self.log, stderr=subprocess.STDOUT)

@@ -314,7 +314,7 @@ def run(w):
 
 
 def in_band(w, etcd_url, c, ctl, cms, kubectl):
-    """--sim-in-band: the controls on the TLS port, as the simulator serves them; latency; compaction."""
+    """--sim-in-band: the controls on the TLS port, under /sim/; latency; compaction."""
     st, _, out, _ = c.call("POST", "/sim/faults", {"method": "GET", "path_regex": "/configmaps/base$", "code": 403})
     assert st == 200 and out["faults"][0]["code"] == 403, (st, out)
     st, _, out, _ = c.call("GET", cms + "/base")

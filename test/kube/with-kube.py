@@ -10,7 +10,7 @@ CMD gets:
 - KUBECONFIG: the admin's (client certificate) straight to kube-apiserver; with --fault-proxy,
   test/kube/api-fault-proxy's in front of it, with --sim-in-band (a POST of /sim/faults,
   /sim/drop-watches, /sim/latency, /sim/compact, a GET of /sim/writes through the test's own
-  Kubernetes client reaches the proxy's controls, as on the simulator) and the token of a
+  Kubernetes client reaches the proxy's controls) and the token of a
   cluster-admin ServiceAccount (the proxy passes tokens on, not client certificates);
 - KUBE_DIR: a scratch directory for the test's own files (removed afterwards; KEEP_TEST_DIRS=1
   keeps it), with the control plane's in KUBE_DIR/kube;
