@@ -45,7 +45,7 @@ def test_name(cmd):
     words = [w for w in cmd.split() if not w.startswith("-")]
     for i, w in enumerate(words):
         base = os.path.basename(w)
-        if base.startswith(("with-kube", "with-sim")) and i + 1 < len(words):
+        if base.startswith("with-kube") and i + 1 < len(words):
             return os.path.basename(words[i + 1])  # the test that the wrapper runs
         if base.endswith((".py", ".sh")) or base.startswith(("test-", "test_")):
             return " ".join([base] + words[i + 2:i + 4])  # words[i + 1] is the build directory
