@@ -39,7 +39,7 @@ import time
 
 HERE = os.path.dirname(os.path.abspath(__file__))
 sys.path.insert(0, HERE)
-from test_control_plane import World, _die_with_parent, start_control_plane, start_fault_proxy  # noqa: E402
+from test_control_plane import CP, World, _die_with_parent, start_control_plane, start_fault_proxy, wait_for  # noqa: E402
 
 SA_NS, SA = "kube-system", "integration-test"
 
