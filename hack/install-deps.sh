@@ -9,7 +9,7 @@ packages=(
         libcurl4-openssl-dev libcjson-dev libssl-dev libc-ares-dev libsystemd-dev
         libyaml-dev libmicrohttpd-dev libcmocka-dev
         python3 dnsmasq-base util-linux iproute2 openssl curl valgrind nghttp2-proxy
-        sudo tar gzip nodejs haproxy
+        sudo tar gzip nodejs haproxy pyflakes3
 )
 
 missing=()

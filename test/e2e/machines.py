@@ -151,7 +151,6 @@ def runbook(c, old):
 def check_master_replaced(c, old, new, new_ip):
     """Replaces a healthy master `old` by a new master `new` (3 -> 4 -> 3) through the Machine API,
     as the runbook says."""
-    env = c.env
     ensure_machines(c)
     book = runbook(c, old)
     watcher, writer = c.actors()

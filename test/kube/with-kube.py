@@ -27,7 +27,6 @@ CMD gets:
 On failure the tail of every log is printed. Exit status: CMD's (128+N for a signal N).
 """
 import base64
-import json
 import os
 import re
 import shutil

@@ -24,7 +24,7 @@ from . import log as logmod
 from .client import ApiError, Client, KubeConfig, quote
 from .log import log
 from .node import NodeLease, NodeStatus
-from .podspec import ConfigError, apply_defaults, pod_dir
+from .podspec import ConfigError, apply_defaults
 from .podworker import PodWorker, now_iso
 from .runtime import Spawner
 from .sources import ApiPodSource, ManifestSource
