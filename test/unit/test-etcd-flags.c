@@ -1,5 +1,6 @@
 /* The etcd client flags of the node tools (--endpoints, --cacert, --cert,
- * --key, their aliases and $ETCDCTL_* defaults) as a user meets them: each
+ * --key, their aliases and $ETCDCTL_* defaults): the module that parses
+ * them (operator/node/etcd-flags.h) on its own, and as a user meets them: each
  * of the six commands that takes them is run in-process on arguments that
  * stop it before it reaches the network (a flag missing, a file that is
  * not there), and its exit code, its error line and its --help are checked.
@@ -15,32 +16,15 @@
 
 #include "base/fileio.h"
 #include "base/log.h"
+#include "node/etcd-flags.h"
 #include "node/node.h"
 
 static const char *const our_env[] = {"ETCDCTL_ENDPOINTS", "ETCDCTL_CACERT", "ETCDCTL_CERT", "ETCDCTL_KEY",
                                       "ALL_ETCD_ENDPOINTS"};
 
-typedef struct Run {
-        int exit;
-        char *out, *err;
-} Run;
-
-static void run_done(Run *r)
+/* Only the variables of `env` ("NAME=value") of ours set; NULL: none. */
+static void set_env(const char *const *env)
 {
-        free(r->out);
-        free(r->err);
-        *r = (Run){};
-}
-
-/* Runs `cmd` with `args` (NULL-terminated) and only the variables of `env`
- * ("NAME=value") of ours set; its stdout and stderr are captured. */
-static Run run(const Command *cmd, const char *const *args, const char *const *env)
-{
-        char out_path[] = "/tmp/test-etcd-flags-out-XXXXXX", err_path[] = "/tmp/test-etcd-flags-err-XXXXXX";
-        char *argv[32] = {(char *) cmd->name}, *copies[32] = {};
-        int argc = 1;
-        Run r = {};
-
         for (size_t i = 0; i < ELEMENTSOF(our_env); i++)
                 assert_int_equal(unsetenv(our_env[i]), 0);
         for (size_t i = 0; env && env[i]; i++) {
@@ -48,31 +32,72 @@ static Run run(const Command *cmd, const char *const *args, const char *const *e
                 _cleanup_free_ char *name = strndup(env[i], (size_t) (eq - env[i]));
                 assert_int_equal(setenv(name, eq + 1, 1), 0);
         }
+}
+
+/* stdout and stderr into files, between capture_start() and capture_stop(). */
+typedef struct Capture {
+        char out_path[64], err_path[64];
+        int out, err, saved_out, saved_err;
+        char *out_text, *err_text;
+} Capture;
+
+static void capture_start(Capture *c)
+{
+        *c = (Capture){.out_path = "/tmp/test-etcd-flags-out-XXXXXX",
+                       .err_path = "/tmp/test-etcd-flags-err-XXXXXX"};
+        c->out = mkstemp(c->out_path);
+        c->err = mkstemp(c->err_path);
+        c->saved_out = dup(STDOUT_FILENO);
+        c->saved_err = dup(STDERR_FILENO);
+        assert_true(c->out >= 0 && c->err >= 0 && c->saved_out >= 0 && c->saved_err >= 0);
+        (void) fflush(stdout);
+        (void) fflush(stderr);
+        assert_int_equal(dup2(c->out, STDOUT_FILENO), STDOUT_FILENO);
+        assert_int_equal(dup2(c->err, STDERR_FILENO), STDERR_FILENO);
+}
+
+static void capture_stop(Capture *c)
+{
+        (void) fflush(stdout);
+        (void) fflush(stderr);
+        assert_int_equal(dup2(c->saved_out, STDOUT_FILENO), STDOUT_FILENO);
+        assert_int_equal(dup2(c->saved_err, STDERR_FILENO), STDERR_FILENO);
+        assert_int_equal(read_full_file(c->out_path, 1 << 20, &c->out_text, NULL), 0);
+        assert_int_equal(read_full_file(c->err_path, 1 << 20, &c->err_text, NULL), 0);
+        (void) unlink(c->out_path);
+        (void) unlink(c->err_path);
+        closep(&c->out);
+        closep(&c->err);
+        closep(&c->saved_out);
+        closep(&c->saved_err);
+}
+
+static void capture_done(Capture *c)
+{
+        free(c->out_text);
+        free(c->err_text);
+        *c = (Capture){};
+}
+
+/* Runs `cmd` with `args` (NULL-terminated) in environment `env`; *c gets its stdout and
+ * stderr. Returns its exit code. */
+static int run(const Command *cmd, const char *const *args, const char *const *env, Capture *c)
+{
+        char *argv[32] = {(char *) cmd->name}, *copies[32] = {};
+        int argc = 1, r;
+
+        set_env(env);
         for (size_t i = 0; args && args[i]; i++) {
                 assert_true(argc + 1 < (int) ELEMENTSOF(argv));
                 argv[argc] = copies[argc] = strdup(args[i]);
                 argc++;
         }
-        _cleanup_(closep) int out = mkstemp(out_path), err = mkstemp(err_path);
-        _cleanup_(closep) int saved_out = dup(STDOUT_FILENO), saved_err = dup(STDERR_FILENO);
-        assert_true(out >= 0 && err >= 0 && saved_out >= 0 && saved_err >= 0);
-        (void) fflush(stdout);
-        (void) fflush(stderr);
-        assert_int_equal(dup2(out, STDOUT_FILENO), STDOUT_FILENO);
-        assert_int_equal(dup2(err, STDERR_FILENO), STDERR_FILENO);
-        r.exit = cmd->run(argc, argv);
-        (void) fflush(stdout);
-        (void) fflush(stderr);
-        assert_int_equal(dup2(saved_out, STDOUT_FILENO), STDOUT_FILENO);
-        assert_int_equal(dup2(saved_err, STDERR_FILENO), STDERR_FILENO);
-        assert_int_equal(read_full_file(out_path, 1 << 20, &r.out, NULL), 0);
-        assert_int_equal(read_full_file(err_path, 1 << 20, &r.err, NULL), 0);
-        (void) unlink(out_path);
-        (void) unlink(err_path);
+        capture_start(c);
+        r = cmd->run(argc, argv);
+        capture_stop(c);
         for (size_t i = 0; i < ELEMENTSOF(copies); i++)
                 free(copies[i]); /* cmd_take_verbosity() took -v out of argv */
-        for (size_t i = 0; i < ELEMENTSOF(our_env); i++)
-                assert_int_equal(unsetenv(our_env[i]), 0);
+        set_env(NULL);
         log_set_verbosity(0);
         return r;
 }
@@ -92,18 +117,19 @@ typedef struct Case {
 
 static void check_case(size_t i, const Case *c)
 {
-        _cleanup_(run_done) Run r = run(c->cmd, c->args, c->env);
-        bool ok = r.exit == c->exit;
+        _cleanup_(capture_done) Capture r = {};
+        int exit = run(c->cmd, c->args, c->env, &r);
+        bool ok = exit == c->exit;
 
         for (size_t j = 0; j < MAX_TEXTS; j++) {
-                ok = ok && (!c->err[j] || strstr(r.err, c->err[j]));
-                ok = ok && (!c->not_err[j] || !strstr(r.err, c->not_err[j]));
-                ok = ok && (!c->out[j] || strstr(r.out, c->out[j]));
-                ok = ok && (!c->not_out[j] || !strstr(r.out, c->not_out[j]));
+                ok = ok && (!c->err[j] || strstr(r.err_text, c->err[j]));
+                ok = ok && (!c->not_err[j] || !strstr(r.err_text, c->not_err[j]));
+                ok = ok && (!c->out[j] || strstr(r.out_text, c->out[j]));
+                ok = ok && (!c->not_out[j] || !strstr(r.out_text, c->not_out[j]));
         }
         if (!ok)
                 fail_msg("case %zu (%s %s %s): exit %d (want %d)\nstderr:\n%s\nstdout:\n%s", i, c->cmd->name,
-                         strempty(c->args[0]), strempty(c->args[1]), r.exit, c->exit, r.err, r.out);
+                         strempty(c->args[0]), strempty(c->args[1]), exit, c->exit, r.err_text, r.out_text);
 }
 
 #define MISSING       "/nonexistent/etcd-flags"
@@ -253,6 +279,263 @@ static const Case cases[] = {
          .not_out = {"--client-"}},
 };
 
+/* ---- the module (operator/node/etcd-flags.h) ---- */
+
+static void test_take(void **state)
+{
+        _cleanup_(nodecmd_etcd_flags_done)
+                NodeCmdEtcdFlags f = {.command = "t", .features = NODECMD_ETCD_ENDPOINTS};
+        _cleanup_(nodecmd_etcd_flags_done) NodeCmdEtcdFlags first = {
+                .command = "t", .features = NODECMD_ETCD_ENDPOINTS | NODECMD_ETCD_FIRST_ENDPOINT};
+        _cleanup_(nodecmd_etcd_flags_done) NodeCmdEtcdFlags tls_only = {.command = "t"};
+
+        /* Repeatable, comma lists, items trimmed, empty items dropped. */
+        assert_true(
+                nodecmd_etcd_flags_take(&f, NODECMD_ETCD_ARG_ENDPOINTS, "https://a:2379, https://b:2379,"));
+        assert_true(nodecmd_etcd_flags_take(&f, NODECMD_ETCD_ARG_ENDPOINTS, "https://c:2379"));
+        assert_int_equal(f.endpoints.n, 3);
+        assert_string_equal(f.endpoints.v[1], "https://b:2379");
+        assert_string_equal(f.endpoints.v[2], "https://c:2379");
+        assert_true(f.endpoints_given);
+        /* The TLS flags (an alias has the same code); the last one given wins. */
+        assert_true(nodecmd_etcd_flags_take(&f, NODECMD_ETCD_ARG_CACERT, "/a/ca"));
+        assert_true(nodecmd_etcd_flags_take(&f, NODECMD_ETCD_ARG_CACERT, "/b/ca"));
+        assert_true(nodecmd_etcd_flags_take(&f, NODECMD_ETCD_ARG_CERT, "/b/crt"));
+        assert_true(nodecmd_etcd_flags_take(&f, NODECMD_ETCD_ARG_KEY, "/b/key"));
+        assert_string_equal(f.cacert, "/b/ca");
+        assert_string_equal(f.cert, "/b/crt");
+        assert_string_equal(f.key, "/b/key");
+        /* None of ours: the command's own, or an unknown flag. */
+        assert_false(nodecmd_etcd_flags_take(&f, 'h', NULL));
+        assert_false(nodecmd_etcd_flags_take(&f, 0x100, "x"));
+        assert_false(nodecmd_etcd_flags_take(&f, '?', NULL));
+        assert_int_equal(f.error, 0);
+
+        /* The first endpoint is the one asked: a later --endpoints replaces. */
+        assert_true(nodecmd_etcd_flags_take(&first, NODECMD_ETCD_ARG_ENDPOINTS,
+                                            "https://a:2379,https://b:2379"));
+        assert_true(nodecmd_etcd_flags_take(&first, NODECMD_ETCD_ARG_ENDPOINTS, "https://c:2379"));
+        assert_int_equal(first.endpoints.n, 1);
+        assert_string_equal(first.endpoints.v[0], "https://c:2379");
+
+        /* A command without --endpoints does not take it. */
+        assert_false(nodecmd_etcd_flags_take(&tls_only, NODECMD_ETCD_ARG_ENDPOINTS, "https://a:2379"));
+        assert_int_equal(tls_only.endpoints.n, 0);
+
+        /* The codes sit above any a command numbers from 0x100, and are none of getopt's. */
+        assert_true(NODECMD_ETCD_ARG_ENDPOINTS > 0xffff);
+        assert_true(NODECMD_ETCD_ARG_KEY - NODECMD_ETCD_ARG_ENDPOINTS == 3);
+}
+
+/* Three readable files; the TLS check only reads them. */
+typedef struct TlsFiles {
+        char dir[64];
+        char ca[96], cert[96], key[96];
+} TlsFiles;
+
+static void tls_files_make(TlsFiles *t)
+{
+        (void) snprintf(t->dir, sizeof t->dir, "/tmp/test-etcd-flags-XXXXXX");
+        assert_non_null(mkdtemp(t->dir));
+        (void) snprintf(t->ca, sizeof t->ca, "%s/ca.crt", t->dir);
+        (void) snprintf(t->cert, sizeof t->cert, "%s/client.crt", t->dir);
+        (void) snprintf(t->key, sizeof t->key, "%s/client.key", t->dir);
+        assert_int_equal(write_file_atomic(t->ca, "CA", 2, 0600), 0);
+        assert_int_equal(write_file_atomic(t->cert, "CERT", 4, 0600), 0);
+        assert_int_equal(write_file_atomic(t->key, "KEY", 3, 0600), 0);
+}
+
+static void tls_files_remove(TlsFiles *t)
+{
+        (void) unlink(t->ca);
+        (void) unlink(t->cert);
+        (void) unlink(t->key);
+        (void) rmdir(t->dir);
+}
+
+/* The check on `f` with `env` set; *err gets what it logged. */
+static int check(NodeCmdEtcdFlags *f, const char *const *env, char **err)
+{
+        Capture c = {};
+        set_env(env);
+        capture_start(&c);
+        int r = nodecmd_etcd_flags_check(f);
+        capture_stop(&c);
+        set_env(NULL);
+        *err = TAKE_PTR(c.err_text);
+        capture_done(&c);
+        return r;
+}
+
+static void test_check(void **state)
+{
+        TlsFiles t;
+        tls_files_make(&t);
+
+        /* Everything given: the files are loaded, nothing is logged. */
+        {
+                _cleanup_(nodecmd_etcd_flags_done)
+                        NodeCmdEtcdFlags f = {.command = "t", .features = NODECMD_ETCD_ENDPOINTS};
+                _cleanup_free_ char *err = NULL;
+                assert_true(nodecmd_etcd_flags_take(&f, NODECMD_ETCD_ARG_ENDPOINTS, "https://a:2379"));
+                f.cacert = t.ca, f.cert = t.cert, f.key = t.key;
+                assert_int_equal(check(&f, NULL, &err), 0);
+                assert_string_equal(err, "");
+                assert_string_equal(f.tls.ca_pem, "CA");
+                assert_string_equal(f.tls.cert_pem, "CERT");
+                assert_string_equal(f.tls.key_pem, "KEY");
+        }
+        /* Missing, without the environment: one line names each flag and what it is; an empty
+         * value is missing; $ETCDCTL_* is not read. */
+        {
+                const char *env[] = {"ETCDCTL_CACERT=/x", "ETCDCTL_ENDPOINTS=https://a:2379", NULL};
+                _cleanup_(nodecmd_etcd_flags_done)
+                        NodeCmdEtcdFlags f = {.command = "rev", .features = NODECMD_ETCD_ENDPOINTS};
+                _cleanup_free_ char *err = NULL;
+                f.cert = "", f.key = t.key;
+                assert_int_equal(check(&f, env, &err), -EINVAL);
+                assert_non_null(strstr(err, "rev: missing --endpoints (the members' client URLs, e.g. "
+                                            "https://10.0.0.1:2379,https://10.0.0.2:2379), --cacert (the CA "
+                                            "bundle that signed etcd's serving certificates) and --cert (a "
+                                            "client certificate etcd trusts)\n"));
+                assert_null(f.cacert);
+                assert_int_equal(nodecmd_etcd_flags_exit(-EINVAL, EXIT_RUNTIME), EXIT_USAGE);
+        }
+        /* The environment fills in what no flag gave, and the line names its variables and the
+         * command's hint. An empty variable is none. */
+        {
+                const char *env[] = {"ETCDCTL_CACERT=", "ETCDCTL_CERT=/env/crt", NULL};
+                _cleanup_(nodecmd_etcd_flags_done)
+                        NodeCmdEtcdFlags f = {.command = "member-remove",
+                                              .features = NODECMD_ETCD_ENDPOINTS | NODECMD_ETCD_ENV |
+                                                          NODECMD_ETCD_ENV_ALL_ENDPOINTS,
+                                              .hint = "run it as etcd-member-remove.sh"};
+                _cleanup_free_ char *err = NULL;
+                f.key = "/flag/key";
+                assert_int_equal(check(&f, env, &err), -EINVAL);
+                assert_non_null(strstr(err,
+                                       "member-remove: missing --endpoints or "
+                                       "$ALL_ETCD_ENDPOINTS/$ETCDCTL_ENDPOINTS (the members' client URLs, "
+                                       "e.g. https://10.0.0.1:2379,https://10.0.0.2:2379) and --cacert or "
+                                       "$ETCDCTL_CACERT (the CA bundle that signed etcd's serving "
+                                       "certificates); run it as etcd-member-remove.sh\n"));
+                assert_string_equal(f.cert, "/env/crt");
+                assert_string_equal(f.key, "/flag/key");
+        }
+        /* $ALL_ETCD_ENDPOINTS, then $ETCDCTL_ENDPOINTS, without repeats; flags win over both. */
+        {
+                const char *env[] = {"ALL_ETCD_ENDPOINTS=https://a:2379,https://b:2379",
+                                     "ETCDCTL_ENDPOINTS=https://b:2379, https://c:2379",
+                                     "ETCDCTL_CACERT=/env/ca", NULL};
+                _cleanup_(nodecmd_etcd_flags_done)
+                        NodeCmdEtcdFlags f = {.command = "t",
+                                              .features = NODECMD_ETCD_ENDPOINTS | NODECMD_ETCD_ENV |
+                                                          NODECMD_ETCD_ENV_ALL_ENDPOINTS};
+                _cleanup_(nodecmd_etcd_flags_done) NodeCmdEtcdFlags g = {
+                        .command = "t", .features = NODECMD_ETCD_ENDPOINTS | NODECMD_ETCD_ENV};
+                _cleanup_(nodecmd_etcd_flags_done) NodeCmdEtcdFlags h = {
+                        .command = "t", .features = NODECMD_ETCD_ENDPOINTS | NODECMD_ETCD_ENV};
+                _cleanup_free_ char *err = NULL, *err2 = NULL, *err3 = NULL;
+                f.cert = g.cert = h.cert = t.cert, f.key = g.key = h.key = t.key;
+                assert_int_equal(check(&f, env, &err), -ENOENT); /* /env/ca is not there */
+                assert_int_equal(f.endpoints.n, 3);
+                assert_string_equal(f.endpoints.v[0], "https://a:2379");
+                assert_string_equal(f.endpoints.v[1], "https://b:2379");
+                assert_string_equal(f.endpoints.v[2], "https://c:2379");
+                assert_non_null(strstr(err,
+                                       "t: cannot read /env/ca: No such file or directory (check --cacert, "
+                                       "--cert and --key, or $ETCDCTL_CACERT, $ETCDCTL_CERT and "
+                                       "$ETCDCTL_KEY)\n"));
+                assert_int_equal(nodecmd_etcd_flags_exit(-ENOENT, EXIT_RUNTIME), EXIT_RUNTIME);
+                assert_int_equal(nodecmd_etcd_flags_exit(-ENOENT, EXIT_USAGE), EXIT_USAGE);
+                assert_int_equal(nodecmd_etcd_flags_exit(-ENOMEM, EXIT_USAGE), EXIT_RUNTIME);
+
+                /* Without NODECMD_ETCD_ENV_ALL_ENDPOINTS: $ETCDCTL_ENDPOINTS only. */
+                assert_true(nodecmd_etcd_flags_take(&g, NODECMD_ETCD_ARG_CACERT, t.ca));
+                assert_int_equal(check(&g, env, &err2), 0);
+                assert_int_equal(g.endpoints.n, 2);
+                assert_string_equal(g.endpoints.v[0], "https://b:2379");
+                assert_string_equal(g.tls.ca_pem, "CA");
+
+                /* --endpoints given, even empty: no variable is read, and empty is missing. */
+                assert_true(nodecmd_etcd_flags_take(&h, NODECMD_ETCD_ARG_ENDPOINTS, ""));
+                assert_int_equal(check(&h, env, &err3), -EINVAL);
+                assert_int_equal(h.endpoints.n, 0);
+                assert_non_null(strstr(err3, "t: missing --endpoints or $ETCDCTL_ENDPOINTS"));
+        }
+        /* A file that cannot be read is named, with the flags to check. */
+        {
+                _cleanup_(nodecmd_etcd_flags_done) NodeCmdEtcdFlags f = {.command = "readyz"};
+                _cleanup_free_ char *err = NULL;
+                f.cacert = t.ca, f.cert = t.cert, f.key = "/nonexistent/client.key";
+                assert_int_equal(check(&f, NULL, &err), -ENOENT);
+                assert_non_null(strstr(err, "readyz: cannot read /nonexistent/client.key: No such file or "
+                                            "directory (check --cacert, --cert and --key)\n"));
+                assert_null(f.tls.ca_pem);
+        }
+        /* Out of memory while parsing is reported by the check, as a runtime failure. */
+        {
+                _cleanup_(nodecmd_etcd_flags_done) NodeCmdEtcdFlags f = {.command = "t", .error = -ENOMEM};
+                _cleanup_free_ char *err = NULL;
+                assert_int_equal(check(&f, NULL, &err), -ENOMEM);
+                assert_non_null(strstr(err, "t: out of memory"));
+        }
+        tls_files_remove(&t);
+}
+
+static char *help_text(unsigned features, int column)
+{
+        char *text = NULL;
+        size_t size = 0;
+        FILE *f = open_memstream(&text, &size);
+        assert_non_null(f);
+        nodecmd_etcd_flags_help(f, features, column);
+        assert_int_equal(fclose(f), 0);
+        return text;
+}
+
+static void test_help(void **state)
+{
+        _cleanup_free_ char *pod = help_text(NODECMD_ETCD_ENDPOINTS | NODECMD_ETCD_TLS_ALIASES, 26);
+        _cleanup_free_ char *env =
+                help_text(NODECMD_ETCD_ENDPOINTS | NODECMD_ETCD_ENV | NODECMD_ETCD_ENV_ALL_ENDPOINTS, 22);
+        _cleanup_free_ char *backup =
+                help_text(NODECMD_ETCD_ENDPOINTS | NODECMD_ETCD_FIRST_ENDPOINT | NODECMD_ETCD_ENV, 26);
+        _cleanup_free_ char *plain = help_text(NODECMD_ETCD_ENDPOINTS, 31);
+
+        assert_string_equal(
+                pod, "  --endpoints URL,URL     client URLs of the members (required)\n"
+                     "  --cacert FILE           CA bundle to verify etcd (alias --client-cacert-file)\n"
+                     "  --cert FILE             client certificate (alias --client-cert-file)\n"
+                     "  --key FILE              client key (alias --client-key-file)\n");
+        assert_string_equal(env,
+                            "  --endpoints URL,URL client URLs of the members\n"
+                            "                      (default: $ALL_ETCD_ENDPOINTS and $ETCDCTL_ENDPOINTS)\n"
+                            "  --cacert FILE       CA bundle to verify etcd (default: $ETCDCTL_CACERT)\n"
+                            "  --cert FILE         client certificate (default: $ETCDCTL_CERT)\n"
+                            "  --key FILE          client key (default: $ETCDCTL_KEY)\n");
+        assert_string_equal(backup,
+                            "  --endpoints URL[,URL]   etcd client URL, the local member first\n"
+                            "                          (default: $ETCDCTL_ENDPOINTS)\n"
+                            "  --cacert FILE           CA bundle to verify etcd (default: $ETCDCTL_CACERT)\n"
+                            "  --cert FILE             client certificate (default: $ETCDCTL_CERT)\n"
+                            "  --key FILE              client key (default: $ETCDCTL_KEY)\n");
+        assert_string_equal(plain, "  --endpoints URL,URL          client URLs of the members (required)\n"
+                                   "  --cacert FILE                CA bundle to verify etcd (required)\n"
+                                   "  --cert FILE                  client certificate (required)\n"
+                                   "  --key FILE                   client key (required)\n");
+        /* Every combination at every column a command uses: no line over 80 columns. */
+        for (unsigned bits = 0; bits < 32; bits++)
+                for (int column = 20; column <= 32; column++) {
+                        _cleanup_free_ char *text = help_text(bits, column);
+                        for (const char *p = text; *p;) {
+                                size_t n = strcspn(p, "\n");
+                                assert_true(n <= 80);
+                                p += n + (p[n] ? 1 : 0);
+                        }
+                }
+}
+
 static void test_commands(void **state)
 {
         assert_int_equal(unsetenv("JOURNAL_STREAM"), 0);
@@ -264,6 +547,9 @@ static void test_commands(void **state)
 int main(void)
 {
         const struct CMUnitTest tests[] = {
+                cmocka_unit_test(test_take),
+                cmocka_unit_test(test_check),
+                cmocka_unit_test(test_help),
                 cmocka_unit_test(test_commands),
         };
         return cmocka_run_group_tests(tests, NULL, NULL);
