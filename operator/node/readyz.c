@@ -25,18 +25,27 @@
 
 #include "base/fileio.h"
 #include "base/log.h"
+#include "etcd-flags.h"
 #include "etcd/client.h"
 #include "node-util.h"
 #include "node.h"
 #include "render/netutil.h"
 #include "runtime/httpserver.h"
 
+#define ETCD_FLAGS NODECMD_ETCD_TLS_ALIASES
+
 typedef struct Flags {
-        const char *target, *address, *cacert, *cert, *key, *serving_cert, *serving_key;
+        const char *target, *address, *serving_cert, *serving_key;
         const char *certified_as; /* the address the member's certificate names, if not --target's */
         unsigned port;
         usec_t timeout, interval, busy_grace;
+        NodeCmdEtcdFlags etcd;
 } Flags;
+
+static void flags_done(Flags *f)
+{
+        nodecmd_etcd_flags_done(&f->etcd);
+}
 
 typedef struct Readyz {
         const Flags *f;
@@ -177,23 +186,17 @@ static void readyz_done(Readyz *z)
 
 static int readyz_run(const Flags *f)
 {
-        _cleanup_(nodecmd_tls_done) HttpTls tls = {};
-        _cleanup_free_ char *err = NULL, *scert = NULL, *skey = NULL;
+        _cleanup_free_ char *scert = NULL, *skey = NULL;
         _cleanup_(readyz_done) Readyz z = {.f = f};
         int r;
 
-        r = nodecmd_tls_load(f->cacert, f->cert, f->key, &tls, &err);
-        if (r < 0) {
-                log_error("readyz: %s (check --cacert, --cert and --key)", err ? err : strerror(-r));
-                return EXIT_USAGE;
-        }
         if (f->serving_cert && ((r = read_full_file(f->serving_cert, 1 << 20, &scert, NULL)) < 0 ||
                                 (r = read_full_file(f->serving_key, 1 << 20, &skey, NULL)) < 0)) {
                 log_error("readyz: cannot read --serving-cert-file/--serving-key-file: %s", strerror(-r));
                 return EXIT_USAGE;
         }
         z.loop = loop_new();
-        z.client = z.loop ? etcd_client_new(z.loop, &tls) : NULL;
+        z.client = z.loop ? etcd_client_new(z.loop, &f->etcd.tls) : NULL;
         if (!z.client)
                 return log_error_errno(ENOMEM, "out of memory"), EXIT_RUNTIME;
         char *endpoints[] = {(char *) f->target};
@@ -264,10 +267,10 @@ static void help(FILE *out)
                 "                           when it is not one for --target's\n"
                 "  --listen-port N          (default: 9980)\n"
                 "  --listen-address IP      numeric address to listen on (default: 0.0.0.0; IPv6 also\n"
-                "                           in brackets, as NODE_<n>_IP has it)\n"
-                "  --cacert FILE            CA bundle to verify etcd (alias --client-cacert-file)\n"
-                "  --cert FILE              client certificate (alias --client-cert-file)\n"
-                "  --key FILE               client key (alias --client-key-file)\n"
+                "                           in brackets, as NODE_<n>_IP has it)\n");
+        nodecmd_etcd_flags_help(out, ETCD_FLAGS, 27);
+        (void) fprintf(
+                out,
                 "  --serving-cert-file FILE serve HTTPS with this certificate (with --serving-key-file)\n"
                 "  --serving-key-file FILE\n"
                 "  --timeout D              per check (default: 1s)\n"
@@ -284,11 +287,6 @@ static int check_flags(const Flags *f)
 {
         unsigned char a[16];
 
-        if (!f->cacert || !f->cert || !f->key) {
-                log_error("--cacert, --cert and --key are required (the etcd CA bundle and a client "
-                          "certificate and key)");
-                return -EINVAL;
-        }
         if (inet_pton(AF_INET, f->address, a) != 1 && inet_pton(AF_INET6, f->address, a) != 1) {
                 log_error("--listen-address: \"%s\" is not a numeric IPv4 or IPv6 address", f->address);
                 return -EINVAL;
@@ -306,9 +304,6 @@ static int readyz_main(int argc, char *argv[])
                 ARG_TARGET = 0x100,
                 ARG_PORT,
                 ARG_ADDRESS,
-                ARG_CACERT,
-                ARG_CERT,
-                ARG_KEY,
                 ARG_SCERT,
                 ARG_SKEY,
                 ARG_TIMEOUT,
@@ -321,12 +316,8 @@ static int readyz_main(int argc, char *argv[])
                 {"target-certified-as", required_argument, NULL, ARG_CERTIFIED_AS},
                 {"listen-port", required_argument, NULL, ARG_PORT},
                 {"listen-address", required_argument, NULL, ARG_ADDRESS},
-                {"cacert", required_argument, NULL, ARG_CACERT},
-                {"client-cacert-file", required_argument, NULL, ARG_CACERT},
-                {"cert", required_argument, NULL, ARG_CERT},
-                {"client-cert-file", required_argument, NULL, ARG_CERT},
-                {"key", required_argument, NULL, ARG_KEY},
-                {"client-key-file", required_argument, NULL, ARG_KEY},
+                NODECMD_ETCD_OPTIONS_TLS,
+                NODECMD_ETCD_OPTIONS_TLS_ALIASES,
                 {"serving-cert-file", required_argument, NULL, ARG_SCERT},
                 {"serving-key-file", required_argument, NULL, ARG_SKEY},
                 {"timeout", required_argument, NULL, ARG_TIMEOUT},
@@ -336,12 +327,13 @@ static int readyz_main(int argc, char *argv[])
                 {"help", no_argument, NULL, 'h'},
                 {},
         };
-        Flags f = {.target = "https://localhost:2379",
-                   .address = "0.0.0.0",
-                   .port = 9980,
-                   .timeout = USEC_PER_SEC,
-                   .interval = USEC_PER_SEC,
-                   .busy_grace = 5 * 60 * USEC_PER_SEC};
+        _cleanup_(flags_done) Flags f = {.target = "https://localhost:2379",
+                                         .address = "0.0.0.0",
+                                         .port = 9980,
+                                         .timeout = USEC_PER_SEC,
+                                         .interval = USEC_PER_SEC,
+                                         .busy_grace = 5 * 60 * USEC_PER_SEC,
+                                         .etcd = {.command = "readyz", .features = ETCD_FLAGS}};
         int c;
 
         argc = cmd_take_verbosity(argc, argv);
@@ -361,15 +353,6 @@ static int readyz_main(int argc, char *argv[])
                         break;
                 case ARG_ADDRESS:
                         f.address = optarg;
-                        break;
-                case ARG_CACERT:
-                        f.cacert = optarg;
-                        break;
-                case ARG_CERT:
-                        f.cert = optarg;
-                        break;
-                case ARG_KEY:
-                        f.key = optarg;
                         break;
                 case ARG_SCERT:
                         f.serving_cert = optarg;
@@ -397,6 +380,8 @@ static int readyz_main(int argc, char *argv[])
                         dst = &f.busy_grace;
                         break;
                 default:
+                        if (nodecmd_etcd_flags_take(&f.etcd, c, optarg))
+                                break;
                         nodecmd_flag_error("readyz", c, argv);
                         return EXIT_USAGE;
                 }
@@ -419,6 +404,9 @@ static int readyz_main(int argc, char *argv[])
         f.certified_as = ip_unbracket(f.certified_as, certified, sizeof certified) ?: f.certified_as;
         if (check_flags(&f) < 0)
                 return EXIT_USAGE;
+        int r = nodecmd_etcd_flags_check(&f.etcd);
+        if (r < 0)
+                return nodecmd_etcd_flags_exit(r, EXIT_USAGE);
         return readyz_run(&f);
 }
 

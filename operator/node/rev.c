@@ -12,14 +12,17 @@
 
 #include "base/fileio.h"
 #include "base/log.h"
+#include "etcd-flags.h"
 #include "etcd/client.h"
 #include "node-etcd.h"
 #include "node-util.h"
 #include "node.h"
 
+#define ETCD_FLAGS (NODECMD_ETCD_ENDPOINTS | NODECMD_ETCD_TLS_ALIASES)
+
 typedef struct Flags {
-        const char *cacert, *cert, *key, *data_dir, *output;
-        NodeCmdStrv endpoints;
+        const char *data_dir, *output;
+        NodeCmdEtcdFlags etcd;
         usec_t interval;
 } Flags;
 
@@ -54,13 +57,14 @@ static void round_finish(Rev *rv)
         bool have_id = false;
         int r = 0;
 
-        for (size_t i = 0; r >= 0 && i < f->endpoints.n; i++) {
+        for (size_t i = 0; r >= 0 && i < f->etcd.endpoints.n; i++) {
                 Answer *a = &rv->answers[i];
                 if (!rv->stopping && a->error != rv->last_error[i]) {
                         if (a->error < 0)
-                                log_warning("status of %s: %s", f->endpoints.v[i], etcd_strerror(a->error));
+                                log_warning("status of %s: %s", f->etcd.endpoints.v[i],
+                                            etcd_strerror(a->error));
                         else if (rv->last_error[i] < 0)
-                                log_info("status of %s: answering again", f->endpoints.v[i]);
+                                log_info("status of %s: answering again", f->etcd.endpoints.v[i]);
                         rv->last_error[i] = a->error;
                 }
                 if (a->error < 0)
@@ -68,17 +72,17 @@ static void round_finish(Rev *rv)
                 if (have_id && a->status.cluster_id != out.cluster_id) {
                         char x[17], y[17];
                         log_warning("%s answers for cluster %s, %s for cluster %s; leaving %s out",
-                                    f->endpoints.v[i], etcd_id_to_hex(a->status.cluster_id, x),
+                                    f->etcd.endpoints.v[i], etcd_id_to_hex(a->status.cluster_id, x),
                                     out.endpoints[0].endpoint, etcd_id_to_hex(out.cluster_id, y),
-                                    f->endpoints.v[i]);
+                                    f->etcd.endpoints.v[i]);
                         continue;
                 }
                 out.cluster_id = a->status.cluster_id;
                 have_id = true;
-                r = nodecmd_revision_add(&out, f->endpoints.v[i], a->status.raft_index);
+                r = nodecmd_revision_add(&out, f->etcd.endpoints.v[i], a->status.raft_index);
                 out.max_revision = MAX(out.max_revision, a->status.revision);
         }
-        for (size_t i = 0; i < f->endpoints.n; i++)
+        for (size_t i = 0; i < f->etcd.endpoints.n; i++)
                 etcd_status_done(&rv->answers[i].status);
         rv->answers = mfree(rv->answers);
         if (rv->stopping) {
@@ -99,7 +103,7 @@ static void round_finish(Rev *rv)
         else {
                 rv->written++;
                 log_debug("wrote %s: maxRaftIndex %" PRIu64 " from %zu of %zu endpoints", rv->output,
-                          out.max_raft_index, out.n_endpoints, f->endpoints.n);
+                          out.max_raft_index, out.n_endpoints, f->etcd.endpoints.n);
                 if (rv->written == 1)
                         log_info("wrote %s (maxRaftIndex %" PRIu64 "); refreshing every %" PRIu64 " ms",
                                  rv->output, out.max_raft_index, f->interval / USEC_PER_MSEC);
@@ -128,17 +132,17 @@ static void round_start(Rev *rv)
                 log_warning("the previous status round has not finished; skipping this one");
                 return;
         }
-        rv->answers = calloc(f->endpoints.n, sizeof *rv->answers);
+        rv->answers = calloc(f->etcd.endpoints.n, sizeof *rv->answers);
         if (!rv->answers) {
                 log_error("out of memory");
                 return;
         }
         /* Count first: a call may fail synchronously, and the round ends when the count hits 0. */
-        rv->pending = f->endpoints.n + 1;
-        for (size_t i = 0; i < f->endpoints.n; i++) {
+        rv->pending = f->etcd.endpoints.n + 1;
+        for (size_t i = 0; i < f->etcd.endpoints.n; i++) {
                 Answer *a = &rv->answers[i];
                 *a = (Answer){.rev = rv, .index = i};
-                int r = etcd_status(rv->client, f->endpoints.v[i], on_status, a);
+                int r = etcd_status(rv->client, f->etcd.endpoints.v[i], on_status, a);
                 if (r < 0) {
                         a->error = r;
                         rv->pending--;
@@ -158,26 +162,19 @@ static int on_timer(sd_event_source *s, uint64_t usec, void *userdata)
 
 static int rev_run(const Flags *f)
 {
-        _cleanup_(nodecmd_tls_done) HttpTls tls = {};
-        _cleanup_free_ char *err = NULL;
         Rev rv = {.f = f};
         int r;
 
-        r = nodecmd_tls_load(f->cacert, f->cert, f->key, &tls, &err);
-        if (r < 0) {
-                log_error("rev: %s (check --cacert, --cert and --key)", err ? err : strerror(-r));
-                return EXIT_USAGE;
-        }
         rv.output = f->output ? strdup(f->output) : nodecmd_revision_path(f->data_dir);
-        rv.last_error = calloc(f->endpoints.n, sizeof *rv.last_error);
+        rv.last_error = calloc(f->etcd.endpoints.n, sizeof *rv.last_error);
         rv.loop = rv.output && rv.last_error ? loop_new() : NULL;
-        rv.client = rv.loop ? etcd_client_new(rv.loop, &tls) : NULL;
+        rv.client = rv.loop ? etcd_client_new(rv.loop, &f->etcd.tls) : NULL;
         if (!rv.client) {
                 log_error("out of memory");
                 r = EXIT_RUNTIME;
-        } else if (etcd_client_set_endpoints(rv.client, f->endpoints.v, f->endpoints.n) < 0) {
+        } else if (etcd_client_set_endpoints(rv.client, f->etcd.endpoints.v, f->etcd.endpoints.n) < 0) {
                 log_error("--endpoints: not a list of client URLs such as https://10.0.0.1:2379: %s",
-                          f->endpoints.v[0]);
+                          f->etcd.endpoints.v[0]);
                 r = EXIT_USAGE;
         } else {
                 /* Each status gets at most one interval (and 10 s), so rounds end before the next. */
@@ -191,7 +188,7 @@ static int rev_run(const Flags *f)
                         r = EXIT_RUNTIME;
                 } else {
                         log_info("writing %s every %" PRIu64 " ms from %zu endpoints", rv.output,
-                                 f->interval / USEC_PER_MSEC, f->endpoints.n);
+                                 f->interval / USEC_PER_MSEC, f->etcd.endpoints.n);
                         r = loop_run(rv.loop);
                         if (r < 0)
                                 log_error_errno(r, "event loop failed");
@@ -216,11 +213,9 @@ static void help(FILE *out)
                        "<data-dir>/revision.json atomically:\n"
                        "  {\"clusterId\":\"<decimal>\",\"raftIndex\":{\"<endpoint>\":N},\"maxRaftIndex\":N,"
                        "\"created\":\"<RFC 3339>\"}\n"
-                       "\n"
-                       "  --endpoints URL,URL     client URLs of the members (required)\n"
-                       "  --cacert FILE           CA bundle to verify etcd (alias --client-cacert-file)\n"
-                       "  --cert FILE             client certificate (alias --client-cert-file)\n"
-                       "  --key FILE              client key (alias --client-key-file)\n"
+                       "\n");
+        nodecmd_etcd_flags_help(out, ETCD_FLAGS, 26);
+        (void) fprintf(out,
                        "  --data-dir DIR          where revision.json goes (default: /var/lib/etcd)\n"
                        "  --output-file PATH      write here instead of <data-dir>/revision.json\n"
                        "  --interval D            between rounds (default: 10s; alias --poll-interval)\n"
@@ -232,15 +227,11 @@ static void help(FILE *out)
 
 static int rev_main(int argc, char *argv[])
 {
-        enum { ARG_CACERT = 0x100, ARG_CERT, ARG_KEY, ARG_ENDPOINTS, ARG_DATA, ARG_OUTPUT, ARG_INTERVAL };
+        enum { ARG_DATA = 0x100, ARG_OUTPUT, ARG_INTERVAL };
         static const struct option options[] = {
-                {"cacert", required_argument, NULL, ARG_CACERT},
-                {"client-cacert-file", required_argument, NULL, ARG_CACERT},
-                {"cert", required_argument, NULL, ARG_CERT},
-                {"client-cert-file", required_argument, NULL, ARG_CERT},
-                {"key", required_argument, NULL, ARG_KEY},
-                {"client-key-file", required_argument, NULL, ARG_KEY},
-                {"endpoints", required_argument, NULL, ARG_ENDPOINTS},
+                NODECMD_ETCD_OPTIONS_ENDPOINTS,
+                NODECMD_ETCD_OPTIONS_TLS,
+                NODECMD_ETCD_OPTIONS_TLS_ALIASES,
                 {"data-dir", required_argument, NULL, ARG_DATA},
                 {"output-file", required_argument, NULL, ARG_OUTPUT},
                 {"interval", required_argument, NULL, ARG_INTERVAL},
@@ -248,8 +239,10 @@ static int rev_main(int argc, char *argv[])
                 {"help", no_argument, NULL, 'h'},
                 {},
         };
-        Flags f = {.data_dir = "/var/lib/etcd", .interval = 10 * USEC_PER_SEC};
-        int c, r = -1;
+        Flags f = {.data_dir = "/var/lib/etcd",
+                   .etcd = {.command = "rev", .features = ETCD_FLAGS},
+                   .interval = 10 * USEC_PER_SEC};
+        int c, e, r = -1;
 
         argc = cmd_take_verbosity(argc, argv);
         optind = 0;
@@ -259,21 +252,6 @@ static int rev_main(int argc, char *argv[])
                 case 'h':
                         help(stdout);
                         r = EXIT_OK;
-                        break;
-                case ARG_CACERT:
-                        f.cacert = optarg;
-                        break;
-                case ARG_CERT:
-                        f.cert = optarg;
-                        break;
-                case ARG_KEY:
-                        f.key = optarg;
-                        break;
-                case ARG_ENDPOINTS:
-                        if (nodecmd_strv_add_csv(&f.endpoints, optarg) < 0) {
-                                log_error("out of memory");
-                                r = EXIT_RUNTIME;
-                        }
                         break;
                 case ARG_DATA:
                         f.data_dir = optarg;
@@ -290,6 +268,8 @@ static int rev_main(int argc, char *argv[])
                         }
                         break;
                 default:
+                        if (nodecmd_etcd_flags_take(&f.etcd, c, optarg))
+                                break;
                         nodecmd_flag_error("rev", c, argv);
                         r = EXIT_USAGE;
                 }
@@ -297,22 +277,15 @@ static int rev_main(int argc, char *argv[])
                 log_error("rev: unexpected argument \"%s\"; see --help", argv[optind]);
                 r = EXIT_USAGE;
         }
-        if (r < 0 && f.endpoints.n == 0) {
-                log_error("--endpoints is required (client URLs such as https://10.0.0.1:2379,...)");
-                r = EXIT_USAGE;
-        }
-        if (r < 0 && (!f.cacert || !f.cert || !f.key)) {
-                log_error("--cacert, --cert and --key are required (the etcd CA bundle and a client "
-                          "certificate and key)");
-                r = EXIT_USAGE;
-        }
         if (r < 0 && (!f.data_dir || !*f.data_dir)) {
                 log_error("--data-dir must not be empty (e.g. /var/lib/etcd)");
                 r = EXIT_USAGE;
         }
+        if (r < 0 && (e = nodecmd_etcd_flags_check(&f.etcd)) < 0)
+                r = nodecmd_etcd_flags_exit(e, EXIT_USAGE);
         if (r < 0)
                 r = rev_run(&f);
-        nodecmd_strv_done(&f.endpoints);
+        nodecmd_etcd_flags_done(&f.etcd);
         return r;
 }
 

@@ -170,7 +170,7 @@ static const Case cases[] = {
          .not_out = {"ETCDCTL", "--client-"}},
 
         /* rev: flags only, with upstream's --client-*-file aliases. */
-        {.cmd = &cmd_rev, .exit = 2, .err = {"--endpoints"}},
+        {.cmd = &cmd_rev, .exit = 2, .err = {"rev: missing --endpoints", "--cacert", "--cert", "--key"}},
         {.cmd = &cmd_rev, .args = {"-v=4"}, .exit = 2, .err = {"--endpoints"}, .not_err = {"unknown flag"}},
         {.cmd = &cmd_rev,
          .args = {ENDPOINT, "--cacert=" MISSING "/ca", "--cert=" MISSING "/c"},
@@ -194,7 +194,7 @@ static const Case cases[] = {
          .not_out = {"ETCDCTL"}},
 
         /* readyz: the TLS flags and their aliases; no --endpoints (it has --target). */
-        {.cmd = &cmd_readyz, .exit = 2, .err = {"--cacert"}},
+        {.cmd = &cmd_readyz, .exit = 2, .err = {"readyz: missing --cacert", "--cert", "--key"}},
         {.cmd = &cmd_readyz,
          .args = {"--client-cacert-file=" MISSING "/alias-ca", "--client-cert-file=" MISSING "/c",
                   "--client-key-file=" MISSING "/k"},
