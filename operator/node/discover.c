@@ -32,6 +32,7 @@
 #include "base/buf.h"
 #include "base/json.h"
 #include "base/log.h"
+#include "etcd-flags.h"
 #include "etcd-sync.h"
 #include "etcd/client.h"
 #include "node-etcd.h"
@@ -40,9 +41,11 @@
 
 #define CALL_TIMEOUT (5 * USEC_PER_SEC)
 
+#define ETCD_FLAGS NODECMD_ETCD_ENDPOINTS
+
 typedef struct Flags {
-        const char *cacert, *cert, *key, *data_dir, *host, *name;
-        NodeCmdStrv endpoints;
+        const char *data_dir, *host, *name;
+        NodeCmdEtcdFlags etcd;
         unsigned port;
         usec_t timeout, interval;
 } Flags;
@@ -113,7 +116,7 @@ static int quorum_read(Discover *d, const char *endpoint)
  * (so it has applied every committed membership change) and decides again. */
 static int confirm(Discover *d, const NodeCmdDiscoverInput *first, NodeCmdDiscoverResult *ret)
 {
-        const NodeCmdStrv *eps = &d->f->endpoints;
+        const NodeCmdStrv *eps = &d->f->etcd.endpoints;
 
         for (size_t i = 0; i < eps->n && remaining(d) > 0; i++) {
                 _cleanup_(etcd_member_list_freep) EtcdMemberList *l = NULL;
@@ -283,36 +286,29 @@ static int discover_loop(Discover *d)
 
 static int discover_run(const Flags *f)
 {
-        _cleanup_(nodecmd_tls_done) HttpTls tls = {};
-        _cleanup_free_ char *err = NULL, *peer_url = NULL;
+        _cleanup_free_ char *peer_url = NULL;
         Discover d = {.f = f};
         int r;
 
-        r = nodecmd_tls_load(f->cacert, f->cert, f->key, &tls, &err);
-        if (r < 0) {
-                log_error("discover-etcd-initial-cluster: %s (check --cacert, --cert and --key)",
-                          err ? err : strerror(-r));
-                return EXIT_USAGE;
-        }
         peer_url = nodecmd_peer_url(f->host, f->port);
         if (!peer_url)
                 return log_error_errno(ENOMEM, "out of memory"), EXIT_RUNTIME;
         d.peer_url = peer_url;
         d.loop = loop_new();
-        d.client = d.loop ? etcd_client_new(d.loop, &tls) : NULL;
+        d.client = d.loop ? etcd_client_new(d.loop, &f->etcd.tls) : NULL;
         if (!d.client) {
                 d.loop = loop_unref(d.loop);
                 return log_error_errno(ENOMEM, "out of memory"), EXIT_RUNTIME;
         }
-        r = etcd_client_set_endpoints(d.client, f->endpoints.v, f->endpoints.n);
+        r = etcd_client_set_endpoints(d.client, f->etcd.endpoints.v, f->etcd.endpoints.n);
         if (r < 0) {
                 log_error("--endpoints: not a list of client URLs such as https://10.0.0.1:2379: %s",
-                          f->endpoints.v[0]);
+                          f->etcd.endpoints.v[0]);
                 r = EXIT_USAGE;
         } else {
                 d.deadline = now_usec(CLOCK_MONOTONIC) + f->timeout;
                 log_info("looking for %s (%s) in the member list at %s, for up to %" PRIu64 " s", f->name,
-                         peer_url, f->endpoints.v[0], f->timeout / USEC_PER_SEC);
+                         peer_url, f->etcd.endpoints.v[0], f->timeout / USEC_PER_SEC);
                 r = discover_loop(&d);
         }
         d.client = etcd_client_free(d.client); /* completes abandoned calls */
@@ -330,11 +326,9 @@ static void help(FILE *out)
                        "restart on its existing data), after waiting for it to be added to the cluster.\n"
                        "Moves <data-dir>/member aside to <data-dir>/member-removed-archive-<time> when the\n"
                        "member was removed or never started; never deletes anything.\n"
-                       "\n"
-                       "  --cacert FILE                CA bundle to verify etcd (required)\n"
-                       "  --cert FILE                  client certificate (required)\n"
-                       "  --key FILE                   client key (required)\n"
-                       "  --endpoints URL,URL          client URLs of the members (required)\n"
+                       "\n");
+        nodecmd_etcd_flags_help(out, ETCD_FLAGS, 31);
+        (void) fprintf(out,
                        "  --data-dir DIR               this member's data dir (required)\n"
                        "  --target-peer-url-host HOST  this member's peer host, IP or name (required)\n"
                        "  --target-peer-url-port N     its peer port (default: 2380)\n"
@@ -349,23 +343,10 @@ static void help(FILE *out)
 
 static int parse_flags(int argc, char *argv[], Flags *f)
 {
-        enum {
-                ARG_CACERT = 0x100,
-                ARG_CERT,
-                ARG_KEY,
-                ARG_ENDPOINTS,
-                ARG_DATA,
-                ARG_HOST,
-                ARG_PORT,
-                ARG_NAME,
-                ARG_TIMEOUT,
-                ARG_INTERVAL
-        };
+        enum { ARG_DATA = 0x100, ARG_HOST, ARG_PORT, ARG_NAME, ARG_TIMEOUT, ARG_INTERVAL };
         static const struct option options[] = {
-                {"cacert", required_argument, NULL, ARG_CACERT},
-                {"cert", required_argument, NULL, ARG_CERT},
-                {"key", required_argument, NULL, ARG_KEY},
-                {"endpoints", required_argument, NULL, ARG_ENDPOINTS},
+                NODECMD_ETCD_OPTIONS_ENDPOINTS,
+                NODECMD_ETCD_OPTIONS_TLS,
                 {"data-dir", required_argument, NULL, ARG_DATA},
                 {"target-peer-url-host", required_argument, NULL, ARG_HOST},
                 {"target-peer-url-port", required_argument, NULL, ARG_PORT},
@@ -385,19 +366,6 @@ static int parse_flags(int argc, char *argv[], Flags *f)
                 case 'h':
                         help(stdout);
                         return 0;
-                case ARG_CACERT:
-                        f->cacert = optarg;
-                        break;
-                case ARG_CERT:
-                        f->cert = optarg;
-                        break;
-                case ARG_KEY:
-                        f->key = optarg;
-                        break;
-                case ARG_ENDPOINTS:
-                        if (nodecmd_strv_add_csv(&f->endpoints, optarg) < 0)
-                                return log_error_errno(ENOMEM, "out of memory"), -EXIT_RUNTIME;
-                        break;
                 case ARG_DATA:
                         f->data_dir = optarg;
                         break;
@@ -424,6 +392,8 @@ static int parse_flags(int argc, char *argv[], Flags *f)
                         dst = &f->interval;
                         break;
                 default:
+                        if (nodecmd_etcd_flags_take(&f->etcd, c, optarg))
+                                break;
                         nodecmd_flag_error("discover-etcd-initial-cluster", c, argv);
                         return -EXIT_USAGE;
                 }
@@ -438,12 +408,12 @@ static int parse_flags(int argc, char *argv[], Flags *f)
                           argv[optind]);
                 return -EXIT_USAGE;
         }
+        int r = nodecmd_etcd_flags_check(&f->etcd);
+        if (r < 0)
+                return -nodecmd_etcd_flags_exit(r, EXIT_USAGE);
         const struct {
                 const char *value, *flag, *example;
         } required[] = {
-                {f->cacert, "cacert", "the CA bundle that signed the etcd serving certificates"},
-                {f->cert, "cert", "this node's etcd peer or client certificate"},
-                {f->key, "key", "the key of --cert"},
                 {f->data_dir, "data-dir", "/var/lib/etcd"},
                 {f->host, "target-peer-url-host", "this node's IP, as in its peer URL"},
                 {f->name, "target-name", "the node name, which is the member name"},
@@ -453,10 +423,6 @@ static int parse_flags(int argc, char *argv[], Flags *f)
                         log_error("--%s is required (%s)", required[i].flag, required[i].example);
                         return -EXIT_USAGE;
                 }
-        if (f->endpoints.n == 0) {
-                log_error("--endpoints is required (client URLs such as https://10.0.0.1:2379,...)");
-                return -EXIT_USAGE;
-        }
         if (strchr(f->host, '/') || strchr(f->host, '@')) {
                 log_error("--target-peer-url-host: \"%s\" is a host, not a URL (e.g. 10.0.0.1 or [fd00::1])",
                           f->host);
@@ -467,7 +433,10 @@ static int parse_flags(int argc, char *argv[], Flags *f)
 
 static int discover_main(int argc, char *argv[])
 {
-        Flags f = {.port = 2380, .timeout = 135 * USEC_PER_SEC, .interval = USEC_PER_SEC};
+        Flags f = {.port = 2380,
+                   .timeout = 135 * USEC_PER_SEC,
+                   .interval = USEC_PER_SEC,
+                   .etcd = {.command = "discover-etcd-initial-cluster", .features = ETCD_FLAGS}};
         int r;
 
         argc = cmd_take_verbosity(argc, argv);
@@ -476,7 +445,7 @@ static int discover_main(int argc, char *argv[])
                 r = discover_run(&f);
         else
                 r = -r;
-        nodecmd_strv_done(&f.endpoints);
+        nodecmd_etcd_flags_done(&f.etcd);
         return r;
 }
 

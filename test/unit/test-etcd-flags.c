@@ -140,7 +140,14 @@ static void check_case(size_t i, const Case *c)
 
 static const Case cases[] = {
         /* discover-etcd-initial-cluster: flags only, no aliases, no environment. */
-        {.cmd = &cmd_discover_etcd_initial_cluster, .exit = 2, .err = {"--cacert"}},
+        {.cmd = &cmd_discover_etcd_initial_cluster,
+         .exit = 2,
+         .err = {"discover-etcd-initial-cluster: missing --endpoints", "--cacert", "--cert", "--key"}},
+        /* An empty value is a missing one. */
+        {.cmd = &cmd_discover_etcd_initial_cluster,
+         .args = {ENDPOINT, "--cacert=", "--cert=" MISSING "/c", "--key=" MISSING "/k", DISCOVER_OWN},
+         .exit = 2,
+         .err = {"missing --cacert"}},
         {.cmd = &cmd_discover_etcd_initial_cluster,
          .args = {ENDPOINT, "--cacert=" MISSING "/ca", "--cert=" MISSING "/c", DISCOVER_OWN},
          .exit = 2,
