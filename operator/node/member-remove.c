@@ -19,6 +19,7 @@
 #include <inttypes.h>
 
 #include "base/log.h"
+#include "etcd-flags.h"
 #include "etcd-sync.h"
 #include "etcd/client.h"
 #include "etcd/quorum.h"
@@ -27,19 +28,26 @@
 
 #define CALL_TIMEOUT (5 * USEC_PER_SEC)
 
+#define ETCD_FLAGS (NODECMD_ETCD_ENDPOINTS | NODECMD_ETCD_ENV | NODECMD_ETCD_ENV_ALL_ENDPOINTS)
+
 typedef struct Flags {
-        const char *cacert, *cert, *key, *target;
-        NodeCmdStrv endpoints;
+        const char *target;
+        NodeCmdEtcdFlags etcd;
         bool force;
 } Flags;
+
+static void flags_done(Flags *f)
+{
+        nodecmd_etcd_flags_done(&f->etcd);
+}
 
 /* The current member list, from the first endpoint that serves a quorum read
  * right before it; *ret_endpoint names that endpoint (borrowed from f). */
 static int current_members(const Flags *f, EtcdClient *c, EtcdMemberList **ret, const char **ret_endpoint)
 {
         int r = -EHOSTDOWN;
-        for (size_t i = 0; i < f->endpoints.n; i++) {
-                const char *ep = f->endpoints.v[i];
+        for (size_t i = 0; i < f->etcd.endpoints.n; i++) {
+                const char *ep = f->etcd.endpoints.v[i];
                 r = etcd_sync_current_member_list(c, ep, CALL_TIMEOUT, ret);
                 if (r == -ENOMEM)
                         return r;
@@ -102,26 +110,16 @@ static void show(const EtcdMemberList *l, const int *health)
 
 static int remove_run(Flags *f)
 {
-        _cleanup_(nodecmd_tls_done) HttpTls tls = {};
         _cleanup_(loop_unrefp) Loop *loop = NULL;
         _cleanup_(etcd_client_freep) EtcdClient *c = NULL;
         _cleanup_(etcd_member_list_freep) EtcdMemberList *l = NULL, *after = NULL;
-        _cleanup_free_ char *err = NULL;
         _cleanup_free_ int *health = NULL;
         const char *ep = NULL;
         char hex[17];
         int r;
 
-        r = nodecmd_tls_load(f->cacert, f->cert, f->key, &tls, &err);
-        if (r < 0) {
-                log_error("cannot load the etcd client certificate: %s (etcd-member-remove.sh sets "
-                          "ETCDCTL_CACERT, "
-                          "ETCDCTL_CERT and ETCDCTL_KEY from the node's etcd.env)",
-                          strempty(err));
-                return EXIT_RUNTIME;
-        }
-        if (!(loop = loop_new()) || !(c = etcd_client_new(loop, &tls)) ||
-            etcd_client_set_endpoints(c, f->endpoints.v, f->endpoints.n) < 0)
+        if (!(loop = loop_new()) || !(c = etcd_client_new(loop, &f->etcd.tls)) ||
+            etcd_client_set_endpoints(c, f->etcd.endpoints.v, f->etcd.endpoints.n) < 0)
                 return log_error_errno(-ENOMEM, "out of memory"), EXIT_RUNTIME;
 
         r = current_members(f, c, &l, &ep);
@@ -224,19 +222,15 @@ static int remove_run(Flags *f)
 
 static void help(FILE *out)
 {
+        (void) fprintf(out, "Usage: cluster-etcd-operator member-remove [FLAGS] NAME|ID\n"
+                            "\n"
+                            "Removes one etcd member (by its name, or its ID in hex as etcdctl prints it),\n"
+                            "only if the voters that remain keep quorum with healthy members. A healthy\n"
+                            "voter is removed only with --force. No data dir is touched. On a master, run\n"
+                            "it as etcd-member-remove.sh, which sets the certificates and endpoints below.\n"
+                            "\n");
+        nodecmd_etcd_flags_help(out, ETCD_FLAGS, 22);
         (void) fprintf(out,
-                       "Usage: cluster-etcd-operator member-remove [FLAGS] NAME|ID\n"
-                       "\n"
-                       "Removes one etcd member (by its name, or its ID in hex as etcdctl prints it),\n"
-                       "only if the voters that remain keep quorum with healthy members. A healthy\n"
-                       "voter is removed only with --force. No data dir is touched. On a master, run\n"
-                       "it as etcd-member-remove.sh, which sets the certificates and endpoints below.\n"
-                       "\n"
-                       "  --endpoints URLS    client URLs to ask (default: $ALL_ETCD_ENDPOINTS and\n"
-                       "                      $ETCDCTL_ENDPOINTS)\n"
-                       "  --cacert FILE       (default: $ETCDCTL_CACERT)\n"
-                       "  --cert FILE         (default: $ETCDCTL_CERT)\n"
-                       "  --key FILE          (default: $ETCDCTL_KEY)\n"
                        "  --force             remove a healthy voter too (never one that costs quorum)\n"
                        "  -v=N                log verbosity\n"
                        "\n"
@@ -245,21 +239,20 @@ static void help(FILE *out)
 
 static int remove_main(int argc, char *argv[])
 {
-        enum { ARG_ENDPOINTS = 0x100, ARG_CACERT, ARG_CERT, ARG_KEY, ARG_FORCE };
+        enum { ARG_FORCE = 0x100 };
         static const struct option options[] = {
-                {"endpoints", required_argument, NULL, ARG_ENDPOINTS},
-                {"cacert", required_argument, NULL, ARG_CACERT},
-                {"cert", required_argument, NULL, ARG_CERT},
-                {"key", required_argument, NULL, ARG_KEY},
+                NODECMD_ETCD_OPTIONS_ENDPOINTS,
+                NODECMD_ETCD_OPTIONS_TLS,
                 {"force", no_argument, NULL, ARG_FORCE},
                 {"help", no_argument, NULL, 'h'},
                 {},
         };
-        _cleanup_(nodecmd_strv_done) NodeCmdStrv eps = {};
-        Flags f = {.cacert = getenv("ETCDCTL_CACERT"),
-                   .cert = getenv("ETCDCTL_CERT"),
-                   .key = getenv("ETCDCTL_KEY")};
-        bool have_eps = false;
+        _cleanup_(flags_done) Flags f = {
+                .etcd = {.command = "member-remove",
+                         .features = ETCD_FLAGS,
+                         .hint = "on a master, run it as etcd-member-remove.sh, which sets them from the "
+                                 "node's etcd.env"},
+        };
         int c;
 
         argc = cmd_take_verbosity(argc, argv);
@@ -270,24 +263,12 @@ static int remove_main(int argc, char *argv[])
                 case 'h':
                         help(stdout);
                         return EXIT_OK;
-                case ARG_ENDPOINTS:
-                        if (nodecmd_strv_add_csv(&eps, optarg) < 0)
-                                return log_error_errno(-ENOMEM, "out of memory"), EXIT_RUNTIME;
-                        have_eps = true;
-                        break;
-                case ARG_CACERT:
-                        f.cacert = optarg;
-                        break;
-                case ARG_CERT:
-                        f.cert = optarg;
-                        break;
-                case ARG_KEY:
-                        f.key = optarg;
-                        break;
                 case ARG_FORCE:
                         f.force = true;
                         break;
                 default:
+                        if (nodecmd_etcd_flags_take(&f.etcd, c, optarg))
+                                break;
                         nodecmd_flag_error("member-remove", c, argv);
                         return EXIT_USAGE;
                 }
@@ -296,32 +277,9 @@ static int remove_main(int argc, char *argv[])
                 return EXIT_USAGE;
         }
         f.target = argv[optind];
-        if (!have_eps) {
-                const char *envs[] = {"ALL_ETCD_ENDPOINTS", "ETCDCTL_ENDPOINTS"};
-                for (size_t i = 0; i < ELEMENTSOF(envs); i++) {
-                        _cleanup_(nodecmd_strv_done) NodeCmdStrv tmp = {};
-                        const char *v = getenv(envs[i]);
-                        if (v && nodecmd_strv_add_csv(&tmp, v) < 0)
-                                return log_error_errno(-ENOMEM, "out of memory"), EXIT_RUNTIME;
-                        for (size_t j = 0; j < tmp.n; j++)
-                                if (!nodecmd_strv_contains(&eps, tmp.v[j]) &&
-                                    nodecmd_strv_add_csv(&eps, tmp.v[j]) < 0)
-                                        return log_error_errno(-ENOMEM, "out of memory"), EXIT_RUNTIME;
-                }
-        }
-        if (eps.n == 0) {
-                log_error("no etcd endpoint: pass --endpoints, or run etcd-member-remove.sh on a master (it "
-                          "reads "
-                          "ALL_ETCD_ENDPOINTS from etcd.env)");
-                return EXIT_USAGE;
-        }
-        if (!f.cacert || !f.cert || !f.key) {
-                log_error("no etcd client certificate: pass --cacert, --cert and --key, or run "
-                          "etcd-member-remove.sh "
-                          "on a master");
-                return EXIT_USAGE;
-        }
-        f.endpoints = eps;
+        int r = nodecmd_etcd_flags_check(&f.etcd);
+        if (r < 0)
+                return nodecmd_etcd_flags_exit(r, EXIT_RUNTIME);
         return remove_run(&f);
 }
 

@@ -12,6 +12,7 @@
 
 #include "backup-retention.h"
 #include "base/log.h"
+#include "etcd-flags.h"
 #include "etcd-sync.h"
 #include "node-util.h"
 #include "node.h"
@@ -20,21 +21,28 @@
 #define DEFAULT_BACKUP_DIR "/etc/kubernetes/cluster-backup"
 #define MIB                (1024.0 * 1024.0)
 
+#define ETCD_FLAGS (NODECMD_ETCD_ENDPOINTS | NODECMD_ETCD_ENV)
+
 typedef struct Flags {
-        const char *cacert, *cert, *key, *backup_dir;
-        NodeCmdStrv endpoints;
+        const char *backup_dir;
+        NodeCmdEtcdFlags etcd;
         usec_t timeout;
 } Flags;
+
+static void flags_done(Flags *f)
+{
+        nodecmd_etcd_flags_done(&f->etcd);
+}
 
 /* The largest database of the started members, and whose it is. */
 static int largest_db(const Flags *f, EtcdClient *c, uint64_t *ret, char *who, size_t who_len)
 {
         _cleanup_(etcd_member_list_freep) EtcdMemberList *l = NULL;
         int r = -EHOSTDOWN;
-        for (size_t i = 0; i < f->endpoints.n && !l; i++) {
-                r = etcd_sync_member_list(c, f->endpoints.v[i], CALL_TIMEOUT, &l);
+        for (size_t i = 0; i < f->etcd.endpoints.n && !l; i++) {
+                r = etcd_sync_member_list(c, f->etcd.endpoints.v[i], CALL_TIMEOUT, &l);
                 if (r < 0)
-                        log_info("%s: no member list (%s)", f->endpoints.v[i], etcd_strerror(r));
+                        log_info("%s: no member list (%s)", f->etcd.endpoints.v[i], etcd_strerror(r));
         }
         if (!l) {
                 log_error("no etcd endpoint gave a member list (%s): check --endpoints", etcd_strerror(r));
@@ -70,23 +78,17 @@ static int largest_db(const Flags *f, EtcdClient *c, uint64_t *ret, char *who, s
 
 static int verify_run(const Flags *f)
 {
-        _cleanup_(nodecmd_tls_done) HttpTls tls = {};
-        _cleanup_free_ char *err = NULL;
         _cleanup_(loop_unrefp) Loop *loop = NULL;
         _cleanup_(etcd_client_freep) EtcdClient *c = NULL;
         char who[256] = "?";
         uint64_t db = 0;
-        int r = nodecmd_tls_load(f->cacert, f->cert, f->key, &tls, &err);
-        if (r < 0) {
-                log_error("%s (check --cacert, --cert and --key, or ETCDCTL_CACERT/CERT/KEY)",
-                          err ? err : strerror(-r));
-                return EXIT_USAGE;
-        }
+        int r;
+
         loop = loop_new();
-        c = loop ? etcd_client_new(loop, &tls) : NULL;
+        c = loop ? etcd_client_new(loop, &f->etcd.tls) : NULL;
         if (!c)
                 return log_error_errno(-ENOMEM, "out of memory"), EXIT_RUNTIME;
-        if ((r = etcd_client_set_endpoints(c, f->endpoints.v, f->endpoints.n)) < 0) {
+        if ((r = etcd_client_set_endpoints(c, f->etcd.endpoints.v, f->etcd.endpoints.n)) < 0) {
                 log_error("--endpoints: not client URLs such as https://10.0.0.1:2379 (%s)", strerror(-r));
                 return EXIT_USAGE;
         }
@@ -129,40 +131,34 @@ static int verify_run(const Flags *f)
 
 static void help(FILE *f)
 {
-        (void) fprintf(
-                f, "Usage: cluster-etcd-operator verify backup-storage [FLAGS]\n"
-                   "\n"
-                   "Checks that the backup directory has room for twice the largest etcd member's\n"
-                   "database, once a second for up to --timeout. Writes nothing.\n"
-                   "\n"
-                   "  --backup-dir=DIR     where backups go (default " DEFAULT_BACKUP_DIR ")\n"
-                   "  --endpoints=URLS     etcd client URLs (default $ETCDCTL_ENDPOINTS)\n"
-                   "  --cacert, --cert, --key  etcd client TLS files (default $ETCDCTL_CACERT/CERT/KEY)\n"
-                   "  --timeout=D          how long to keep checking (default 10s)\n"
-                   "  -v=N                 log verbosity\n"
-                   "\n"
-                   "Exit codes: 0 enough space, 1 not enough (or etcd unreachable), 2 usage error.\n");
+        (void) fprintf(f, "Usage: cluster-etcd-operator verify backup-storage [FLAGS]\n"
+                          "\n"
+                          "Checks that the backup directory has room for twice the largest etcd member's\n"
+                          "database, once a second for up to --timeout. Writes nothing.\n"
+                          "\n"
+                          "  --backup-dir=DIR     where backups go (default " DEFAULT_BACKUP_DIR ")\n");
+        nodecmd_etcd_flags_help(f, ETCD_FLAGS, 23);
+        (void) fprintf(f,
+                       "  --timeout=D          how long to keep checking (default 10s)\n"
+                       "  -v=N                 log verbosity\n"
+                       "\n"
+                       "Exit codes: 0 enough space, 1 not enough (or etcd unreachable), 2 usage error.\n");
 }
 
 static int verify_main(int argc, char *argv[])
 {
-        enum { ARG_DIR = 0x100, ARG_ENDPOINTS, ARG_CACERT, ARG_CERT, ARG_KEY, ARG_TIMEOUT };
+        enum { ARG_DIR = 0x100, ARG_TIMEOUT };
         static const struct option options[] = {
                 {"backup-dir", required_argument, NULL, ARG_DIR},
-                {"endpoints", required_argument, NULL, ARG_ENDPOINTS},
-                {"cacert", required_argument, NULL, ARG_CACERT},
-                {"cert", required_argument, NULL, ARG_CERT},
-                {"key", required_argument, NULL, ARG_KEY},
+                NODECMD_ETCD_OPTIONS_ENDPOINTS,
+                NODECMD_ETCD_OPTIONS_TLS,
                 {"timeout", required_argument, NULL, ARG_TIMEOUT},
                 {"help", no_argument, NULL, 'h'},
                 {},
         };
-        _cleanup_(nodecmd_strv_done) NodeCmdStrv eps = {};
-        Flags f = {.cacert = getenv("ETCDCTL_CACERT"),
-                   .cert = getenv("ETCDCTL_CERT"),
-                   .key = getenv("ETCDCTL_KEY"),
-                   .backup_dir = DEFAULT_BACKUP_DIR,
-                   .timeout = 10 * USEC_PER_SEC};
+        _cleanup_(flags_done) Flags f = {.backup_dir = DEFAULT_BACKUP_DIR,
+                                         .etcd = {.command = "verify", .features = ETCD_FLAGS},
+                                         .timeout = 10 * USEC_PER_SEC};
         int c;
 
         argc = cmd_take_verbosity(argc, argv);
@@ -176,19 +172,6 @@ static int verify_main(int argc, char *argv[])
                 case ARG_DIR:
                         f.backup_dir = optarg;
                         break;
-                case ARG_ENDPOINTS:
-                        if (nodecmd_strv_add_csv(&eps, optarg) < 0)
-                                return log_error_errno(-ENOMEM, "out of memory"), EXIT_RUNTIME;
-                        break;
-                case ARG_CACERT:
-                        f.cacert = optarg;
-                        break;
-                case ARG_CERT:
-                        f.cert = optarg;
-                        break;
-                case ARG_KEY:
-                        f.key = optarg;
-                        break;
                 case ARG_TIMEOUT:
                         if (parse_duration(optarg, &f.timeout) < 0) {
                                 log_error("--timeout=%s: expected a duration such as 10s or 1m", optarg);
@@ -196,6 +179,8 @@ static int verify_main(int argc, char *argv[])
                         }
                         break;
                 default:
+                        if (nodecmd_etcd_flags_take(&f.etcd, c, optarg))
+                                break;
                         nodecmd_flag_error("verify", c, argv);
                         return EXIT_USAGE;
                 }
@@ -203,19 +188,9 @@ static int verify_main(int argc, char *argv[])
                 log_error("verify takes one argument, what to verify: backup-storage; see --help");
                 return EXIT_USAGE;
         }
-        if (eps.n == 0 && getenv("ETCDCTL_ENDPOINTS") &&
-            nodecmd_strv_add_csv(&eps, getenv("ETCDCTL_ENDPOINTS")) < 0)
-                return log_error_errno(-ENOMEM, "out of memory"), EXIT_RUNTIME;
-        if (eps.n == 0) {
-                log_error("no etcd endpoint: pass --endpoints or set ETCDCTL_ENDPOINTS");
-                return EXIT_USAGE;
-        }
-        if (!f.cacert || !f.cert || !f.key) {
-                log_error("no etcd client certificate: pass --cacert, --cert and --key, or set "
-                          "ETCDCTL_CACERT, ETCDCTL_CERT and ETCDCTL_KEY");
-                return EXIT_USAGE;
-        }
-        f.endpoints = eps;
+        int r = nodecmd_etcd_flags_check(&f.etcd);
+        if (r < 0)
+                return nodecmd_etcd_flags_exit(r, EXIT_USAGE);
         return verify_run(&f);
 }
 
