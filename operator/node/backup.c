@@ -36,6 +36,7 @@
 #include "base/fileio.h"
 #include "base/json.h"
 #include "base/log.h"
+#include "etcd-flags.h"
 #include "etcd-sync.h"
 #include "etcd/snapshot.h"
 #include "kube-sync.h"
@@ -83,11 +84,14 @@ int backup_names(usec_t now, bool force, char **ret_tar, char **ret_snapshot)
         return *ret_tar && *ret_snapshot ? 0 : -ENOMEM;
 }
 
+/* The snapshot is of the first endpoint, the local member. */
+#define ETCD_FLAGS (NODECMD_ETCD_ENDPOINTS | NODECMD_ETCD_FIRST_ENDPOINT | NODECMD_ETCD_ENV)
+
 typedef struct Flags {
-        const char *cacert, *cert, *key, *config_dir, *backup_dir, *kubeconfig;
+        const char *config_dir, *backup_dir, *kubeconfig;
         const char *s3_dir, *s3_bucket, *s3_prefix, *s3_gc_policy;
         unsigned s3_max_backups;
-        NodeCmdStrv endpoints;
+        NodeCmdEtcdFlags etcd;
         bool force;
         usec_t timeout;
         S3Store *store; /* checked before the backup; NULL: no upload */
@@ -272,8 +276,7 @@ static void on_done(const EtcdSnapshotResult *res, void *userdata)
 static int write_snapshot(const Flags *f, const char *final, uint64_t *ret_revision,
                           uint64_t *ret_cluster_id)
 {
-        _cleanup_(nodecmd_tls_done) HttpTls tls = {};
-        _cleanup_free_ char *err = NULL, *dst = strdup_printf("%s/%s", f->backup_dir, final);
+        _cleanup_free_ char *dst = strdup_printf("%s/%s", f->backup_dir, final);
         _cleanup_(loop_unrefp) Loop *loop = NULL;
         _cleanup_(etcd_client_freep) EtcdClient *c = NULL;
         Snap s = {.started = now_usec(CLOCK_MONOTONIC), .last_log = now_usec(CLOCK_MONOTONIC)};
@@ -281,43 +284,37 @@ static int write_snapshot(const Flags *f, const char *final, uint64_t *ret_revis
 
         if (!dst)
                 return -ENOMEM;
-        r = nodecmd_tls_load(f->cacert, f->cert, f->key, &tls, &err);
-        if (r < 0) {
-                log_error("%s (check --cacert, --cert and --key, or ETCDCTL_CACERT/CERT/KEY)",
-                          err ? err : strerror(-r));
-                return r;
-        }
         loop = loop_new();
-        c = loop ? etcd_client_new(loop, &tls) : NULL;
+        c = loop ? etcd_client_new(loop, &f->etcd.tls) : NULL;
         if (!c)
                 return log_error_errno(-ENOMEM, "out of memory");
-        if ((r = etcd_client_set_endpoints(c, f->endpoints.v, 1)) < 0)
+        if ((r = etcd_client_set_endpoints(c, f->etcd.endpoints.v, 1)) < 0)
                 return log_error_errno(r, "--endpoints: not a client URL such as https://10.0.0.1:2379: %s",
-                                       f->endpoints.v[0]);
+                                       f->etcd.endpoints.v[0]);
         /* The revision the store's name carries: etcd's right before the snapshot (everything up
          * to it is in there), as etcd-backup-restore names its full snapshots. The checksum file
          * records it and the cluster ID too; without a store they are only informational. */
         EtcdStatus st = {};
-        r = etcd_sync_status(c, f->endpoints.v[0], 10 * USEC_PER_SEC, &st);
+        r = etcd_sync_status(c, f->etcd.endpoints.v[0], 10 * USEC_PER_SEC, &st);
         if (r < 0 && f->store)
-                return log_error_errno(r, "cannot read the revision of %s: %s", f->endpoints.v[0],
+                return log_error_errno(r, "cannot read the revision of %s: %s", f->etcd.endpoints.v[0],
                                        etcd_strerror(r));
         if (r < 0)
                 log_warning("cannot read the revision and cluster ID of %s (%s): the checksum file records "
                             "0 for both",
-                            f->endpoints.v[0], etcd_strerror(r));
+                            f->etcd.endpoints.v[0], etcd_strerror(r));
         *ret_revision = st.revision;
         *ret_cluster_id = st.cluster_id;
         etcd_status_done(&st);
-        log_info("snapshot of %s to %s", f->endpoints.v[0], dst);
-        r = etcd_snapshot_save(c, f->endpoints.v[0], dst, ETCD_SNAPSHOT_GRPC, f->timeout, on_progress,
+        log_info("snapshot of %s to %s", f->etcd.endpoints.v[0], dst);
+        r = etcd_snapshot_save(c, f->etcd.endpoints.v[0], dst, ETCD_SNAPSHOT_GRPC, f->timeout, on_progress,
                                on_done, &s);
         if (r < 0)
-                return log_error_errno(r, "cannot start the snapshot of %s", f->endpoints.v[0]);
+                return log_error_errno(r, "cannot start the snapshot of %s", f->etcd.endpoints.v[0]);
         r = loop_run_until(loop, &s.done, f->timeout + 5 * USEC_PER_SEC);
         if (r < 0 || s.res.error < 0) {
                 r = r < 0 ? r : s.res.error;
-                return log_error_errno(r, "snapshot of %s failed: %s%s%s", f->endpoints.v[0],
+                return log_error_errno(r, "snapshot of %s failed: %s%s%s", f->etcd.endpoints.v[0],
                                        etcd_strerror(r), s.message[0] ? ": " : "", s.message);
         }
         /* Verified while streaming; read back from disk too, as `snapshot status` would. */
@@ -483,12 +480,9 @@ static void help(FILE *out)
                        "kube-apiserver, kube-controller-manager, kube-scheduler and etcd static pods)\n"
                        "into DIR, as upstream's cluster-backup.sh does. Each file appears whole or not\n"
                        "at all; on failure nothing this run wrote is left.\n"
-                       "\n"
-                       "  --endpoints URL[,URL]   etcd client URL, the local member first (default: "
-                       "$ETCDCTL_ENDPOINTS)\n"
-                       "  --cacert FILE           etcd CA bundle (default: $ETCDCTL_CACERT)\n"
-                       "  --cert FILE             client certificate (default: $ETCDCTL_CERT)\n"
-                       "  --key FILE              client key (default: $ETCDCTL_KEY)\n"
+                       "\n");
+        nodecmd_etcd_flags_help(out, ETCD_FLAGS, 26);
+        (void) fprintf(out,
                        "  --config-dir DIR        the host's Kubernetes config (default: /etc/kubernetes)\n"
                        "  --backup-dir DIR        where the files go (or DIR as the argument)\n"
                        "  --kubeconfig FILE       refuse unless clusteroperators kube-apiserver,\n"
@@ -515,20 +509,10 @@ static void help(FILE *out)
                        "Exit codes: 0 backup complete, 1 runtime failure, 2 usage error.\n");
 }
 
-static const char *env_or(const char *v, const char *name)
-{
-        const char *e = getenv(name);
-        return v ? v : e && *e ? e : NULL;
-}
-
 static int backup_main(int argc, char *argv[])
 {
         enum {
-                ARG_CACERT = 0x100,
-                ARG_CERT,
-                ARG_KEY,
-                ARG_ENDPOINTS,
-                ARG_CONFIG,
+                ARG_CONFIG = 0x100,
                 ARG_BACKUP,
                 ARG_FORCE,
                 ARG_TIMEOUT,
@@ -540,10 +524,8 @@ static int backup_main(int argc, char *argv[])
                 ARG_S3_MAX,
         };
         static const struct option options[] = {
-                {"cacert", required_argument, NULL, ARG_CACERT},
-                {"cert", required_argument, NULL, ARG_CERT},
-                {"key", required_argument, NULL, ARG_KEY},
-                {"endpoints", required_argument, NULL, ARG_ENDPOINTS},
+                NODECMD_ETCD_OPTIONS_ENDPOINTS,
+                NODECMD_ETCD_OPTIONS_TLS,
                 {"config-dir", required_argument, NULL, ARG_CONFIG},
                 {"backup-dir", required_argument, NULL, ARG_BACKUP},
                 {"force", no_argument, NULL, ARG_FORCE},
@@ -557,9 +539,11 @@ static int backup_main(int argc, char *argv[])
                 {"help", no_argument, NULL, 'h'},
                 {},
         };
-        Flags f = {.config_dir = "/etc/kubernetes", .timeout = 10 * 60 * USEC_PER_SEC, .s3_max_backups = 15};
-        const char *endpoints = NULL;
-        int c, r = -1;
+        Flags f = {.config_dir = "/etc/kubernetes",
+                   .timeout = 10 * 60 * USEC_PER_SEC,
+                   .s3_max_backups = 15,
+                   .etcd = {.command = "cluster-backup", .features = ETCD_FLAGS}};
+        int c, e, r = -1;
 
         argc = cmd_take_verbosity(argc, argv);
         optind = 0;
@@ -569,18 +553,6 @@ static int backup_main(int argc, char *argv[])
                 case 'h':
                         help(stdout);
                         r = EXIT_OK;
-                        break;
-                case ARG_CACERT:
-                        f.cacert = optarg;
-                        break;
-                case ARG_CERT:
-                        f.cert = optarg;
-                        break;
-                case ARG_KEY:
-                        f.key = optarg;
-                        break;
-                case ARG_ENDPOINTS:
-                        endpoints = optarg;
                         break;
                 case ARG_CONFIG:
                         f.config_dir = optarg;
@@ -630,6 +602,8 @@ static int backup_main(int argc, char *argv[])
                         }
                         break;
                 default:
+                        if (nodecmd_etcd_flags_take(&f.etcd, c, optarg))
+                                break;
                         nodecmd_flag_error("cluster-backup", c, argv);
                         r = EXIT_USAGE;
                 }
@@ -641,23 +615,8 @@ static int backup_main(int argc, char *argv[])
                 } else
                         f.backup_dir = argv[optind];
         }
-        f.cacert = env_or(f.cacert, "ETCDCTL_CACERT");
-        f.cert = env_or(f.cert, "ETCDCTL_CERT");
-        f.key = env_or(f.key, "ETCDCTL_KEY");
-        endpoints = env_or(endpoints, "ETCDCTL_ENDPOINTS");
         if (r < 0 && (!f.backup_dir || !*f.backup_dir)) {
                 log_error("cluster-backup: the backup directory is missing: cluster-backup [--force] DIR");
-                r = EXIT_USAGE;
-        }
-        if (r < 0 &&
-            (!endpoints || nodecmd_strv_add_csv(&f.endpoints, endpoints) < 0 || f.endpoints.n == 0)) {
-                log_error("--endpoints (or ETCDCTL_ENDPOINTS) is required: the local member's client URL, "
-                          "e.g. https://10.0.0.1:2379");
-                r = EXIT_USAGE;
-        }
-        if (r < 0 && (!f.cacert || !f.cert || !f.key)) {
-                log_error("--cacert, --cert and --key (or ETCDCTL_CACERT, ETCDCTL_CERT, ETCDCTL_KEY) are "
-                          "required");
                 r = EXIT_USAGE;
         }
         _cleanup_(s3_store_done) S3Store store = {};
@@ -676,9 +635,14 @@ static int backup_main(int argc, char *argv[])
                 } else
                         f.store = &store;
         }
+        /* After the store's settings, so that a wrong one is still a usage error whatever the
+         * TLS files; before anything is written, so that a TLS file that cannot be read costs
+         * no tarball written and removed. */
+        if (r < 0 && (e = nodecmd_etcd_flags_check(&f.etcd)) < 0)
+                r = nodecmd_etcd_flags_exit(e, EXIT_RUNTIME);
         if (r < 0)
                 r = backup_run(&f);
-        nodecmd_strv_done(&f.endpoints);
+        nodecmd_etcd_flags_done(&f.etcd);
         return r;
 }
 
