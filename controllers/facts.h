@@ -5,19 +5,16 @@
  * was installed with. Pure readers of the caches and the etcd view; a
  * controller that needs one of these asks here and never re-derives it.
  * Quorum arithmetic lives on the etcd view (etcd/view.h). Addresses are
- * compared as canonical IPs (IPv6 included), never as URL strings. */
+ * compared as canonical IPs (IPv6 included), never as URL strings.
+ * This is the one header controllers include; the definitions are split by
+ * topic, as upstream splits ceohelpers, each section naming its file. */
 #pragma once
 
 #include "common.h"
 #include "render/netutil.h"
 #include "render/tlsprofile.h"
 
-#define UNSAFE_NON_HA_OVERRIDE "useUnsupportedUnsafeNonHANonProductionUnstableEtcd"
-/* The opt-in for the automatic remedy of a member whose data is damaged (member-removal.c). */
-#define REPLACE_DAMAGED_OVERRIDE "replaceDamagedMembers"
-#define ETCD_PEER_PORT           2380
-
-/* ---- Nodes and pods ---- */
+/* ---- Nodes and pods (facts-nodes.c) ---- */
 
 /* The first InternalIP of a Node as written there, NULL if it has none. */
 const char *node_internal_ip(const KubeObject *node);
@@ -33,8 +30,6 @@ void termination_line(const char *msg, char *out, size_t n);
 char *node_envvar_name(const char *node);
 /* The mirror pod openshift-etcd/etcd-<node>, NULL when not cached. */
 const KubeObject *etcd_pod_of_node(const SyncContext *ctx, const char *node);
-/* The node's status.nodeStatuses[].currentRevision in etcds/cluster, 0 when none. */
-int64_t node_current_revision(const KubeObject *etcd_cr, const char *node);
 /* The address master `node`'s etcd is known by in the serving certificate it runs
  * with, when its Node has another one now (the master moved; the certificate for
  * the new address is not on it yet): the first IP SAN of etcd-serving-<node>.crt
@@ -57,8 +52,11 @@ const KubeObject *op_etcd_secret(const char *name, void *ctx);
  * certificate: that node's new revision, with certificates for its address now, comes
  * before any member is added. */
 const KubeObject *voter_on_old_certificate(const SyncContext *ctx, const EtcdViewSnapshot *s);
-/* spec.unsupportedConfigOverrides.useUnsupportedUnsafeNonHANonProductionUnstableEtcd. */
-bool etcd_unsafe_non_ha(const SyncContext *ctx);
+
+/* ---- Static pod revisions and their copies (facts-revisions.c) ---- */
+
+/* The node's status.nodeStatuses[].currentRevision in etcds/cluster, 0 when none. */
+int64_t node_current_revision(const KubeObject *etcd_cr, const char *node);
 /* The revision a rollout is taking `node` to (its nodeStatuses entry in
  * etcds/cluster has a targetRevision above its currentRevision: the
  * InstallerController records it before its installer pod exists, the
@@ -74,8 +72,6 @@ bool etcd_revision_stable(const KubeObject *etcd_cr, char *why, size_t n);
  * nodeStatuses entry with a targetRevision above its currentRevision, see
  * node_rollout_target), NULL when none; its target in `ret_target`. */
 const char *etcd_node_rolling_out(const KubeObject *etcd_cr, int64_t *ret_target);
-
-/* ---- Revisions ---- */
 
 /* What a revision snapshots (RevisionController): the copies <name>-<N> of
  * these objects of openshift-etcd, with revision-status-<N> beside them. */
@@ -110,7 +106,11 @@ int revision_copy_trim(const RevisionedObject *r, cJSON *copy, cJSON *dropped);
  * and an empty one are the same (the API drops empty maps). */
 bool revision_copy_map_matches(const cJSON *cached, const cJSON *source);
 
-/* ---- Members and the masters they run on ---- */
+/* ---- Members and the masters they run on (facts-membership.c) ---- */
+
+/* The opt-in for the automatic remedy of a member whose data is damaged (member-removal.c). */
+#define REPLACE_DAMAGED_OVERRIDE "replaceDamagedMembers"
+#define ETCD_PEER_PORT           2380
 
 /* The host of "https://host:port" or "https://[v6]:port" as an IP; -EINVAL
  * when the URL is malformed or its host is a name. */
@@ -153,7 +153,8 @@ const KubeObject *moved_master_of_member(const SyncContext *ctx, const EtcdMembe
  * not being deleted): a master waiting to join. NULL when none. */
 const KubeObject *master_joining(const SyncContext *ctx, const EtcdViewSnapshot *s);
 
-/* ---- Machines (machine.openshift.io, where the Machine API runs; W_MASTER_MACHINES) ---- */
+/* ---- Machines (facts-machines.c) ----
+ * machine.openshift.io, where the Machine API runs; W_MASTER_MACHINES. */
 
 /* The pre-drain lifecycle hook the operator keeps on every master Machine: the
  * Machine API drains (and so stops etcd on) a deleted master only once it is
@@ -177,7 +178,7 @@ const EtcdMemberState *member_of_machine(const EtcdViewSnapshot *s, const KubeOb
 /* The master Machine whose status.nodeRef names `node`, NULL when none. */
 const KubeObject *machine_of_node(const SyncContext *ctx, const char *node);
 
-/* ---- Bootstrap ---- */
+/* ---- Bootstrap (facts-bootstrap.c) ---- */
 
 /* The bootstrap host's IP from the etcd-endpoints annotation, NULL once it is gone. */
 const char *bootstrap_ip(const SyncContext *ctx);
@@ -206,30 +207,12 @@ typedef enum BootstrapPhase {
 BootstrapPhase bootstrap_phase(const SyncContext *ctx, const EtcdViewSnapshot *s);
 const char *bootstrap_phase_to_string(BootstrapPhase p);
 
-/* ---- The control plane's size ---- */
+/* ---- Scaling strategy and the control plane's size (facts-scaling.c) ----
+ * Upstream's ceohelpers.GetBootstrapScalingStrategy. */
 
-/* controlPlane.replicas of the install-config (kube-system/cluster-config-v1,
- * W_KUBE_SYSTEM_CONFIGMAPS): the masters the cluster is meant to have. 0 when
- * unknown: nothing that needs the number is done then. */
-size_t desired_control_plane_replicas(const SyncContext *ctx);
-
-/* ---- etcd's configuration ---- */
-
-/* The backend quota the members run with (ETCD_QUOTA_BACKEND_BYTES): etcds/cluster's
- * spec.backendQuotaGiB in bytes, 8 GiB when unset or outside 1..1024. */
-uint64_t etcd_backend_quota_bytes(const KubeObject *etcd_cr);
-
-/* etcds/cluster spec.controlPlaneHardwareSpeed is Slower, or is unset on a platform
- * upstream gives slower timings by default: Azure, and IBM Cloud of provider type VPC
- * (W_ETCD_CR, W_INFRASTRUCTURES). */
-bool etcd_hardware_slower(const SyncContext *ctx);
-
-/* etcd's cipher suites and minimum TLS version from apiservers/cluster
- * spec.tlsSecurityProfile (render/tlsprofile.h), Intermediate without an APIServer
- * (W_APISERVERS). -EINVAL with `why` naming the field and the fix. */
-int etcd_tls_settings(const SyncContext *ctx, EtcdTls *ret, char *why, size_t why_size);
-
-/* ---- Scaling strategy (upstream's ceohelpers.GetBootstrapScalingStrategy) ---- */
+#define UNSAFE_NON_HA_OVERRIDE "useUnsupportedUnsafeNonHANonProductionUnstableEtcd"
+/* spec.unsupportedConfigOverrides.useUnsupportedUnsafeNonHANonProductionUnstableEtcd. */
+bool etcd_unsafe_non_ha(const SyncContext *ctx);
 
 typedef enum ScalingStrategy {
         SCALING_HA,                 /* the default: three masters, quorum kept at all times */
@@ -252,7 +235,29 @@ size_t scaling_members_before_teardown(ScalingStrategy s);
  * spare, and no gate asks them to. */
 bool scaling_is_single_member(ScalingStrategy s);
 
-/* ---- Backups to S3-compatible object storage (annotations: base/contract.h) ---- */
+/* controlPlane.replicas of the install-config (kube-system/cluster-config-v1,
+ * W_KUBE_SYSTEM_CONFIGMAPS): the masters the cluster is meant to have. 0 when
+ * unknown: nothing that needs the number is done then. */
+size_t desired_control_plane_replicas(const SyncContext *ctx);
+
+/* ---- etcd's configuration (facts-config.c) ---- */
+
+/* The backend quota the members run with (ETCD_QUOTA_BACKEND_BYTES): etcds/cluster's
+ * spec.backendQuotaGiB in bytes, 8 GiB when unset or outside 1..1024. */
+uint64_t etcd_backend_quota_bytes(const KubeObject *etcd_cr);
+
+/* etcds/cluster spec.controlPlaneHardwareSpeed is Slower, or is unset on a platform
+ * upstream gives slower timings by default: Azure, and IBM Cloud of provider type VPC
+ * (W_ETCD_CR, W_INFRASTRUCTURES). */
+bool etcd_hardware_slower(const SyncContext *ctx);
+
+/* etcd's cipher suites and minimum TLS version from apiservers/cluster
+ * spec.tlsSecurityProfile (render/tlsprofile.h), Intermediate without an APIServer
+ * (W_APISERVERS). -EINVAL with `why` naming the field and the fix. */
+int etcd_tls_settings(const SyncContext *ctx, EtcdTls *ret, char *why, size_t why_size);
+
+/* ---- Backups to S3-compatible object storage (facts-backup.c) ----
+ * The annotations are base/contract.h's. */
 
 #define S3_DEFAULT_GRACE (72 * 3600 * USEC_PER_SEC)
 

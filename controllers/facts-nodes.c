@@ -1,0 +1,173 @@
+/* The facts of Nodes and pods (facts.h): a master's address and readiness, its
+ * etcd pod and why that pod's container ended, and the address a moved master's
+ * etcd is still known by in the certificate it runs with. */
+#include "facts.h"
+
+#include <arpa/inet.h>
+#include <ctype.h>
+#include <inttypes.h>
+
+#include "base/base64.h"
+#include "base/json.h"
+#include "pki/pki.h"
+
+/* The kubelet writes the addresses and nothing validates them as IPs: one that is not is
+ * skipped, as it would otherwise land in a probe's host, a URL or a certificate. */
+const char *node_internal_ip(const KubeObject *node)
+{
+        cJSON *a;
+        JSON_ARRAY_FOREACH (a, node ? json_get_array(node->json, "status.addresses") : NULL) {
+                const char *ip = json_get_string(a, "address");
+                unsigned char bin[sizeof(struct in6_addr)];
+                if (streq_ptr(json_get_string(a, "type"), "InternalIP") && ip &&
+                    (inet_pton(AF_INET, ip, bin) == 1 || inet_pton(AF_INET6, ip, bin) == 1))
+                        return ip;
+        }
+        return NULL;
+}
+
+static bool ready_condition_true(const KubeObject *o)
+{
+        cJSON *c;
+        JSON_ARRAY_FOREACH (c, o ? json_get_array(o->json, "status.conditions") : NULL)
+                if (streq_ptr(json_get_string(c, "type"), "Ready"))
+                        return streq_ptr(json_get_string(c, "status"), "True");
+        return false;
+}
+
+bool node_is_ready(const KubeObject *node)
+{
+        return ready_condition_true(node);
+}
+
+bool pod_is_ready(const KubeObject *pod)
+{
+        return ready_condition_true(pod);
+}
+
+char *node_envvar_name(const char *node)
+{
+        char *s = strdup(node);
+        for (char *p = s; p && *p; p++)
+                if (*p == '-' || *p == '.')
+                        *p = '_';
+        return s;
+}
+
+const KubeObject *etcd_pod_of_node(const SyncContext *ctx, const char *node)
+{
+        char name[300];
+        if (snprintf(name, sizeof name, "etcd-%s", node) >= (int) sizeof name)
+                return NULL;
+        return op_get(ctx, W_ETCD_PODS, NS_ETCD, name);
+}
+
+/* The local addresses every serving certificate names besides the node's own
+ * (render/certs.c): not where anyone else reaches the member. */
+static bool ip_is_local_san(const char *ip)
+{
+        return ip_text_equal(ip, "127.0.0.1") || ip_text_equal(ip, "::1");
+}
+
+int node_certified_ip(const KubeObject *all_certs, const KubeObject *node, char *buf, size_t n)
+{
+        const char *now = node_internal_ip(node);
+        _cleanup_free_ char *key = node ? strdup_printf("etcd-serving-%s.crt", node->name) : NULL,
+                            *pem = NULL;
+        _cleanup_(X509_freep) X509 *x = NULL;
+        _cleanup_(pki_cert_info_freep) PkiCertInfo *info = NULL;
+        const char *b64, *named = NULL;
+
+        if (!node || !key)
+                return node ? -ENOMEM : -EINVAL;
+        /* A key with dots: not a json_get_string() path. */
+        b64 = all_certs ? json_string(cJSON_GetObjectItemCaseSensitive(
+                                  json_get_object(all_certs->json, "data"), key))
+                        : NULL;
+        if (!b64)
+                return -ENOENT;
+        if (base64_decode(b64, &pem, NULL) < 0 || pki_cert_from_pem(pem, &x) < 0 ||
+            pki_cert_get_info(x, &info) < 0)
+                return -EBADMSG;
+        for (char **ip = info->ips; *ip; ip++) {
+                if (now && ip_text_equal(*ip, now))
+                        return 0; /* it names the Node's address */
+                if (!named && !ip_is_local_san(*ip))
+                        named = *ip;
+        }
+        if (!named)
+                return 0;
+        if (snprintf(buf, n, "%s", named) >= (int) n)
+                return -ENOBUFS;
+        return 1;
+}
+
+int node_address_alias(const KubeObject *etcd_cr, const KubeObject *node,
+                       const KubeObject *(*get_secret)(const char *name, void *userdata), void *userdata,
+                       EtcdAddressAlias *ret)
+{
+        int64_t rev = node ? node_current_revision(etcd_cr, node->name) : 0;
+        const char *ip = node_internal_ip(node);
+        char name[64];
+
+        if (rev <= 0 || !ip || strlen(ip) >= sizeof ret->serves_on)
+                return 0;
+        (void) snprintf(name, sizeof name, "etcd-all-certs-%" PRId64, rev);
+        const KubeObject *certs = get_secret(name, userdata);
+        if (!certs || node_certified_ip(certs, node, ret->named, sizeof ret->named) <= 0)
+                return 0;
+        (void) snprintf(ret->serves_on, sizeof ret->serves_on, "%s", ip);
+        return 1;
+}
+
+const KubeObject *op_etcd_secret(const char *name, void *ctx)
+{
+        return op_get(ctx, W_ETCD_SECRETS, NS_ETCD, name);
+}
+
+const KubeObject *voter_on_old_certificate(const SyncContext *ctx, const EtcdViewSnapshot *s)
+{
+        _cleanup_free_ const KubeObject **nodes = NULL;
+        size_t n = 0;
+        EtcdAddressAlias a;
+        if (!s || op_list(ctx, W_MASTER_NODES, &nodes, &n) < 0)
+                return NULL;
+        for (size_t i = 0; i < n; i++) {
+                const EtcdMemberState *m = member_of_node(s, nodes[i]);
+                if (m && !m->is_learner &&
+                    node_address_alias(op_etcd_cr(ctx), nodes[i], op_etcd_secret, (void *) ctx, &a) > 0)
+                        return nodes[i];
+        }
+        return NULL;
+}
+
+/* The line of a termination message that says why the process ended, at most 160
+ * characters: a Go panic's own line ("panic: ..."; etcd's output then ends with its
+ * goroutine traces, whose last line names only a source file), else the last
+ * non-empty line. */
+void termination_line(const char *msg, char *out, size_t n)
+{
+        const char *end, *start;
+        size_t max = n > 0 ? n - 1 : 0;
+        for (const char *p = msg; (p = strstr(p, "panic: ")); p++)
+                if (p == msg || p[-1] == '\n') {
+                        end = p + strcspn(p, "\n");
+                        (void) snprintf(out, n, "%.*s", (int) MIN((size_t) (end - p), max), p);
+                        return;
+                }
+        end = msg + strlen(msg);
+        while (end > msg && (end[-1] == '\n' || end[-1] == ' ' || end[-1] == '\r'))
+                end--;
+        start = end;
+        while (start > msg && start[-1] != '\n')
+                start--;
+        /* A klog header ("E1127 14:02:16.690485       2 backup.c:344] ") says nothing a
+         * condition needs and would take the room of what follows. */
+        if (end - start > 6 && strchr("IWEF", start[0]) && isdigit((unsigned char) start[1]) &&
+            isdigit((unsigned char) start[4]) && start[5] == ' ') {
+                const char *h = memmem(start, MIN((size_t) (end - start), (size_t) 80), "] ", 2);
+                if (h)
+                        start = h + 2;
+        }
+        (void) snprintf(out, n, "%.*s", (int) MIN((size_t) (end - start), max), start);
+}

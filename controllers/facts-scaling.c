@@ -1,0 +1,92 @@
+/* The facts of the control plane's size (facts.h): the scaling strategy the cluster
+ * was installed with (upstream's ceohelpers.GetBootstrapScalingStrategy), what it
+ * asks of the bootstrap teardown, and the masters the install-config wants. */
+#include "facts.h"
+
+#include "base/json.h"
+#include "base/yaml.h"
+
+bool etcd_unsafe_non_ha(const SyncContext *ctx)
+{
+        const KubeObject *cr = op_etcd_cr(ctx);
+        cJSON *v = cr ? json_get(cr->json, "spec.unsupportedConfigOverrides." UNSAFE_NON_HA_OVERRIDE) : NULL;
+        return cJSON_IsTrue(v) || streq_ptr(json_string(v), "true");
+}
+
+static bool bootstrap_in_place(const SyncContext *ctx)
+{
+        const KubeObject *cm = op_get(ctx, W_KUBE_SYSTEM_CONFIGMAPS, NS_KUBE_SYSTEM, "cluster-config-v1");
+        const char *text = cm ? json_get_string(cm->json, "data.install-config") : NULL;
+        _cleanup_(cJSON_Deletep) cJSON *ic = NULL;
+
+        /* Teardown and revisions ask on every sync: parse the install-config only when it can say yes. */
+        if (!text || !strstr(text, "bootstrapInPlace") || yaml_parse(text, strlen(text), &ic, NULL) < 0)
+                return false;
+        return json_get_object(ic, "bootstrapInPlace") != NULL;
+}
+
+static bool delayed_bootstrap(const SyncContext *ctx)
+{
+        const KubeObject *ns = op_get(ctx, W_NAMESPACES, NULL, NS_ETCD);
+        cJSON *ann = ns ? json_get_object(ns->json, "metadata.annotations") : NULL;
+        return ann && (cJSON_GetObjectItemCaseSensitive(ann, DELAYED_BOOTSTRAP_ANNOTATION) ||
+                       cJSON_GetObjectItemCaseSensitive(ann, DELAYED_HA_BOOTSTRAP_ANNOTATION));
+}
+
+ScalingStrategy scaling_strategy(const SyncContext *ctx)
+{
+        const KubeObject *infra = op_get(ctx, W_INFRASTRUCTURES, NULL, "cluster");
+        const char *topology = infra ? json_get_string(infra->json, "status.controlPlaneTopology") : NULL;
+
+        if (etcd_unsafe_non_ha(ctx))
+                return SCALING_UNSAFE;
+        if (bootstrap_in_place(ctx))
+                return SCALING_BOOTSTRAP_IN_PLACE;
+        if (streq_ptr(topology, "SingleReplica"))
+                return SCALING_UNSAFE;
+        if (delayed_bootstrap(ctx))
+                return SCALING_DELAYED_HA;
+        return SCALING_HA;
+}
+
+static const char *const strategy_names[_SCALING_STRATEGY_MAX] = {
+        [SCALING_HA] = "HAScalingStrategy",
+        [SCALING_DELAYED_HA] = "DelayedHAScalingStrategy",
+        [SCALING_UNSAFE] = "UnsafeScalingStrategy",
+        [SCALING_BOOTSTRAP_IN_PLACE] = "BootstrapInPlaceStrategy",
+};
+
+const char *scaling_strategy_to_string(ScalingStrategy s)
+{
+        return s >= 0 && s < _SCALING_STRATEGY_MAX ? strategy_names[s] : NULL;
+}
+
+size_t scaling_members_before_teardown(ScalingStrategy s)
+{
+        switch (s) {
+        case SCALING_HA:
+                return 4;
+        case SCALING_DELAYED_HA:
+                return 3;
+        default:
+                return 2;
+        }
+}
+
+bool scaling_is_single_member(ScalingStrategy s)
+{
+        return s == SCALING_UNSAFE || s == SCALING_BOOTSTRAP_IN_PLACE;
+}
+
+size_t desired_control_plane_replicas(const SyncContext *ctx)
+{
+        const KubeObject *cm = op_get(ctx, W_KUBE_SYSTEM_CONFIGMAPS, NS_KUBE_SYSTEM, "cluster-config-v1");
+        const char *text = cm ? json_get_string(cm->json, "data.install-config") : NULL;
+        _cleanup_(cJSON_Deletep) cJSON *ic = NULL;
+        int64_t replicas = 0;
+
+        if (!text || yaml_parse(text, strlen(text), &ic, NULL) < 0 ||
+            json_get_int64(ic, "controlPlane.replicas", &replicas) < 0 || replicas < 1 || replicas > 15)
+                return 0;
+        return (size_t) replicas;
+}
