@@ -14,23 +14,12 @@
  * address at all. */
 #include "base/json.h"
 #include "base/log.h"
+#include "base/names.h"
 #include "controllers.h"
 #include "facts.h"
 #include "render/netutil.h"
 
 #define HOST_ENDPOINTS_NAME "host-etcd-2"
-
-/* Endpoints hostnames must be DNS-1123 labels; an FQDN node name is not one. */
-static bool is_dns_label(const char *s)
-{
-        size_t n = strlen(s);
-        if (n == 0 || n > 63 || s[0] == '-' || s[n - 1] == '-')
-                return false;
-        for (const char *p = s; *p; p++)
-                if (!((*p >= 'a' && *p <= 'z') || (*p >= '0' && *p <= '9') || *p == '-'))
-                        return false;
-        return true;
-}
 
 /* {"addresses":[...],"ports":[...]} for the masters that have an InternalIP;
  * ret_refused counts the InternalIPs the API would refuse. */
@@ -65,10 +54,11 @@ static cJSON *build_subset(const SyncContext *ctx, size_t *ret_n, size_t *ret_re
                         refused++;
                         continue;
                 }
+                /* Endpoints hostnames must be DNS-1123 labels; an FQDN node name is not one. */
                 cJSON *e = cJSON_CreateObject();
                 if (!e || !cJSON_AddItemToArray(addrs, e) ||
                     !cJSON_AddStringToObject(e, "ip", ip_to_string(&a, ip, sizeof ip)) ||
-                    (is_dns_label(nodes[i]->name) &&
+                    (dns1123_label_is_valid(nodes[i]->name) &&
                      !cJSON_AddStringToObject(e, "hostname", nodes[i]->name)) ||
                     !cJSON_AddStringToObject(e, "nodeName", nodes[i]->name))
                         return NULL;

@@ -12,6 +12,7 @@
 #include "base/buf.h"
 #include "base/json.h"
 #include "base/log.h"
+#include "base/names.h"
 #include "controllers.h"
 #include "facts.h"
 #include "render/etcdenv.h"
@@ -128,7 +129,7 @@ static int node_env(const SyncContext *ctx, bool v6, EnvList *env, size_t *ret_m
                 const char *name = nodes[i]->name;
                 char host[INET6_ADDRSTRLEN + 2], var[320];
                 IpAddr ip;
-                if (!template_is_dns1123_subdomain(name) || node_ip(nodes[i], v6, &ip) < 0) {
+                if (!dns1123_subdomain_is_valid(name) || node_ip(nodes[i], v6, &ip) < 0) {
                         if ((missing->len && buf_append(missing, ", ", 2) < 0) ||
                             buf_append(missing, name, strlen(name)) < 0)
                                 return -ENOMEM;

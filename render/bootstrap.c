@@ -12,6 +12,7 @@
 #include "base/fileio.h"
 #include "base/json.h"
 #include "base/log.h"
+#include "base/names.h"
 #include "base/yaml-emit.h"
 #include "base/yaml.h"
 #include "bootstrap.h"
@@ -401,7 +402,7 @@ int render_bootstrap(const RenderOptions *o, char **ret_error)
         int r;
 
         assert_return(o && o->output_dir && o->inputs, -EINVAL);
-        if (!template_is_dns1123_subdomain(o->hostname))
+        if (!dns1123_subdomain_is_valid(o->hostname))
                 return set_error(
                         ret_error, -EINVAL,
                         "--hostname: \"%s\" is not a DNS-1123 name (lowercase letters, digits, '-' and '.')",

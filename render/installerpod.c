@@ -2,6 +2,7 @@
 #include "installerpod.h"
 #include "assets.h"
 #include "base/json.h"
+#include "base/names.h"
 #include "base/yaml.h"
 #include "template.h"
 
@@ -57,7 +58,7 @@ int installer_pod_render(const char *name, const char *node, int64_t revision, c
         int r;
 
         assert_return(ret, -EINVAL);
-        if (!template_is_dns1123_subdomain(name) || !template_is_dns1123_subdomain(node) ||
+        if (!dns1123_subdomain_is_valid(name) || !dns1123_subdomain_is_valid(node) ||
             !template_is_image_ref(image) || revision < 1)
                 return -EINVAL;
         for (size_t i = 0; i < n; i++)
@@ -115,7 +116,7 @@ int pruner_pod_render(const char *name, const char *node, const char *image, int
         char max[24];
 
         assert_return(ret, -EINVAL);
-        if (!template_is_dns1123_subdomain(name) || !template_is_dns1123_subdomain(node) ||
+        if (!dns1123_subdomain_is_valid(name) || !dns1123_subdomain_is_valid(node) ||
             !template_is_image_ref(image) || max_eligible < 1 || n > 64)
                 return -EINVAL;
         if (!(list = calloc(n + 1, 24)))

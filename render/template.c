@@ -47,38 +47,6 @@ int template_render(const char *tmpl, const TemplateVar *vars, size_t n_vars, ch
         return *ret ? 0 : -ENOMEM;
 }
 
-bool template_is_dns1123_label(const char *s)
-{
-        size_t n = s ? strlen(s) : 0;
-        if (n == 0 || n > 63 || !isalnum((unsigned char) s[0]) || !isalnum((unsigned char) s[n - 1]))
-                return false;
-        for (size_t i = 0; i < n; i++)
-                if (!(islower((unsigned char) s[i]) || isdigit((unsigned char) s[i]) || s[i] == '-'))
-                        return false;
-        return true;
-}
-
-bool template_is_dns1123_subdomain(const char *s)
-{
-        size_t n = s ? strlen(s) : 0;
-        char label[64];
-        if (n == 0 || n > 253)
-                return false;
-        for (const char *p = s;;) {
-                const char *dot = strchr(p, '.');
-                size_t l = dot ? (size_t) (dot - p) : strlen(p);
-                if (l == 0 || l >= sizeof label)
-                        return false;
-                memcpy(label, p, l);
-                label[l] = 0;
-                if (!template_is_dns1123_label(label))
-                        return false;
-                if (!dot)
-                        return true;
-                p = dot + 1;
-        }
-}
-
 bool template_is_image_ref(const char *s)
 {
         size_t n = s ? strlen(s) : 0;

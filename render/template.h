@@ -1,7 +1,7 @@
 /* ${NAME} substitution in embedded templates. Every placeholder must have a
  * value and every value must be safe for where templates put them (callers
- * validate: DNS-1123 names, IP literals, image references), so a typo in a
- * template is an error, never an empty string. */
+ * validate: DNS-1123 names with base/names.h, IP literals, image references),
+ * so a typo in a template is an error, never an empty string. */
 #pragma once
 
 #include "base/macro.h"
@@ -16,8 +16,6 @@ typedef struct TemplateVar {
 int template_render(const char *tmpl, const TemplateVar *vars, size_t n_vars, char **ret,
                     char **ret_missing);
 
-/* Value checks shared by render and the target-config controller. */
-bool template_is_dns1123_label(const char *s);
-bool template_is_dns1123_subdomain(const char *s);
-/* Container image references: [registry[:port]/]path[:tag][@sha256:hex]. */
+/* Container image references, [registry[:port]/]path[:tag][@sha256:hex]: a value
+ * check shared by render and the target-config controller. */
 bool template_is_image_ref(const char *s);

@@ -24,6 +24,7 @@
 #include "base/fileio.h"
 #include "base/json.h"
 #include "base/log.h"
+#include "base/names.h"
 #include "etcd-sync.h"
 #include "kube/client.h"
 #include "node-util.h"
@@ -713,13 +714,13 @@ static int validate(Flags *f)
                 return usage_error("--namespace is required (e.g. openshift-etcd)");
         if (!f->pod)
                 return usage_error("--pod is required (the ConfigMap holding pod.yaml, e.g. etcd-pod)");
-        if (!nodecmd_dns_label_is_valid(f->namespace))
+        if (!dns1123_label_is_valid(f->namespace))
                 return usage_error("--namespace \"%s\" is not a namespace name (DNS-1123 label, e.g. "
                                    "openshift-etcd)",
                                    f->namespace);
-        if (!nodecmd_dns_subdomain_is_valid(f->pod) || strlen(f->pod) > 240)
+        if (!dns1123_subdomain_is_valid(f->pod) || strlen(f->pod) > 240)
                 return usage_error("--pod \"%s\" is not a ConfigMap name (DNS-1123, e.g. etcd-pod)", f->pod);
-        if (!f->node_name || !nodecmd_dns_subdomain_is_valid(f->node_name))
+        if (!f->node_name || !dns1123_subdomain_is_valid(f->node_name))
                 return usage_error("--node-name \"%s\" is not a node name (DNS-1123 subdomain); pass "
                                    "--node-name or set NODE_NAME",
                                    strempty(f->node_name));
@@ -727,7 +728,7 @@ static int validate(Flags *f)
                 for (size_t i = 0; i < f->lists[l].n; i++) {
                         const char *n = f->lists[l].v[i];
                         any_cert = any_cert || lists[l].cert;
-                        if (!nodecmd_dns_subdomain_is_valid(n) || strlen(n) > 240)
+                        if (!dns1123_subdomain_is_valid(n) || strlen(n) > 240)
                                 return usage_error("--%s: \"%s\" is not a %s name (DNS-1123 subdomain, "
                                                    "no \"/\" or \"..\")",
                                                    lists[l].flag, n, kind(lists[l].secret));

@@ -15,24 +15,14 @@
 #include "base/buf.h"
 #include "base/fileio.h"
 #include "base/log.h"
+#include "base/names.h"
 #include "controllers/facts.h"
 #include "etcd/quorum.h"
 #include "node-util.h"
-#include "render/template.h"
 
 extern char **environ;
 
 #define TLS_FILE_MAX (1024 * 1024)
-
-bool nodecmd_dns_subdomain_is_valid(const char *s)
-{
-        return template_is_dns1123_subdomain(s);
-}
-
-bool nodecmd_dns_label_is_valid(const char *s)
-{
-        return template_is_dns1123_label(s);
-}
 
 bool nodecmd_key_is_valid(const char *s)
 {
@@ -197,7 +187,7 @@ int nodecmd_ensure_env_check(const char *node_name, const char *pod_ip, NodeCmdE
         unsigned char addr[16];
 
         assert_return(lookup && ret_error, -EINVAL);
-        if (!nodecmd_dns_subdomain_is_valid(node_name))
+        if (!dns1123_subdomain_is_valid(node_name))
                 return env_error(ret_error,
                                  "node name \"%s\" is not a DNS-1123 subdomain; pass --node-name or "
                                  "set NODE_NAME from the pod's spec.nodeName",

@@ -1,6 +1,7 @@
 /* Helpers shared by the commands that run on a master node (installer,
  * discover-etcd-initial-cluster, readyz, rev, ensure-env): validation of
- * every name that becomes a path component, the installer's REVISION /
+ * ConfigMap keys (names that become a path component are base/names.h's
+ * DNS-1123 subdomains), the installer's REVISION /
  * NODE_NAME / NODE_ENVVAR_NAME substitution, comma-separated flag lists,
  * the ensure-env checks and the TLS files of the etcd-facing commands.
  * The name, list, substitution and environment helpers are pure and
@@ -12,11 +13,6 @@
 #include "etcd/types.h"
 #include "loop/loop.h"
 
-/* DNS-1123 subdomain (<= 253, dot-separated labels of [a-z0-9-] that start
- * and end alphanumeric): object names and node names. Never "..", never "/". */
-bool nodecmd_dns_subdomain_is_valid(const char *s);
-/* DNS-1123 label (<= 63): namespaces. */
-bool nodecmd_dns_label_is_valid(const char *s);
 /* ConfigMap and Secret keys as the API validates them: [-._a-zA-Z0-9]+,
  * <= 253, and neither "." nor ".." nor starting with "..". */
 bool nodecmd_key_is_valid(const char *s);

@@ -19,6 +19,7 @@
 #include "base/fileio.h"
 #include "base/json.h"
 #include "base/log.h"
+#include "base/names.h"
 #include "base/yaml.h"
 #include "node-util.h"
 #include "node.h"
@@ -232,7 +233,7 @@ static int prune_main(int argc, char *argv[])
                         goto out;
                 }
         }
-        if (!nodecmd_dns_label_is_valid(f.static_pod_name)) {
+        if (!dns1123_label_is_valid(f.static_pod_name)) {
                 log_error("--static-pod-name=%s: expected a name such as etcd-pod", f.static_pod_name);
                 goto out;
         }

@@ -11,6 +11,7 @@
 #include "base/contract.h"
 #include "base/json.h"
 #include "base/log.h"
+#include "base/names.h"
 #include "kube-sync.h"
 #include "kube/resource.h"
 #include "node-util.h"
@@ -115,13 +116,13 @@ static int request_main(int argc, char *argv[])
                 log_error("request-backup takes no arguments; see --help");
                 return EXIT_USAGE;
         }
-        if (!pvc || !nodecmd_dns_subdomain_is_valid(pvc)) {
+        if (!pvc || !dns1123_subdomain_is_valid(pvc)) {
                 log_error("--pvc-name=%s: expected the name of a PersistentVolumeClaim in openshift-etcd "
                           "(lower-case letters, digits, '-' and '.')",
                           strempty(pvc));
                 return EXIT_USAGE;
         }
-        if (!job || !nodecmd_dns_subdomain_is_valid(job) || !uid || !*uid) {
+        if (!job || !dns1123_subdomain_is_valid(job) || !uid || !*uid) {
                 log_error("MY_JOB_NAME and MY_JOB_UID must name this pod's Job (set them from the pod's "
                           "labels "
                           "batch.kubernetes.io/job-name and batch.kubernetes.io/controller-uid); got %s and "

@@ -1,4 +1,4 @@
-/* Unit tests for operator/base: JSON, YAML, buffers, base64, time, hashmap, backoff, files. */
+/* Unit tests for operator/base: JSON, YAML, buffers, base64, time, hashmap, backoff, files, names. */
 #include <limits.h>
 #include <setjmp.h>
 #include <stdarg.h>
@@ -16,6 +16,7 @@
 #include "base/hashmap.h"
 #include "base/json.h"
 #include "base/log.h"
+#include "base/names.h"
 #include "base/siphash.h"
 #include "base/timeutil.h"
 #include "base/yaml-emit.h"
@@ -717,6 +718,89 @@ static void test_write_file_atomic_hidden_temp(void **state)
         assert_int_equal(system(cmd), 0);
 }
 
+/* RFC 1123 labels and subdomains (names.h): the one rule every Kubernetes name
+ * check uses (render, the controllers, the node tools). */
+static void test_dns1123_names(void **state)
+{
+        static const struct {
+                const char *s;
+                bool label, subdomain;
+        } cases[] = {
+                {"a", true, true},
+                {"0", true, true},
+                {"etcd-pod", true, true},
+                {"openshift-etcd", true, true},
+                {"a--b", true, true},
+                {"master-0.example.com", false, true},
+                {"a.b", false, true},
+                {"0.1.2.3", false, true},
+                {"", false, false},
+                {".", false, false},
+                {"..", false, false},
+                {"a..b", false, false},
+                {".a", false, false},
+                {"a.", false, false}, /* a trailing dot: no Kubernetes name has one */
+                {"a/b", false, false},
+                {"../etc", false, false},
+                {"Etcd", false, false},
+                {"Master-0", false, false},
+                {"master-0.Example.com", false, false},
+                {"-a", false, false},
+                {"a-", false, false},
+                {"-", false, false},
+                {"a.-b", false, false},
+                {"a-.b", false, false},
+                {"a.b-", false, false},
+                {"a_b", false, false},
+                {"_etcd-server-ssl._tcp", false, false},
+                {"a b", false, false},
+                {"a\n", false, false},
+                {"*.example", false, false},
+                {"\xc3\xa9", false, false},
+        };
+        char name[300];
+
+        for (size_t i = 0; i < ELEMENTSOF(cases); i++) {
+                if (dns1123_label_is_valid(cases[i].s) != cases[i].label)
+                        fail_msg("dns1123_label_is_valid(\"%s\") is not %d", cases[i].s, cases[i].label);
+                if (dns1123_subdomain_is_valid(cases[i].s) != cases[i].subdomain)
+                        fail_msg("dns1123_subdomain_is_valid(\"%s\") is not %d", cases[i].s,
+                                 cases[i].subdomain);
+        }
+        assert_false(dns1123_label_is_valid(NULL));
+        assert_false(dns1123_subdomain_is_valid(NULL));
+
+        /* 63 characters a label, not 64, alone or in a subdomain. */
+        memset(name, 'a', 64);
+        name[63] = 0;
+        assert_true(dns1123_label_is_valid(name));
+        assert_true(dns1123_subdomain_is_valid(name));
+        name[63] = 'a';
+        name[64] = 0;
+        assert_false(dns1123_label_is_valid(name));
+        assert_false(dns1123_subdomain_is_valid(name));
+        memcpy(name + 64, ".b", 3);
+        assert_false(dns1123_subdomain_is_valid(name));
+
+        /* 253 characters in all: three labels of 63 and one of 61, not 62. */
+        memset(name, 0, sizeof name);
+        for (int i = 0; i < 4; i++) {
+                memset(name + i * 64, 'b', 63);
+                if (i < 3)
+                        name[i * 64 + 63] = '.';
+        }
+        name[253] = 0;
+        assert_int_equal(strlen(name), 253);
+        assert_true(dns1123_subdomain_is_valid(name));
+        assert_false(dns1123_label_is_valid(name));
+        name[253] = 'b';
+        name[254] = 0;
+        assert_int_equal(strlen(name), 254);
+        assert_false(dns1123_subdomain_is_valid(name));
+        name[253] = '.';
+        assert_false(dns1123_subdomain_is_valid(name)); /* 253 and a trailing dot */
+}
+
 int main(void)
 {
         const struct CMUnitTest tests[] = {
@@ -739,6 +823,7 @@ int main(void)
                 cmocka_unit_test(test_json_set_path),
                 cmocka_unit_test(test_write_file_atomic_hidden_temp),
                 cmocka_unit_test(test_log_escapes_controls),
+                cmocka_unit_test(test_dns1123_names),
         };
         return cmocka_run_group_tests(tests, NULL, NULL);
 }
