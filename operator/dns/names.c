@@ -15,7 +15,7 @@ static bool label_char_ok(char c)
                c == '_';
 }
 
-bool dns_name_is_valid(const char *name)
+bool dns_lookup_name_is_valid(const char *name)
 {
         size_t len, label = 0;
 

@@ -451,21 +451,21 @@ static int resolver_query(DnsResolver *r, DnsQueryType type, const char *name, i
 int dns_lookup_a(DnsResolver *r, const char *name, DnsCallback cb, void *userdata)
 {
         assert_return(r && name && cb, -EINVAL);
-        assert_return(dns_name_is_valid(name), -EINVAL);
+        assert_return(dns_lookup_name_is_valid(name), -EINVAL);
         return resolver_query(r, DNS_QUERY_A, name, AF_UNSPEC, NULL, cb, userdata);
 }
 
 int dns_lookup_aaaa(DnsResolver *r, const char *name, DnsCallback cb, void *userdata)
 {
         assert_return(r && name && cb, -EINVAL);
-        assert_return(dns_name_is_valid(name), -EINVAL);
+        assert_return(dns_lookup_name_is_valid(name), -EINVAL);
         return resolver_query(r, DNS_QUERY_AAAA, name, AF_UNSPEC, NULL, cb, userdata);
 }
 
 int dns_lookup_srv(DnsResolver *r, const char *name, DnsCallback cb, void *userdata)
 {
         assert_return(r && name && cb, -EINVAL);
-        assert_return(dns_name_is_valid(name), -EINVAL);
+        assert_return(dns_lookup_name_is_valid(name), -EINVAL);
         return resolver_query(r, DNS_QUERY_SRV, name, AF_UNSPEC, NULL, cb, userdata);
 }
 

@@ -75,14 +75,15 @@ DEFINE_TRIVIAL_CLEANUP_FUNC(DnsResolver *, dns_resolver_free);
 usec_t dns_resolver_get_max_duration(DnsResolver *r);
 unsigned dns_resolver_get_pending(DnsResolver *r);
 
-/* Names are checked first (-EINVAL, nothing sent): see dns_name_is_valid(). */
+/* Names are checked first (-EINVAL, nothing sent): see dns_lookup_name_is_valid(). */
 int dns_lookup_a(DnsResolver *r, const char *name, DnsCallback cb, void *userdata);
 int dns_lookup_aaaa(DnsResolver *r, const char *name, DnsCallback cb, void *userdata);
 int dns_lookup_srv(DnsResolver *r, const char *name, DnsCallback cb, void *userdata);
 /* `address` is an IPv4 or IPv6 address in text form. */
 int dns_lookup_ptr(DnsResolver *r, const char *address, DnsCallback cb, void *userdata);
 
-/* At most 253 characters (plus one trailing dot), labels of 1-63 letters,
- * digits, '-' and '_' ("_etcd-server-ssl._tcp"), no label starting or ending
- * with '-'. */
-bool dns_name_is_valid(const char *name);
+/* A name we may ask a server for: at most 253 characters (plus one trailing
+ * dot), labels of 1-63 letters, digits, '-' and '_' ("_etcd-server-ssl._tcp"),
+ * no label starting or ending with '-'. Looser than a Kubernetes name
+ * (base/names.h): DNS itself allows upper case, and SRV names use '_'. */
+bool dns_lookup_name_is_valid(const char *name);

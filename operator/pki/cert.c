@@ -60,7 +60,7 @@ static int add_ext(X509 *x, X509V3_CTX *ctx, int nid, const char *value)
         return 0;
 }
 
-static bool dns_name_valid(const char *s)
+bool pki_san_dns_name_is_valid(const char *s)
 {
         if (!s || !*s || strlen(s) > 253)
                 return false;
@@ -102,7 +102,7 @@ static int add_sans(X509 *x, const char *const *dns, const char *const *ips)
         if (!names)
                 return -ENOMEM;
         for (const char *const *d = dns; d && *d; d++) {
-                if (!dns_name_valid(*d))
+                if (!pki_san_dns_name_is_valid(*d))
                         return -EINVAL;
                 r = push_name(names, GEN_DNS, *d, strlen(*d));
                 if (r < 0)

@@ -114,14 +114,20 @@ typedef struct PkiCertRequest {
         PkiProfile profile;
         const char *cn;
         const char *org;        /* optional subject O */
-        const char *const *dns; /* NULL-terminated, optional */
+        const char *const *dns; /* NULL-terminated, optional; pki_san_dns_name_is_valid() */
         const char *const *ips; /* NULL-terminated IPv4/IPv6 text, optional */
         usec_t validity;
         PkiKeyType key_type; /* used when `key` is NULL */
         EVP_PKEY *key;       /* optional pre-generated key; a reference is taken */
 } PkiCertRequest;
 
-/* -EINVAL when `ca` is not a CA (basicConstraints), -EKEYREJECTED when its
+/* What may go in a certificate's DNS SAN: 1 to 253 printable ASCII characters,
+ * none of them a space or ',', so no name passes for two where SANs are written
+ * as a list ("DNS:a,IP:b"). Not a host name check (base/names.h): wildcards
+ * ("*.example") are the caller's choice. NULL: false. */
+bool pki_san_dns_name_is_valid(const char *s);
+/* -EINVAL when `ca` is not a CA (basicConstraints), when a DNS SAN is not
+ * pki_san_dns_name_is_valid() or an IP SAN no address; -EKEYREJECTED when its
  * key does not match, -ERANGE for a validity beyond year 9999. */
 int pki_cert_issue(const PkiPair *ca, const PkiCertRequest *req, usec_t now, PkiPair **ret);
 

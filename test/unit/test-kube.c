@@ -45,6 +45,35 @@ static void test_status(void **state)
         assert_int_equal(kube_status_parse(notstatus, &st), -EBADMSG);
 }
 
+/* kube_name_is_valid: a path-safe name, looser than base/names.h's subdomain. */
+static void test_path_names(void **state)
+{
+        static const struct {
+                const char *s;
+                bool valid;
+        } cases[] = {
+                {"a", true},     {"etcd-pod", true}, {"master-0.example.com", true},
+                {"a..b", true}, /* the labels are the API's business */
+                {"a.-b", true},  {"", false},        {".", false},
+                {"..", false},   {".a", false},      {"a.", false},
+                {"-a", false},   {"a-", false},      {"A", false},
+                {"a_b", false},  {"a/b", false},     {"a b", false},
+                {"a%2f", false},
+        };
+        char name[300];
+
+        for (size_t i = 0; i < ELEMENTSOF(cases); i++)
+                if (kube_name_is_valid(cases[i].s) != cases[i].valid)
+                        fail_msg("kube_name_is_valid(\"%s\") is not %d", cases[i].s, cases[i].valid);
+        assert_false(kube_name_is_valid(NULL));
+        memset(name, 'a', sizeof name);
+        name[253] = 0;
+        assert_true(kube_name_is_valid(name)); /* a 253-character label: not a DNS-1123 one */
+        name[253] = 'a';
+        name[254] = 0;
+        assert_false(kube_name_is_valid(name));
+}
+
 static void test_paths(void **state)
 {
         _cleanup_free_ char *a = kube_resource_path(&KUBE_CONFIGMAPS, "openshift-etcd", "etcd-pod", NULL);
@@ -286,9 +315,13 @@ static void test_heartbeat_only(void **state)
 int main(void)
 {
         const struct CMUnitTest tests[] = {
-                cmocka_unit_test(test_status),          cmocka_unit_test(test_paths),
-                cmocka_unit_test(test_informer_events), cmocka_unit_test(test_informer_transform),
-                cmocka_unit_test(test_heartbeat_only),  cmocka_unit_test(test_stream_framing),
+                cmocka_unit_test(test_status),
+                cmocka_unit_test(test_path_names),
+                cmocka_unit_test(test_paths),
+                cmocka_unit_test(test_informer_events),
+                cmocka_unit_test(test_informer_transform),
+                cmocka_unit_test(test_heartbeat_only),
+                cmocka_unit_test(test_stream_framing),
         };
         return cmocka_run_group_tests(tests, NULL, NULL);
 }

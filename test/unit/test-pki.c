@@ -308,6 +308,45 @@ static void test_issue_profiles(void **state)
                 }
 }
 
+/* What a DNS SAN may hold: printable text, not a host name rule (base/names.h). */
+static void test_san_dns_names(void **state)
+{
+        static const char *const good[] = {
+                "a",
+                "localhost",
+                "etcd.openshift-etcd.svc.cluster.local",
+                "*.apps.example.com", /* wildcards are the caller's choice */
+                "Master-0.Example.COM",
+                "under_score",
+                "a.",
+                "-a-",
+                "a..b",
+        };
+        static const char *const bad[] = {
+                "",     "a.example.com,IP:1.2.3.4", /* one name passing for two */
+                "a b",  " a",
+                "a\n",  "a\t",
+                "\x7f", "\xc3\xa9.example",
+        };
+        char name[300];
+
+        for (size_t i = 0; i < ELEMENTSOF(good); i++)
+                if (!pki_san_dns_name_is_valid(good[i]))
+                        fail_msg("rejected \"%s\"", good[i]);
+        for (size_t i = 0; i < ELEMENTSOF(bad); i++)
+                if (pki_san_dns_name_is_valid(bad[i]))
+                        fail_msg("accepted \"%s\"", bad[i]);
+        assert_false(pki_san_dns_name_is_valid(NULL));
+
+        /* 253 characters in all, not 254; a label's length is not its business. */
+        memset(name, 'a', sizeof name);
+        name[253] = 0;
+        assert_true(pki_san_dns_name_is_valid(name));
+        name[253] = 'a';
+        name[254] = 0;
+        assert_false(pki_san_dns_name_is_valid(name));
+}
+
 static void test_issue_errors(void **state)
 {
         Fixture *f = *state;
@@ -1091,6 +1130,7 @@ int main(void)
                 cmocka_unit_test(test_keys),
                 cmocka_unit_test(test_ca),
                 cmocka_unit_test(test_issue_profiles),
+                cmocka_unit_test(test_san_dns_names),
                 cmocka_unit_test(test_issue_errors),
                 cmocka_unit_test(test_pem_roundtrip),
                 cmocka_unit_test(test_check_outcomes),
