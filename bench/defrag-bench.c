@@ -356,7 +356,8 @@ static void create_object(KubeClient *kube, const KubeResource *res, const char 
 {
         cJSON *obj = NULL;
         Created r = {};
-        if (json_parse(text, strlen(text), &obj) < 0 || kube_create(kube, res, NULL, obj, on_created, &r) < 0)
+        if (json_parse(text, strlen(text), &obj) < 0 ||
+            kube_create(kube, res, NULL, obj, on_created, &r) < 0)
                 die("create", -EINVAL);
         cJSON_Delete(obj);
         if (loop_run_until(loop, &r.done, 30 * USEC_PER_SEC) < 0 || (r.error < 0 && r.error != -EEXIST))
@@ -376,10 +377,12 @@ int main(int argc, char *argv[])
         }
         KubeClient *kube = kube_client_new(loop, cfg);
         create_object(kube, &KUBE_NAMESPACES,
-                      "{\"apiVersion\":\"v1\",\"kind\":\"Namespace\",\"metadata\":{\"name\":\"openshift-etcd-operator\"}}");
-        create_object(kube, &KUBE_ETCDS,
-                      "{\"apiVersion\":\"operator.openshift.io/v1\",\"kind\":\"Etcd\",\"metadata\":{\"name\":"
-                      "\"cluster\"},\"spec\":{\"managementState\":\"Managed\"}}");
+                      "{\"apiVersion\":\"v1\",\"kind\":\"Namespace\",\"metadata\":{\"name\":\"openshift-"
+                      "etcd-operator\"}}");
+        create_object(
+                kube, &KUBE_ETCDS,
+                "{\"apiVersion\":\"operator.openshift.io/v1\",\"kind\":\"Etcd\",\"metadata\":{\"name\":"
+                "\"cluster\"},\"spec\":{\"managementState\":\"Managed\"}}");
         if (etcd_test_cluster_init(&c, 3, "--quota-backend-bytes=8589934592") < 0 ||
             etcd_test_cluster_bootstrap(&c, 3) < 0) {
                 fprintf(stderr, "cannot start the etcd cluster\n");

@@ -24,6 +24,7 @@
 #include <fcntl.h>
 #include <getopt.h>
 #include <inttypes.h>
+#include <math.h>
 #include <signal.h>
 #include <sys/prctl.h>
 #include <sys/stat.h>
@@ -363,7 +364,8 @@ static int write_status(const Flags *f, const char *path, const char *reason, ui
             !cJSON_AddNumberToObject(o, "fromRevision", (double) from) ||
             !cJSON_AddNumberToObject(o, "toRevision", (double) to) ||
             !cJSON_AddNumberToObject(o, "compactedAt", (double) compacted) ||
-            !cJSON_AddNumberToObject(o, "seconds", (double) (took / (USEC_PER_SEC / 10)) / 10.0))
+            !cJSON_AddNumberToObject(o, "seconds",
+                                     round((double) took / (double) USEC_PER_SEC * 10.0) / 10.0))
                 return -ENOMEM;
         _cleanup_free_ char *json = json_print(o);
         _cleanup_free_ char *text = json ? strdup_printf("%s\n", json) : NULL;
