@@ -70,8 +70,13 @@ static void test_member_down_and_back(void **state)
         usec_t took = wait_view(m2_unhealthy, 10 * USEC_PER_SEC);
         printf("kill -9 of m2 seen as unhealthy after %llu ms\n",
                (unsigned long long) (took / USEC_PER_MSEC));
-        /* Within a poll period plus one round (the health request to a dead port fails fast). */
-        assert_true(took < 2 * POLL + 2 * USEC_PER_SEC);
+        /* Within a poll period plus one round: the health request to a dead port fails fast,
+         * but a round ends when its last request does, and each of its two steps (member list,
+         * then health) is bounded by the view's round timeout (2 s). On a quiet machine it
+         * takes about one poll period; beside the rest of the suite 3.7 s was seen
+         * (2026-11-29), so the bound is the design's: two polls and both steps at their
+         * timeout, which still fails a view held by the client's 10 s default. */
+        assert_true(took < 2 * POLL + 2 * 2 * USEC_PER_SEC);
         const EtcdMemberState *s = state_of("m2");
         assert_true(s->error == -ECONNREFUSED || s->error == -ECONNRESET);
         assert_false(etcd_view_all_healthy(etcd_view_get(view)));
