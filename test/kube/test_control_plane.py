@@ -125,7 +125,7 @@ def main():
     in_world(run)
 
 
-def start_control_plane(w, kas_node_names="n1,n2", local_etcd=False):
+def start_control_plane(w, kas_node_names="n1,n2", local_etcd=False, watch_cache=True):
     """etcd (TLS, client certificates required) and the control plane on it, serving with the
     CRDs: (the control plane's directory, the admin kubeconfig, etcd's URL, etcd's IP). With
     local_etcd, w.dir/masters-local-etcd names etcd as the masters' localhost etcd."""
@@ -146,8 +146,8 @@ def start_control_plane(w, kas_node_names="n1,n2", local_etcd=False):
     cp = w.spawn("control-plane", [sys.executable, CP, "run", "--dir", kdir, "--ip", ip_api, "--bin-dir", w.bin,
                                    "--etcd-servers", url, "--etcd-cacert", f("ca.crt"), "--etcd-cert",
                                    f("client.crt"), "--etcd-key", f("client.key"), "--kas-node-names",
-                                   kas_node_names] + (["--etcd-local-file", os.path.join(w.dir, "masters-local-etcd")]
-                                                      if local_etcd else []))
+                                   kas_node_names, "--watch-cache", "true" if watch_cache else "false"]
+                      + (["--etcd-local-file", os.path.join(w.dir, "masters-local-etcd")] if local_etcd else []))
     if local_etcd:
         with open(os.path.join(w.dir, "masters-local-etcd"), "w") as fh:
             fh.write(ip_etcd + "\n")

@@ -1,6 +1,6 @@
 #!/usr/bin/env python3
-"""with-kube.py [--fault-proxy | --http2-front N] CMD [ARGS...]: runs CMD against Kubernetes'
-own control plane (test/kube/control-plane on a TLS etcd of its own, client certificates
+"""with-kube.py [--fault-proxy | --http2-front N] [--no-watch-cache] CMD [ARGS...]: runs CMD
+against Kubernetes' own control plane (test/kube/control-plane on a TLS etcd of its own, client certificates
 required, on a random 127.a.b.0/24: test_control_plane.py's World and start_control_plane),
 and stops everything it started, by PID, however CMD ends (its exit, ctest's timeout, ^C:
 SIGTERM/SIGINT/SIGHUP reach CMD first; a SIGKILL of this launcher reaches its children through
@@ -23,6 +23,9 @@ CMD gets:
   (KUBE_DIR/h2-front/access.log); CMD passes only if every request went over HTTP/2 and
   there were more than N of them (kube-apiserver logs no request's protocol: its audit events
   have none, so the front is what shows it);
+- with --no-watch-cache, kube-apiserver runs with --watch-cache=false: every watch is served by
+  etcd itself, so a watch resuming from a resourceVersion etcd has compacted gets 410 Gone (with
+  the watch cache, kube-apiserver answers it from its own history instead);
 - PATH starting with the pinned release's binaries (kubectl matches the server).
 On failure the tail of every log is printed. Exit status: CMD's (128+N for a signal N).
 """
@@ -120,10 +123,12 @@ def check_h2(w, streams):
 
 
 def main(argv):
-    proxy, h2 = False, 0
+    proxy, h2, watch_cache = False, 0, True
     while argv and argv[0].startswith("--"):
         if argv[0] == "--fault-proxy":
             proxy, argv = True, argv[1:]
+        elif argv[0] == "--no-watch-cache":
+            watch_cache, argv = False, argv[1:]
         elif argv[0] == "--http2-front" and len(argv) > 1 and argv[1].isdigit() and int(argv[1]) > 0:
             proxy, h2, argv = True, int(argv[1]), argv[2:]
         else:
@@ -143,7 +148,7 @@ def main(argv):
         signal.signal(s, on_signal)
     try:
         t0 = time.monotonic()
-        kdir, kc, etcd_url, _ = start_control_plane(w, kas_node_names="")
+        kdir, kc, etcd_url, _ = start_control_plane(w, kas_node_names="", watch_cache=watch_cache)
         if proxy:
             kc = start_proxy(w, kdir, etcd_url)
         if h2:
