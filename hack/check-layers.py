@@ -24,15 +24,15 @@ import tempfile
 
 
 def closure(layers, name):
-    seen, todo = set(), [name]
-    while todo:
-        n = todo.pop()
+    seen, pending = set(), [name]
+    while pending:
+        n = pending.pop()
         if n in seen:
             continue
         seen.add(n)
         for d in layers[n]["deps"].split(";"):
             if d.startswith("ceo-") and d[4:] in layers:
-                todo.append(d[4:])
+                pending.append(d[4:])
     return seen
 
 

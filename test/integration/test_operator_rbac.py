@@ -146,23 +146,23 @@ class Authorizer:
 
     def ask(self, checks):
         """checks: [(method, target, query)]; remembers kube-apiserver's answer to each."""
-        todo = []
+        unasked = []
         for method, target, query in checks:
             key = json.dumps(attributes(method, target, query), sort_keys=True)
-            if key not in self.asked and key not in todo:
-                todo.append(key)
-        if not todo:
+            if key not in self.asked and key not in unasked:
+                unasked.append(key)
+        if not unasked:
             return
         items = [{"apiVersion": "authorization.k8s.io/v1", "kind": "SubjectAccessReview",
-                  "spec": {"user": USER, "groups": GROUPS, "resourceAttributes": json.loads(k)}} for k in todo]
+                  "spec": {"user": USER, "groups": GROUPS, "resourceAttributes": json.loads(k)}} for k in unasked]
         out = kubectl("create", "-o", "json", "-f", "-",
                       input=json.dumps({"apiVersion": "v1", "kind": "List", "items": items}))
         answers, at, dec = [], 0, json.JSONDecoder()  # one JSON object per review, one after the other
         while out[at:].strip():
             obj, at = dec.raw_decode(out, at + len(out[at:]) - len(out[at:].lstrip()))
             answers += obj["items"] if obj.get("kind") == "List" else [obj]
-        assert len(answers) == len(todo), (len(answers), len(todo))
-        for key, a in zip(todo, answers):
+        assert len(answers) == len(unasked), (len(answers), len(unasked))
+        for key, a in zip(unasked, answers):
             assert json.loads(key) == a["spec"]["resourceAttributes"], (key, a["spec"])
             self.asked[key] = bool(a["status"].get("allowed")) and not a["status"].get("denied")
 
