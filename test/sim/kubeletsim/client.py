@@ -28,6 +28,12 @@ class ApiError(Exception):
         return self.body.get("reason") if isinstance(self.body, dict) else None
 
 
+class TransportError(OSError):
+    """The connection failed or the server's reply ended early (an http.client.HTTPException
+    such as IncompleteRead when kube-apiserver restarts mid-stream). An OSError, so every
+    caller that retries on a transport failure retries on this one too."""
+
+
 class KubeConfig:
     """The parts of a kubeconfig the kubelet and its pods need."""
 
@@ -136,12 +142,14 @@ class Client:
                 raw = r.read()
                 self._local.conn = conn
                 break
-            except (http.client.HTTPException, OSError):
+            except (http.client.HTTPException, OSError) as e:
                 conn.close()
                 conn = None
                 self._local.conn = None
                 if attempt:
-                    raise
+                    if isinstance(e, OSError):
+                        raise
+                    raise TransportError("%s %s: %r" % (method, path, e)) from e
         try:
             obj = json.loads(raw) if raw else None
         except ValueError:
@@ -170,24 +178,29 @@ class Client:
         server closes the stream; raises ApiError/OSError on failures."""
         conn = self._new_conn(read_timeout)
         try:
-            conn.request("GET", path, None, self._headers())
-            r = conn.getresponse()
-            if r.status != 200:
-                raw = r.read()
-                try:
-                    body = json.loads(raw)
-                except ValueError:
-                    body = raw.decode(errors="replace")
-                raise ApiError(r.status, body)
-            while True:
-                line = r.readline(16 << 20)
-                if not line:
-                    return
-                line = line.strip()
-                if line:
-                    yield json.loads(line)
+            yield from self._watch_events(conn, path)
+        except http.client.HTTPException as e:
+            raise TransportError("watch %s: %r" % (path, e)) from e
         finally:
             conn.close()
+
+    def _watch_events(self, conn, path):
+        conn.request("GET", path, None, self._headers())
+        r = conn.getresponse()
+        if r.status != 200:
+            raw = r.read()
+            try:
+                body = json.loads(raw)
+            except ValueError:
+                body = raw.decode(errors="replace")
+            raise ApiError(r.status, body)
+        while True:
+            line = r.readline(16 << 20)
+            if not line:
+                return
+            line = line.strip()
+            if line:
+                yield json.loads(line)
 
 
 def quote(s):

@@ -19,6 +19,7 @@ import signal
 import sys
 import threading
 import time
+import traceback
 
 from . import log as logmod
 from .client import ApiError, Client, KubeConfig, quote
@@ -291,6 +292,18 @@ class Kubelet:
     def run(self):
         for s in (signal.SIGTERM, signal.SIGINT):
             signal.signal(s, lambda *_: self.stop_ev.set())
+        # A loop of this node (pod source, status, lease, a pod worker) that dies of an
+        # unexpected exception leaves a node that no longer does its job while looking alive:
+        # such a node stops, loudly, and exits non-zero rather than letting a test time out.
+        self.crashed = None
+
+        def thread_died(a):
+            log.error("kubelet-sim %s: thread %s died: %s: %s; stopping the node", self.name,
+                      a.thread.name if a.thread else "?", a.exc_type.__name__, a.exc_value)
+            traceback.print_exception(a.exc_type, a.exc_value, a.exc_traceback)
+            self.crashed = self.crashed or (a.thread.name if a.thread else "?")
+            self.stop_ev.set()
+        threading.excepthook = thread_died
         with open(self.pid_file, "w") as f:
             f.write("%d\n" % os.getpid())
         try:
@@ -309,6 +322,9 @@ class Kubelet:
         while not self.stop_ev.wait(1):
             pass
         self.shutdown()
+        if self.crashed:
+            log.error("kubelet-sim %s: exiting 70: thread %s died", self.name, self.crashed)
+            return 70
         return 0
 
     def shutdown(self):
