@@ -3,7 +3,11 @@
  * deadline's, ends the leadership on time even while an attempt hangs (an
  * API server that accepts connections but does not answer): as client-go's
  * renew is bounded by its context, the leader stops acting before its lease
- * can expire for the others, not when a request's own timeout fires. */
+ * can expire for the others, not when a request's own timeout fires. A third,
+ * the attempt's, abandons an attempt that has gone unanswered for a third of
+ * the renew deadline and starts a fresh one at once, on a new connection: a
+ * request that reached a kube-apiserver being replaced (its revision rolling)
+ * is never answered, while the next one, through the load balancer, is. */
 #include <sys/random.h>
 
 #include "base/backoff.h"
@@ -21,7 +25,10 @@ struct LeaderElector {
         void *userdata;
 
         sd_event_source *timer;
-        sd_event_source *deadline; /* as leader: last_renew + renew_deadline */
+        sd_event_source *deadline;     /* as leader: last_renew + renew_deadline */
+        sd_event_source *attempt_ends; /* the attempt in flight is abandoned then */
+        usec_t attempt_timeout;
+        KubeCall *call; /* the attempt's request in flight */
         bool in_flight;
         bool leader;
         bool stopped;
@@ -63,6 +70,7 @@ int leader_elector_new(KubeClient *c, const LeaderConfig *cfg, LeaderFunc on_sta
         if (!(le->lease_duration > le->renew_deadline &&
               (double) le->renew_deadline > 1.2 * (double) le->retry_period))
                 return -EINVAL;
+        le->attempt_timeout = leader_attempt_timeout(le->renew_deadline);
         le->namespace = strdup(cfg->namespace);
         le->name = strdup(cfg->name);
         le->identity = cfg->identity ? strdup(cfg->identity) : default_identity();
@@ -75,10 +83,18 @@ int leader_elector_new(KubeClient *c, const LeaderConfig *cfg, LeaderFunc on_sta
         return 0;
 }
 
+usec_t leader_attempt_timeout(usec_t renew_deadline)
+{
+        return MAX(renew_deadline / 3, USEC_PER_SEC);
+}
+
 LeaderElector *leader_elector_free(LeaderElector *le)
 {
         if (!le)
                 return NULL;
+        if (le->call)
+                kube_call_cancel(TAKE_PTR(le->call));
+        le->attempt_ends = sd_event_source_disable_unref(le->attempt_ends);
         le->timer = sd_event_source_disable_unref(le->timer);
         le->deadline = sd_event_source_disable_unref(le->deadline);
         cJSON_Delete(le->observed);
@@ -186,6 +202,9 @@ static void attempt_done(LeaderElector *le, bool success)
         usec_t now = now_usec(CLOCK_MONOTONIC);
 
         le->in_flight = false;
+        le->call = NULL;
+        if (le->attempt_ends)
+                (void) sd_event_source_set_enabled(le->attempt_ends, SD_EVENT_OFF);
         if (le->stopped)
                 return;
         if (success && le->leader) {
@@ -262,7 +281,8 @@ static void on_write(KubeClient *c, const KubeResponse *resp, void *userdata)
 
         (void) c;
         if (resp->error == -ECANCELED)
-                return; /* the client is being freed: `le` may be gone (a renewal hung past the deadline) */
+                return;  /* the client is being freed: `le` may be gone (a renewal hung past the deadline) */
+        le->call = NULL; /* the client frees it after this callback */
         if (resp->error < 0) {
                 /* Losing a race (409) is normal; anything else an admin should see. */
                 if (resp->error == -ESTALE)
@@ -287,13 +307,23 @@ static void on_write(KubeClient *c, const KubeResponse *resp, void *userdata)
         attempt_done(le, true);
 }
 
+/* One request of an attempt, its handle kept so that an abandoned attempt can be cancelled. */
+static int lease_call(LeaderElector *le, const char *method, bool with_name, const cJSON *body,
+                      KubeCallback cb)
+{
+        _cleanup_free_ char *path =
+                kube_resource_path(&KUBE_LEASES, le->namespace, with_name ? le->name : NULL, NULL);
+        if (!path)
+                return -ENOMEM;
+        return kube_call(le->client, method, path, body, body ? "application/json" : NULL, cb, le,
+                         &le->call);
+}
+
 static void write_lease(LeaderElector *le, bool create)
 {
         _cleanup_(cJSON_Deletep) cJSON *body =
                 lease_body(le, create ? NULL : le->observed, create ? NULL : le->observed_rv, false);
-        int r = body ? (create ? kube_create(le->client, &KUBE_LEASES, le->namespace, body, on_write, le)
-                               : kube_update(le->client, &KUBE_LEASES, body, on_write, le))
-                     : -ENOMEM;
+        int r = body ? lease_call(le, create ? "POST" : "PUT", !create, body, on_write) : -ENOMEM;
         if (r < 0)
                 attempt_done(le, false);
 }
@@ -306,6 +336,7 @@ static void on_get(KubeClient *c, const KubeResponse *resp, void *userdata)
         (void) c;
         if (resp->error == -ECANCELED)
                 return; /* the client is being freed: `le` may be gone */
+        le->call = NULL;
         if (resp->error == -ENOENT) {
                 write_lease(le, true);
                 return;
@@ -329,6 +360,44 @@ static void on_get(KubeClient *c, const KubeResponse *resp, void *userdata)
         write_lease(le, false);
 }
 
+/* An attempt unanswered for attempt_timeout: its request is cancelled (curl closes that
+ * connection) and a fresh attempt starts at once, while the renew deadline still runs. */
+static int on_attempt_timeout(sd_event_source *s, uint64_t usec, void *userdata)
+{
+        LeaderElector *le = userdata;
+
+        (void) s;
+        (void) usec;
+        if (!le->in_flight)
+                return 0;
+        if (le->call)
+                kube_call_cancel(TAKE_PTR(le->call));
+        log_warning("leader election: no answer from the API server for %s within %.1f s; trying again",
+                    le->leader ? "the lease renewal" : "the lease",
+                    (double) le->attempt_timeout / (double) USEC_PER_SEC);
+        attempt_done(le, false);
+        if (!le->stopped)
+                arm(le, 0);
+        return 0;
+}
+
+static void arm_attempt_timeout(LeaderElector *le)
+{
+        sd_event *e = loop_get_event(kube_client_get_loop(le->client));
+        int r;
+
+        if (!le->attempt_ends)
+                r = sd_event_add_time_relative(e, &le->attempt_ends, CLOCK_MONOTONIC, le->attempt_timeout, 0,
+                                               on_attempt_timeout, le);
+        else {
+                r = sd_event_source_set_time_relative(le->attempt_ends, le->attempt_timeout);
+                if (r >= 0)
+                        r = sd_event_source_set_enabled(le->attempt_ends, SD_EVENT_ONESHOT);
+        }
+        if (r < 0)
+                log_error_errno(r, "leader election: cannot arm the attempt's timeout");
+}
+
 static void try_once(LeaderElector *le)
 {
         int r;
@@ -336,12 +405,13 @@ static void try_once(LeaderElector *le)
         if (le->in_flight || le->stopped)
                 return;
         le->in_flight = true;
+        arm_attempt_timeout(le);
         /* Fast path: a leader whose lease is locally valid renews its cached record. */
         if (le->leader && le->observed && now_usec(CLOCK_MONOTONIC) - le->last_renew < le->lease_duration) {
                 write_lease(le, false);
                 return;
         }
-        r = kube_get(le->client, &KUBE_LEASES, le->namespace, le->name, on_get, le);
+        r = lease_call(le, "GET", true, NULL, on_get);
         if (r < 0)
                 attempt_done(le, false);
 }
@@ -418,6 +488,7 @@ int leader_elector_release(LeaderElector *le, LeaderFunc done)
         le->leader = false;
         le->timer = sd_event_source_disable_unref(le->timer);
         le->deadline = sd_event_source_disable_unref(le->deadline);
+        le->attempt_ends = sd_event_source_disable_unref(le->attempt_ends);
         le->on_released = done;
         if (!was_leader || !le->observed) {
                 if (done)

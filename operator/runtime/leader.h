@@ -19,10 +19,14 @@ typedef struct LeaderConfig {
         usec_t retry_period;   /* 26 s */
 } LeaderConfig;
 
-/* -EINVAL unless lease_duration > renew_deadline > 1.2 * retry_period. */
+/* -EINVAL unless lease_duration > renew_deadline > 1.2 * retry_period. An attempt (a read
+ * and a write of the lease) unanswered for leader_attempt_timeout() is abandoned and a
+ * fresh one starts at once: the renew deadline leaves room for about three. */
 int leader_elector_new(KubeClient *c, const LeaderConfig *cfg, LeaderFunc on_started, LeaderFunc on_stopped,
                        void *userdata, LeaderElector **ret);
 LeaderElector *leader_elector_free(LeaderElector *le);
+/* A third of the renew deadline, at least 1 s. */
+usec_t leader_attempt_timeout(usec_t renew_deadline);
 DEFINE_TRIVIAL_CLEANUP_FUNC(LeaderElector *, leader_elector_free);
 
 int leader_elector_start(LeaderElector *le);
