@@ -1,11 +1,14 @@
 #!/usr/bin/env bash
 # The operator's own figures on local-up's bootstrap on kube-apiserver (bench/README.md,
 # "Operator (operator-bench.sh)"): RSS and CPU during the bootstrap and at
-# rest, the latency from a master's InternalIP change to host-etcd-2, and the
+# rest, API requests per second at rest, the reaction latency (another writer's
+# edit of host-etcd-2 -> the operator's rewrite; --reaction address: a master's
+# InternalIP change -> host-etcd-2, for clusters whose masters can move), and the
 # 1 -> 4 -> 3 breakdown from the logs.
 #
 #   bench/operator-bench.sh [--no-build] [--keep] [--perf] [--n N] [--rest-wait S]
 #                           [--rest-window S] [--pause S] [--quiet-cap S]
+#                           [--reaction repair|address]
 #
 # It builds the operator in Release (build-release: -DCMAKE_BUILD_TYPE=Release
 # -DSANITIZE=OFF) and runs hack/local-up.sh unchanged from a scratch tree
@@ -26,10 +29,10 @@ while [ $# -gt 0 ]; do
         --no-build) build=0 ;;
         --keep) keep=1 ;;
         --perf) perf=1 ;;
-        --n | --rest-wait | --rest-window | --pause | --quiet-cap)
+        --n | --rest-wait | --rest-window | --pause | --quiet-cap | --reaction)
                 [ $# -ge 2 ] || { echo "operator-bench: $1 needs a value" >&2; exit 2; }
                 pyargs+=("$1" "$2"); shift ;;
-        -h | --help) sed -n '2,19p' "$0" | sed 's/^# \{0,1\}//'; exit 0 ;;
+        -h | --help) sed -n '2,22p' "$0" | sed 's/^# \{0,1\}//'; exit 0 ;;
         *) echo "operator-bench: unknown argument $1 (see --help)" >&2; exit 2 ;;
         esac
         shift
