@@ -10,6 +10,7 @@ packages=(
         libyaml-dev libmicrohttpd-dev libcmocka-dev
         python3 dnsmasq-base util-linux iproute2 openssl curl valgrind nghttp2-proxy
         sudo tar gzip nodejs haproxy pyflakes3
+        prometheus # for promtool: unit/prometheus-rules checks and unit-tests the alert rules
 )
 
 missing=()
