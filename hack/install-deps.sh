@@ -30,8 +30,25 @@ else
         fi
         echo "install-deps: installing ${missing[*]}"
         export DEBIAN_FRONTEND=noninteractive
+        # Some of these packages come with a service that Debian starts on install where an
+        # init system runs (prometheus would listen on every address, port 9090): none may
+        # start. policy-rc.d answering 101 ("action forbidden") is Debian's switch for that;
+        # one already there (container images have one) is left as it is.
+        policy=/usr/sbin/policy-rc.d
+        own_policy=0
+        if [ ! -e "$policy" ]; then
+                printf '#!/bin/sh\n# install-deps: no service starts while it installs\nexit 101\n' |
+                        "${sudo[@]}" tee "$policy" >/dev/null
+                "${sudo[@]}" chmod 755 "$policy"
+                own_policy=1
+                trap '[ $own_policy = 1 ] && "${sudo[@]}" rm -f "$policy"' EXIT
+        fi
         "${sudo[@]}" apt-get update -qq
         "${sudo[@]}" apt-get install -y -qq --no-install-recommends "${missing[@]}"
+        if [ $own_policy = 1 ]; then
+                "${sudo[@]}" rm -f "$policy"
+                own_policy=0
+        fi
 fi
 
 # etcd 3.5, the minor OpenShift runs (its separate HTTP listener on 2381,
