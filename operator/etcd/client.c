@@ -250,6 +250,14 @@ char *etcd_http_url(const char *url)
         return strdup_printf("%.*s:%d%s", (int) (port - url), url, ETCD_HTTP_PORT, port + n);
 }
 
+char *etcd_peer_url(const char *host, unsigned port)
+{
+        bool bracket = host && strchr(host, ':') && host[0] != '[';
+        if (!host)
+                return NULL;
+        return strdup_printf("https://%s%s%s:%u", bracket ? "[" : "", host, bracket ? "]" : "", port);
+}
+
 static bool http_url_differs(const char *url)
 {
         _cleanup_free_ char *http = etcd_http_url(url);

@@ -56,6 +56,10 @@ int etcd_client_set_tls(EtcdClient *c, const HttpTls *tls);
 #define ETCD_HTTP_PORT   2381
 char *etcd_http_url(const char *url);
 
+/* "https://HOST:PORT" for a member's address (a peer URL with 2380), bracketing
+ * a bare IPv6 literal. NULL on OOM or without a host. */
+char *etcd_peer_url(const char *host, unsigned port);
+
 /* Client URLs ("https://10.0.0.1:2379"), tried in this order. Calls go to
  * each one's etcd_http_url(). */
 int etcd_client_set_endpoints(EtcdClient *c, char *const *endpoints, size_t n);

@@ -7,7 +7,7 @@
 #include "backup-retention.h"
 #include "base/fileio.h"
 #include "base/log.h"
-#include "node-util.h"
+#include "host/fs.h"
 
 static const char *const type_names[_RETENTION_TYPE_MAX] = {
         [RETENTION_NUMBER] = "RetentionNumber",
@@ -175,5 +175,5 @@ int backup_retention_scan(const char *dir, BackupEntry **ret, size_t *ret_n)
 
 int backup_retention_remove(const char *dir, const char *name)
 {
-        return nodecmd_remove_tree(dir, name);
+        return host_remove_tree(dir, name);
 }

@@ -39,6 +39,8 @@
 #include "etcd-flags.h"
 #include "etcd-sync.h"
 #include "etcd/snapshot.h"
+#include "host/fs.h"
+#include "host/process.h"
 #include "kube-sync.h"
 #include "node-util.h"
 #include "node.h"
@@ -206,7 +208,7 @@ static int write_tar(const Flags *f, const RevisionDirs *dirs, const char *final
         /* The tarball holds every static pod's keys: 0600 from its first byte, not only once
          * tar is done (review L3), whatever DIR's mode and this process's umask. */
         mode_t old_umask = umask(077);
-        r = nodecmd_run(argv, NULL);
+        r = host_command_run(argv, NULL);
         (void) umask(old_umask);
         if (r < 0)
                 return log_error_errno(r, "cannot run tar (it must be on PATH, as on every host)");
@@ -416,7 +418,7 @@ static int backup_run(const Flags *f)
         }
         if (find_revision_dirs(f, &dirs) < 0 || check_not_progressing(f) < 0)
                 return EXIT_RUNTIME;
-        if ((r = nodecmd_mkdir_p(f->backup_dir, 0700)) < 0) {
+        if ((r = host_mkdir_p(f->backup_dir, 0700)) < 0) {
                 log_error_errno(r, "cannot create %s", f->backup_dir);
                 return EXIT_RUNTIME;
         }

@@ -35,6 +35,8 @@
 #include "base/fileio.h"
 #include "base/json.h"
 #include "base/log.h"
+#include "base/strlist.h"
+#include "loop/loop.h"
 #include "node-etcd.h"
 #include "node-util.h"
 #include "node.h"
@@ -46,7 +48,7 @@ extern char **environ;
 
 typedef struct Flags {
         const char *data_dir, *name, *status_file;
-        NodeCmdStrv revision_json;
+        StrList revision_json;
         bool force_new_cluster;
         uint64_t margin, max_writes;
         unsigned parallel;
@@ -585,7 +587,7 @@ static int bump_main(int argc, char *argv[])
                         f.name = optarg;
                         break;
                 case ARG_REVJSON:
-                        if (nodecmd_strv_add_csv(&f.revision_json, optarg) < 0)
+                        if (strlist_add_csv(&f.revision_json, optarg) < 0)
                                 r = EXIT_RUNTIME;
                         break;
                 case ARG_MARGIN:
@@ -637,7 +639,7 @@ static int bump_main(int argc, char *argv[])
                 } else
                         r = bump_run(&f);
         }
-        nodecmd_strv_done(&f.revision_json);
+        strlist_done(&f.revision_json);
         return r;
 }
 

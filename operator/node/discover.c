@@ -32,6 +32,7 @@
 #include "base/buf.h"
 #include "base/json.h"
 #include "base/log.h"
+#include "base/strlist.h"
 #include "etcd-flags.h"
 #include "etcd-sync.h"
 #include "etcd/client.h"
@@ -116,7 +117,7 @@ static int quorum_read(Discover *d, const char *endpoint)
  * (so it has applied every committed membership change) and decides again. */
 static int confirm(Discover *d, const NodeCmdDiscoverInput *first, NodeCmdDiscoverResult *ret)
 {
-        const NodeCmdStrv *eps = &d->f->etcd.endpoints;
+        const StrList *eps = &d->f->etcd.endpoints;
 
         for (size_t i = 0; i < eps->n && remaining(d) > 0; i++) {
                 _cleanup_(etcd_member_list_freep) EtcdMemberList *l = NULL;
@@ -290,7 +291,7 @@ static int discover_run(const Flags *f)
         Discover d = {.f = f};
         int r;
 
-        peer_url = nodecmd_peer_url(f->host, f->port);
+        peer_url = etcd_peer_url(f->host, f->port);
         if (!peer_url)
                 return log_error_errno(ENOMEM, "out of memory"), EXIT_RUNTIME;
         d.peer_url = peer_url;

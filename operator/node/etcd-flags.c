@@ -5,8 +5,10 @@
 #include <stdarg.h>
 
 #include "base/log.h"
+#include "base/strlist.h"
 #include "cmd/cmd.h"
 #include "etcd-flags.h"
+#include "host/tls.h"
 
 #define HELP_WIDTH 80
 
@@ -38,9 +40,9 @@ bool nodecmd_etcd_flags_take(NodeCmdEtcdFlags *f, int c, const char *arg)
                 if (!(f->features & NODECMD_ETCD_ENDPOINTS))
                         return false;
                 if (f->features & NODECMD_ETCD_FIRST_ENDPOINT)
-                        nodecmd_strv_done(&f->endpoints);
+                        strlist_done(&f->endpoints);
                 f->endpoints_given = true;
-                if (nodecmd_strv_add_csv(&f->endpoints, arg) < 0 && f->error == 0)
+                if (strlist_add_csv(&f->endpoints, arg) < 0 && f->error == 0)
                         f->error = -ENOMEM;
                 return true;
         case NODECMD_ETCD_ARG_CACERT:
@@ -54,15 +56,15 @@ bool nodecmd_etcd_flags_take(NodeCmdEtcdFlags *f, int c, const char *arg)
 }
 
 /* Each variable's items not listed yet, in order. */
-static int add_env_endpoints(NodeCmdStrv *l, const char *var)
+static int add_env_endpoints(StrList *l, const char *var)
 {
-        _cleanup_(nodecmd_strv_done) NodeCmdStrv items = {};
+        _cleanup_(strlist_done) StrList items = {};
         const char *v = getenv(var);
 
-        if (v && nodecmd_strv_add_csv(&items, v) < 0)
+        if (v && strlist_add_csv(&items, v) < 0)
                 return -ENOMEM;
         for (size_t i = 0; i < items.n; i++)
-                if (!nodecmd_strv_contains(l, items.v[i]) && nodecmd_strv_add_csv(l, items.v[i]) < 0)
+                if (!strlist_contains(l, items.v[i]) && strlist_add_csv(l, items.v[i]) < 0)
                         return -ENOMEM;
         return 0;
 }
@@ -150,7 +152,7 @@ int nodecmd_etcd_flags_check(NodeCmdEtcdFlags *f)
         if (n > 0)
                 return log_missing(f, missing, env, what, n);
 
-        r = nodecmd_tls_load(f->cacert, f->cert, f->key, &f->tls, &err);
+        r = host_tls_load(f->cacert, f->cert, f->key, &f->tls, &err);
         if (r < 0) {
                 log_error("%s: %s (check --cacert, --cert and --key%s)%s%s", f->command,
                           err ? err : strerror(-r),
@@ -235,6 +237,6 @@ void nodecmd_etcd_flags_help(FILE *out, unsigned features, int column)
 
 void nodecmd_etcd_flags_done(NodeCmdEtcdFlags *f)
 {
-        nodecmd_strv_done(&f->endpoints);
-        nodecmd_tls_done(&f->tls);
+        strlist_done(&f->endpoints);
+        host_tls_done(&f->tls);
 }

@@ -12,7 +12,8 @@
 #include <getopt.h>
 #include <stdio.h>
 
-#include "node-util.h"
+#include "base/strlist.h"
+#include "loop/loop.h"
 
 typedef enum NodeCmdEtcdFeature {
         /* --endpoints URL,URL: may repeat; the lists are joined. */
@@ -63,7 +64,7 @@ typedef struct NodeCmdEtcdFlags {
         const char *hint;    /* optional: how the command is usually run, added to the error lines */
         /* From the flags, then (by the check) from the environment. Borrowed from argv and environ. */
         const char *cacert, *cert, *key;
-        NodeCmdStrv endpoints;
+        StrList endpoints;
         bool endpoints_given;
         int error; /* the first failure while parsing (-ENOMEM) */
         /* Loaded by the check; owned. */

@@ -25,7 +25,10 @@
 #include "base/json.h"
 #include "base/log.h"
 #include "base/names.h"
+#include "base/strlist.h"
 #include "etcd-sync.h"
+#include "host/fs.h"
+#include "host/tls.h"
 #include "kube/client.h"
 #include "node-util.h"
 #include "node.h"
@@ -62,8 +65,8 @@ typedef struct Flags {
         const char *revision_s;
         unsigned revision;
         const char *namespace, *pod, *resource_dir, *manifest_dir, *cert_dir, *node_name, *kubeconfig;
-        NodeCmdStrv lists[_L_MAX];
-        NodeCmdStrv etcd_endpoints;   /* the quorum guard's seeds; none: no guard */
+        StrList lists[_L_MAX];
+        StrList etcd_endpoints;       /* the quorum guard's seeds; none: no guard */
         EtcdAddressAlias aliases[16]; /* members reached where their certificate does not name */
         size_t n_aliases;
         bool sole_voter_may_restart; /* the unsafe non-HA override: the only voter may restart */
@@ -368,7 +371,7 @@ static int write_object(const char *root, const Object *o)
 
         if (!dir)
                 return -ENOMEM;
-        if ((r = nodecmd_mkdir_p(dir, 0755)) < 0)
+        if ((r = host_mkdir_p(dir, 0755)) < 0)
                 return log_error_errno(r, "installer: cannot create %s", dir);
         for (size_t i = 0; i < o->n_files; i++) {
                 _cleanup_free_ char *p = strdup_printf("%s/%s", dir, o->files[i].key);
@@ -390,7 +393,7 @@ static int write_manifest(const char *dir, const char *pod, const char *data, si
 
         if (!p)
                 return -ENOMEM;
-        if ((r = nodecmd_mkdir_p(dir, 0755)) < 0)
+        if ((r = host_mkdir_p(dir, 0755)) < 0)
                 return log_error_errno(r, "installer: cannot create %s", dir);
         if ((r = write_file_atomic(p, data, len, 0644)) < 0)
                 return log_error_errno(r, "installer: cannot write %s", p);
@@ -566,7 +569,7 @@ static int guard_look(Installer *in, EtcdClient *c, bool *ret_ok, char *why, siz
  * voter that went down after the operator chose this node is seen here. */
 static int quorum_guard(Installer *in)
 {
-        _cleanup_(nodecmd_tls_done) HttpTls tls = {};
+        _cleanup_(host_tls_done) HttpTls tls = {};
         _cleanup_(etcd_client_freep) EtcdClient *c = NULL;
         char why[1024] = "", said[1024] = "";
         int r;
@@ -852,7 +855,7 @@ static int installer_main(int argc, char *argv[])
                         break;
                 }
                 case ARG_ETCD_ENDPOINTS:
-                        if (nodecmd_strv_add_csv(&f.etcd_endpoints, optarg) < 0) {
+                        if (strlist_add_csv(&f.etcd_endpoints, optarg) < 0) {
                                 log_error("out of memory");
                                 r = EXIT_RUNTIME;
                         }
@@ -865,7 +868,7 @@ static int installer_main(int argc, char *argv[])
                         break;
                 default:
                         if (c >= ARG_LIST && c < ARG_LIST + _L_MAX) {
-                                if (nodecmd_strv_add_csv(&f.lists[c - ARG_LIST], optarg) < 0) {
+                                if (strlist_add_csv(&f.lists[c - ARG_LIST], optarg) < 0) {
                                         log_error("out of memory");
                                         r = EXIT_RUNTIME;
                                 }
@@ -881,8 +884,8 @@ static int installer_main(int argc, char *argv[])
         if (r == EXIT_OK)
                 r = installer_run(&f);
         for (size_t l = 0; l < _L_MAX; l++)
-                nodecmd_strv_done(&f.lists[l]);
-        nodecmd_strv_done(&f.etcd_endpoints);
+                strlist_done(&f.lists[l]);
+        strlist_done(&f.etcd_endpoints);
         return r < 0 ? EXIT_OK : r;
 }
 

@@ -10,8 +10,8 @@
 #include "base/buf.h"
 #include "base/fileio.h"
 #include "base/json.h"
+#include "host/fs.h"
 #include "node-etcd.h"
-#include "node-util.h"
 
 #define REVISION_FILE_MAX (1024 * 1024)
 #define JSON_SAFE_MAX     9007199254740991ULL /* 2^53 - 1 */
@@ -208,7 +208,7 @@ int nodecmd_data_dir_archive(const char *data_dir, usec_t realtime, char **ret_p
         base = nodecmd_archive_path(data_dir, realtime);
         if (!src || !base)
                 return -ENOMEM;
-        return nodecmd_move_aside(src, base, ret_path);
+        return host_move_aside(src, base, ret_path);
 }
 
 int nodecmd_revision_add(NodeCmdRevision *r, const char *endpoint, uint64_t raft_index)

@@ -20,14 +20,16 @@
 #include "base/json.h"
 #include "base/log.h"
 #include "base/names.h"
+#include "base/strlist.h"
 #include "base/yaml.h"
+#include "host/fs.h"
 #include "node-util.h"
 #include "node.h"
 
 typedef struct Flags {
         const char *resource_dir, *cert_dir, *static_pod_name, *manifest_dir;
         unsigned max_eligible;
-        NodeCmdStrv protected;
+        StrList protected;
         bool dry_run;
 } Flags;
 
@@ -118,8 +120,7 @@ static int prune(const Flags *f)
                 if (rev == 0 || streq(de->d_name, f->cert_dir))
                         continue;
                 (void) snprintf(rev_str, sizeof rev_str, "%u", rev);
-                if (rev > f->max_eligible || rev == running ||
-                    nodecmd_strv_contains(&f->protected, rev_str)) {
+                if (rev > f->max_eligible || rev == running || strlist_contains(&f->protected, rev_str)) {
                         log_debug("keeping %s", de->d_name);
                         continue;
                 }
@@ -130,7 +131,7 @@ static int prune(const Flags *f)
                 log_info("%s %s/%s", f->dry_run ? "would remove" : "removing", f->resource_dir, de->d_name);
                 if (f->dry_run)
                         continue;
-                int r = nodecmd_remove_tree(f->resource_dir, de->d_name);
+                int r = host_remove_tree(f->resource_dir, de->d_name);
                 if (r < 0) {
                         log_error("removing %s/%s failed: %s", f->resource_dir, de->d_name, strerror(-r));
                         failed++;
@@ -193,7 +194,7 @@ static int prune_main(int argc, char *argv[])
                         have_max = true;
                         break;
                 case ARG_PROTECTED:
-                        if (nodecmd_strv_add_csv(&f.protected, optarg) < 0) {
+                        if (strlist_add_csv(&f.protected, optarg) < 0) {
                                 r = EXIT_RUNTIME;
                                 goto out;
                         }
@@ -239,7 +240,7 @@ static int prune_main(int argc, char *argv[])
         }
         r = prune(&f);
 out:
-        nodecmd_strv_done(&f.protected);
+        strlist_done(&f.protected);
         return r;
 }
 

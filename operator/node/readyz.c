@@ -27,6 +27,7 @@
 #include "base/log.h"
 #include "etcd-flags.h"
 #include "etcd/client.h"
+#include "host/process.h"
 #include "node-util.h"
 #include "node.h"
 #include "render/netutil.h"
@@ -236,7 +237,7 @@ static int readyz_run(const Flags *f)
                 return log_error_errno(r, "cannot listen on %s:%u", f->address, f->port), EXIT_RUNTIME;
         http_server_set_ready(z.http, is_ready, &z);
         http_server_set_live(z.http, is_alive, &z);
-        if ((r = nodecmd_exit_on_signals(z.loop)) < 0 ||
+        if ((r = host_exit_on_signals(z.loop)) < 0 ||
             (r = sd_event_add_time(e, &z.timer, CLOCK_MONOTONIC, now_usec(CLOCK_MONOTONIC), USEC_PER_MSEC,
                                    on_timer, &z)) < 0)
                 return log_error_errno(r, "cannot set up the loop"), EXIT_RUNTIME;

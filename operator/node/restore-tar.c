@@ -21,7 +21,8 @@
 
 #include "base/fileio.h"
 #include "base/log.h"
-#include "node-util.h"
+#include "host/fs.h"
+#include "host/process.h"
 #include "restore.h"
 
 #define RESOURCES    "static-pod-resources"
@@ -162,7 +163,7 @@ int restore_tarball_check(const char *tarball, char *why, size_t n)
         }
         const char *argv[] = {"tar",         "--list", "--verbose", "--numeric-owner", "--quoting-style=c",
                               "--full-time", arg,      "-zf",       tarball,           NULL};
-        r = nodecmd_run(argv, NULL);
+        r = host_command_run(argv, NULL);
         if (r == 0)
                 r = read_full_file(index, LISTING_MAX, &listing, &len);
         else if (r > 0) {
@@ -188,26 +189,26 @@ int restore_tarball_stage(const char *config_dir, const char *tarball)
 
         if (!resources || !staging)
                 return -ENOMEM;
-        if ((r = nodecmd_mkdir_p(resources, 0755)) < 0)
+        if ((r = host_mkdir_p(resources, 0755)) < 0)
                 return log_error_errno(r, "cannot create %s", resources);
         /* A killed run's staging is made again from the tarball. */
-        if ((r = nodecmd_remove_tree(resources, STAGING_NAME)) < 0)
+        if ((r = host_remove_tree(resources, STAGING_NAME)) < 0)
                 return log_error_errno(r, "cannot remove the leftover %s", staging);
         if (mkdir(staging, 0700) < 0)
                 return log_error_errno(-errno, "cannot create %s", staging);
         const char *argv[] = {
                 "tar",  "-C",    staging, "--no-same-owner", "--no-same-permissions", "--no-overwrite-dir",
                 "-xzf", tarball, NULL};
-        r = nodecmd_run(argv, NULL);
+        r = host_command_run(argv, NULL);
         if (r != 0) {
-                (void) nodecmd_remove_tree(resources, STAGING_NAME);
+                (void) host_remove_tree(resources, STAGING_NAME);
                 return log_error_errno(r < 0 ? r : -EIO,
                                        "tar -xzf %s into %s failed (%d); nothing was changed", tarball,
                                        staging, r);
         }
         /* tar never syncs: on disk before step 4 renames any of it into place. */
         if ((r = syncfs_path(staging)) < 0) {
-                (void) nodecmd_remove_tree(resources, STAGING_NAME);
+                (void) host_remove_tree(resources, STAGING_NAME);
                 return log_error_errno(r, "cannot sync %s; nothing was changed", staging);
         }
         log_info("extracted %s into %s (checked: only revision directories)", tarball, staging);
@@ -239,10 +240,10 @@ int restore_tarball_install(const char *config_dir, const char *ts)
                         return -ENOMEM;
                 if (lstat(dst, &st) == 0) {
                         /* Kept, never deleted: the node's own copy of that revision. */
-                        if ((r = nodecmd_mkdir_p(replaced, 0700)) < 0)
+                        if ((r = host_mkdir_p(replaced, 0700)) < 0)
                                 return log_error_errno(r, "cannot create %s", replaced);
                         _cleanup_free_ char *went = NULL;
-                        if ((r = nodecmd_move_aside(dst, old, &went)) < 0)
+                        if ((r = host_move_aside(dst, old, &went)) < 0)
                                 return log_error_errno(r, "cannot move %s aside to %s", dst, old);
                         log_info("moved the node's %s aside to %s", dst, went);
                 }
@@ -251,7 +252,7 @@ int restore_tarball_install(const char *config_dir, const char *ts)
                 log_info("put %s in place from the backup", dst);
         }
         (void) closedir(TAKE_PTR(d));
-        if ((r = nodecmd_remove_tree(resources, STAGING_NAME)) < 0)
+        if ((r = host_remove_tree(resources, STAGING_NAME)) < 0)
                 log_warning("cannot remove %s/" STAGING_NAME " (%s); it holds nothing needed", resources,
                             strerror(-r));
         return 0;

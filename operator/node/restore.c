@@ -45,9 +45,13 @@
 #include "base/fileio.h"
 #include "base/json.h"
 #include "base/log.h"
+#include "base/strlist.h"
 #include "etcd-sync.h"
 #include "etcd/client.h"
 #include "etcd/snapshot.h"
+#include "host/fs.h"
+#include "host/process.h"
+#include "host/tls.h"
 #include "node-util.h"
 #include "node.h"
 #include "restore.h"
@@ -218,7 +222,7 @@ static int verify_backup(Backup *b)
 
         /* What etcd itself reads of it, as upstream's check_snapshot_status does. */
         const char *argv[] = {"etcdctl", "snapshot", "status", b->snapshot, "-w", "json", NULL};
-        r = nodecmd_run(argv, &out);
+        r = host_command_run(argv, &out);
         if (r == -ENOENT) {
                 log_warning("etcdctl is not on PATH: the snapshot was checked by its SHA-256 only");
                 return 0;
@@ -252,7 +256,7 @@ static int running_etcd_containers(char *ret, size_t size)
                                       "-q",     NULL};
                 if (!label)
                         return -ENOMEM;
-                int r = nodecmd_run(argv, &out);
+                int r = host_command_run(argv, &out);
                 if (r != 0 || !out)
                         return r < 0 ? r : -EIO;
                 if (out[strspn(out, " \n")] != 0) {
@@ -300,7 +304,7 @@ static int move_into(const Flags *f, const char *path, const char *dir, const ch
         if (!dst || !old)
                 return -ENOMEM;
         if (lstat(dst, &st) == 0) {
-                if ((r = nodecmd_move_aside(dst, old, &went)) < 0)
+                if ((r = host_move_aside(dst, old, &went)) < 0)
                         return log_error_errno(r, "cannot move %s aside to %s", dst, old);
                 log_info("moved the older %s to %s", dst, went);
         }
@@ -328,7 +332,7 @@ static int stop_etcd_pod(const Flags *f)
         if (!manifest)
                 return -ENOMEM;
         if (access(manifest, F_OK) == 0) {
-                if ((r = nodecmd_mkdir_p(f->stopped_dir, 0755)) < 0)
+                if ((r = host_mkdir_p(f->stopped_dir, 0755)) < 0)
                         return log_error_errno(r, "cannot create %s", f->stopped_dir);
                 if ((r = move_into(f, manifest, f->stopped_dir, "etcd-pod.yaml")) < 0)
                         return r;
@@ -375,7 +379,7 @@ static int move_data_dir_aside(const Flags *f)
 
         if (!extra)
                 return -ENOMEM;
-        if ((r = nodecmd_mkdir_p(f->backup_data_dir, 0700)) < 0)
+        if ((r = host_mkdir_p(f->backup_data_dir, 0700)) < 0)
                 return log_error_errno(r, "cannot create %s", f->backup_data_dir);
         if (!(d = opendir(f->data_dir))) {
                 if (errno == ENOENT)
@@ -392,7 +396,7 @@ static int move_data_dir_aside(const Flags *f)
                         r = move_into(f, src, f->backup_data_dir, de->d_name);
                 else {
                         /* Anything else (a stray fio file, an old archive): kept, out of the way. */
-                        if ((r = nodecmd_mkdir_p(extra, 0700)) < 0)
+                        if ((r = host_mkdir_p(extra, 0700)) < 0)
                                 return log_error_errno(r, "cannot create %s", extra);
                         r = move_into(f, src, extra, de->d_name);
                 }
@@ -530,7 +534,7 @@ static int restore_with_pod(const Flags *f, const Backup *b)
         log_info("put the static pod resources of %s into %s/static-pod-resources", b->tar, f->config_dir);
         if (access(snap, F_OK) == 0) {
                 _cleanup_free_ char *old = strdup_printf("%s.%s", snap, f->ts);
-                r = old ? nodecmd_move_aside(snap, old, NULL) : -ENOMEM;
+                r = old ? host_move_aside(snap, old, NULL) : -ENOMEM;
                 if (r < 0)
                         return log_error_errno(r, "cannot move the older %s aside", snap);
         }
@@ -547,7 +551,7 @@ static int restore_in_place(const Flags *f, const Backup *b)
         _cleanup_free_ char *tmp = strdup_printf("%s/restore-%s", f->data_dir, f->ts);
         _cleanup_free_ char *member = strdup_printf("%s/member", f->data_dir);
         _cleanup_free_ char *tmp_member = strdup_printf("%s/restore-%s/member", f->data_dir, f->ts);
-        _cleanup_free_ char *peer = nodecmd_peer_url(f->peer_host, 2380);
+        _cleanup_free_ char *peer = etcd_peer_url(f->peer_host, 2380);
         _cleanup_free_ char *cluster = peer ? strdup_printf("%s=%s", f->name, peer) : NULL;
         _cleanup_free_ char *token = strdup_printf("openshift-etcd-restore-%s", f->ts);
         _cleanup_free_ char *stopped = strdup_printf("%s/etcd-pod.yaml", f->stopped_dir);
@@ -556,7 +560,7 @@ static int restore_in_place(const Flags *f, const Backup *b)
 
         if (!tmp || !member || !tmp_member || !cluster || !token || !stopped || !manifest || !b->snapshot)
                 return -ENOMEM;
-        if ((r = nodecmd_mkdir_p(f->data_dir, 0700)) < 0)
+        if ((r = host_mkdir_p(f->data_dir, 0700)) < 0)
                 return log_error_errno(r, "cannot create %s", f->data_dir);
         const char *argv[] = {"etcdctl",
                               "snapshot",
@@ -576,7 +580,7 @@ static int restore_in_place(const Flags *f, const Backup *b)
         log_info("etcdctl snapshot restore %s as %s (%s), no revision bump: the member must not be ahead of "
                  "the running cluster it rejoins",
                  b->snapshot, f->name, peer);
-        r = nodecmd_run(argv, NULL);
+        r = host_command_run(argv, NULL);
         if (r != 0)
                 return log_error_errno(r < 0 ? r : -EIO,
                                        "etcdctl snapshot restore failed (%d); %s is left for "
@@ -628,17 +632,17 @@ static int restore_quorum(const Flags *f)
         if (!member || !name || !copy || !partial)
                 return -ENOMEM;
         if (!f->skip_copy) {
-                if ((r = nodecmd_mkdir_p(f->backup_data_dir, 0700)) < 0)
+                if ((r = host_mkdir_p(f->backup_data_dir, 0700)) < 0)
                         return log_error_errno(r, "cannot create %s", f->backup_data_dir);
                 /* Under a temporary name until it is whole and on disk: a killed copy must not
                  * look like a complete one. A killed run's leftover goes first. */
-                if ((r = nodecmd_remove_tree(f->backup_data_dir, strrchr(partial, '/') + 1)) < 0)
+                if ((r = host_remove_tree(f->backup_data_dir, strrchr(partial, '/') + 1)) < 0)
                         return log_error_errno(r, "cannot remove the leftover %s", partial);
                 const char *argv[] = {"cp", "-a", member, partial, NULL};
                 log_info("copying %s to %s before --force-new-cluster rewrites its membership", member,
                          copy);
                 usec_t start = now_usec(CLOCK_MONOTONIC);
-                r = nodecmd_run(argv, NULL);
+                r = host_command_run(argv, NULL);
                 if (r != 0)
                         return log_error_errno(r < 0 ? r : -EIO,
                                                "cp -a %s %s failed (%d); the etcd pod stays stopped (its "
@@ -657,7 +661,7 @@ static int restore_quorum(const Flags *f)
  * with the ETCDCTL_* certificates, as the scripts set them. */
 typedef struct Peers {
         HttpTls tls;
-        NodeCmdStrv eps;
+        StrList eps;
         Loop *loop;
         EtcdClient *c;
         char *self;
@@ -667,8 +671,8 @@ static void peers_done(Peers *p)
 {
         p->c = etcd_client_free(p->c);
         p->loop = loop_unref(p->loop);
-        nodecmd_strv_done(&p->eps);
-        nodecmd_tls_done(&p->tls);
+        strlist_done(&p->eps);
+        host_tls_done(&p->tls);
         p->self = mfree(p->self);
 }
 
@@ -682,16 +686,15 @@ static int peers_open(Peers *p)
         if (!all || !*all || !host || !*host)
                 return -ENOENT;
         p->self = strdup_printf("https://%s:2379", host);
-        if (!p->self || nodecmd_strv_add_csv(&p->eps, all) < 0)
+        if (!p->self || strlist_add_csv(&p->eps, all) < 0)
                 return -ENOMEM;
-        r = nodecmd_tls_load(getenv("ETCDCTL_CACERT"), getenv("ETCDCTL_CERT"), getenv("ETCDCTL_KEY"),
-                             &p->tls, &err);
+        r = host_tls_load(getenv("ETCDCTL_CACERT"), getenv("ETCDCTL_CERT"), getenv("ETCDCTL_KEY"), &p->tls,
+                          &err);
         if (r < 0)
                 return log_warning_errno(r, "cannot load the etcd client certificates: %s", strempty(err));
         p->loop = loop_new();
         p->c = p->loop ? etcd_client_new(p->loop, &p->tls) : NULL;
-        if (!p->c ||
-            (!nodecmd_strv_contains(&p->eps, p->self) && nodecmd_strv_add_csv(&p->eps, p->self) < 0))
+        if (!p->c || (!strlist_contains(&p->eps, p->self) && strlist_add_csv(&p->eps, p->self) < 0))
                 return -ENOMEM;
         return 0;
 }
@@ -707,7 +710,7 @@ static int peers_open(Peers *p)
 static int check_not_a_member(const Flags *f)
 {
         _cleanup_(peers_done) Peers p = {};
-        _cleanup_free_ char *peer = nodecmd_peer_url(f->peer_host, 2380);
+        _cleanup_free_ char *peer = etcd_peer_url(f->peer_host, 2380);
         int r;
 
         if (!peer)
@@ -855,7 +858,7 @@ static int restore_run(Flags *f)
                 if (find_backup(f, &b) < 0 || check_checksums(f, &b) < 0 || verify_backup(&b) < 0)
                         return EXIT_RUNTIME;
                 const char *dir = f->mode == RESTORE_POD ? f->backup_data_dir : f->data_dir;
-                if ((r = nodecmd_mkdir_p(dir, 0700)) < 0) {
+                if ((r = host_mkdir_p(dir, 0700)) < 0) {
                         log_error_errno(r, "cannot create %s", dir);
                         return EXIT_RUNTIME;
                 }
@@ -896,7 +899,7 @@ static int restore_run(Flags *f)
                         return EXIT_RUNTIME;
                 if (!f->skip_copy) {
                         uint64_t need = dir_size(member);
-                        if (nodecmd_mkdir_p(f->backup_data_dir, 0700) < 0 ||
+                        if (host_mkdir_p(f->backup_data_dir, 0700) < 0 ||
                             have_space(f->backup_data_dir, need + need / 10, "the copy of the member dir") <
                                     0) {
                                 log_error("free space, or run with ETCD_QUORUM_RESTORE_SKIP_COPY=1 "

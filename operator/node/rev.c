@@ -14,6 +14,7 @@
 #include "base/log.h"
 #include "etcd-flags.h"
 #include "etcd/client.h"
+#include "host/process.h"
 #include "node-etcd.h"
 #include "node-util.h"
 #include "node.h"
@@ -179,7 +180,7 @@ static int rev_run(const Flags *f)
         } else {
                 /* Each status gets at most one interval (and 10 s), so rounds end before the next. */
                 etcd_client_set_timeout(rv.client, MIN(f->interval, 10 * USEC_PER_SEC));
-                r = nodecmd_exit_on_signals(rv.loop);
+                r = host_exit_on_signals(rv.loop);
                 if (r >= 0)
                         r = sd_event_add_time(loop_get_event(rv.loop), &rv.timer, CLOCK_MONOTONIC,
                                               now_usec(CLOCK_MONOTONIC), USEC_PER_MSEC, on_timer, &rv);

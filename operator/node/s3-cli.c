@@ -13,6 +13,7 @@
 #include "base/log.h"
 #include "base/timeutil.h"
 #include "etcd/snapshot.h"
+#include "host/fs.h"
 #include "node-util.h"
 #include "node.h"
 #include "s3-backups.h"
@@ -312,7 +313,7 @@ int s3_backups_fetch(const S3Store *s, const char *which, const char *dir, bool 
                           dir, ts);
                 return -EEXIST;
         }
-        if ((r = nodecmd_mkdir_p(dir, 0700)) < 0)
+        if ((r = host_mkdir_p(dir, 0700)) < 0)
                 return log_error_errno(r, "cannot create %s", dir);
         log_info("fetching %s (revision %" PRIu64 ", its checksum file signed by this cluster) and its "
                  "tarball into %s",

@@ -31,12 +31,12 @@
 
 #include "base/fileio.h"
 #include "base/log.h"
+#include "host/fs.h"
 #include "node/backup-manifest.h"
 
 #define S3_BACKUP_KEY "the-test-clusters-backup-key-0123456789"
 #include "etcd-harness.h"
 #include "etcd/snapshot.h"
-#include "node/node-util.h"
 #include "s3/snapshots.h"
 
 static EtcdTestCluster cluster;
@@ -230,7 +230,7 @@ static void test_tarball_private_from_start(void **state)
         _cleanup_free_ char *old_path = strdup(getenv("PATH"));
         (void) state;
 
-        assert_int_equal(nodecmd_mkdir_p(wrap, 0755), 0);
+        assert_int_equal(host_mkdir_p(wrap, 0755), 0);
         assert_int_equal(write_file_atomic(script, body, strlen(body), 0755), 0);
         assert_int_equal(setenv("PATH", path, 1), 0);
         mode_t old_umask = umask(0);
@@ -251,7 +251,7 @@ static void test_concurrent_backup_refused(void **state)
                                     "%s/backup-locked/.static_kuberesources_x.tar.gz.partial", cluster.dir);
         (void) state;
 
-        assert_int_equal(nodecmd_mkdir_p(dir, 0700), 0);
+        assert_int_equal(host_mkdir_p(dir, 0700), 0);
         assert_int_equal(write_file_atomic(partial, "being written", 13, 0600), 0);
         _cleanup_(closep) int fd = open(dir, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
         assert_true(fd >= 0);
@@ -371,7 +371,7 @@ static void test_verify_backup_storage(void **state)
 {
         (void) state;
         _cleanup_free_ char *dir = strdup_printf("%s/verify-target", cluster.dir);
-        assert_int_equal(nodecmd_mkdir_p(dir, 0755), 0);
+        assert_int_equal(host_mkdir_p(dir, 0755), 0);
         assert_int_equal(verify(dir, cluster.members[0].client_url), 0);
         char names[8][256];
         assert_int_equal(list(dir, names, 8), 0);
@@ -387,7 +387,7 @@ static void make_host(void)
         static const unsigned revs[] = {12, 9, 3, 7};
         (void) snprintf(cfg, sizeof cfg, "%s/etc-kubernetes", cluster.dir);
         _cleanup_free_ char *manifests = strdup_printf("%s/manifests", cfg);
-        assert_int_equal(nodecmd_mkdir_p(manifests, 0755), 0);
+        assert_int_equal(host_mkdir_p(manifests, 0755), 0);
         for (size_t i = 0; i < ELEMENTSOF(pods); i++) {
                 _cleanup_free_ char *d = strdup_printf(
                         "%s/static-pod-resources/%s-pod-%u/secrets/etcd-all-certs", cfg, pods[i], revs[i]);
@@ -396,12 +396,12 @@ static void make_host(void)
                         "apiVersion: v1\nkind: Pod\nspec:\n  volumes:\n  - hostPath:\n      path: "
                         "/etc/kubernetes/static-pod-resources/%s-pod-%u\n",
                         pods[i], revs[i]);
-                assert_int_equal(nodecmd_mkdir_p(d, 0755), 0);
+                assert_int_equal(host_mkdir_p(d, 0755), 0);
                 assert_int_equal(write_file_atomic(f, "pem", 3, 0600), 0);
                 write_manifest(pods[i], m);
         }
         _cleanup_free_ char *old = strdup_printf("%s/static-pod-resources/etcd-pod-6", cfg);
-        assert_int_equal(nodecmd_mkdir_p(old, 0755), 0);
+        assert_int_equal(host_mkdir_p(old, 0755), 0);
 }
 
 /* ---- to an S3 store ---- */

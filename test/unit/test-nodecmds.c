@@ -12,6 +12,10 @@
 
 #include "base/fileio.h"
 #include "base/json.h"
+#include "base/strlist.h"
+#include "etcd/client.h"
+#include "host/fs.h"
+#include "host/process.h"
 #include "node/backup.h"
 #include "node/node-etcd.h"
 #include "node/node-util.h"
@@ -105,28 +109,28 @@ static void test_substitute(void **state)
 
 static void test_strv(void **state)
 {
-        NodeCmdStrv l = {};
-        assert_int_equal(nodecmd_strv_add_csv(&l, "a, b,,c "), 0);
-        assert_int_equal(nodecmd_strv_add_csv(&l, "d"), 0);
-        assert_int_equal(nodecmd_strv_add_csv(&l, ""), 0);
+        StrList l = {};
+        assert_int_equal(strlist_add_csv(&l, "a, b,,c "), 0);
+        assert_int_equal(strlist_add_csv(&l, "d"), 0);
+        assert_int_equal(strlist_add_csv(&l, ""), 0);
         assert_int_equal(l.n, 4);
         assert_string_equal(l.v[0], "a");
         assert_string_equal(l.v[1], "b");
         assert_string_equal(l.v[2], "c");
         assert_string_equal(l.v[3], "d");
         assert_null(l.v[4]);
-        assert_true(nodecmd_strv_contains(&l, "c"));
-        assert_false(nodecmd_strv_contains(&l, "e"));
-        nodecmd_strv_done(&l);
+        assert_true(strlist_contains(&l, "c"));
+        assert_false(strlist_contains(&l, "e"));
+        strlist_done(&l);
         assert_int_equal(l.n, 0);
 }
 
 static void test_peer_url(void **state)
 {
-        _cleanup_free_ char *a = nodecmd_peer_url("10.0.0.1", 2380);
-        _cleanup_free_ char *b = nodecmd_peer_url("fd00::1", 2380);
-        _cleanup_free_ char *c = nodecmd_peer_url("[fd00::1]", 2380);
-        _cleanup_free_ char *d = nodecmd_peer_url("etcd-0.example.com", 12380);
+        _cleanup_free_ char *a = etcd_peer_url("10.0.0.1", 2380);
+        _cleanup_free_ char *b = etcd_peer_url("fd00::1", 2380);
+        _cleanup_free_ char *c = etcd_peer_url("[fd00::1]", 2380);
+        _cleanup_free_ char *d = etcd_peer_url("etcd-0.example.com", 12380);
         assert_string_equal(a, "https://10.0.0.1:2380");
         assert_string_equal(b, "https://[fd00::1]:2380");
         assert_string_equal(c, "https://[fd00::1]:2380");
@@ -522,7 +526,7 @@ static void test_data_dir(void **state)
         assert_int_equal(nodecmd_data_dir_present(dir, &present), 0);
         assert_false(present);
 
-        assert_int_equal(nodecmd_mkdir_p(wal, 0755), 0);
+        assert_int_equal(host_mkdir_p(wal, 0755), 0);
         assert_int_equal(stat(wal, &st), 0);
         assert_int_equal(st.st_mode & 07777, 0755);
         p = strdup_printf("%s/0.wal", wal);
@@ -544,7 +548,7 @@ static void test_data_dir(void **state)
         assert_int_equal(stat(sub, &st), 0); /* moved, not lost */
 
         /* A second archive in the same second never replaces the first. */
-        assert_int_equal(nodecmd_mkdir_p(member, 0755), 0);
+        assert_int_equal(host_mkdir_p(member, 0755), 0);
         assert_int_equal(nodecmd_data_dir_archive(dir, t, &a2), 0);
         assert_string_equal(a2 + strlen(dir), "/member-removed-archive-2025-01-01-000000-1");
         assert_int_equal(stat(sub, &st), 0);
@@ -555,7 +559,7 @@ static void test_data_dir(void **state)
 
         /* mkdir -p through a file fails cleanly. */
         _cleanup_free_ char *through = strdup_printf("%s/x", rev);
-        assert_int_equal(nodecmd_mkdir_p(through, 0755), -ENOTDIR);
+        assert_int_equal(host_mkdir_p(through, 0755), -ENOTDIR);
 
         _cleanup_free_ char *cmd = strdup_printf("rm -rf '%s'", dir);
         assert_int_equal(system(cmd), 0);
@@ -682,10 +686,10 @@ static void test_prune_revisions(void **state)
                                             "etcd-pod-5", "etcd-certs", "etcd-pod-x", "kube-pod-1"};
         for (size_t i = 0; i < ELEMENTSOF(names); i++) {
                 _cleanup_free_ char *d = strdup_printf("%s/%s/configmaps", res, names[i]);
-                assert_int_equal(nodecmd_mkdir_p(d, 0755), 0);
+                assert_int_equal(host_mkdir_p(d, 0755), 0);
         }
         assert_int_equal(symlink(res, link), 0);
-        assert_int_equal(nodecmd_mkdir_p(man, 0755), 0);
+        assert_int_equal(host_mkdir_p(man, 0755), 0);
         static const char manifest[] =
                 "apiVersion: v1\nkind: Pod\nmetadata:\n  labels:\n    revision: \"2\"\n";
         assert_int_equal(write_file_atomic(pod, manifest, sizeof manifest - 1, 0644), 0);
@@ -735,11 +739,11 @@ static void test_run_output(void **state)
         const char *const flood[] = {"head", "-c", "2000000", "/dev/zero", NULL};
         const char *const fail[] = {"false", NULL};
 
-        assert_int_equal(nodecmd_run(echo, &out), 0);
+        assert_int_equal(host_command_run(echo, &out), 0);
         assert_string_equal(out, "hello\n");
-        assert_int_equal(nodecmd_run(flood, &big), -E2BIG);
+        assert_int_equal(host_command_run(flood, &big), -E2BIG);
         assert_null(big);
-        assert_int_equal(nodecmd_run(fail, NULL), 1);
+        assert_int_equal(host_command_run(fail, NULL), 1);
 }
 
 int main(void)
