@@ -26,7 +26,7 @@
 #include "base/log.h"
 #include "base/names.h"
 #include "base/strlist.h"
-#include "etcd-sync.h"
+#include "etcd/sync.h"
 #include "host/fs.h"
 #include "host/tls.h"
 #include "kube/client.h"

@@ -20,9 +20,9 @@
 
 #include "base/log.h"
 #include "etcd-flags.h"
-#include "etcd-sync.h"
 #include "etcd/client.h"
 #include "etcd/quorum.h"
+#include "etcd/sync.h"
 #include "node-util.h"
 #include "node.h"
 

@@ -13,7 +13,7 @@
 #include "backup-retention.h"
 #include "base/log.h"
 #include "etcd-flags.h"
-#include "etcd-sync.h"
+#include "etcd/sync.h"
 #include "node-util.h"
 #include "node.h"
 

@@ -26,8 +26,8 @@
 #include "base/json.h"
 #include "base/log.h"
 #include "etcd-harness.h"
+#include "etcd/sync.h"
 #include "kube/client.h"
-#include "node/etcd-sync.h"
 
 #define NS "openshift-etcd"
 

@@ -1,5 +1,7 @@
 /* Synchronous etcd calls for the commands that run once on a master
- * (discover-etcd-initial-cluster, cluster-restore, member-remove): start a
+ * (discover-etcd-initial-cluster, member-remove, the installer's quorum
+ * guard, cluster-backup, verify, and the peer checks of a restore in
+ * operator/dr): start a
  * call with the asynchronous client, run the loop until it answers or the
  * time is up. A call we stop waiting for is abandoned: it completes later
  * (at the latest when the client is freed) and frees itself then. */
@@ -7,8 +9,8 @@
 
 #include <cjson/cJSON.h>
 
-#include "etcd/client.h"
-#include "etcd/types.h"
+#include "client.h"
+#include "types.h"
 
 typedef struct EtcdSyncCall {
         bool done, abandoned;

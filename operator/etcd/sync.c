@@ -1,4 +1,6 @@
-#include "etcd-sync.h"
+/* Synchronous etcd calls: the asynchronous client and the loop run until an
+ * answer or a deadline (etcd/sync.h). */
+#include "sync.h"
 
 #include "base/macro.h"
 #include "loop/loop.h"
