@@ -31,11 +31,11 @@
 #include <sys/file.h>
 #include <sys/stat.h>
 
-#include "backup-manifest.h"
 #include "backup.h"
 #include "base/fileio.h"
 #include "base/json.h"
 #include "base/log.h"
+#include "dr/backup-manifest.h"
 #include "etcd-flags.h"
 #include "etcd/snapshot.h"
 #include "etcd/sync.h"

@@ -36,11 +36,11 @@
 #include "base/json.h"
 #include "base/log.h"
 #include "base/strlist.h"
+#include "dr/bump.h"
 #include "loop/loop.h"
 #include "node-etcd.h"
 #include "node-util.h"
 #include "node.h"
-#include "restore.h"
 
 extern char **environ;
 
@@ -79,13 +79,6 @@ static int safe_atou64(const char *s, uint64_t *ret)
                 return -EINVAL;
         *ret = v;
         return 0;
-}
-
-uint64_t bump_target(uint64_t max_revision, uint64_t margin)
-{
-        if (max_revision == 0)
-                return 0;
-        return max_revision > UINT64_MAX - margin ? UINT64_MAX : max_revision + margin;
 }
 
 /* ---- one request to the private etcd ---- */

@@ -8,10 +8,10 @@
 #include <inttypes.h>
 #include <stdarg.h>
 
-#include "backup-manifest.h"
 #include "base/fileio.h"
 #include "base/log.h"
 #include "base/timeutil.h"
+#include "dr/backup-manifest.h"
 #include "etcd/snapshot.h"
 #include "host/fs.h"
 #include "node-util.h"

@@ -24,7 +24,7 @@
 #define S3_SNAPSHOT_DIR "v2"
 /* Ours, beside v2/: a backup's static pod resources, <that snapshot's name>.tar.gz. */
 #define S3_RESOURCES_DIR "kuberesources"
-/* Ours, beside v2/: a backup's checksum file, <that snapshot's name>.json (node/backup-manifest.h).
+/* Ours, beside v2/: a backup's checksum file, <that snapshot's name>.json (dr/backup-manifest.h).
  * Only snapshots with one signed by this cluster's backupKey count. */
 #define S3_CHECKSUMS_DIR "checksums"
 

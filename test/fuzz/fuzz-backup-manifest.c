@@ -1,4 +1,4 @@
-/* A backup's checksum file (operator/node/backup-manifest.c, review M1): the
+/* A backup's checksum file (operator/dr/backup-manifest.c, review M1): the
  * bytes `s3 get-backup` and `s3 gc` read from a bucket others may write, and
  * cluster-restore from a backup directory, in an exact-size copy. The answer
  * is 0, -EINVAL or -E2BIG with `why` a string; what parses formats back to a
@@ -6,7 +6,7 @@
 #include <stdint.h>
 
 #include "base/macro.h"
-#include "node/backup-manifest.h"
+#include "dr/backup-manifest.h"
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);
 

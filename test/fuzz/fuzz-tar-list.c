@@ -1,11 +1,11 @@
 /* The tarball's member list as `tar --list --verbose --quoting-style=c`
- * prints it (cluster-restore's step 1, operator/node/restore-tar.c): any
+ * prints it (cluster-restore's step 1, operator/dr/restore-tar.c): any
  * text, in an exact-size copy, with a `why` buffer of a size the input
  * chooses. The answer is 0 or -EINVAL, and `why` always a string. */
 #include <stdint.h>
 
 #include "base/macro.h"
-#include "node/restore.h"
+#include "dr/restore-tar.h"
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);
 

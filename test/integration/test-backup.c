@@ -31,8 +31,8 @@
 
 #include "base/fileio.h"
 #include "base/log.h"
+#include "dr/backup-manifest.h"
 #include "host/fs.h"
-#include "node/backup-manifest.h"
 
 #define S3_BACKUP_KEY "the-test-clusters-backup-key-0123456789"
 #include "etcd-harness.h"

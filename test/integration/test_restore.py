@@ -190,7 +190,7 @@ def file_sha(path):
 
 
 def checksums(snap, tar, revision=0, created=1764065700, key=None):
-    """The checksum file cluster-backup writes (operator/node/backup-manifest.c), from its documented
+    """The checksum file cluster-backup writes (operator/dr/backup-manifest.c), from its documented
     fields; signed with `key` as for a store."""
     files = [{"name": os.path.basename(p), "sha256": file_sha(p), "size": str(os.path.getsize(p))}
              for p in (snap, tar)]

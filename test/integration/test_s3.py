@@ -59,7 +59,7 @@ ADDR = "127.0.83.1"
 
 
 def checksums(snap, tar, revision, created, key=BACKUP_KEY, cluster=0x1234ABCD):
-    """A checksum file as cluster-backup writes it (operator/node/backup-manifest.c), written here
+    """A checksum file as cluster-backup writes it (operator/dr/backup-manifest.c), written here
     from its documented fields, the HMAC-SHA256 over its canonical lines with `key`."""
     files = [{"name": os.path.basename(p), "sha256": sha(p), "size": str(os.path.getsize(p))} for p in (snap, tar)]
     text = "%s v1\nsnapshot %s %s %s\ntarball %s %s %s\nrevision %d\nclusterID %016x\ncreated %d\n" % (

@@ -1,4 +1,4 @@
-/* A backup's checksum file (operator/node/backup-manifest.c, review M1): its
+/* A backup's checksum file (operator/dr/backup-manifest.c, review M1): its
  * text read back, the HMAC that marks what this cluster wrote, the files
  * checked against it, and the texts a reader must refuse. */
 #include <setjmp.h>
@@ -10,7 +10,7 @@
 #include <cmocka.h>
 
 #include "base/fileio.h"
-#include "node/backup-manifest.h"
+#include "dr/backup-manifest.h"
 
 #define KEY   "0123456789abcdefghijklmnopqrstuvwxyz"
 #define OTHER "another-cluster-another-key-0123456789"

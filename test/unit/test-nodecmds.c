@@ -13,6 +13,9 @@
 #include "base/fileio.h"
 #include "base/json.h"
 #include "base/strlist.h"
+#include "dr/bump.h"
+#include "dr/restore-tar.h"
+#include "dr/restore.h"
 #include "etcd/client.h"
 #include "host/fs.h"
 #include "host/process.h"
@@ -20,7 +23,6 @@
 #include "node/node-etcd.h"
 #include "node/node-util.h"
 #include "node/node.h"
-#include "node/restore.h"
 
 static void test_names(void **state)
 {

@@ -23,7 +23,7 @@
 #include "base/log.h"
 #include "host/fs.h"
 #include "host/process.h"
-#include "restore.h"
+#include "restore-tar.h"
 
 #define RESOURCES    "static-pod-resources"
 #define LISTING_MAX  (64u << 20)
