@@ -403,8 +403,7 @@ static int bump_work(Bump *b, const char *key64, Outcome *o)
 {
         const Flags *f = b->f;
         const char *rj = NULL;
-        uint64_t max_rev = read_max_revision(f, &rj);
-        uint64_t target = bump_target(max_rev, f->margin);
+        uint64_t max_rev = read_max_revision(f, &rj), target = 0;
         _cleanup_free_ char *del = kv_body(key64, NULL);
         _cleanup_free_ char *compact = NULL;
         int r;
@@ -413,24 +412,9 @@ static int bump_work(Bump *b, const char *key64, Outcome *o)
                 return -ENOMEM;
         if ((r = current_revision(b, &o->from)) < 0)
                 return log_error_errno(r, "cannot read the revision of the private etcd");
-        o->path = "writes";
-        if (max_rev == 0) {
-                o->path = "unavailable";
-                o->reason = strdup(
-                        "no revision.json with maxRevision: the highest revision clients saw is unknown");
-        } else if (target <= o->from) {
-                o->path = "none-needed";
-                o->reason = strdup_printf("revision %" PRIu64 " is already past %" PRIu64
-                                          " (maxRevision %" PRIu64 " of %s plus %" PRIu64 ")",
-                                          o->from, target, max_rev, rj, f->margin);
-        } else if (target - o->from > f->max_writes) {
-                o->path = "unavailable";
-                o->reason = strdup_printf("the gap from %" PRIu64 " to %" PRIu64
-                                          " is over --max-writes %" PRIu64,
-                                          o->from, target, f->max_writes);
-        } else {
-                o->reason =
-                        strdup_printf("maxRevision %" PRIu64 " of %s plus %" PRIu64, max_rev, rj, f->margin);
+        BumpPath path = bump_decide(max_rev, rj, o->from, f->margin, f->max_writes, &target, &o->reason);
+        o->path = bump_path_to_string(path);
+        if (path == BUMP_WRITES) {
                 log_info("bumping the revision from %" PRIu64 " to %" PRIu64 " (%s) with %" PRIu64
                          " writes, %u at a time",
                          o->from, target, strempty(o->reason), target - o->from, f->parallel);

@@ -7,7 +7,8 @@
  * (the manifest, the data dir, the certificates and the backup as they were,
  * nothing in the stopped-manifests dir). PATH holds no tool in those
  * refusals, so a restore that went on to step 2 would fail only after it had
- * moved the manifest, and the tree would show it. */
+ * moved the manifest, and the tree would show it. Also the revision bump's
+ * choice of path (dr/bump.h), which bump-revision writes to its status file. */
 #include <dirent.h>
 #include <setjmp.h>
 #include <stdarg.h>
@@ -23,6 +24,7 @@
 #include "base/buf.h"
 #include "base/fileio.h"
 #include "dr/backup-manifest.h"
+#include "dr/bump.h"
 #include "dr/restore.h"
 #include "host/fs.h"
 
@@ -414,12 +416,50 @@ static void test_stop_etcd_pod(void **state)
         }
 }
 
+static void test_bump_decide(void **state)
+{
+        static const struct {
+                uint64_t max_revision, from, max_writes;
+                BumpPath path;
+                uint64_t target;
+                const char *reason;
+        } rows[] = {
+                {0, 100, 1000000, BUMP_UNAVAILABLE, 0,
+                 "no revision.json with maxRevision: the highest revision clients saw is unknown"},
+                {1000, 60000, 1000000, BUMP_NONE_NEEDED, 51000,
+                 "revision 60000 is already past 51000 (maxRevision 1000 of /r/revision.json plus 50000)"},
+                {1000, 51000, 1000000, BUMP_NONE_NEEDED, 51000,
+                 "revision 51000 is already past 51000 (maxRevision 1000 of /r/revision.json plus 50000)"},
+                {1000000, 10, 1000, BUMP_UNAVAILABLE, 1050000,
+                 "the gap from 10 to 1050000 is over --max-writes 1000"},
+                {1000, 10, 50990, BUMP_WRITES, 51000, "maxRevision 1000 of /r/revision.json plus 50000"},
+                {UINT64_MAX - 1, 10, UINT64_MAX, BUMP_WRITES, UINT64_MAX,
+                 "maxRevision 18446744073709551614 of /r/revision.json plus 50000"},
+        };
+
+        for (size_t i = 0; i < ELEMENTSOF(rows); i++) {
+                _cleanup_free_ char *reason = NULL;
+                uint64_t target = 1;
+                assert_int_equal(bump_decide(rows[i].max_revision,
+                                             rows[i].max_revision ? "/r/revision.json" : NULL, rows[i].from,
+                                             50000, rows[i].max_writes, &target, &reason),
+                                 rows[i].path);
+                assert_true(target == rows[i].target);
+                assert_string_equal(reason, rows[i].reason);
+        }
+        assert_string_equal(bump_path_to_string(BUMP_WRITES), "writes");
+        assert_string_equal(bump_path_to_string(BUMP_NONE_NEEDED), "none-needed");
+        assert_string_equal(bump_path_to_string(BUMP_UNAVAILABLE), "unavailable");
+        assert_null(bump_path_to_string(_BUMP_PATH_MAX));
+        assert_null(bump_path_to_string(_BUMP_PATH_INVALID));
+}
+
 int main(void)
 {
         const struct CMUnitTest tests[] = {
                 cmocka_unit_test(test_find_and_check),          cmocka_unit_test(test_verify_snapshot),
                 cmocka_unit_test(test_refusals_change_nothing), cmocka_unit_test(test_move_data_dir_aside),
-                cmocka_unit_test(test_stop_etcd_pod),
+                cmocka_unit_test(test_stop_etcd_pod),           cmocka_unit_test(test_bump_decide),
         };
         return cmocka_run_group_tests(tests, NULL, NULL);
 }
