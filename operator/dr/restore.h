@@ -90,43 +90,45 @@ typedef struct Restore {
 } Restore;
 
 /* Copies `in` and sets ts from the local time now; -ERANGE when it cannot. */
-int restore_init(Restore *r, const RestoreInput *in);
-void restore_done(Restore *r);
+int restore_init(Restore *rs, const RestoreInput *in);
+void restore_done(Restore *rs);
 
 /* Step 1, piece by piece; none of them moves or deletes anything. */
 /* The newest snapshot_*.db of backup_dir, its tarball and checksum file
  * (-ENOENT without a snapshot, or without a tarball for RESTORE_POD). */
-int restore_find_backup(Restore *r);
+int restore_find_backup(Restore *rs);
 /* Both files against the checksum file (review M1): -ENOENT without one
  * (unless no_checksum_file), -EBADMSG when a file differs. */
-int restore_check_checksums(const Restore *r);
+int restore_check_checksums(const Restore *rs);
 /* The snapshot's trailing SHA-256, then what `etcdctl snapshot status` reads
  * of it (skipped with a warning when etcdctl is not on PATH). */
-int restore_verify_snapshot(Restore *r);
+int restore_verify_snapshot(Restore *rs);
 /* The pod manifest `key` of restore-etcd-pod/ that step 4 installs is there. */
-int restore_check_pod_source(const Restore *r, const char *key);
+int restore_check_pod_source(const Restore *rs, const char *key);
 /* RESTORE_IN_PLACE: -EEXIST while a member of the running cluster that
- * answers with quorum still lists this one. */
-int restore_check_not_a_member(const Restore *r);
-/* RESTORE_QUORUM: -EINVAL when this member is a learner or a reachable voter
- * is further ahead, -EHOSTDOWN when this member does not answer. */
-int restore_check_highest_raft_index(const Restore *r);
+ * answers with quorum still lists this one; 0 when none answers or the peers
+ * are not named. With force, a refusal is logged and 0 returned. */
+int restore_check_not_a_member(const Restore *rs);
+/* RESTORE_QUORUM: -EINVAL when this member is a learner, a reachable voter
+ * is further ahead or the peers are not named, -EHOSTDOWN when this member
+ * does not answer. With force, a refusal is logged and 0 returned. */
+int restore_check_highest_raft_index(const Restore *rs);
 /* All of step 1 for the mode, in order, with the free space each copy needs;
  * RESTORE_POD also stages the tarball (restore_tarball_stage()). */
-int restore_check(Restore *r);
+int restore_check(Restore *rs);
 
 /* Step 2: etcd-pod.yaml into stopped_dir, then until crictl shows no etcd
  * container (-ETIMEDOUT after stop_timeout). */
-int restore_stop_etcd_pod(const Restore *r);
+int restore_stop_etcd_pod(const Restore *rs);
 /* Step 3: the data dir's contents into backup_data_dir. */
-int restore_move_data_dir_aside(const Restore *r);
+int restore_move_data_dir_aside(const Restore *rs);
 /* Step 4, by mode. */
-int restore_with_pod(const Restore *r);
-int restore_in_place(const Restore *r);
-int restore_quorum(const Restore *r);
+int restore_with_pod(const Restore *rs);
+int restore_in_place(const Restore *rs);
+int restore_quorum(const Restore *rs);
 
-/* Steps 1 to 4 for r->in.mode. */
-int restore_run(Restore *r);
+/* Steps 1 to 4 for rs->in.mode. */
+int restore_run(Restore *rs);
 
 /* Of the file names of a backup directory: the newest snapshot_<ts>[sfx].db
  * and the static_kuberesources_<ts>[sfx].tar.gz of the same stamp (NULL
