@@ -83,6 +83,9 @@ static size_t describe_unhealthy(const SyncContext *ctx, const EtcdViewSnapshot 
         return count;
 }
 
+/* How long a quorum of voters that are up but without a leader still counts as available. */
+#define ETCD_ELECTION_GRACE (10 * USEC_PER_SEC)
+
 static int sync_members(const SyncContext *ctx, Plan *p)
 {
         const EtcdViewSnapshot *s = op_etcd(ctx);
@@ -93,11 +96,21 @@ static int sync_members(const SyncContext *ctx, Plan *p)
                                "the etcd cluster has not been observed yet");
                 return 0;
         }
+        usec_t since_quorate =
+                s->quorate_at && s->taken_at >= s->quorate_at ? s->taken_at - s->quorate_at : USEC_INFINITY;
         if (s->error < 0 || !s->members) {
                 plan_condition(p, "EtcdMembersDegraded", "True", "EtcdUnreachable",
                                "no etcd endpoint answered the member list: %s", etcd_strerror(s->error));
-                plan_condition(p, "EtcdMembersAvailable", "False", "EtcdUnreachable",
-                               "no etcd endpoint answered the member list");
+                /* During an election the member list can fail on every member for a moment. */
+                if (since_quorate < ETCD_ELECTION_GRACE) {
+                        plan_condition(p, "EtcdMembersAvailable", "True", "EtcdQuorate",
+                                       "no etcd endpoint answered the member list just now; a quorum was "
+                                       "healthy within the last %llu s",
+                                       (unsigned long long) (ETCD_ELECTION_GRACE / USEC_PER_SEC));
+                        plan_requeue_after(p, ETCD_ELECTION_GRACE - since_quorate);
+                } else
+                        plan_condition(p, "EtcdMembersAvailable", "False", "EtcdUnreachable",
+                                       "no etcd endpoint answered the member list");
                 return 0;
         }
         size_t total = s->n_members, voters = etcd_view_count_voters(s);
@@ -106,10 +119,22 @@ static int sync_members(const SyncContext *ctx, Plan *p)
         size_t available = total - unhealthy;
         size_t quorum = etcd_view_quorum(s);
 
+        /* A leader election (the leader killed, or restarted by a rollout) leaves the others
+         * without a leader for a second or a few: /health says false, quorum reads fail. That
+         * is no unavailability while a quorum of voters is up and answering, for
+         * ETCD_ELECTION_GRACE after the last round with a healthy quorum. */
+        size_t reachable = etcd_view_count_reachable_voters(s);
+        bool electing = voters > 0 && etcd_view_fault_tolerance(s) < 0 && reachable >= quorum &&
+                        since_quorate < ETCD_ELECTION_GRACE;
         if (voters > 0 && etcd_view_fault_tolerance(s) >= 0)
                 plan_condition(p, "EtcdMembersAvailable", "True", "EtcdQuorate", "%zu members are available",
                                available);
-        else
+        else if (electing) {
+                plan_condition(p, "EtcdMembersAvailable", "True", "EtcdQuorate",
+                               "%zu of %zu voting members are up; they are electing a leader", reachable,
+                               voters);
+                plan_requeue_after(p, ETCD_ELECTION_GRACE - since_quorate);
+        } else
                 plan_condition(p, "EtcdMembersAvailable", "False", "NoQuorum",
                                "%zu of %zu voting members are healthy, %zu are needed for quorum",
                                healthy_voters, voters, quorum);

@@ -80,6 +80,16 @@ size_t etcd_view_count_healthy_voters(const EtcdViewSnapshot *s)
         return n;
 }
 
+size_t etcd_view_count_reachable_voters(const EtcdViewSnapshot *s)
+{
+        size_t n = 0;
+        for (size_t i = 0; i < n_members(s); i++) {
+                const EtcdMemberState *st = &s->states[i];
+                n += !st->is_learner && st->started && (st->healthy || st->error == -EAGAIN);
+        }
+        return n;
+}
+
 size_t etcd_view_quorum(const EtcdViewSnapshot *s)
 {
         return etcd_quorum(etcd_view_count_voters(s));
@@ -318,6 +328,11 @@ static void round_finish(EtcdView *v)
                 if (s->states[i].has_status && s->states[i].status.leader && !s->states[i].is_learner)
                         s->leader = s->states[i].status.leader;
         detect_split_brain(s);
+        if (s->error >= 0 && n_members(s) > 0 && etcd_view_count_voters(s) > 0 &&
+            etcd_view_fault_tolerance(s) >= 0)
+                s->quorate_at = s->taken_at;
+        else
+                s->quorate_at = v->current ? v->current->quorate_at : 0;
         s->alarms_error = v->alarms_error;
         if (v->n_alarms && (s->alarms = calloc(v->n_alarms, sizeof *v->alarms))) {
                 memcpy(s->alarms, v->alarms, v->n_alarms * sizeof *v->alarms);
@@ -494,6 +509,14 @@ static void round_start(EtcdView *v)
 
         if (v->in_round) {
                 v->again = true;
+                return;
+        }
+        /* No endpoint known yet (the operator learns them from its informers just after it
+         * starts): nothing to ask, so no round, rather than a snapshot saying etcd is
+         * unreachable. The snapshot stays as it is (none at first: "not observed yet"). */
+        char *const *eps = NULL;
+        if (etcd_client_get_endpoints(v->client, &eps) == 0) {
+                arm(v, MIN(v->period, 200 * USEC_PER_MSEC));
                 return;
         }
         v->building = calloc(1, sizeof *v->building);

@@ -48,6 +48,9 @@ typedef struct EtcdViewSnapshot {
                            * the list is from an earlier answer) */
         bool split_brain;
         char *split_brain_detail;
+        /* CLOCK_MONOTONIC end of the latest round, this one or an earlier one, in which a
+         * quorum of voters was healthy (0: none yet). Left out of the digest. */
+        usec_t quorate_at;
 } EtcdViewSnapshot;
 
 EtcdViewSnapshot *etcd_view_snapshot_ref(const EtcdViewSnapshot *s);
@@ -58,6 +61,9 @@ DEFINE_TRIVIAL_CLEANUP_FUNC(EtcdViewSnapshot *, etcd_view_snapshot_unref);
  * Their quorum arithmetic is quorum.h's, the one place it lives. */
 size_t etcd_view_count_voters(const EtcdViewSnapshot *s);
 size_t etcd_view_count_healthy_voters(const EtcdViewSnapshot *s);
+/* Started voters that answered /health this round, true or false (a member without a
+ * leader answers false at once): up and reachable. */
+size_t etcd_view_count_reachable_voters(const EtcdViewSnapshot *s);
 /* Voters needed for quorum: voters / 2 + 1 (1 for an empty list). */
 size_t etcd_view_quorum(const EtcdViewSnapshot *s);
 /* Healthy voters beyond quorum: how many more may fail before quorum is

@@ -14,8 +14,9 @@ loss; the operators (the one leading, and any restart of it: with the e2e's
 can make it step down, and its Deployment starts it again) made no etcd call
 that changes anything (no membership change, no leader move, no
 defragmentation: nothing was due, and a view taken mid-election is no
-reason), rolled no revision, and clusteroperator/etcd settles Available, not
-Progressing, not Degraded.
+reason), rolled no revision, clusteroperator/etcd never said Available=False (read
+every quarter second throughout: an election is no outage while two of three members
+are up), and it settles Available, not Progressing, not Degraded.
 Logged per kill: which member led, which won the election that followed (the
 restarted one may) and when, and how long until the killed one was healthy
 again. Python 3 stdlib only."""
@@ -23,6 +24,7 @@ import glob
 import os
 import re
 import signal
+import threading
 import time
 
 from e2e import log, wait_for
@@ -69,6 +71,35 @@ def leader_of(c, everyone=True):
     return None
 
 
+class AvailableRecorder(threading.Thread):
+    """Reads clusteroperators/etcd every `period` s; keeps each change of its Available
+    condition (status, reason, message) with the time it was first read."""
+
+    def __init__(self, env, period=0.25):
+        super().__init__(name="co-available", daemon=True)
+        self.env, self.period = env, period
+        self.stop_ev = threading.Event()
+        self.changes, self.reads, self.failed = [], 0, 0
+
+    def run(self):
+        t0, last = time.monotonic(), None
+        while not self.stop_ev.wait(self.period):
+            co = self.env.get_json("co", "etcd")
+            if co is None:
+                self.failed += 1
+                continue
+            self.reads += 1
+            cond = next((c for c in (co.get("status") or {}).get("conditions") or []
+                         if c.get("type") == "Available"), {})
+            now = (cond.get("status"), cond.get("reason"), cond.get("message"))
+            if now != last:
+                self.changes.append((time.monotonic() - t0,) + now)
+                last = now
+
+    def false_readings(self):
+        return [ch for ch in self.changes if ch[1] == "False"]
+
+
 def all_healthy(c):
     return all(c.etcd.healthy(ep) for ep in c.master_eps)
 
@@ -79,6 +110,8 @@ def check_leader_kills(c, period=PERIOD, duration=DURATION):
     calls_before = len(etcd_calls(env))
     watcher, writer = c.actors()
     start_actors(watcher, writer)
+    available = AvailableRecorder(env)
+    available.start()
     kills = []
     t0 = time.monotonic()
     try:
@@ -108,9 +141,16 @@ def check_leader_kills(c, period=PERIOD, duration=DURATION):
                 % (node, k["at"], k["winner"], k["elected"], node, k["back"]))
     finally:
         stop_actors(watcher, writer)
+        available.stop_ev.set()
+        available.join(5)
+    log("clusteroperator/etcd read %d times (%d failed reads) while leaders died; Available changed "
+        "%d times: %s" % (available.reads, available.failed, len(available.changes), available.changes[:6]))
     log("%d leaders killed in %.0f s; writes acknowledged %d, refused %d"
         % (len(kills), time.monotonic() - t0, len(writer.acked), writer.failed))
     assert not watcher.violations, "invariants broken: %s" % watcher.violations[:5]
+    assert available.reads > 0, "clusteroperator/etcd was never read"
+    assert not available.false_readings(), \
+        "clusteroperator/etcd said Available=False while only leaders died: %s" % available.false_readings()[:3]
     assert watcher.changes == 0, "the membership changed: %s" % watcher.history
     calls = etcd_calls(env)[calls_before:]
     assert not calls, "the operator acted on etcd while only leaders died: %s" % calls[:5]

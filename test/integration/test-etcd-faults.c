@@ -85,6 +85,8 @@ static void test_member_down_and_back(void **state)
         printf("m1 and m3 healthy without m2 after %llu ms more\n",
                (unsigned long long) (took / USEC_PER_MSEC));
         assert_int_equal(etcd_view_count_healthy_voters(etcd_view_get(view)), 2);
+        /* A healthy quorum in this round: its end is the latest quorate moment. */
+        assert_true(etcd_view_get(view)->quorate_at == etcd_view_get(view)->taken_at);
 
         /* Restart on its data: it rejoins and the view sees all healthy again. */
         _cleanup_free_ char *ic = etcd_test_initial_cluster(&cluster, 0x7);
@@ -101,6 +103,11 @@ static void test_quorum_loss(void **state)
         assert_int_equal(etcd_test_member_kill(&cluster, 1, SIGKILL), 0);
         assert_int_equal(etcd_test_member_kill(&cluster, 2, SIGKILL), 0);
         wait_view(quorum_lost, 15 * USEC_PER_SEC);
+        /* The last healthy quorum stays where it was; only the survivor answers /health
+         * (false), so the survivors are no quorum electing a leader. */
+        const EtcdViewSnapshot *lost = etcd_view_get(view);
+        assert_true(lost->quorate_at > 0 && lost->quorate_at < lost->taken_at);
+        assert_true(etcd_view_count_reachable_voters(lost) <= 1);
 
         /* A write with a 3 s budget: answered as no quorum / deadline, in time. */
         char *one[] = {cluster.members[0].client_url};

@@ -101,6 +101,59 @@ static void test_unknown_and_unreachable(void **state)
         fixture_free(f);
 }
 
+/* The leader killed: the two others answer /health with false (no leader) for a moment.
+ * While a quorum of voters is up and the last healthy quorum is recent, the members are
+ * available (an election is no outage); past the grace, or with too few up, they are not. */
+static void test_election_is_not_unavailability(void **state)
+{
+        Fixture *f = fixture_new();
+        fixture_member(f, 1, "master-0", "10.0.0.1", false, true, false);
+        fixture_member(f, 2, "master-1", "10.0.0.2", false, true, false);
+        fixture_member(f, 3, "master-2", "10.0.0.3", false, true, false);
+        for (uint64_t id = 2; id <= 3; id++)
+                f->snap->states[id - 1].error = -EAGAIN; /* /health: false, "RAFT NO LEADER" */
+        f->snap->taken_at = 100 * USEC_PER_SEC;
+        f->snap->quorate_at = 98 * USEC_PER_SEC;
+        assert_int_equal(fixture_sync(f, &controller_etcd_members), 0);
+        fixture_expect_condition(f, "EtcdMembersAvailable", "True", "EtcdQuorate");
+        assert_string_equal(fixture_condition(f, "EtcdMembersAvailable")->cond_message,
+                            "2 of 3 voting members are up; they are electing a leader");
+        /* Looked at again when the grace ends, even if etcd's answers do not change. */
+        assert_true(f->plan.requeue_after > 0 && f->plan.requeue_after <= 8 * USEC_PER_SEC);
+        fixture_expect_condition(f, "EtcdMembersDegraded", "True", "UnhealthyMembers");
+
+        /* Still no leader 12 s after the last healthy quorum: that is unavailability. */
+        f->snap->taken_at = 110 * USEC_PER_SEC;
+        assert_int_equal(fixture_sync(f, &controller_etcd_members), 0);
+        fixture_expect_condition(f, "EtcdMembersAvailable", "False", "NoQuorum");
+
+        /* Within the grace but only one voter answers: the quorum is gone, not electing. */
+        f->snap->taken_at = 100 * USEC_PER_SEC;
+        f->snap->states[2].error = -ECONNREFUSED;
+        assert_int_equal(fixture_sync(f, &controller_etcd_members), 0);
+        fixture_expect_condition(f, "EtcdMembersAvailable", "False", "NoQuorum");
+
+        /* The member list itself failed on every member mid-election: still available
+         * within the grace, then not. */
+        f->snap->states[2].error = -EAGAIN;
+        f->snap->error = -ETIMEDOUT;
+        f->snap->taken_at = 101 * USEC_PER_SEC;
+        assert_int_equal(fixture_sync(f, &controller_etcd_members), 0);
+        fixture_expect_condition(f, "EtcdMembersAvailable", "True", "EtcdQuorate");
+        fixture_expect_condition(f, "EtcdMembersDegraded", "True", "EtcdUnreachable");
+        f->snap->taken_at = 109 * USEC_PER_SEC;
+        assert_int_equal(fixture_sync(f, &controller_etcd_members), 0);
+        fixture_expect_condition(f, "EtcdMembersAvailable", "False", "EtcdUnreachable");
+        f->snap->error = 0;
+        f->snap->taken_at = 100 * USEC_PER_SEC;
+
+        /* Never a healthy quorum seen (quorate_at 0): no grace. */
+        f->snap->quorate_at = 0;
+        assert_int_equal(fixture_sync(f, &controller_etcd_members), 0);
+        fixture_expect_condition(f, "EtcdMembersAvailable", "False", "NoQuorum");
+        fixture_free(f);
+}
+
 int main(void)
 {
         const struct CMUnitTest tests[] = {
@@ -108,6 +161,7 @@ int main(void)
                 cmocka_unit_test(test_one_unhealthy),
                 cmocka_unit_test(test_no_quorum_and_learner),
                 cmocka_unit_test(test_unknown_and_unreachable),
+                cmocka_unit_test(test_election_is_not_unavailability),
         };
         return cmocka_run_group_tests(tests, NULL, NULL);
 }
