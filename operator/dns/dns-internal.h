@@ -32,3 +32,61 @@ int dns_reverse_name(const char *address, char **ret_name, int *ret_family, DnsI
 /* c-ares 1.18 tries every server once per round and doubles the timeout
  * each round: n_servers x timeout x (2^tries - 1). */
 usec_t dns_max_duration(usec_t timeout, unsigned tries, unsigned n_servers);
+
+/* ---- /etc/hosts (hosts.c) ---- */
+
+#define DNS_HOSTS_SIZE_MAX (4u << 20) /* bytes of a hosts file we read; a larger one is -E2BIG */
+
+/* One (name, address) pair of a hosts file. */
+typedef struct DnsHostsEntry {
+        char *name;         /* lower case, without a trailing dot */
+        unsigned line;      /* where it was: a name's addresses keep the file's order */
+        DnsAddress address; /* ttl 0 */
+} DnsHostsEntry;
+
+typedef struct DnsHosts {
+        DnsHostsEntry *entries; /* by name, then line; no pair twice */
+        size_t n;
+} DnsHosts;
+
+/* hosts(5): per line an IPv4 or IPv6 address, then the canonical name and
+ * its aliases, separated by blanks; '#' comments to the end of the line.
+ * Lines whose address does not parse (a scope "%eth0" included) or that
+ * name nothing are skipped, as glibc skips them; names longer than 253
+ * characters too. -ENOMEM only. */
+int dns_hosts_parse(const char *text, size_t len, DnsHosts *ret);
+void dns_hosts_done(DnsHosts *h);
+/* The entries of `name` (any case, one trailing dot allowed), consecutive in
+ * file order: how many, *ret the first (borrowed; unset when 0). */
+size_t dns_hosts_find(const DnsHosts *h, const char *name, const DnsHostsEntry **ret);
+
+/* RFC 6761 section 6.3: "localhost", and every name under ".localhost", is
+ * the loopback address and never asked of a server. */
+bool dns_name_is_localhost(const char *name);
+
+/* ---- the answers kept between requests (cache.c) ---- */
+
+#define DNS_CACHE_NAMES     128U /* names kept; over it, the answer that expires first goes */
+#define DNS_CACHE_ADDRESSES 16U  /* addresses kept per name; the rest of an answer is dropped */
+#define DNS_CACHE_TTL_MAX   (300 * USEC_PER_SEC) /* however long the server said */
+
+typedef struct DnsCache DnsCache;
+
+DnsCache *dns_cache_new(void);
+DnsCache *dns_cache_free(DnsCache *c);
+DEFINE_TRIVIAL_CLEANUP_FUNC(DnsCache *, dns_cache_free);
+/* Keeps the first DNS_CACHE_ADDRESSES of `a` for `name` until `now` plus the
+ * smallest TTL among them (at most DNS_CACHE_TTL_MAX), replacing what was
+ * kept for it. A TTL of 0, or no address, keeps nothing and forgets the
+ * name: failures are not cached, a name that stops resolving is asked again.
+ * Names are compared as dns_hosts_find() compares them. -EINVAL for what is
+ * no name, -ENOMEM. */
+int dns_cache_put(DnsCache *c, const char *name, const DnsAddress *a, size_t n, usec_t now);
+/* The addresses kept for `name` while `now` is before their expiry: how
+ * many, *ret borrowed until the next dns_cache_put() (unset when 0). */
+size_t dns_cache_get(DnsCache *c, const char *name, usec_t now, const DnsAddress **ret);
+size_t dns_cache_size(const DnsCache *c);
+
+/* `name` in the form both compare: lower case, one trailing dot dropped.
+ * false when it does not fit in `buf` (DNS names are at most 253). */
+bool dns_name_normalize(const char *name, char *buf, size_t size);

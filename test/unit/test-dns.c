@@ -1,7 +1,8 @@
 /* Unit tests for the pure parts of operator/dns: name syntax, the one
  * mapping from c-ares statuses to errno, SRV ordering, reverse names and the
- * worst-case duration, plus the argument checks that need no server. The
- * resolver itself is tested against dnsmasq in test/integration/test-dns.c. */
+ * worst-case duration, the hosts file and the cache of answers, plus the
+ * argument checks that need no server. The resolver itself is tested
+ * against dnsmasq in test/integration/test-dns-resolver.c. */
 #include <setjmp.h>
 #include <stdarg.h>
 #include <stddef.h>
@@ -10,6 +11,7 @@
 #include <cmocka.h>
 
 #include <ares.h>
+#include <arpa/inet.h>
 #include <sys/socket.h>
 
 #include "dns/dns-internal.h"
@@ -259,6 +261,193 @@ static void test_config(void **state)
         assert_null(dns_resolver_free(NULL));
 }
 
+/* ---- the hosts file ---- */
+
+static void check_hosts(const DnsHosts *h, const char *name, const char *const *want, size_t n_want)
+{
+        const DnsHostsEntry *e = NULL;
+        size_t n = dns_hosts_find(h, name, &e);
+
+        if (n != n_want)
+                fail_msg("%s: %zu addresses, want %zu", name, n, n_want);
+        for (size_t i = 0; i < n; i++)
+                if (!streq(e[i].address.text, want[i]))
+                        fail_msg("%s: address %zu is %s, want %s", name, i, e[i].address.text, want[i]);
+}
+
+#define CHECK_HOSTS(h, name, ...)                                                \
+        do {                                                                     \
+                static const char *const _w_[] = {__VA_ARGS__};                  \
+                check_hosts((h), (name), _w_, sizeof(_w_) / sizeof(_w_[0]) - 1); \
+        } while (false)
+
+static void test_hosts_parse(void **state)
+{
+        char long_name[300];
+        memset(long_name, 'a', sizeof long_name - 1);
+        long_name[sizeof long_name - 1] = 0;
+        _cleanup_free_ char *text =
+                strdup_printf("# The first line is a comment\n"
+                              "127.0.0.1\tlocalhost\n"
+                              "::1     localhost ip6-localhost ip6-loopback\n"
+                              "192.0.2.5 API.Example.Test api  # a comment after the names\n"
+                              "2001:db8::0001 api.example.test\n"
+                              "192.0.2.6 api.example.test.\n"
+                              "192.0.2.5 api.example.test api.example.test\n" /* again: the first is kept */
+                              "not-an-address broken.example\n"
+                              "fe80::1%%eth0 scoped.example\n"
+                              "10.0.0.1\n"
+                              "   \n"
+                              "\t10.0.0.2 tab\tsep\r\n"
+                              "10.0.0.3 x#no-blank-before-the-comment\n"
+                              "10.0.0.4 %s long-ok\n"
+                              "#10.0.0.5 commented.example\n"
+                              "10.0.0.6 last-line-without-newline",
+                              long_name);
+        DnsHosts h = {};
+
+        assert_non_null(text);
+        assert_int_equal(dns_hosts_parse(text, strlen(text), &h), 0);
+        CHECK_HOSTS(&h, "api.example.test", "192.0.2.5", "2001:db8::1", "192.0.2.6", NULL);
+        CHECK_HOSTS(&h, "API.EXAMPLE.TEST.", "192.0.2.5", "2001:db8::1", "192.0.2.6", NULL);
+        CHECK_HOSTS(&h, "api", "192.0.2.5", NULL);
+        CHECK_HOSTS(&h, "localhost", "127.0.0.1", "::1", NULL);
+        CHECK_HOSTS(&h, "ip6-loopback", "::1", NULL);
+        CHECK_HOSTS(&h, "tab", "10.0.0.2", NULL);
+        CHECK_HOSTS(&h, "sep", "10.0.0.2", NULL);
+        CHECK_HOSTS(&h, "x", "10.0.0.3", NULL);
+        CHECK_HOSTS(&h, "long-ok", "10.0.0.4", NULL);
+        CHECK_HOSTS(&h, "last-line-without-newline", "10.0.0.6", NULL);
+        CHECK_HOSTS(&h, "broken.example", NULL);
+        CHECK_HOSTS(&h, "not-an-address", NULL);
+        CHECK_HOSTS(&h, "scoped.example", NULL);
+        CHECK_HOSTS(&h, "no-blank-before-the-comment", NULL);
+        CHECK_HOSTS(&h, "commented.example", NULL);
+        CHECK_HOSTS(&h, "10.0.0.1", NULL);
+        CHECK_HOSTS(&h, long_name, NULL);
+        CHECK_HOSTS(&h, "", NULL);
+        CHECK_HOSTS(&h, ".", NULL);
+        dns_hosts_done(&h);
+
+        /* A NUL inside a name drops that name only; parsing goes on past it. */
+        static const char nul[] = "10.0.0.7 bad\0name good\n10.0.0.8 after\n";
+        assert_int_equal(dns_hosts_parse(nul, sizeof nul - 1, &h), 0);
+        CHECK_HOSTS(&h, "good", "10.0.0.7", NULL);
+        CHECK_HOSTS(&h, "after", "10.0.0.8", NULL);
+        CHECK_HOSTS(&h, "bad", NULL);
+        /* Parsing again replaces what was there. */
+        assert_int_equal(dns_hosts_parse("", 0, &h), 0);
+        assert_int_equal(h.n, 0);
+        CHECK_HOSTS(&h, "good", NULL);
+        dns_hosts_done(&h);
+        dns_hosts_done(&h);
+}
+
+static void test_localhost(void **state)
+{
+        static const char *const yes[] = {"localhost", "LOCALHOST", "localhost.", "a.localhost",
+                                          "x.y.Localhost."};
+        static const char *const no[] = {"localhost.example", "notlocalhost", "localhostx", "", ".",
+                                         "localhost..",       "a.localhostx"};
+
+        for (size_t i = 0; i < ELEMENTSOF(yes); i++)
+                if (!dns_name_is_localhost(yes[i]))
+                        fail_msg("\"%s\" is not localhost", yes[i]);
+        for (size_t i = 0; i < ELEMENTSOF(no); i++)
+                if (dns_name_is_localhost(no[i]))
+                        fail_msg("\"%s\" is localhost", no[i]);
+}
+
+/* ---- the cache ---- */
+
+static DnsAddress address(const char *text, uint32_t ttl)
+{
+        DnsAddress a = {.family = strchr(text, ':') ? AF_INET6 : AF_INET, .ttl = ttl};
+
+        assert_int_equal(inet_pton(a.family, text, &a.in6), 1);
+        (void) snprintf(a.text, sizeof a.text, "%s", text);
+        return a;
+}
+
+static void test_cache(void **state)
+{
+        _cleanup_(dns_cache_freep) DnsCache *c = dns_cache_new();
+        const usec_t t0 = 1000 * USEC_PER_SEC;
+        const DnsAddress *got = NULL;
+        DnsAddress two[] = {address("192.0.2.1", 30), address("2001:db8::1", 10)};
+
+        assert_non_null(c);
+        /* The smallest TTL of the answer, looked up in any case and with a trailing dot. */
+        assert_int_equal(dns_cache_put(c, "API.example.test", two, 2, t0), 0);
+        assert_int_equal(dns_cache_get(c, "api.example.test.", t0 + 10 * USEC_PER_SEC - 1, &got), 2);
+        assert_string_equal(got[0].text, "192.0.2.1");
+        assert_string_equal(got[1].text, "2001:db8::1");
+        assert_int_equal(dns_cache_get(c, "api.example.test", t0 + 10 * USEC_PER_SEC, &got), 0);
+        assert_int_equal(dns_cache_size(c), 0); /* expired: gone */
+
+        /* However long the server says, at most DNS_CACHE_TTL_MAX. */
+        DnsAddress day = address("192.0.2.2", 86400);
+        assert_int_equal(dns_cache_put(c, "day.example.test", &day, 1, t0), 0);
+        assert_int_equal(dns_cache_get(c, "day.example.test", t0 + DNS_CACHE_TTL_MAX - 1, &got), 1);
+        assert_int_equal(dns_cache_get(c, "day.example.test", t0 + DNS_CACHE_TTL_MAX, &got), 0);
+
+        /* A new answer replaces the old; TTL 0, or nothing, forgets the name. */
+        DnsAddress first = address("192.0.2.3", 60), second = address("192.0.2.4", 60),
+                   zero = address("192.0.2.5", 0);
+        assert_int_equal(dns_cache_put(c, "n.example.test", &first, 1, t0), 0);
+        assert_int_equal(dns_cache_put(c, "n.example.test", &second, 1, t0), 0);
+        assert_int_equal(dns_cache_size(c), 1);
+        assert_int_equal(dns_cache_get(c, "n.example.test", t0, &got), 1);
+        assert_string_equal(got[0].text, "192.0.2.4");
+        assert_int_equal(dns_cache_put(c, "n.example.test", &zero, 1, t0), 0);
+        assert_int_equal(dns_cache_get(c, "n.example.test", t0, &got), 0);
+        assert_int_equal(dns_cache_put(c, "n.example.test", &first, 1, t0), 0);
+        assert_int_equal(dns_cache_put(c, "n.example.test", NULL, 0, t0), 0);
+        assert_int_equal(dns_cache_get(c, "n.example.test", t0, &got), 0);
+        assert_int_equal(dns_cache_size(c), 0);
+
+        /* At most DNS_CACHE_ADDRESSES addresses of an answer. */
+        DnsAddress many[DNS_CACHE_ADDRESSES + 4];
+        for (size_t i = 0; i < ELEMENTSOF(many); i++) {
+                char t[32];
+                (void) snprintf(t, sizeof t, "10.0.0.%zu", i + 1);
+                many[i] = address(t, 60);
+        }
+        assert_int_equal(dns_cache_put(c, "many.example.test", many, ELEMENTSOF(many), t0), 0);
+        assert_int_equal(dns_cache_get(c, "many.example.test", t0, &got), DNS_CACHE_ADDRESSES);
+        assert_string_equal(got[DNS_CACHE_ADDRESSES - 1].text, "10.0.0.16");
+
+        /* At most DNS_CACHE_NAMES names: the expired go first, then the one expiring soonest. */
+        DnsAddress short_ttl = address("10.1.0.1", 1);
+        assert_int_equal(dns_cache_put(c, "short.example.test", &short_ttl, 1, t0), 0);
+        for (unsigned i = 0; dns_cache_size(c) < DNS_CACHE_NAMES; i++) {
+                char name[64];
+                (void) snprintf(name, sizeof name, "n%u.example.test", i);
+                DnsAddress a = address("10.2.0.1", 100 + i);
+                assert_int_equal(dns_cache_put(c, name, &a, 1, t0), 0);
+        }
+        DnsAddress late = address("10.3.0.1", 200);
+        assert_int_equal(dns_cache_put(c, "late.example.test", &late, 1, t0 + 2 * USEC_PER_SEC), 0);
+        assert_int_equal(dns_cache_size(c), DNS_CACHE_NAMES); /* short.example.test had expired */
+        assert_int_equal(dns_cache_get(c, "short.example.test", t0 + 2 * USEC_PER_SEC, &got), 0);
+        assert_int_equal(dns_cache_put(c, "later.example.test", &late, 1, t0 + 2 * USEC_PER_SEC), 0);
+        assert_int_equal(dns_cache_size(c), DNS_CACHE_NAMES);
+        /* None had expired: the one expiring soonest went, many.example.test (TTL 60). */
+        assert_int_equal(dns_cache_get(c, "many.example.test", t0 + 2 * USEC_PER_SEC, &got), 0);
+        assert_int_equal(dns_cache_get(c, "n0.example.test", t0 + 2 * USEC_PER_SEC, &got), 1);
+        /* Then n0 (TTL 100); n1 stays. */
+        assert_int_equal(dns_cache_put(c, "latest.example.test", &late, 1, t0 + 2 * USEC_PER_SEC), 0);
+        assert_int_equal(dns_cache_size(c), DNS_CACHE_NAMES);
+        assert_int_equal(dns_cache_get(c, "n0.example.test", t0 + 2 * USEC_PER_SEC, &got), 0);
+        assert_int_equal(dns_cache_get(c, "n1.example.test", t0 + 2 * USEC_PER_SEC, &got), 1);
+        assert_int_equal(dns_cache_get(c, "later.example.test", t0 + 2 * USEC_PER_SEC, &got), 1);
+
+        assert_int_equal(dns_cache_put(c, "", &late, 1, t0), -EINVAL);
+        assert_int_equal(dns_cache_put(c, ".", &late, 1, t0), -EINVAL);
+        assert_int_equal(dns_cache_get(c, "", t0, &got), 0);
+        assert_null(dns_cache_free(NULL));
+}
+
 int main(void)
 {
         const struct CMUnitTest tests[] = {
@@ -266,6 +455,8 @@ int main(void)
                 cmocka_unit_test(test_servers),      cmocka_unit_test(test_status_mapping),
                 cmocka_unit_test(test_srv_sort),     cmocka_unit_test(test_reverse_name),
                 cmocka_unit_test(test_max_duration), cmocka_unit_test(test_config),
+                cmocka_unit_test(test_hosts_parse),  cmocka_unit_test(test_localhost),
+                cmocka_unit_test(test_cache),
         };
 
         return cmocka_run_group_tests(tests, NULL, NULL);
