@@ -47,7 +47,9 @@ struct DnsQuery {
 };
 
 struct DnsResolver {
-        Loop *loop;
+        /* The loop's sd-event, not the Loop: a loop owns the resolver of its
+         * requests (hostnames.c), which must not keep the loop alive. */
+        sd_event *event;
         ares_channel channel;
         sd_event_source *timer;
         DnsSocket *sockets;
@@ -153,8 +155,7 @@ static void resolver_update_timer(DnsResolver *r)
                         k = sd_event_source_set_enabled(r->timer, SD_EVENT_ONESHOT);
         } else {
                 /* Accuracy 1 us: sd-event's default of 250 ms would stretch every timeout. */
-                k = sd_event_add_time(loop_get_event(r->loop), &r->timer, CLOCK_MONOTONIC, when, 1, on_timer,
-                                      r);
+                k = sd_event_add_time(r->event, &r->timer, CLOCK_MONOTONIC, when, 1, on_timer, r);
                 if (k >= 0)
                         (void) sd_event_source_set_description(r->timer, "dns-timer");
         }
@@ -244,7 +245,7 @@ static void on_sock_state(void *data, ares_socket_t fd, int readable, int writab
                 return;
         }
         s->fd = fd;
-        k = sd_event_add_io(loop_get_event(r->loop), &s->source, fd, events, on_io, r);
+        k = sd_event_add_io(r->event, &s->source, fd, events, on_io, r);
         if (k < 0) {
                 (void) log_debug_errno(k, "dns: cannot watch socket %d", fd);
                 free(s);
@@ -501,7 +502,7 @@ int dns_resolver_new(Loop *loop, const DnsConfig *cfg, DnsResolver **ret)
         r = calloc(1, sizeof *r);
         if (!r)
                 return -ENOMEM;
-        r->loop = loop_ref(loop);
+        r->event = sd_event_ref(loop_get_event(loop));
         r->timeout = timeout / USEC_PER_MSEC * USEC_PER_MSEC;
         r->tries = tries;
 
@@ -563,7 +564,7 @@ static void resolver_destroy(DnsResolver *r)
         (void) sd_event_source_disable_unref(r->timer);
         if (r->library_initialized)
                 ares_library_cleanup();
-        loop_unref(r->loop);
+        sd_event_unref(r->event);
         free(r);
 }
 

@@ -2,6 +2,8 @@
  * No threads and no blocking: c-ares' sockets become sd-event I/O sources and
  * its timeouts one sd-event timer. Names are absolute (no search list, no
  * /etc/hosts): we ask the configured servers exactly what the caller asked.
+ * The loop's requests get their names from hostnames.h, which puts localhost,
+ * the hosts file and a cache in front of this resolver.
  *
  * A lookup that returns 0 invokes its callback exactly once; one that returns
  * an error never does. Freeing the resolver completes pending lookups with
@@ -66,7 +68,9 @@ typedef struct DnsResult {
 
 typedef void (*DnsCallback)(DnsResolver *r, const DnsResult *res, void *userdata);
 
-/* -EINVAL for a malformed server list or out-of-range timeout/tries. */
+/* -EINVAL for a malformed server list or out-of-range timeout/tries. The
+ * resolver keeps a reference to the loop's sd-event, not to the loop: a loop
+ * owns the resolver of its requests (hostnames.h). */
 int dns_resolver_new(Loop *loop, const DnsConfig *cfg, DnsResolver **ret);
 DnsResolver *dns_resolver_free(DnsResolver *r);
 DEFINE_TRIVIAL_CLEANUP_FUNC(DnsResolver *, dns_resolver_free);

@@ -3,6 +3,8 @@
 #include <openssl/ssl.h>
 #include <strings.h>
 
+#include <assert.h>
+
 #include "base/log.h"
 #include "loop-internal.h"
 
@@ -82,19 +84,78 @@ HttpRequest *http_request_ref(HttpRequest *r)
         return r;
 }
 
+/* In flight from loop_http_start() until it completes or is cancelled: its
+ * name being resolved, its transfer in curl, or its failure waiting for the
+ * next loop iteration. */
+static void request_attach(Loop *l, HttpRequest *r, HttpDoneFunc done, void *userdata)
+{
+        r->loop = loop_ref(l);
+        l->in_flight++;
+        if (r->long_lived) {
+                l->long_lived++;
+                loop_update_max_connections(l);
+        }
+        r->done = done;
+        r->userdata = userdata;
+        http_request_ref(r); /* the transfer's own reference, dropped after done */
+}
+
 static void request_detach(HttpRequest *r)
 {
-        if (!r->easy)
+        if (!r->loop)
                 return;
-        (void) curl_multi_remove_handle(r->loop->multi, r->easy);
-        curl_easy_cleanup(r->easy);
-        r->easy = NULL;
+        if (r->easy) {
+                (void) curl_multi_remove_handle(r->loop->multi, r->easy);
+                curl_easy_cleanup(r->easy);
+                r->easy = NULL;
+        }
+        http_resolve_abandon(r);
+        r->fail_later = sd_event_source_disable_unref(r->fail_later);
         r->loop->in_flight--;
         if (r->long_lived) {
                 r->loop->long_lived--;
                 loop_update_max_connections(r->loop);
         }
         r->loop = loop_unref(r->loop);
+}
+
+/* The request leaves the loop and its owner hears `error`. */
+static void request_complete(HttpRequest *r, int error)
+{
+        /* The request may be freed by its callback: hold it until we are done. */
+        HttpDoneFunc done = r->done;
+        r->done = NULL;
+        request_detach(r);
+        if (done)
+                done(r, error, r->userdata);
+        http_request_unref(r); /* the transfer's reference */
+}
+
+static int on_fail_later(sd_event_source *s, void *userdata)
+{
+        HttpRequest *r = userdata;
+
+        (void) s;
+        request_complete(r, r->fail_error);
+        return 0;
+}
+
+int http_request_fail(HttpRequest *r, int error)
+{
+        int e;
+
+        assert(r->loop && error < 0);
+        if (!r->starting) {
+                request_complete(r, error);
+                return 0;
+        }
+        /* Inside loop_http_start(): its caller hears of it from the loop, as of any other end. */
+        e = sd_event_add_defer(r->loop->event, &r->fail_later, on_fail_later, r);
+        if (e < 0)
+                return e;
+        (void) sd_event_source_set_description(r->fail_later, "http-fail");
+        r->fail_error = error;
+        return 0;
 }
 
 /* Our copy of the Authorization header and of a body that may be a Secret: zeroed before
@@ -114,6 +175,7 @@ HttpRequest *http_request_unref(HttpRequest *r)
         free(r->url);
         free(r->unix_socket);
         curl_slist_free_all(r->connect_to);
+        curl_slist_free_all(r->resolve);
         if (r->body)
                 explicit_bzero(r->body, r->body_len);
         free(r->body);
@@ -176,6 +238,7 @@ int http_request_set_unix_socket(HttpRequest *r, const char *path)
 int http_request_set_connect_to(HttpRequest *r, const char *entry)
 {
         assert_return(r && entry, -EINVAL);
+        assert_return(http_connect_to_is_address(entry), -EINVAL);
         struct curl_slist *n = curl_slist_append(NULL, entry);
         if (!n)
                 return -ENOMEM;
@@ -187,7 +250,7 @@ int http_request_set_connect_to(HttpRequest *r, const char *entry)
 int http_request_set_tls(HttpRequest *r, const HttpTls *tls)
 {
         assert_return(r, -EINVAL);
-        assert_return(!r->easy, -EBUSY); /* curl points at the blobs of a transfer in flight */
+        assert_return(!r->loop, -EBUSY); /* curl points at the blobs of a transfer in flight */
         HttpTls *t;
         if (tls && tls->n_ref > 0) {
                 /* Shared (http_tls_share): a reference. Not const for its count alone. */
@@ -323,13 +386,7 @@ void http_transfer_done(HttpRequest *r, CURLcode code)
                 log_debug("%s %s: opened a connection (%u in flight, %u long-lived)", r->method, r->url,
                           l->in_flight, l->long_lived);
         }
-        /* The request may be freed by its callback: hold it until we are done. */
-        HttpDoneFunc done = r->done;
-        r->done = NULL;
-        request_detach(r);
-        if (done)
-                done(r, e, r->userdata);
-        http_request_unref(r);
+        request_complete(r, e);
 }
 
 /* Every TLS connection gives its read and write buffers (~34 KiB) back while
@@ -389,29 +446,28 @@ static int setup_tls(HttpRequest *r)
         return 0;
 }
 
-int loop_http_start(Loop *l, HttpRequest *r, HttpDoneFunc done, void *userdata)
+int http_transfer_start(HttpRequest *r)
 {
+        Loop *l = r->loop;
         int e;
 
-        assert_return(l && r, -EINVAL);
-        assert_return(!r->easy, -EBUSY);
-
+        assert(l && !r->easy);
         CURL *c = curl_easy_init();
         if (!c)
                 return -ENOMEM;
         r->easy = c;
-        buf_reset(&r->resp);
-        curl_slist_free_all(r->resp_headers);
-        r->resp_headers = NULL;
-        r->status = 0;
-        r->write_error = 0;
-        r->errbuf[0] = 0;
 
         (void) curl_easy_setopt(c, CURLOPT_URL, r->url);
         if (r->unix_socket)
                 (void) curl_easy_setopt(c, CURLOPT_UNIX_SOCKET_PATH, r->unix_socket);
         if (r->connect_to)
                 (void) curl_easy_setopt(c, CURLOPT_CONNECT_TO, r->connect_to);
+        if (r->resolve)
+                (void) curl_easy_setopt(c, CURLOPT_RESOLVE, r->resolve);
+        /* What curl resolved itself would be kept a minute and used instead of a later
+         * answer of ours; it resolves nothing, but keeps nothing either (our entries,
+         * CURLOPT_RESOLVE's, never expire and are replaced by each request's). */
+        (void) curl_easy_setopt(c, CURLOPT_DNS_CACHE_TIMEOUT, 0L);
         (void) curl_easy_setopt(c, CURLOPT_PRIVATE, r);
         (void) curl_easy_setopt(c, CURLOPT_ERRORBUFFER, r->errbuf);
         (void) curl_easy_setopt(c, CURLOPT_WRITEFUNCTION, on_write);
@@ -464,21 +520,48 @@ int loop_http_start(Loop *l, HttpRequest *r, HttpDoneFunc done, void *userdata)
                 r->easy = NULL;
                 return -ENOMEM;
         }
-        r->loop = loop_ref(l);
-        l->in_flight++;
-        if (r->long_lived) {
-                l->long_lived++;
-                loop_update_max_connections(l);
-        }
-        r->done = done;
-        r->userdata = userdata;
-        http_request_ref(r); /* the transfer's own reference, dropped after done */
         return 0;
+}
+
+int loop_http_start(Loop *l, HttpRequest *r, HttpDoneFunc done, void *userdata)
+{
+        _cleanup_free_ char *name = NULL;
+        unsigned port = 0;
+        int e;
+
+        assert_return(l && r, -EINVAL);
+        assert_return(!r->loop, -EBUSY);
+
+        e = http_request_target(r, &name, &port);
+        if (e < 0)
+                return e;
+        if (name && !l->resolve)
+                return log_debug_errno(-EHOSTUNREACH, "%s %s: no resolver on this loop for %s", r->method,
+                                       r->url, name);
+        buf_reset(&r->resp);
+        curl_slist_free_all(r->resp_headers);
+        r->resp_headers = NULL;
+        curl_slist_free_all(r->resolve);
+        r->resolve = NULL;
+        r->status = 0;
+        r->write_error = 0;
+        r->errbuf[0] = 0;
+
+        request_attach(l, r, done, userdata);
+        r->starting = true;
+        e = name ? http_resolve_start(r, name, port) : http_transfer_start(r);
+        r->starting = false;
+        if (e < 0) {
+                r->done = NULL;
+                request_detach(r);
+                http_request_unref(r); /* the transfer's reference: the caller still holds its own */
+        }
+        return e;
 }
 
 void http_request_cancel(HttpRequest *r)
 {
-        if (!r || !r->easy)
+        if (!r || !r->loop)
                 return;
         r->done = NULL;
         request_detach(r);

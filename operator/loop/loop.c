@@ -123,10 +123,24 @@ Loop *loop_unref(Loop *l)
 {
         if (!l || --l->n_ref > 0)
                 return NULL;
+        if (l->resolve_free)
+                l->resolve_free(l->resolve_userdata);
         (void) curl_multi_cleanup(l->multi);
         l->timer = sd_event_source_disable_unref(l->timer);
         sd_event_unref(l->event);
         return mfree(l);
+}
+
+int loop_set_resolver(Loop *l, LoopResolveFunc resolve, LoopFreeFunc free_userdata, void *userdata)
+{
+        assert_return(l && resolve, -EINVAL);
+        assert_return(l->in_flight == 0, -EBUSY);
+        if (l->resolve_free)
+                l->resolve_free(l->resolve_userdata);
+        l->resolve = resolve;
+        l->resolve_free = free_userdata;
+        l->resolve_userdata = userdata;
+        return 0;
 }
 
 sd_event *loop_get_event(Loop *l)

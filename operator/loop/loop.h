@@ -68,7 +68,9 @@ int http_request_set_tls(HttpRequest *r, const HttpTls *tls);
 int http_request_set_unix_socket(HttpRequest *r, const char *path);
 /* Connect where `entry` ("HOST:PORT:CONNECT-TO-HOST:CONNECT-TO-PORT", libcurl's
  * CURLOPT_CONNECT_TO) says while TLS still verifies the URL's host: a server
- * reached at an address its certificate does not name yet. Replaces an earlier one. */
+ * reached at an address its certificate does not name yet. CONNECT-TO-HOST is
+ * an IP address (IPv6 in brackets): -EINVAL for a name, which nothing would
+ * resolve. Replaces an earlier one. */
 int http_request_set_connect_to(HttpRequest *r, const char *entry);
 /* Largest body kept in memory (default 64 MiB); over it the request fails with -E2BIG. */
 void http_request_set_max_body(HttpRequest *r, size_t max);
@@ -94,5 +96,37 @@ const char *http_request_get_body(HttpRequest *r, size_t *len);
 const char *http_request_get_header(HttpRequest *r, const char *name);
 const char *http_request_get_url(HttpRequest *r);
 const char *http_request_get_method(HttpRequest *r);
-/* Human-readable transport error text (curl's), "" when none. */
+/* Human-readable transport error text (curl's, or "cannot resolve NAME: " and
+ * the resolver's words), "" when none. */
 const char *http_request_get_error(HttpRequest *r);
+
+/* Names. The loop resolves none itself, and lets libcurl resolve none: before
+ * a request whose URL names its host (no IP address, no unix socket, no
+ * connect-to entry) goes to curl, the loop's resolver looks the name up, and
+ * curl gets the answer as a CURLOPT_RESOLVE entry. The resolver comes from a
+ * layer above this one (dns_hostnames_attach(), operator/dns/hostnames.h);
+ * on a loop without one such a request fails to start with -EHOSTUNREACH. A
+ * name that does not resolve fails the request with -EHOSTUNREACH (-ENOMEM
+ * and -ECANCELED pass as they are), http_request_get_error() naming the name
+ * and giving the resolver's words. */
+typedef struct LoopResolveAnswer {
+        int error;                    /* 0 or a negative errno */
+        const char *message;          /* the resolver's own words for an error ("Domain name not found") */
+        const char *const *addresses; /* IPv4 and IPv6 addresses as text, in the order to try them */
+        size_t n_addresses;           /* > 0 when error is 0; the loop uses at most LOOP_RESOLVE_MAX */
+} LoopResolveAnswer;
+#define LOOP_RESOLVE_MAX 16
+
+/* The answer for `token`; everything in it is borrowed for the call. */
+typedef void (*LoopResolveDone)(void *token, const LoopResolveAnswer *answer);
+/* Looks `name` up (the URL's host as written). Returning 0 it calls `done`
+ * exactly once, from the loop or before it returns (an answer it had);
+ * returning an error, never. */
+typedef int (*LoopResolveFunc)(void *userdata, const char *name, LoopResolveDone done, void *token);
+typedef void (*LoopFreeFunc)(void *userdata);
+
+/* Installs the resolver of the loop's requests, before any is in flight
+ * (-EBUSY), replacing and freeing an earlier one. The loop owns `userdata`
+ * from then on (on an error the caller keeps it) and hands it to
+ * `free_userdata` with its last reference. */
+int loop_set_resolver(Loop *l, LoopResolveFunc resolve, LoopFreeFunc free_userdata, void *userdata);

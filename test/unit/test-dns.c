@@ -1,8 +1,10 @@
 /* Unit tests for the pure parts of operator/dns: name syntax, the one
  * mapping from c-ares statuses to errno, SRV ordering, reverse names and the
- * worst-case duration, the hosts file and the cache of answers, plus the
- * argument checks that need no server. The resolver itself is tested
- * against dnsmasq in test/integration/test-dns-resolver.c. */
+ * worst-case duration, the hosts file and the cache of answers, plus what
+ * needs no server: argument checks, and the names answered without one
+ * (localhost, the hosts file) on a loop. The resolver itself is tested
+ * against dnsmasq in test/integration/test-dns-resolver.c, the loop's
+ * requests for names in test/integration/test-dns-hostnames.c. */
 #include <setjmp.h>
 #include <stdarg.h>
 #include <stddef.h>
@@ -14,7 +16,9 @@
 #include <arpa/inet.h>
 #include <sys/socket.h>
 
+#include "base/fileio.h"
 #include "dns/dns-internal.h"
+#include "dns/hostnames.h"
 
 /* A name to look up: looser than a Kubernetes name (base/names.h, test-base.c). */
 static void test_name_valid(void **state)
@@ -448,15 +452,165 @@ static void test_cache(void **state)
         assert_null(dns_cache_free(NULL));
 }
 
+/* ---- names answered without a server, on a loop ---- */
+
+typedef struct Heard {
+        unsigned calls;
+        int error;
+        char message[128];
+        size_t n;
+        char addresses[4][INET6_ADDRSTRLEN];
+} Heard;
+
+static void on_heard(void *token, const LoopResolveAnswer *a)
+{
+        Heard *h = token;
+
+        h->calls++;
+        h->error = a->error;
+        (void) snprintf(h->message, sizeof h->message, "%s", strempty(a->message));
+        h->n = a->n_addresses;
+        for (size_t i = 0; i < a->n_addresses && i < ELEMENTSOF(h->addresses); i++)
+                (void) snprintf(h->addresses[i], sizeof h->addresses[i], "%s", a->addresses[i]);
+}
+
+static void write_hosts(const char *path, const char *text)
+{
+        assert_int_equal(write_file_atomic(path, text, strlen(text), 0644), 0);
+}
+
+static void request_done(HttpRequest *req, int error, void *userdata)
+{
+        int *e = userdata;
+        *e = error;
+}
+
+/* The server given is a port where nothing is asked: every answer here comes without one. */
+static void test_hostnames_without_server(void **state)
+{
+        _cleanup_(loop_unrefp) Loop *l = loop_new();
+        char dir[] = "/tmp/test-dns-hosts-XXXXXX";
+        DnsHostnames *h = NULL;
+        DnsHostnamesStats st;
+        Heard heard = {};
+
+        assert_non_null(mkdtemp(dir));
+        _cleanup_free_ char *path = strdup_printf("%s/hosts", dir);
+        write_hosts(path, "2001:db8::7 api.hosts.test\n192.0.2.7 api.hosts.test\n");
+        DnsHostnamesConfig cfg = {.dns = {.servers = "127.0.0.1:9"}, .hosts = path};
+        assert_int_equal(dns_hostnames_attach(l, &cfg, &h), 0);
+
+        /* localhost: both loopback addresses, IPv4 first, before it returns. */
+        assert_int_equal(dns_hostnames_resolve(h, "localhost", on_heard, &heard), 0);
+        assert_int_equal(heard.calls, 1);
+        assert_int_equal(heard.error, 0);
+        assert_int_equal(heard.n, 2);
+        assert_string_equal(heard.addresses[0], "127.0.0.1");
+        assert_string_equal(heard.addresses[1], "::1");
+
+        /* The hosts file: IPv4 first, whatever the file's order. */
+        heard = (Heard){};
+        assert_int_equal(dns_hostnames_resolve(h, "API.hosts.test.", on_heard, &heard), 0);
+        assert_int_equal(heard.calls, 1);
+        assert_int_equal(heard.n, 2);
+        assert_string_equal(heard.addresses[0], "192.0.2.7");
+        assert_string_equal(heard.addresses[1], "2001:db8::7");
+
+        /* Changed: read again (its size differs; its time may not, within the same tick). */
+        write_hosts(path, "192.0.2.77 api.hosts.test\n");
+        heard = (Heard){};
+        assert_int_equal(dns_hostnames_resolve(h, "api.hosts.test", on_heard, &heard), 0);
+        assert_int_equal(heard.n, 1);
+        assert_string_equal(heard.addresses[0], "192.0.2.77");
+
+        /* No name DNS could be asked for: the error comes through the callback, with words. */
+        heard = (Heard){};
+        assert_int_equal(dns_hostnames_resolve(h, "bad..name", on_heard, &heard), 0);
+        assert_int_equal(heard.calls, 1);
+        assert_int_equal(heard.error, -EINVAL);
+        assert_string_equal(heard.message, "not a name DNS can look up");
+
+        dns_hostnames_get_stats(h, &st);
+        assert_int_equal(st.localhost, 1);
+        assert_int_equal(st.hosts, 2);
+        assert_int_equal(st.lookups, 0);
+
+        /* A request for that name fails through its callback, naming it, not at the start. */
+        int error = 1;
+        _cleanup_(http_request_unrefp) HttpRequest *bad = http_request_new("GET", "http://bad..name:1/");
+        assert_int_equal(loop_http_start(l, bad, request_done, &error), 0);
+        assert_int_equal(error, 1);
+        assert_int_equal(loop_http_in_flight(l), 1);
+        bool stopped = false;
+        (void) loop_run_until(l, &stopped, 50 * USEC_PER_MSEC);
+        assert_int_equal(error, -EHOSTUNREACH);
+        assert_string_equal(http_request_get_error(bad),
+                            "cannot resolve bad..name: not a name DNS can look up");
+        assert_int_equal(loop_http_in_flight(l), 0);
+
+        /* One from the hosts file reaches curl: nothing listens on port 1 there. */
+        write_hosts(path, "127.0.0.1 api.hosts.test\n");
+        error = 1;
+        _cleanup_(http_request_unrefp) HttpRequest *req =
+                http_request_new("GET", "http://api.hosts.test:1/");
+        assert_int_equal(loop_http_start(l, req, request_done, &error), 0);
+        while (error == 1)
+                assert_true(sd_event_run(loop_get_event(l), 5 * USEC_PER_SEC) >= 0);
+        assert_int_equal(error, -ECONNREFUSED);
+        assert_int_equal(loop_http_in_flight(l), 0);
+
+        /* A request cancelled before its answer: no callback, nothing left in flight. */
+        error = 1;
+        assert_int_equal(loop_http_start(l, bad, request_done, &error), 0);
+        http_request_cancel(bad);
+        (void) loop_run_until(l, &stopped, 50 * USEC_PER_MSEC);
+        assert_int_equal(error, 1);
+        assert_int_equal(loop_http_in_flight(l), 0);
+
+        assert_int_equal(unlink(path), 0);
+        assert_int_equal(rmdir(dir), 0);
+}
+
+/* A loop nobody gave a resolver refuses names at the start, and takes addresses. */
+static void test_loop_without_resolver(void **state)
+{
+        _cleanup_(loop_unrefp) Loop *l = loop_new();
+        _cleanup_(http_request_unrefp) HttpRequest *named =
+                http_request_new("GET", "http://example.test:1/");
+        _cleanup_(http_request_unrefp) HttpRequest *ip = http_request_new("GET", "http://[::1]:1/");
+        int error = 1;
+
+        assert_int_equal(loop_http_start(l, named, request_done, &error), -EHOSTUNREACH);
+        assert_int_equal(loop_http_in_flight(l), 0);
+        assert_int_equal(loop_http_start(l, ip, request_done, &error), 0);
+        http_request_cancel(ip);
+        assert_int_equal(loop_http_in_flight(l), 0);
+
+        /* A connect-to entry names an address, never a name nothing would resolve. */
+        assert_int_equal(http_request_set_connect_to(named, "example.test:1:192.0.2.1:1"), 0);
+        assert_int_equal(http_request_set_connect_to(named, "example.test:1:[2001:db8::1]:1"), 0);
+        assert_int_equal(http_request_set_connect_to(named, "[2001:db8::2]:1:[2001:db8::1]:1"), 0);
+        assert_int_equal(http_request_set_connect_to(named, "example.test:1:other.test:1"), -EINVAL);
+        assert_int_equal(http_request_set_connect_to(named, "example.test:1::1"), -EINVAL);
+        assert_int_equal(http_request_set_connect_to(named, "nonsense"), -EINVAL);
+}
+
 int main(void)
 {
         const struct CMUnitTest tests[] = {
-                cmocka_unit_test(test_name_valid),   cmocka_unit_test(test_name_lengths),
-                cmocka_unit_test(test_servers),      cmocka_unit_test(test_status_mapping),
-                cmocka_unit_test(test_srv_sort),     cmocka_unit_test(test_reverse_name),
-                cmocka_unit_test(test_max_duration), cmocka_unit_test(test_config),
-                cmocka_unit_test(test_hosts_parse),  cmocka_unit_test(test_localhost),
+                cmocka_unit_test(test_name_valid),
+                cmocka_unit_test(test_name_lengths),
+                cmocka_unit_test(test_servers),
+                cmocka_unit_test(test_status_mapping),
+                cmocka_unit_test(test_srv_sort),
+                cmocka_unit_test(test_reverse_name),
+                cmocka_unit_test(test_max_duration),
+                cmocka_unit_test(test_config),
+                cmocka_unit_test(test_hosts_parse),
+                cmocka_unit_test(test_localhost),
                 cmocka_unit_test(test_cache),
+                cmocka_unit_test(test_hostnames_without_server),
+                cmocka_unit_test(test_loop_without_resolver),
         };
 
         return cmocka_run_group_tests(tests, NULL, NULL);
