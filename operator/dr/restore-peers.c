@@ -47,7 +47,7 @@ static int peers_open(Peers *p, const RestoreInput *in)
         r = host_tls_load(in->cacert, in->cert, in->key, &p->tls, &err);
         if (r < 0)
                 return log_warning_errno(r, "cannot load the etcd client certificates: %s", strempty(err));
-        p->loop = loop_new();
+        p->loop = in->loop_new ? in->loop_new() : loop_new();
         p->c = p->loop ? etcd_client_new(p->loop, &p->tls) : NULL;
         if (!p->c || (!strlist_contains(&p->eps, p->self) && strlist_add_csv(&p->eps, p->self) < 0))
                 return -ENOMEM;

@@ -48,6 +48,7 @@
 #include <stdint.h>
 
 #include "base/timeutil.h"
+#include "loop/loop.h"
 
 typedef enum RestoreMode {
         RESTORE_POD,
@@ -73,6 +74,9 @@ typedef struct RestoreInput {
         const char *all_endpoints;       /* $ALL_ETCD_ENDPOINTS: the members' client URLs, "a,b,c" */
         const char *this_url_host;       /* $ETCD_THIS_URL_HOST: this member is https://HOST:2379 */
         const char *cacert, *cert, *key; /* $ETCDCTL_CACERT, $ETCDCTL_CERT, $ETCDCTL_KEY */
+        /* Makes the loop the peer checks run on: the node tools' resolves host names through
+         * c-ares (dr does not see dns). NULL: loop_new(), on which only addresses work. */
+        Loop *(*loop_new)(void);
 } RestoreInput;
 
 /* The backup a restore puts back (found by restore_find_backup()). */

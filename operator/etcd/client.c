@@ -390,8 +390,12 @@ static void on_http_done(HttpRequest *req, int error, void *userdata)
                 resp.body = body;
         } else if (error >= 0)
                 resp.error = etcd_parse_error(status, body, &resp.message);
-        else
+        else {
                 resp.error = error;
+                /* An endpoint's name that did not resolve: the resolver's words, for the log line. */
+                if (error == -EHOSTUNREACH && *http_request_get_error(req))
+                        resp.message = http_request_get_error(req);
+        }
 
         if (call->aliased && error >= 0)
                 note_way(call->client, call);

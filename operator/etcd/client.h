@@ -21,7 +21,7 @@ typedef struct EtcdClient EtcdClient;
 
 typedef struct EtcdResponse {
         int error;            /* 0, an ETCD_ERR_*, or a transport errno */
-        const char *message;  /* etcd's message, if any */
+        const char *message;  /* etcd's message, if any; for -EHOSTUNREACH the resolver's */
         const char *endpoint; /* the endpoint that answered last */
         long http_status;
         const cJSON *body; /* parsed body on success */

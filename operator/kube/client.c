@@ -289,12 +289,18 @@ static void on_http_done(HttpRequest *req, int error, void *userdata)
                 log_debug("%s %s: server warning: %s", call->method, call->path, warn);
 
         if (error < 0) {
+                /* A name that did not resolve: the resolver's words ("cannot resolve NAME: Domain
+                 * name not found") go where callers look for the server's. */
+                const char *why = error == -EHOSTUNREACH ? http_request_get_error(req) : "";
                 if (streq(call->method, "GET") && !stream && call->retries < MAX_RETRIES_TRANSPORT &&
                     error != -EPROTO && schedule_retry(call, USEC_PER_SEC)) {
-                        log_debug("%s %s: %s, retrying in 1 s", call->method, call->path, strerror(-error));
+                        log_debug("%s %s: %s, retrying in 1 s", call->method, call->path,
+                                  *why ? why : strerror(-error));
                         return;
                 }
                 st.code = 0;
+                if (*why && !(st.message = strdup(why)))
+                        error = -ENOMEM;
                 KubeResponse resp = {.error = error, .http_code = code, .status = &st};
                 call_finish(call, &resp);
                 return;

@@ -37,6 +37,8 @@ typedef struct KubeResponse {
         int error;      /* 0 or negative errno */
         long http_code; /* 0 when no response arrived */
         cJSON *body;    /* parsed body on success; borrowed for the callback's duration */
+        /* With no response (code 0) and -EHOSTUNREACH, a name that did not resolve:
+         * message is the loop's "cannot resolve NAME: " and the resolver's words. */
         const KubeStatus *status;
 } KubeResponse;
 

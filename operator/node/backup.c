@@ -286,7 +286,7 @@ static int write_snapshot(const Flags *f, const char *final, uint64_t *ret_revis
 
         if (!dst)
                 return -ENOMEM;
-        loop = loop_new();
+        loop = nodecmd_loop_new();
         c = loop ? etcd_client_new(loop, &f->etcd.tls) : NULL;
         if (!c)
                 return log_error_errno(-ENOMEM, "out of memory");

@@ -436,7 +436,7 @@ static int bump_work(Bump *b, const char *key64, Outcome *o)
 
 static int bump_run(const Flags *f)
 {
-        _cleanup_(loop_unrefp) Loop *loop = loop_new();
+        _cleanup_(loop_unrefp) Loop *loop = nodecmd_loop_new();
         _cleanup_free_ char *data_dir = realpath(f->data_dir, NULL);
         /* The sockets live in a private temporary dir: short paths, nothing in the data dir. */
         const char *tmpdir = getenv("TMPDIR");

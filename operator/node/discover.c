@@ -295,7 +295,7 @@ static int discover_run(const Flags *f)
         if (!peer_url)
                 return log_error_errno(ENOMEM, "out of memory"), EXIT_RUNTIME;
         d.peer_url = peer_url;
-        d.loop = loop_new();
+        d.loop = nodecmd_loop_new();
         d.client = d.loop ? etcd_client_new(d.loop, &f->etcd.tls) : NULL;
         if (!d.client) {
                 d.loop = loop_unref(d.loop);

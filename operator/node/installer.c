@@ -616,7 +616,7 @@ static int installer_run(const Flags *f)
                 log_error("installer: %s", err ? err : strerror(-r));
                 return EXIT_USAGE;
         }
-        in.loop = loop_new();
+        in.loop = nodecmd_loop_new();
         in.client = in.loop ? kube_client_new(in.loop, cfg) : NULL;
         if (!in.client) {
                 kube_config_free(cfg);

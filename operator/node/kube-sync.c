@@ -2,6 +2,7 @@
 
 #include "base/log.h"
 #include "kube/config.h"
+#include "node-util.h"
 
 int kube_sync_open(KubeSync *s, const char *kubeconfig, char **ret_error)
 {
@@ -12,7 +13,7 @@ int kube_sync_open(KubeSync *s, const char *kubeconfig, char **ret_error)
         *s = (KubeSync){};
         if ((r = kube_config_load(kubeconfig, NULL, &cfg, ret_error)) < 0)
                 return r;
-        s->loop = loop_new();
+        s->loop = nodecmd_loop_new();
         s->client = s->loop ? kube_client_new(s->loop, cfg) : NULL;
         if (!s->client) {
                 kube_config_free(cfg);

@@ -118,7 +118,7 @@ static int remove_run(Flags *f)
         char hex[17];
         int r;
 
-        if (!(loop = loop_new()) || !(c = etcd_client_new(loop, &f->etcd.tls)) ||
+        if (!(loop = nodecmd_loop_new()) || !(c = etcd_client_new(loop, &f->etcd.tls)) ||
             etcd_client_set_endpoints(c, f->etcd.endpoints.v, f->etcd.endpoints.n) < 0)
                 return log_error_errno(-ENOMEM, "out of memory"), EXIT_RUNTIME;
 

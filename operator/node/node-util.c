@@ -10,6 +10,7 @@
 #include "base/log.h"
 #include "base/names.h"
 #include "controllers/facts.h"
+#include "dns/hostnames.h"
 #include "etcd/quorum.h"
 #include "node-util.h"
 
@@ -168,6 +169,23 @@ int nodecmd_ensure_env_check(const char *node_name, const char *pod_ip, NodeCmdE
                 return env_error(ret_error, "%s=%s is not the pod IP %s%s%s", var[1], host, v6 ? "[" : "",
                                  pod_ip, v6 ? "] (IPv6 in brackets)" : "");
         return 0;
+}
+
+Loop *nodecmd_loop_new(void)
+{
+        _cleanup_(loop_unrefp) Loop *l = loop_new();
+        int r;
+
+        if (!l)
+                return NULL;
+        r = dns_hostnames_attach(l, NULL, NULL);
+        if (r == -ENOMEM)
+                return NULL;
+        if (r < 0) {
+                log_error_errno(r, "cannot start the resolver of host names (/etc/resolv.conf)");
+                return NULL;
+        }
+        return TAKE_PTR(l);
 }
 
 bool nodecmd_restart_keeps_quorum(const EtcdMemberList *l, const int *health, const char *self,

@@ -8,6 +8,8 @@
  * files) is operator/host's; lists of flag values are base/strlist.h's. */
 #pragma once
 
+#include "loop/loop.h"
+
 #include "etcd/types.h"
 
 /* ConfigMap and Secret keys as the API validates them: [-._a-zA-Z0-9]+,
@@ -31,6 +33,11 @@ int nodecmd_substitute(const char *in, size_t len, const char *revision, const c
 typedef const char *(*NodeCmdEnvLookup)(const char *name, void *userdata);
 int nodecmd_ensure_env_check(const char *node_name, const char *pod_ip, NodeCmdEnvLookup lookup,
                              void *userdata, char **ret_error);
+
+/* A loop whose requests resolve host names through c-ares, with /etc/hosts and
+ * localhost (dns/hostnames.h). NULL on failure, which it logs unless it is
+ * out of memory. */
+Loop *nodecmd_loop_new(void);
 
 /* The installer's quorum guard: whether restarting the etcd member named
  * `self` now keeps quorum. health[i] is 0 when member i answered /health

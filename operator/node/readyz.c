@@ -196,7 +196,7 @@ static int readyz_run(const Flags *f)
                 log_error("readyz: cannot read --serving-cert-file/--serving-key-file: %s", strerror(-r));
                 return EXIT_USAGE;
         }
-        z.loop = loop_new();
+        z.loop = nodecmd_loop_new();
         z.client = z.loop ? etcd_client_new(z.loop, &f->etcd.tls) : NULL;
         if (!z.client)
                 return log_error_errno(ENOMEM, "out of memory"), EXIT_RUNTIME;

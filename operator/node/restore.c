@@ -193,7 +193,8 @@ static int restore_main(int argc, char *argv[])
                 {"help", no_argument, NULL, 'h'},
                 {},
         };
-        RestoreInput in = {.config_dir = "/etc/kubernetes",
+        RestoreInput in = {.loop_new = nodecmd_loop_new,
+                           .config_dir = "/etc/kubernetes",
                            .data_dir = "/var/lib/etcd",
                            .backup_data_dir = "/var/lib/etcd-backup",
                            .stopped_dir = "/home/core/assets/manifests-stopped",

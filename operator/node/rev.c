@@ -168,7 +168,7 @@ static int rev_run(const Flags *f)
 
         rv.output = f->output ? strdup(f->output) : nodecmd_revision_path(f->data_dir);
         rv.last_error = calloc(f->etcd.endpoints.n, sizeof *rv.last_error);
-        rv.loop = rv.output && rv.last_error ? loop_new() : NULL;
+        rv.loop = rv.output && rv.last_error ? nodecmd_loop_new() : NULL;
         rv.client = rv.loop ? etcd_client_new(rv.loop, &f->etcd.tls) : NULL;
         if (!rv.client) {
                 log_error("out of memory");

@@ -84,7 +84,7 @@ static int verify_run(const Flags *f)
         uint64_t db = 0;
         int r;
 
-        loop = loop_new();
+        loop = nodecmd_loop_new();
         c = loop ? etcd_client_new(loop, &f->etcd.tls) : NULL;
         if (!c)
                 return log_error_errno(-ENOMEM, "out of memory"), EXIT_RUNTIME;

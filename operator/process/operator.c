@@ -12,6 +12,7 @@
 #include "base/log.h"
 #include "controllers/common.h"
 #include "controllers/controllers.h"
+#include "dns/hostnames.h"
 #include "etcd-wiring.h"
 #include "kube/informer.h"
 #include "process.h"
@@ -411,7 +412,15 @@ static int run(const Flags *f)
                 return EXIT_USAGE;
         }
         o.loop = loop_new();
-        o.client = o.loop ? kube_client_new(o.loop, cfg) : NULL;
+        /* Every host name the operator reaches (its kubeconfig's API server, etcd
+         * endpoints by name) resolves through c-ares on the loop. */
+        r = o.loop ? dns_hostnames_attach(o.loop, NULL, NULL) : -ENOMEM;
+        if (r < 0 && r != -ENOMEM) {
+                kube_config_free(cfg);
+                return log_error_errno(r, "cannot start the resolver of host names (/etc/resolv.conf)"),
+                       EXIT_RUNTIME;
+        }
+        o.client = r >= 0 ? kube_client_new(o.loop, cfg) : NULL;
         if (!o.client) {
                 kube_config_free(cfg);
                 return log_error_errno(ENOMEM, "out of memory"), EXIT_RUNTIME;

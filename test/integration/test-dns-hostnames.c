@@ -3,7 +3,8 @@
  * answer says, to the operator's own HTTP server on that address. The names
  * live only in that dnsmasq: a request that reached its server was resolved
  * by c-ares, not by curl or glibc, which know nothing of them. Names that do
- * not exist fail with c-ares' words in the request's error text. Every wait is
+ * not exist fail with c-ares' words, in the request's error text and in what
+ * the Kubernetes and etcd clients hand their callers. Every wait is
  * loop_run_until() with a deadline. dnsmasq dies with us: PR_SET_PDEATHSIG in
  * the child, and atexit and signal handlers that kill it by PID. */
 #include <setjmp.h>
@@ -20,7 +21,10 @@
 #include <sys/wait.h>
 #include <time.h>
 
+#include "base/json.h"
 #include "dns/hostnames.h"
+#include "etcd/client.h"
+#include "kube/client.h"
 #include "loop/loop.h"
 #include "runtime/httpserver.h"
 
@@ -368,6 +372,56 @@ static void test_no_answer(void **state)
         assert_int_equal(d.calls, 0);
 }
 
+/* What the clients hand their callers carries the resolver's words. */
+static void on_kube(KubeClient *c, const KubeResponse *resp, void *userdata)
+{
+        Heard *h = userdata;
+
+        h->done = true;
+        h->error = resp->error;
+        (void) snprintf(h->message, sizeof h->message, "%s",
+                        resp->status && resp->status->message ? resp->status->message : "");
+}
+
+static void on_etcd(EtcdClient *c, const EtcdResponse *resp, void *userdata)
+{
+        Heard *h = userdata;
+
+        h->done = true;
+        h->error = resp->error;
+        (void) snprintf(h->message, sizeof h->message, "%s", strempty(resp->message));
+}
+
+static void test_clients_report_the_name(void **state)
+{
+        _cleanup_(loop_unrefp) Loop *l = loop_with_names(NULL, 0, 0, NULL);
+        KubeConfig *cfg = calloc(1, sizeof *cfg);
+        Heard heard = {};
+
+        assert_non_null(cfg);
+        cfg->server = strdup("https://api.nope." DOMAIN ":6443");
+        _cleanup_(kube_client_freep) KubeClient *kc = kube_client_new(l, cfg);
+        assert_non_null(kc);
+        _cleanup_(cJSON_Deletep) cJSON *obj = cJSON_Parse("{\"metadata\":{\"name\":\"x\"}}");
+        assert_int_equal(kube_create(kc, &KUBE_CONFIGMAPS, "default", obj, on_kube, &heard), 0);
+        assert_int_equal(loop_run_until(l, &heard.done, DEADLINE), 0);
+        assert_int_equal(heard.error, -EHOSTUNREACH);
+        assert_string_equal(heard.message, "cannot resolve api.nope." DOMAIN ": " NOT_FOUND);
+
+        HttpTls tls = {};
+        _cleanup_(etcd_client_freep) EtcdClient *ec = etcd_client_new(l, &tls);
+        char *endpoints[] = {"https://etcd-0.nope." DOMAIN ":2379"};
+        assert_non_null(ec);
+        assert_int_equal(etcd_client_set_endpoints(ec, endpoints, 1), 0);
+        heard = (Heard){};
+        assert_int_equal(etcd_member_list(ec, on_etcd, &heard), 0);
+        assert_int_equal(loop_run_until(l, &heard.done, DEADLINE), 0);
+        assert_int_equal(heard.error, -EHOSTUNREACH);
+        /* The member's HTTP port (etcd_http_url()): the name is the same. */
+        assert_string_equal(heard.message, "cannot resolve etcd-0.nope." DOMAIN ": " NOT_FOUND);
+        assert_int_equal(loop_http_in_flight(l), 0);
+}
+
 int main(void)
 {
         const struct CMUnitTest tests[] = {
@@ -377,6 +431,7 @@ int main(void)
                 cmocka_unit_test(test_name_not_found),
                 cmocka_unit_test(test_answers_by_family),
                 cmocka_unit_test(test_no_answer),
+                cmocka_unit_test(test_clients_report_the_name),
         };
 
         return cmocka_run_group_tests(tests, setup, teardown);
