@@ -21,8 +21,8 @@ struct Loop {
 
 typedef struct HttpResolving HttpResolving;
 
+/* Fields by size, so that the struct has no holes (one per watch adds up). */
 struct HttpRequest {
-        unsigned n_ref;
         Loop *loop;
         CURL *easy;
         char *method;
@@ -38,17 +38,25 @@ struct HttpRequest {
         struct curl_slist *resolve;    /* "NAME:PORT:ADDRESS,...": our answer for the URL's host */
         HttpResolving *resolving;      /* its name being looked up */
         sd_event_source *fail_later;   /* a failure met inside loop_http_start() */
-        int fail_error;
-        int start_error; /* a failure inside loop_http_start() that cannot wait */
-        bool starting;   /* inside loop_http_start() */
-        Buf resp;
+        char *sigv4;                   /* CURLOPT_AWS_SIGV4's provider, its key ID and secret */
+        char *sigv4_key_id;
+        char *sigv4_secret;
+        uint64_t body_fd_offset, body_fd_size, body_fd_sent; /* of body_fd */
+        usec_t stall;
         HttpDataFunc stream;
-        bool long_lived;
-        bool http1;
         HttpDoneFunc done;
         void *userdata;
-        int write_error;
         long status;
+        Buf resp;
+        unsigned n_ref;
+        int fail_error;
+        int start_error; /* a failure inside loop_http_start() that cannot wait */
+        int body_fd;     /* the body read from here instead of `body` */
+        int write_error;
+        bool starting; /* inside loop_http_start() */
+        bool https_only;
+        bool long_lived;
+        bool http1;
         char errbuf[CURL_ERROR_SIZE];
 };
 

@@ -86,6 +86,27 @@ void http_request_set_http1(HttpRequest *r, bool http1);
 #define LOOP_LONG_LIVED_BUFFER 4096
 #define LOOP_IDLE_CONNECTIONS  8
 
+/* For object stores (operator/s3). */
+/* AWS Signature Version 4 by libcurl's signer (CURLOPT_AWS_SIGV4): `provider`
+ * as curl takes it ("aws:amz:REGION:s3"), the access key ID and the secret
+ * (copied; the secret is zeroed when the request is freed). The payload's
+ * SHA-256 is the caller's x-amz-content-sha256 header, which curl signs with
+ * every other header the caller set. */
+int http_request_set_aws_sigv4(HttpRequest *r, const char *provider, const char *key_id, const char *secret);
+/* The body read from `fd` as it is sent, `size` bytes from `offset`, instead
+ * of a copy in memory: a PUT (or the request's method) with that
+ * Content-Length. `fd` is borrowed and must stay open until the request
+ * completes; a read that fails fails the request with its errno. */
+int http_request_set_body_fd(HttpRequest *r, int fd, uint64_t offset, uint64_t size);
+/* Fails the transfer with -ETIMEDOUT once it moved less than 1 byte/s for
+ * `stall` (whole seconds; 0: never): transfers with no deadline of their own. */
+void http_request_set_stall_timeout(HttpRequest *r, usec_t stall);
+/* Refuses plain http:// (-EINVAL): https only. */
+void http_request_set_https_only(HttpRequest *r, bool https_only);
+/* The running libcurl's version (0xXXYYZZ) and its text (*ret_text, may be
+ * NULL), for what depends on how its signer works. */
+unsigned http_curl_version(const char **ret_text);
+
 int loop_http_start(Loop *l, HttpRequest *r, HttpDoneFunc done, void *userdata);
 /* Stops a request in flight; its done callback is not invoked. */
 void http_request_cancel(HttpRequest *r);
