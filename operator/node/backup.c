@@ -48,8 +48,6 @@
 #include "s3/s3.h"
 #include "s3/snapshots.h"
 
-#include <curl/curl.h>
-
 static const char *const static_pods[] = {"kube-apiserver", "kube-controller-manager", "kube-scheduler",
                                           "etcd"};
 
@@ -350,10 +348,6 @@ static int upload(const Flags *f, uint64_t revision, time_t created, const char 
                             *sums_path = strdup_printf("%s/%s", f->backup_dir, sums), *err = NULL;
         if (!snap_key || !tar_key || !sums_key || !snap_path || !tar_path || !sums_path)
                 return log_error_errno(ENOMEM, "out of memory"), EXIT_RUNTIME;
-        if (curl_global_init(CURL_GLOBAL_DEFAULT) != CURLE_OK)
-                return log_error("libcurl failed to start; the local backup in %s is complete",
-                                 f->backup_dir),
-                       EXIT_RUNTIME;
         log_info("uploading the backup to s3://%s/%s and %s", f->store->bucket, snap_key, tar_key);
         /* The checksum file last: only then does the backup count ("latest", garbage collection). */
         int r = s3_put_file(f->store, tar_key, tar_path, &err);
@@ -362,7 +356,6 @@ static int upload(const Flags *f, uint64_t revision, time_t created, const char 
         if (r >= 0)
                 r = s3_put_file(f->store, sums_key, sums_path, &err);
         if (r < 0) {
-                curl_global_cleanup();
                 log_error("%s; the local backup in %s is complete, only the upload failed", strempty(err),
                           f->backup_dir);
                 return EXIT_RUNTIME;
@@ -372,7 +365,6 @@ static int upload(const Flags *f, uint64_t revision, time_t created, const char 
          * store that only grows is the failure upstream's upgrade backups had, so it fails loudly. */
         if (f->s3_gc_policy)
                 r = s3_backups_gc(f->store, f->s3_gc_policy, f->s3_max_backups, false);
-        curl_global_cleanup();
         if (r < 0) {
                 log_error("the backup is uploaded, but garbage collection of s3://%s/%s failed (above); "
                           "the store keeps more backups than its policy until a later run succeeds",
@@ -634,6 +626,9 @@ static int backup_main(int argc, char *argv[])
                            s3_store_check(&store, &err) < 0 || s3_store_check_backup_key(&store, &err) < 0) {
                         log_error("cluster-backup: %s; nothing was written", err ? err : "out of memory");
                         r = EXIT_USAGE;
+                } else if (!(store.loop = nodecmd_loop_new())) {
+                        log_error("cluster-backup: cannot start the event loop; nothing was written");
+                        r = EXIT_RUNTIME;
                 } else
                         f.store = &store;
         }

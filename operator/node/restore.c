@@ -5,7 +5,6 @@
  * store (--s3-*) and the last line that says what comes next. The procedure
  * itself (the modes, the order of the checks and of the steps that change
  * the node, what each one refuses) is operator/dr's (dr/restore.h). */
-#include <curl/curl.h>
 #include <dirent.h>
 #include <getopt.h>
 
@@ -119,11 +118,10 @@ static int fetch_from_store(const char *dir, const char *cred_dir, const char *b
                 log_error("cluster-restore: %s; nothing was changed", err ? err : "out of memory");
                 return EXIT_USAGE;
         }
-        if (curl_global_init(CURL_GLOBAL_DEFAULT) != CURLE_OK)
-                return log_error("cluster-restore: libcurl failed to start; nothing was changed"),
+        if (!(store.loop = nodecmd_loop_new()))
+                return log_error("cluster-restore: cannot start the event loop; nothing was changed"),
                        EXIT_RUNTIME;
         int r = s3_backups_fetch(&store, which ? which : "latest", dir, true, &snap);
-        curl_global_cleanup();
         if (r < 0) {
                 log_error(
                         "cluster-restore: the backup could not be fetched from s3://%s/%s (above); nothing "

@@ -3,7 +3,6 @@
  * see what a store holds, to fetch a backup for a restore, or to check that
  * a Secret's keys work before a Backup names it. Names are relative to
  * --prefix, as the backups lay them out. */
-#include <curl/curl.h>
 #include <getopt.h>
 #include <inttypes.h>
 #include <stdarg.h>
@@ -476,6 +475,8 @@ static int run(const Flags *f, int argc, char *argv[])
         s.part_size = f->part_size;
         if (s3_store_check(&s, &err) < 0)
                 return usage_error("%s", strempty(err));
+        if (!(s.loop = nodecmd_loop_new()))
+                return log_error("s3: cannot start the event loop"), EXIT_RUNTIME;
         /* What chooses or deletes backups acts only on those this cluster signed. */
         if ((streq(cmd, "gc") || streq(cmd, "get-backup")) && s3_store_check_backup_key(&s, &err) < 0)
                 return usage_error("%s", strempty(err));
@@ -596,11 +597,7 @@ static int s3_main(int argc, char *argv[])
                                    "secretAccessKey)");
         if (!f.bucket)
                 return usage_error("--bucket is required");
-        if (curl_global_init(CURL_GLOBAL_DEFAULT) != CURLE_OK)
-                return log_error("s3: libcurl failed to start"), EXIT_RUNTIME;
-        int r = run(&f, argc - optind, argv + optind);
-        curl_global_cleanup();
-        return r;
+        return run(&f, argc - optind, argv + optind);
 }
 
 const Command cmd_s3 = {

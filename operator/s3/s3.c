@@ -1,36 +1,22 @@
-/* The S3 client (s3.h). */
+/* The S3 client's settings, names and answers (s3.h): the credentials
+ * directory, the checks of bucket, prefix, endpoint and encryption, keys and
+ * URLs, and the XML S3 answers in. The requests are request.c's, the
+ * operations objects.c's. */
 #include "s3.h"
 
 #include <ctype.h>
-#include <curl/curl.h>
 #include <errno.h>
-#include <fcntl.h>
-#include <inttypes.h>
-#include <openssl/evp.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <sys/stat.h>
 #include <unistd.h>
 
-#include "base/buf.h"
 #include "base/fileio.h"
 #include "base/log.h"
 #include "base/timeutil.h"
+#include "s3-internal.h"
 
-#define SETTING_MAX  (64 * 1024)
-#define XML_MAX      (16 * 1024 * 1024)
-#define ATTEMPTS     4
-#define CONNECT_SECS 10L
-#define STALL_SECS   60L  /* a transfer below 1 byte/s for this long is dead */
-#define REQUEST_SECS 300L /* a whole LIST, HEAD, DELETE or multipart call (not a transfer) */
-/* Review L2: what a hostile or broken endpoint can make us do. A listing of more pages
- * (1000 keys each) than this is refused, as is a download larger than this. */
-#define LIST_MAX_PAGES 1000
-#define DOWNLOAD_MAX   (64ULL << 30)
-#define DIGEST_SHA256  32
-#define DIGEST_MD5     16
-#define ETAG_MAX       48 /* hex MD5, "-", part count */
+#define SETTING_MAX (64 * 1024)
 
 /* ---- settings ---- */
 
@@ -51,6 +37,7 @@ void s3_store_done(S3Store *s)
         if (s->backup_key)
                 explicit_bzero(s->backup_key, strlen(s->backup_key));
         free(s->backup_key);
+        loop_unref(s->loop);
         *s = (S3Store){};
 }
 
@@ -236,15 +223,15 @@ int s3_store_check(S3Store *s, char **ret_error)
                 /* Before 8.10.0 libcurl's SigV4 signer sorts canonical headers as whole
                  * "name:value" lines, so x-amz-server-side-encryption-aws-kms-key-id goes before
                  * x-amz-server-side-encryption and S3 answers SignatureDoesNotMatch (curl #14370). */
-                const curl_version_info_data *cv = curl_version_info(CURLVERSION_NOW);
-                if (cv->version_num < 0x080a00)
+                const char *curl_text = NULL;
+                if (http_curl_version(&curl_text) < 0x080a00)
                         return set_error(
                                 ret_error, -EOPNOTSUPP,
                                 "%s/sseKMSKeyId needs libcurl 8.10.0 or newer to be signed as S3 "
                                 "checks it (this is libcurl %s); remove sseKMSKeyId to encrypt with "
                                 "the account's default KMS key (or make the key the bucket's default "
                                 "encryption key)",
-                                strempty(s->dir), cv->version);
+                                strempty(s->dir), curl_text);
         }
         if (s->part_size == 0)
                 s->part_size = S3_DEFAULT_PART_SIZE;
@@ -357,8 +344,7 @@ char *s3_xml_next(const char *xml, const char *tag, size_t *pos)
         return v;
 }
 
-/* The text of the first <tag> anywhere in xml. */
-static char *xml_get(const char *xml, const char *tag)
+char *s3_xml_get(const char *xml, const char *tag)
 {
         size_t pos = 0;
         return s3_xml_next(xml, tag, &pos);
@@ -374,7 +360,7 @@ void s3_object_list_done(S3ObjectList *l)
         *l = (S3ObjectList){};
 }
 
-static char *unquote(char *etag)
+char *s3_etag_unquote(char *etag)
 {
         size_t n = etag ? strlen(etag) : 0;
         if (n >= 2 && etag[0] == '"' && etag[n - 1] == '"') {
@@ -391,9 +377,9 @@ int s3_parse_list_page(const char *xml, S3ObjectList *l, char **ret_next)
 
         *ret_next = NULL;
         while ((block = s3_xml_next(xml, "Contents", &pos))) {
-                _cleanup_free_ char *b = block, *size = xml_get(b, "Size"),
-                                    *mod = xml_get(b, "LastModified");
-                S3Object o = {.key = xml_get(b, "Key"), .etag = unquote(xml_get(b, "ETag"))};
+                _cleanup_free_ char *b = block, *size = s3_xml_get(b, "Size"),
+                                    *mod = s3_xml_get(b, "LastModified");
+                S3Object o = {.key = s3_xml_get(b, "Key"), .etag = s3_etag_unquote(s3_xml_get(b, "ETag"))};
                 usec_t t = 0;
                 char *end = NULL;
                 if (!o.key || !size) {
@@ -420,9 +406,9 @@ int s3_parse_list_page(const char *xml, S3ObjectList *l, char **ret_next)
         }
         if (errno == ENOMEM)
                 return -ENOMEM;
-        _cleanup_free_ char *truncated = xml_get(xml, "IsTruncated");
+        _cleanup_free_ char *truncated = s3_xml_get(xml, "IsTruncated");
         if (streq_ptr(truncated, "true")) {
-                *ret_next = xml_get(xml, "NextContinuationToken");
+                *ret_next = s3_xml_get(xml, "NextContinuationToken");
                 if (!*ret_next)
                         return -EBADMSG; /* truncated without a way on: the listing would be partial */
         }
@@ -431,626 +417,19 @@ int s3_parse_list_page(const char *xml, S3ObjectList *l, char **ret_next)
 
 /* ---- digests ---- */
 
-static int digest(const EVP_MD *md, const void *p, size_t n, unsigned char *out)
+int s3_digest(const EVP_MD *md, const void *p, size_t n, unsigned char *out)
 {
         unsigned int len = 0;
         return EVP_Digest(p, n, out, &len, md, NULL) == 1 ? 0 : -EIO;
 }
 
-static void to_hex(const unsigned char *d, size_t n, char *out)
+void s3_to_hex(const unsigned char *d, size_t n, char *out)
 {
-        for (size_t i = 0; i < n; i++)
-                (void) snprintf(out + 2 * i, 3, "%02x", d[i]);
-}
+        static const char hex[] = "0123456789abcdef";
 
-/* ---- one request ---- */
-
-typedef struct Req {
-        const S3Store *s;
-        const char *op; /* "PUT", "upload part 3 of", ... for messages */
-        const char *method;
-        const char *key; /* for messages */
-        char *url;
-        const char *body; /* request body (may be NULL: none) */
-        size_t body_len, body_off;
-        const char *content_type;
-        bool sse;         /* send the store's server-side encryption headers (object creation) */
-        int out_fd;       /* GET: the body goes here (-1: into resp) */
-        uint64_t written; /* into out_fd */
-        Buf resp;
-        long status;
-        char etag[160];
-        uint64_t length;
-        bool have_length;
-        bool too_big; /* the body went over resp's maximum */
-} Req;
-
-static size_t on_read(char *buf, size_t size, size_t n, void *userdata)
-{
-        Req *q = userdata;
-        size_t k = MIN(size * n, q->body_len - q->body_off);
-        memcpy(buf, q->body + q->body_off, k);
-        q->body_off += k;
-        return k;
-}
-
-static size_t on_write(char *p, size_t size, size_t n, void *userdata)
-{
-        Req *q = userdata;
-        size_t len = size * n;
-        if (q->out_fd >= 0 && q->status / 100 == 2) {
-                if ((q->written += len) > DOWNLOAD_MAX)
-                        return 0; /* curl ends the transfer: a write error */
-                for (size_t off = 0; off < len;) {
-                        ssize_t k = write(q->out_fd, p + off, len - off);
-                        if (k < 0 && errno == EINTR)
-                                continue;
-                        if (k <= 0)
-                                return 0;
-                        off += (size_t) k;
-                }
-                return len;
+        for (size_t i = 0; i < n; i++) {
+                out[2 * i] = hex[d[i] >> 4];
+                out[2 * i + 1] = hex[d[i] & 15];
         }
-        if (buf_append(&q->resp, p, len) < 0) {
-                q->too_big = true;
-                return 0;
-        }
-        return len;
-}
-
-static size_t on_header(char *p, size_t size, size_t n, void *userdata)
-{
-        Req *q = userdata;
-        size_t len = size * n;
-        char line[512];
-        if (len >= sizeof line)
-                return len;
-        memcpy(line, p, len);
-        line[len] = 0;
-        line[strcspn(line, "\r\n")] = 0;
-        if (startswith(line, "HTTP/")) {
-                /* a new response (after a 100 Continue): forget the last one's headers */
-                q->etag[0] = 0;
-                q->have_length = false;
-                (void) sscanf(line, "HTTP/%*s %ld", &q->status);
-                return len;
-        }
-        char *colon = strchr(line, ':');
-        if (!colon)
-                return len;
-        *colon = 0;
-        char *v = colon + 1;
-        while (*v == ' ' || *v == '\t')
-                v++;
-        if (strcasecmp(line, "etag") == 0) {
-                (void) snprintf(q->etag, sizeof q->etag, "%s", v);
-                (void) unquote(q->etag);
-        } else if (strcasecmp(line, "content-length") == 0) {
-                char *end;
-                errno = 0;
-                q->length = strtoull(v, &end, 10);
-                q->have_length = !errno && end != v;
-        }
-        return len;
-}
-
-/* S3's <Code> and <Message>, with what to check for the common ones. */
-static int s3_error(const Req *q, char **ret_error)
-{
-        _cleanup_free_ char *code = q->resp.data ? xml_get(q->resp.data, "Code") : NULL,
-                            *msg = q->resp.data ? xml_get(q->resp.data, "Message") : NULL, *hint = NULL;
-        int r = q->status == 404 ? -ENOENT : q->status == 403 ? -EACCES : -EIO;
-        if (streq_ptr(code, "InvalidAccessKeyId") || streq_ptr(code, "SignatureDoesNotMatch"))
-                hint = strdup_printf(" (check accessKeyID and secretAccessKey in %s)",
-                                     q->s->dir ? q->s->dir : "the credentials");
-        else if (streq_ptr(code, "AccessDenied"))
-                /* Not the key ID itself: this text ends up in Job termination messages and
-                 * EtcdBackup conditions that more people read than the Secret (review L15). */
-                hint = strdup_printf(" (the access key in %s may not do this in bucket %s)",
-                                     q->s->dir ? q->s->dir : "the credentials", q->s->bucket);
-        else if (streq_ptr(code, "NoSuchBucket"))
-                hint = strdup_printf(" (create bucket %s at %s, or fix --bucket)", q->s->bucket,
-                                     q->s->endpoint);
-        else if (streq_ptr(code, "RequestTimeTooSkewed"))
-                hint = strdup(" (this host's clock is off: fix its time sync)");
-        else if (streq_ptr(code, "PermanentRedirect") || streq_ptr(code, "AuthorizationHeaderMalformed"))
-                hint = strdup_printf(" (the bucket is in another region than %s: fix region in %s)",
-                                     q->s->region, q->s->dir ? q->s->dir : "the credentials");
-        return set_error(ret_error, r, "S3 %s s3://%s/%s: HTTP %ld %s: %s%s", q->op, q->s->bucket,
-                         strempty(q->key), q->status, code ? code : "(no S3 error code)",
-                         msg ? msg : "(no message)", strempty(hint));
-}
-
-/* Sends q once per attempt until a final answer: 2xx -> 0; 4xx -> S3's error;
- * 5xx, 429 and transport errors are retried, then reported. */
-static int perform(Req *q, char **ret_error)
-{
-        char sigv4[128], hash_hdr[128], ctype[128], sse_hdr[64], kms_hdr[2200];
-        unsigned char sha[DIGEST_SHA256];
-        char sha_hex[2 * DIGEST_SHA256 + 1];
-        char curl_err[CURL_ERROR_SIZE];
-
-        if (digest(EVP_sha256(), q->body ? q->body : "", q->body ? q->body_len : 0, sha) < 0)
-                return set_error(ret_error, -EIO, "SHA-256 failed");
-        to_hex(sha, sizeof sha, sha_hex);
-        (void) snprintf(sigv4, sizeof sigv4, "aws:amz:%s:s3", q->s->region);
-        (void) snprintf(hash_hdr, sizeof hash_hdr, "x-amz-content-sha256: %s", sha_hex);
-        (void) snprintf(ctype, sizeof ctype, "Content-Type: %s", q->content_type ? q->content_type : "");
-        /* x-amz-* headers: curl's SigV4 signer signs every header set here (the peer checks). */
-        bool sse = q->sse && q->s->sse, kms = sse && q->s->sse_kms_key_id;
-        (void) snprintf(sse_hdr, sizeof sse_hdr, "x-amz-server-side-encryption: %s", strempty(q->s->sse));
-        (void) snprintf(kms_hdr, sizeof kms_hdr, "x-amz-server-side-encryption-aws-kms-key-id: %s",
-                        strempty(q->s->sse_kms_key_id));
-
-        for (int attempt = 1;; attempt++) {
-                CURL *c = curl_easy_init();
-                struct curl_slist *h = curl_slist_append(NULL, hash_hdr);
-                if (h &&
-                    ((q->content_type && !curl_slist_append(h, ctype)) ||
-                     (sse && !curl_slist_append(h, sse_hdr)) || (kms && !curl_slist_append(h, kms_hdr)))) {
-                        curl_slist_free_all(h);
-                        h = NULL;
-                }
-                if (!c || !h) {
-                        curl_slist_free_all(h);
-                        curl_easy_cleanup(c);
-                        return -ENOMEM;
-                }
-                buf_reset(&q->resp);
-                q->status = 0;
-                q->body_off = 0;
-                q->etag[0] = 0;
-                q->have_length = false;
-                q->too_big = false;
-                curl_err[0] = 0;
-                (void) curl_easy_setopt(c, CURLOPT_URL, q->url);
-                (void) curl_easy_setopt(c, CURLOPT_AWS_SIGV4, sigv4);
-                (void) curl_easy_setopt(c, CURLOPT_USERNAME, q->s->access_key);
-                (void) curl_easy_setopt(c, CURLOPT_PASSWORD, q->s->secret_key);
-                (void) curl_easy_setopt(c, CURLOPT_HTTPHEADER, h);
-                (void) curl_easy_setopt(c, CURLOPT_NOSIGNAL, 1L);
-                (void) curl_easy_setopt(c, CURLOPT_CONNECTTIMEOUT, CONNECT_SECS);
-                (void) curl_easy_setopt(c, CURLOPT_LOW_SPEED_LIMIT, 1L);
-                (void) curl_easy_setopt(c, CURLOPT_LOW_SPEED_TIME, STALL_SECS);
-                (void) curl_easy_setopt(c, CURLOPT_ERRORBUFFER, curl_err);
-                (void) curl_easy_setopt(c, CURLOPT_WRITEFUNCTION, on_write);
-                (void) curl_easy_setopt(c, CURLOPT_WRITEDATA, q);
-                (void) curl_easy_setopt(c, CURLOPT_HEADERFUNCTION, on_header);
-                (void) curl_easy_setopt(c, CURLOPT_HEADERDATA, q);
-                (void) curl_easy_setopt(c, CURLOPT_PROTOCOLS_STR,
-                                        q->s->insecure_http ? "http,https" : "https");
-                (void) curl_easy_setopt(c, CURLOPT_SSLVERSION, (long) CURL_SSLVERSION_TLSv1_2); /* L5 */
-                if (q->s->ca_file) {
-                        /* Only this bundle, not the system's CA directory too (as the AWS SDKs'
-                         * custom CA bundle replaces the system pool). */
-                        (void) curl_easy_setopt(c, CURLOPT_CAINFO, q->s->ca_file);
-                        (void) curl_easy_setopt(c, CURLOPT_CAPATH, NULL);
-                }
-                if (streq(q->method, "PUT")) {
-                        (void) curl_easy_setopt(c, CURLOPT_UPLOAD, 1L);
-                        (void) curl_easy_setopt(c, CURLOPT_READFUNCTION, on_read);
-                        (void) curl_easy_setopt(c, CURLOPT_READDATA, q);
-                        (void) curl_easy_setopt(c, CURLOPT_INFILESIZE_LARGE, (curl_off_t) q->body_len);
-                } else if (streq(q->method, "POST")) {
-                        (void) curl_easy_setopt(c, CURLOPT_POSTFIELDS, q->body ? q->body : "");
-                        (void) curl_easy_setopt(c, CURLOPT_POSTFIELDSIZE_LARGE, (curl_off_t) q->body_len);
-                } else if (streq(q->method, "HEAD")) {
-                        (void) curl_easy_setopt(c, CURLOPT_NOBODY, 1L);
-                } else if (!streq(q->method, "GET")) {
-                        (void) curl_easy_setopt(c, CURLOPT_CUSTOMREQUEST, q->method);
-                }
-                if (q->out_fd >= 0)
-                        (void) curl_easy_setopt(c, CURLOPT_MAXFILESIZE_LARGE, (curl_off_t) DOWNLOAD_MAX);
-                else if (!streq(q->method, "PUT"))
-                        (void) curl_easy_setopt(c, CURLOPT_TIMEOUT, REQUEST_SECS);
-                if (q->out_fd >= 0) { /* a retried download starts over */
-                        q->written = 0;
-                        if (ftruncate(q->out_fd, 0) < 0 || lseek(q->out_fd, 0, SEEK_SET) < 0) {
-                                curl_slist_free_all(h);
-                                curl_easy_cleanup(c);
-                                return set_error(ret_error, -errno, "cannot rewind the download: %m");
-                        }
-                }
-                CURLcode cc = curl_easy_perform(c);
-                (void) curl_easy_getinfo(c, CURLINFO_RESPONSE_CODE, &q->status);
-                curl_slist_free_all(h);
-                curl_easy_cleanup(c);
-
-                if (q->too_big && q->status / 100 == 2)
-                        return set_error(ret_error, -E2BIG, "S3 %s s3://%s/%s: larger than %zu bytes", q->op,
-                                         q->s->bucket, strempty(q->key), q->resp.max);
-                if (cc == CURLE_FILESIZE_EXCEEDED || (q->out_fd >= 0 && q->written > DOWNLOAD_MAX))
-                        return set_error(ret_error, -EFBIG,
-                                         "S3 GET s3://%s/%s: larger than %llu GiB; refusing to download it",
-                                         q->s->bucket, strempty(q->key), DOWNLOAD_MAX >> 30);
-                bool transient = cc != CURLE_OK || q->status >= 500 || q->status == 429;
-                if (!transient && q->status / 100 == 2)
-                        return 0;
-                if (!transient)
-                        return s3_error(q, ret_error);
-                if (attempt >= ATTEMPTS) {
-                        if (cc != CURLE_OK)
-                                return set_error(ret_error, -EHOSTUNREACH,
-                                                 "S3 %s s3://%s/%s at %s: %s (after %d "
-                                                 "attempts; check the endpoint in %s)",
-                                                 q->op, q->s->bucket, strempty(q->key), q->s->endpoint,
-                                                 *curl_err ? curl_err : curl_easy_strerror(cc), attempt,
-                                                 strempty(q->s->dir));
-                        return s3_error(q, ret_error);
-                }
-                usec_t delay = (usec_t) 500 * 1000 << (attempt - 1);
-                log_warning(
-                        "S3 %s s3://%s/%s: %s; retrying in %.1f s", q->op, q->s->bucket, strempty(q->key),
-                        cc != CURLE_OK ? (*curl_err ? curl_err : curl_easy_strerror(cc)) : "server error",
-                        (double) delay / USEC_PER_SEC);
-                (void) usleep((useconds_t) delay);
-        }
-}
-
-static Req req_new(const S3Store *s, const char *op, const char *method, const char *key)
-{
-        return (Req){
-                .s = s, .op = op, .method = method, .key = key, .out_fd = -1, .resp = BUF_INIT(XML_MAX)};
-}
-
-static void req_done(Req *q)
-{
-        free(q->url);
-        buf_free(&q->resp);
-}
-
-/* ---- operations ---- */
-
-int s3_head(const S3Store *s, const char *key, S3Object *ret, char **ret_error)
-{
-        _cleanup_(req_done) Req q = req_new(s, "HEAD", "HEAD", key);
-        int r;
-        if (!(q.url = s3_url(s, key, NULL)))
-                return -ENOMEM;
-        if ((r = perform(&q, ret_error)) < 0)
-                return r;
-        *ret = (S3Object){.size = q.length, .etag = strdup(q.etag)};
-        if (!(ret->key = strdup(key)) || !ret->etag) {
-                free(ret->key);
-                free(ret->etag);
-                return -ENOMEM;
-        }
-        return 0;
-}
-
-int s3_delete(const S3Store *s, const char *key, char **ret_error)
-{
-        _cleanup_(req_done) Req q = req_new(s, "DELETE", "DELETE", key);
-        if (!(q.url = s3_url(s, key, NULL)))
-                return -ENOMEM;
-        return perform(&q, ret_error);
-}
-
-int s3_list(const S3Store *s, const char *prefix, S3ObjectList *ret, char **ret_error)
-{
-        _cleanup_free_ char *token = NULL, *pfx = NULL, *last = NULL;
-        int r;
-
-        *ret = (S3ObjectList){};
-        pfx = prefix ? strdup(prefix) : (*s->prefix ? strdup_printf("%s/", s->prefix) : strdup(""));
-        if (!pfx)
-                return -ENOMEM;
-        for (unsigned page = 1;; page++) {
-                _cleanup_(req_done) Req q = req_new(s, "LIST", "GET", pfx);
-                _cleanup_free_ char *enc_pfx = s3_uri_encode(pfx, false),
-                                    *enc_tok = token ? s3_uri_encode(token, false) : NULL, *query = NULL;
-                if (!enc_pfx || (token && !enc_tok))
-                        return -ENOMEM;
-                /* Canonical: sorted by name, every value encoded. */
-                query = token ? strdup_printf("continuation-token=%s&list-type=2&prefix=%s", enc_tok,
-                                              enc_pfx)
-                              : strdup_printf("list-type=2&prefix=%s", enc_pfx);
-                if (!query || !(q.url = s3_url(s, NULL, query)))
-                        return -ENOMEM;
-                if ((r = perform(&q, ret_error)) < 0)
-                        goto fail;
-                token = mfree(token);
-                r = s3_parse_list_page(q.resp.data ? q.resp.data : "", ret, &token);
-                if (r < 0) {
-                        (void) set_error(ret_error, r, "S3 LIST s3://%s/%s: %s", s->bucket, pfx,
-                                         r == -ENOMEM ? "out of memory"
-                                                      : "the listing is not what S3 sends");
-                        goto fail;
-                }
-                if (!token)
-                        return 0;
-                /* An endpoint that answers "truncated" for ever would keep us (and our memory)
-                 * here for ever: a token seen just before, or too many pages, ends it. */
-                if (streq_ptr(token, last) || page >= LIST_MAX_PAGES) {
-                        r = set_error(ret_error, -ELOOP,
-                                      "S3 LIST s3://%s/%s: %s after %u pages; the endpoint is not "
-                                      "behaving as S3 does",
-                                      s->bucket, pfx,
-                                      streq_ptr(token, last) ? "the same continuation token again"
-                                                             : "still truncated",
-                                      page);
-                        goto fail;
-                }
-                free(last);
-                last = strdup(token);
-                if (!last) {
-                        r = -ENOMEM;
-                        goto fail;
-                }
-        }
-fail:
-        s3_object_list_done(ret);
-        return r;
-}
-
-int s3_get_file(const S3Store *s, const char *key, const char *path, char **ret_error)
-{
-        _cleanup_(req_done) Req q = req_new(s, "GET", "GET", key);
-        _cleanup_free_ char *tmp = strdup_printf("%s.tmp.XXXXXX", path);
-        struct stat st;
-        int r;
-
-        if (!tmp || !(q.url = s3_url(s, key, NULL)))
-                return -ENOMEM;
-        q.out_fd = mkostemp(tmp, O_CLOEXEC);
-        if (q.out_fd < 0)
-                return set_error(ret_error, -errno, "cannot create %s: %m", tmp);
-        r = perform(&q, ret_error);
-        if (r >= 0 && fstat(q.out_fd, &st) < 0)
-                r = set_error(ret_error, -errno, "cannot stat %s: %m", tmp);
-        if (r >= 0 && q.have_length && (uint64_t) st.st_size != q.length)
-                r = set_error(ret_error, -EIO, "S3 GET s3://%s/%s: got %jd bytes of %" PRIu64, s->bucket,
-                              key, (intmax_t) st.st_size, q.length);
-        if (r >= 0 && fsync(q.out_fd) < 0)
-                r = set_error(ret_error, -errno, "cannot write %s: %m", tmp);
-        (void) close(q.out_fd);
-        if (r >= 0 && (r = rename_durable(tmp, path)) < 0)
-                r = set_error(ret_error, r, "cannot rename %s to %s: %s", tmp, path, strerror(-r));
-        if (r < 0)
-                (void) unlink(tmp);
-        return r;
-}
-
-int s3_get_bytes(const S3Store *s, const char *key, size_t max, char **ret, size_t *ret_len,
-                 char **ret_error)
-{
-        _cleanup_(req_done) Req q = req_new(s, "GET", "GET", key);
-        int r;
-
-        assert_return(s && key && ret, -EINVAL);
-        q.resp = BUF_INIT(max);
-        if (!(q.url = s3_url(s, key, NULL)))
-                return -ENOMEM;
-        if ((r = perform(&q, ret_error)) < 0)
-                return r;
-        if (ret_len)
-                *ret_len = q.resp.len;
-        *ret = q.resp.data ? buf_steal(&q.resp) : strdup("");
-        return *ret ? 0 : -ENOMEM;
-}
-
-/* Reads up to n bytes at off. */
-static int read_at(int fd, char *buf, size_t n, uint64_t off, size_t *ret)
-{
-        size_t got = 0;
-        while (got < n) {
-                ssize_t k = pread(fd, buf + got, n - got, (off_t) (off + got));
-                if (k < 0 && errno == EINTR)
-                        continue;
-                if (k < 0)
-                        return -errno;
-                if (k == 0)
-                        break;
-                got += (size_t) k;
-        }
-        *ret = got;
-        return 0;
-}
-
-/* The object as uploaded is the file: its size, and its ETag where S3
- * computes ETags as MD5s (single PUT: the MD5; multipart: the MD5 of the
- * parts' MD5s, "-N", as S3, MinIO and Ceph do; `alt_etag`, the whole
- * object's MD5, is what some stores such as s3rver give instead). */
-static int check_uploaded(const S3Store *s, const char *key, uint64_t size, const char *want_etag,
-                          const char *alt_etag, char **ret_error)
-{
-        S3Object o = {};
-        int r = s3_head(s, key, &o, ret_error);
-        if (r < 0)
-                return r;
-        /* With SSE-KMS the ETag is no MD5 of the content (AWS documents it): the size only. */
-        bool etag_is_md5 = !streq_ptr(s->sse, "aws:kms");
-        if (o.size != size)
-                r = set_error(ret_error, -EIO,
-                              "S3 PUT s3://%s/%s: the stored object has %" PRIu64
-                              " bytes, the file %" PRIu64,
-                              s->bucket, key, o.size, size);
-        else if (etag_is_md5 && !streq_ptr(o.etag, want_etag) && !(alt_etag && streq_ptr(o.etag, alt_etag)))
-                r = set_error(ret_error, -EIO,
-                              "S3 PUT s3://%s/%s: the stored object's ETag is %s, what was sent has %s (the "
-                              "content differs, or the bucket encrypts with SSE-KMS by default: then write "
-                              "aws:kms into serverSideEncryption in the credentials)",
-                              s->bucket, key, strempty(o.etag), want_etag);
-        free(o.key);
-        free(o.etag);
-        return r;
-}
-
-static int put_single(const S3Store *s, const char *key, int fd, uint64_t size, char **ret_error)
-{
-        _cleanup_(req_done) Req q = req_new(s, "PUT", "PUT", key);
-        _cleanup_free_ char *data = malloc(MAX(size, (uint64_t) 1));
-        unsigned char md5[DIGEST_MD5];
-        char etag[2 * DIGEST_MD5 + 1];
-        size_t got = 0;
-        int r;
-
-        if (!data || !(q.url = s3_url(s, key, NULL)))
-                return -ENOMEM;
-        if ((r = read_at(fd, data, size, 0, &got)) < 0 || got != size)
-                return set_error(ret_error, r < 0 ? r : -EIO, "cannot read the file to upload: %s",
-                                 r < 0 ? strerror(-r) : "it shrank while being read");
-        if (digest(EVP_md5(), data, size, md5) < 0)
-                return set_error(ret_error, -EIO, "MD5 failed");
-        to_hex(md5, sizeof md5, etag);
-        q.body = data;
-        q.body_len = size;
-        q.content_type = "application/octet-stream";
-        q.sse = true;
-        if ((r = perform(&q, ret_error)) < 0)
-                return r;
-        return check_uploaded(s, key, size, etag, NULL, ret_error);
-}
-
-static void abort_upload(const S3Store *s, const char *key, const char *enc_id)
-{
-        _cleanup_(req_done) Req q = req_new(s, "abort multipart upload", "DELETE", key);
-        _cleanup_free_ char *query = strdup_printf("uploadId=%s", enc_id), *err = NULL;
-        if (!query || !(q.url = s3_url(s, key, query)))
-                return;
-        if (perform(&q, &err) < 0)
-                log_warning("%s (the parts stay in the bucket until a lifecycle rule removes them)", err);
-}
-
-/* The multipart upload itself, the whole file's MD5 into `whole`; `etag`
- * gets the ETag S3 computes for it. */
-static int put_parts(const S3Store *s, const char *key, int fd, uint64_t size, EVP_MD_CTX *whole,
-                     char etag[static ETAG_MAX], char **ret_error)
-{
-        _cleanup_free_ char *id = NULL, *enc_id = NULL, *data = NULL, *done_xml = NULL;
-        _cleanup_free_ unsigned char *md5s = NULL;
-        size_t part = s->part_size, n_parts, xml_len = 0;
-        unsigned char md5[DIGEST_MD5];
-        int r;
-
-        /* S3 takes at most 10000 parts: larger files get larger parts (whole MiB). */
-        if ((size + part - 1) / part > S3_MAX_PARTS)
-                part = (size_t) (((size + S3_MAX_PARTS - 1) / S3_MAX_PARTS + (1u << 20) - 1) &
-                                 ~(uint64_t) ((1u << 20) - 1));
-        if (part > S3_MAX_PART_SIZE)
-                return set_error(ret_error, -EFBIG, "%" PRIu64 " bytes need parts above %u MiB", size,
-                                 S3_MAX_PART_SIZE >> 20);
-        n_parts = (size_t) ((size + part - 1) / part);
-        {
-                _cleanup_(req_done) Req q = req_new(s, "start multipart upload", "POST", key);
-                if (!(q.url = s3_url(s, key, "uploads=")))
-                        return -ENOMEM;
-                q.content_type = "application/octet-stream";
-                q.sse = true; /* on the creation only: S3 refuses them on the parts */
-                if ((r = perform(&q, ret_error)) < 0)
-                        return r;
-                id = q.resp.data ? xml_get(q.resp.data, "UploadId") : NULL;
-                if (!id)
-                        return set_error(ret_error, -EBADMSG,
-                                         "S3 start multipart upload s3://%s/%s: no UploadId "
-                                         "in the answer",
-                                         s->bucket, key);
-        }
-        if (!(enc_id = s3_uri_encode(id, false)) || !(data = malloc(part)) ||
-            !(md5s = malloc(n_parts * DIGEST_MD5)) || !(done_xml = malloc(64 + n_parts * 96)))
-                return -ENOMEM;
-        xml_len = (size_t) sprintf(done_xml, "<CompleteMultipartUpload>");
-        log_info("uploading s3://%s/%s: %" PRIu64 " bytes in %zu parts of %zu MiB", s->bucket, key, size,
-                 n_parts, part >> 20);
-        for (size_t i = 0; i < n_parts; i++) {
-                _cleanup_(req_done) Req q = req_new(s, "upload part", "PUT", key);
-                _cleanup_free_ char *query = strdup_printf("partNumber=%zu&uploadId=%s", i + 1, enc_id);
-                size_t got = 0, want = (size_t) MIN((uint64_t) part, size - (uint64_t) i * part);
-                if (!query || !(q.url = s3_url(s, key, query))) {
-                        r = -ENOMEM;
-                        goto fail;
-                }
-                if ((r = read_at(fd, data, want, (uint64_t) i * part, &got)) < 0 || got != want) {
-                        r = set_error(ret_error, r < 0 ? r : -EIO, "cannot read the file to upload: %s",
-                                      r < 0 ? strerror(-r) : "it shrank while being read");
-                        goto fail;
-                }
-                if (digest(EVP_md5(), data, want, md5s + i * DIGEST_MD5) < 0 ||
-                    EVP_DigestUpdate(whole, data, want) != 1) {
-                        r = set_error(ret_error, -EIO, "MD5 failed");
-                        goto fail;
-                }
-                to_hex(md5s + i * DIGEST_MD5, DIGEST_MD5, etag);
-                q.body = data;
-                q.body_len = want;
-                if ((r = perform(&q, ret_error)) < 0)
-                        goto fail;
-                if (!streq(q.etag, etag)) {
-                        r = set_error(ret_error, -EIO,
-                                      "S3 upload part %zu of s3://%s/%s: ETag %s, the part "
-                                      "sent has MD5 %s",
-                                      i + 1, s->bucket, key, q.etag, etag);
-                        goto fail;
-                }
-                xml_len += (size_t) sprintf(done_xml + xml_len,
-                                            "<Part><PartNumber>%zu</PartNumber><ETag>\"%s\"</ETag></Part>",
-                                            i + 1, etag);
-                if ((i + 1) % 16 == 0 || i + 1 == n_parts)
-                        log_info("uploaded part %zu of %zu of s3://%s/%s", i + 1, n_parts, s->bucket, key);
-        }
-        xml_len += (size_t) sprintf(done_xml + xml_len, "</CompleteMultipartUpload>");
-        {
-                _cleanup_(req_done) Req q = req_new(s, "complete multipart upload", "POST", key);
-                _cleanup_free_ char *query = strdup_printf("uploadId=%s", enc_id), *error_code = NULL;
-                if (!query || !(q.url = s3_url(s, key, query))) {
-                        r = -ENOMEM;
-                        goto fail;
-                }
-                q.body = done_xml;
-                q.body_len = xml_len;
-                q.content_type = "application/xml";
-                if ((r = perform(&q, ret_error)) < 0)
-                        goto fail;
-                /* S3 may answer 200 and put an error in the body. */
-                error_code = q.resp.data ? xml_get(q.resp.data, "Code") : NULL;
-                if (error_code) {
-                        q.status = 500;
-                        r = s3_error(&q, ret_error);
-                        goto fail;
-                }
-        }
-        if (digest(EVP_md5(), md5s, n_parts * DIGEST_MD5, md5) < 0)
-                return set_error(ret_error, -EIO, "MD5 failed");
-        to_hex(md5, sizeof md5, etag);
-        (void) snprintf(etag + 2 * DIGEST_MD5, ETAG_MAX - 2 * DIGEST_MD5, "-%zu", n_parts);
-        return 0;
-fail:
-        if (enc_id)
-                abort_upload(s, key, enc_id);
-        return r;
-}
-
-static int put_multipart(const S3Store *s, const char *key, int fd, uint64_t size, char **ret_error)
-{
-        unsigned char md5[DIGEST_MD5];
-        char etag[ETAG_MAX], whole_hex[2 * DIGEST_MD5 + 1];
-        unsigned int len = 0;
-        EVP_MD_CTX *whole = EVP_MD_CTX_new();
-        int r;
-
-        if (!whole || EVP_DigestInit_ex(whole, EVP_md5(), NULL) != 1) {
-                EVP_MD_CTX_free(whole);
-                return -ENOMEM;
-        }
-        r = put_parts(s, key, fd, size, whole, etag, ret_error);
-        if (r >= 0 && EVP_DigestFinal_ex(whole, md5, &len) != 1)
-                r = set_error(ret_error, -EIO, "MD5 failed");
-        EVP_MD_CTX_free(whole);
-        if (r < 0)
-                return r;
-        to_hex(md5, sizeof md5, whole_hex);
-        return check_uploaded(s, key, size, etag, whole_hex, ret_error);
-}
-
-int s3_put_file(const S3Store *s, const char *key, const char *path, char **ret_error)
-{
-        _cleanup_(closep) int fd = open(path, O_RDONLY | O_CLOEXEC);
-        struct stat st;
-        if (fd < 0 || fstat(fd, &st) < 0)
-                return set_error(ret_error, -errno, "cannot open %s: %m", path);
-        if (!S_ISREG(st.st_mode))
-                return set_error(ret_error, -EINVAL, "%s is not a regular file", path);
-        if ((uint64_t) st.st_size <= s->part_size)
-                return put_single(s, key, fd, (uint64_t) st.st_size, ret_error);
-        return put_multipart(s, key, fd, (uint64_t) st.st_size, ret_error);
+        out[2 * n] = 0;
 }

@@ -3,10 +3,15 @@
  * (CURLOPT_AWS_SIGV4) with the payload's SHA-256 as x-amz-content-sha256,
  * single PUT for small objects and multipart upload (S3's 5 MiB minimum
  * part, at most 10000 parts) for large ones, every upload checked after the
- * fact (HEAD: the size, and the ETag against the MD5s we computed while
+ * fact (HEAD: the size, and the ETag against the MD5s we computed before
  * sending), listings (ListObjectsV2, all pages), downloads written
- * atomically and checked, deletes. Synchronous: the commands that call it
- * run once on a node.
+ * atomically and checked, deletes. Uploads and downloads stream between the
+ * file and the network. The requests run on the store's loop, on its HTTP
+ * stack: the TLS settings are the loop's (the TLS 1.2 floor; a caBundle as
+ * the only CA) and the endpoint's name is resolved by c-ares (loop.h,
+ * "Names"). Each call returns when it is done (loop_run_until()), so none
+ * may be made from inside a callback of that loop: the commands that call
+ * it run once on a node.
  *
  * Credentials come as etcd-backup-restore takes them: a directory (a mounted
  * Secret) with the files accessKeyID, secretAccessKey, region, endpoint and
@@ -23,6 +28,8 @@
 #include <stddef.h>
 #include <stdint.h>
 #include <time.h>
+
+#include "loop/loop.h"
 
 #define S3_MIN_PART_SIZE     (5u * 1024 * 1024)
 #define S3_DEFAULT_PART_SIZE (16u * 1024 * 1024)
@@ -45,6 +52,7 @@ typedef struct S3Store {
         char *sse;          /* serverSideEncryption: NULL, "AES256" (SSE-S3) or "aws:kms" (SSE-KMS) */
         char *sse_kms_key_id; /* sseKMSKeyId: aws:kms only; NULL: the account's default KMS key */
         size_t part_size;     /* multipart parts (and the single-PUT limit); 0: S3_DEFAULT_PART_SIZE */
+        Loop *loop; /* where its requests run: a reference, which s3_store_done() drops; required */
 } S3Store;
 
 void s3_store_done(S3Store *s);

@@ -4,7 +4,7 @@
  * live only in that dnsmasq: a request that reached its server was resolved
  * by c-ares, not by curl or glibc, which know nothing of them. Names that do
  * not exist fail with c-ares' words, in the request's error text and in what
- * the Kubernetes and etcd clients hand their callers. Every wait is
+ * the Kubernetes, etcd and S3 clients hand their callers. Every wait is
  * loop_run_until() with a deadline. dnsmasq dies with us: PR_SET_PDEATHSIG in
  * the child, and atexit and signal handlers that kill it by PID. */
 #include <setjmp.h>
@@ -27,6 +27,7 @@
 #include "kube/client.h"
 #include "loop/loop.h"
 #include "runtime/httpserver.h"
+#include "s3/s3.h"
 
 #define DEADLINE  (10 * USEC_PER_SEC)
 #define DNSMASQ   "/usr/sbin/dnsmasq"
@@ -422,6 +423,43 @@ static void test_clients_report_the_name(void **state)
         assert_int_equal(loop_http_in_flight(l), 0);
 }
 
+/* The S3 client runs on the loop's HTTP stack: its endpoint's name is c-ares' too. */
+static void test_s3_endpoint_by_name(void **state)
+{
+        _cleanup_(loop_unrefp) Loop *l = loop_with_names(NULL, 0, 0, NULL);
+        _cleanup_(http_server_freep) HttpServer *s = server_new(l);
+        _cleanup_free_ char *found = strdup_printf("http://web." DOMAIN ":%u", http_server_get_port(s)),
+                            *missing = strdup_printf("http://nope." DOMAIN ":%u", http_server_get_port(s));
+        S3Store st = {.region = (char *) "us-east-1",
+                      .bucket = (char *) "bkt",
+                      .prefix = (char *) "",
+                      .access_key = (char *) "a",
+                      .secret_key = (char *) "s",
+                      .dir = (char *) "/creds",
+                      .path_style = true,
+                      .insecure_http = true,
+                      .loop = l};
+        S3Object o = {};
+        char *err = NULL;
+
+        /* It got to the server, which has no S3 paths. */
+        st.endpoint = found;
+        assert_int_equal(s3_head(&st, "k", &o, &err), -ENOENT);
+        assert_non_null(strstr(err, "HTTP 404"));
+        err = mfree(err);
+
+        /* Retried (3.5 s), then reported in c-ares' words. */
+        st.endpoint = missing;
+        assert_int_equal(s3_head(&st, "k", &o, &err), -EHOSTUNREACH);
+        _cleanup_free_ char *want = strdup_printf("S3 HEAD s3://bkt/k at %s: cannot resolve nope." DOMAIN
+                                                  ": " NOT_FOUND " (after 4 attempts; check the endpoint in "
+                                                  "/creds)",
+                                                  missing);
+        assert_string_equal(err, want);
+        err = mfree(err);
+        assert_int_equal(loop_http_in_flight(l), 0);
+}
+
 int main(void)
 {
         const struct CMUnitTest tests[] = {
@@ -432,6 +470,7 @@ int main(void)
                 cmocka_unit_test(test_answers_by_family),
                 cmocka_unit_test(test_no_answer),
                 cmocka_unit_test(test_clients_report_the_name),
+                cmocka_unit_test(test_s3_endpoint_by_name),
         };
 
         return cmocka_run_group_tests(tests, setup, teardown);

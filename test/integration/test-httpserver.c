@@ -922,7 +922,8 @@ static int on_child_poll(sd_event_source *src, uint64_t usec, void *userdata)
 }
 
 /* An S3 HEAD to the test server with `ca_pem` as the store's CA bundle. The
- * S3 client blocks, so it runs in a child while this loop serves; returns 1
+ * S3 client waits for its answer on a loop of its own, so it runs in a child
+ * while this loop serves; returns 1
  * if TLS refused the server, 0 if the request got past TLS (the server
  * answers 404 to S3 paths). */
 static int s3_head_tls_outcome(Loop *l, const char *url, const char *dir, const char *ca_pem)
@@ -945,7 +946,8 @@ static int s3_head_tls_outcome(Loop *l, const char *url, const char *dir, const 
                               .secret_key = (char *) "s",
                               .ca_file = ca_file,
                               .dir = (char *) dir,
-                              .path_style = true};
+                              .path_style = true,
+                              .loop = loop_new()};
                 S3Object o = {};
                 char *err = NULL;
                 int r = s3_head(&st, "bkt/k", &o, &err);

@@ -270,14 +270,14 @@ static void test_failure_named_from_pod(void **state)
                 "\"terminated\":{\"exitCode\":0,\"message\":\"room for 2 backups\"}}}],"
                 "\"containerStatuses\":[{\"name\":\"cluster-backup\",\"state\":{\"terminated\":{"
                 "\"exitCode\":1,\"message\":\"I snapshot saved\\nE1127 14:02:16.690485       2 "
-                "backup.c:344] S3 put s3://b/k at https://s3.invalid: "
-                "Could not resolve host: s3.invalid (after 5 attempts)\\n\"}}}]}}");
+                "backup.c:344] S3 PUT s3://b/k at https://s3.invalid: cannot resolve s3.invalid: "
+                "Domain name not found (after 4 attempts)\\n\"}}}]}}");
         assert_int_equal(fixture_sync(f, &controller_backup), 0);
         expect_condition(
                 f, "bad", "BackupFailed", "True",
                 "job openshift-etcd/cluster-backup-bad failed (BackoffLimitExceeded: it Failed): container "
-                "cluster-backup exited 1: S3 put s3://b/k at https://s3.invalid: Could not resolve host: "
-                "s3.invalid (after 5 attempts)");
+                "cluster-backup exited 1: S3 PUT s3://b/k at https://s3.invalid: cannot resolve "
+                "s3.invalid: Domain name not found (after 4 attempts)");
         fixture_free(f);
 }
 
