@@ -192,10 +192,10 @@ static int lookup_start(DnsHostnames *h, const char *norm, LoopResolveDone done,
         h->stats.lookups++;
 
         /* Callbacks never come from inside dns_lookup_*(): only their errors do. */
-        e = dns_lookup_a(h->resolver, norm, on_a, p);
+        e = dns_search_a(h->resolver, norm, on_a, p);
         if (e < 0)
                 half_refused(&p->a, e);
-        e = dns_lookup_aaaa(h->resolver, norm, on_aaaa, p);
+        e = dns_search_aaaa(h->resolver, norm, on_aaaa, p);
         if (e < 0)
                 half_refused(&p->aaaa, e);
         if (p->a.done && p->aaaa.done)

@@ -12,7 +12,9 @@
  *      AAAA query at once, IPv4 addresses first. Requests for a name already
  *      being looked up wait for that lookup instead of sending their own.
  *
- * Names are absolute: no search list (resolver.h). A name that does not
+ * Names go through the search list as glibc's would (resolv.conf's search and
+ * ndots, or DnsConfig.search): "minio.minio.svc" in a pod is found as
+ * minio.minio.svc.cluster.local. A name that does not
  * resolve is not remembered: the next request asks again, and fails with
  * c-ares' own words ("Domain name not found"). */
 #pragma once

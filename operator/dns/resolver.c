@@ -39,6 +39,7 @@ struct DnsQuery {
         DnsInAddr addr;
         DnsCallback callback;
         void *userdata;
+        bool search; /* ares_search(): through the search list */
         /* c-ares completes a query from inside ares_query() only with an
          * error; that becomes the lookup's return value, not a callback. */
         bool starting;
@@ -411,7 +412,7 @@ static void on_answer(void *arg, int status, int timeouts, unsigned char *abuf, 
 }
 
 static int resolver_query(DnsResolver *r, DnsQueryType type, const char *name, int family,
-                          const DnsInAddr *addr, DnsCallback cb, void *userdata)
+                          const DnsInAddr *addr, bool search, DnsCallback cb, void *userdata)
 {
         _cleanup_(query_freep) DnsQuery *q = NULL;
         int status;
@@ -430,11 +431,15 @@ static int resolver_query(DnsResolver *r, DnsQueryType type, const char *name, i
                 q->addr = *addr;
         q->callback = cb;
         q->userdata = userdata;
+        q->search = search;
 
         query_link(r, q);
         q->starting = true;
         resolver_enter(r);
-        ares_query(r->channel, q->name, DNS_CLASS_IN, query_type_rr[type], on_answer, q);
+        if (q->search)
+                ares_search(r->channel, q->name, DNS_CLASS_IN, query_type_rr[type], on_answer, q);
+        else
+                ares_query(r->channel, q->name, DNS_CLASS_IN, query_type_rr[type], on_answer, q);
         q->starting = false;
         if (q->done_early) {
                 /* Only errors complete this early; a success here would be news. */
@@ -453,21 +458,35 @@ int dns_lookup_a(DnsResolver *r, const char *name, DnsCallback cb, void *userdat
 {
         assert_return(r && name && cb, -EINVAL);
         assert_return(dns_lookup_name_is_valid(name), -EINVAL);
-        return resolver_query(r, DNS_QUERY_A, name, AF_UNSPEC, NULL, cb, userdata);
+        return resolver_query(r, DNS_QUERY_A, name, AF_UNSPEC, NULL, false, cb, userdata);
 }
 
 int dns_lookup_aaaa(DnsResolver *r, const char *name, DnsCallback cb, void *userdata)
 {
         assert_return(r && name && cb, -EINVAL);
         assert_return(dns_lookup_name_is_valid(name), -EINVAL);
-        return resolver_query(r, DNS_QUERY_AAAA, name, AF_UNSPEC, NULL, cb, userdata);
+        return resolver_query(r, DNS_QUERY_AAAA, name, AF_UNSPEC, NULL, false, cb, userdata);
+}
+
+int dns_search_a(DnsResolver *r, const char *name, DnsCallback cb, void *userdata)
+{
+        assert_return(r && name && cb, -EINVAL);
+        assert_return(dns_lookup_name_is_valid(name), -EINVAL);
+        return resolver_query(r, DNS_QUERY_A, name, AF_UNSPEC, NULL, true, cb, userdata);
+}
+
+int dns_search_aaaa(DnsResolver *r, const char *name, DnsCallback cb, void *userdata)
+{
+        assert_return(r && name && cb, -EINVAL);
+        assert_return(dns_lookup_name_is_valid(name), -EINVAL);
+        return resolver_query(r, DNS_QUERY_AAAA, name, AF_UNSPEC, NULL, true, cb, userdata);
 }
 
 int dns_lookup_srv(DnsResolver *r, const char *name, DnsCallback cb, void *userdata)
 {
         assert_return(r && name && cb, -EINVAL);
         assert_return(dns_lookup_name_is_valid(name), -EINVAL);
-        return resolver_query(r, DNS_QUERY_SRV, name, AF_UNSPEC, NULL, cb, userdata);
+        return resolver_query(r, DNS_QUERY_SRV, name, AF_UNSPEC, NULL, false, cb, userdata);
 }
 
 int dns_lookup_ptr(DnsResolver *r, const char *address, DnsCallback cb, void *userdata)
@@ -480,7 +499,7 @@ int dns_lookup_ptr(DnsResolver *r, const char *address, DnsCallback cb, void *us
         k = dns_reverse_name(address, &name, &family, &addr);
         if (k < 0)
                 return k;
-        return resolver_query(r, DNS_QUERY_PTR, name, family, &addr, cb, userdata);
+        return resolver_query(r, DNS_QUERY_PTR, name, family, &addr, false, cb, userdata);
 }
 
 /* ---- the resolver ---- */
@@ -521,6 +540,23 @@ int dns_resolver_new(Loop *loop, const DnsConfig *cfg, DnsResolver **ret)
         int mask = ARES_OPT_TIMEOUTMS | ARES_OPT_TRIES | ARES_OPT_SOCK_STATE_CB;
         if (csv)
                 mask |= ARES_OPT_NOROTATE; /* the caller's order is the order of preference */
+        /* The caller's search list instead of resolv.conf's ("" for none). */
+        _cleanup_free_ char *search = cfg && cfg->search ? strdup(cfg->search) : NULL;
+        char *domains[DNS_MAX_SEARCH];
+        if (cfg && cfg->search) {
+                if (!search)
+                        return -ENOMEM;
+                int n = 0;
+                for (char *save = NULL, *d = strtok_r(search, ",", &save); d;
+                     d = strtok_r(NULL, ",", &save)) {
+                        if (n == (int) ELEMENTSOF(domains) || !dns_lookup_name_is_valid(d))
+                                return -EINVAL;
+                        domains[n++] = d;
+                }
+                o.domains = domains;
+                o.ndomains = n;
+                mask |= ARES_OPT_DOMAINS;
+        }
         status = ares_init_options(&r->channel, &o, mask);
         if (status != ARES_SUCCESS) {
                 r->channel = NULL;

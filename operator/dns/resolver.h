@@ -1,7 +1,8 @@
 /* Asynchronous DNS on the loop: c-ares driven by sd-event (A, AAAA, SRV, PTR).
  * No threads and no blocking: c-ares' sockets become sd-event I/O sources and
- * its timeouts one sd-event timer. Names are absolute (no search list, no
- * /etc/hosts): we ask the configured servers exactly what the caller asked.
+ * its timeouts one sd-event timer. dns_lookup_*() names are absolute (no search
+ * list, no /etc/hosts): we ask the configured servers exactly what the caller
+ * asked; dns_search_a/aaaa() go through the search list as glibc does.
  * The loop's requests get their names from hostnames.h, which puts localhost,
  * the hosts file and a cache in front of this resolver.
  *
@@ -28,11 +29,15 @@ typedef struct DnsResolver DnsResolver;
 #define DNS_DEFAULT_TIMEOUT (1 * USEC_PER_SEC)
 #define DNS_DEFAULT_TRIES   2U
 #define DNS_MAX_RECORDS     256U /* answers kept per lookup; the rest are dropped */
+#define DNS_MAX_SEARCH      6U   /* search domains, as resolv.conf allows */
 
 typedef struct DnsConfig {
         const char *servers; /* "127.0.0.53:5353,[::1]:53"; NULL = the servers of /etc/resolv.conf */
         usec_t timeout;      /* first try per server (ms resolution); 0 = 1 s; doubles each round */
         unsigned tries;      /* rounds over all servers; 0 = 2, at most 8 */
+        /* The search list of dns_search_a()/dns_search_aaaa(): "a.example,b.example"; NULL =
+         * /etc/resolv.conf's search and ndots; "" = none. */
+        const char *search;
 } DnsConfig;
 
 typedef struct DnsAddress {
@@ -82,6 +87,13 @@ unsigned dns_resolver_get_pending(DnsResolver *r);
 /* Names are checked first (-EINVAL, nothing sent): see dns_lookup_name_is_valid(). */
 int dns_lookup_a(DnsResolver *r, const char *name, DnsCallback cb, void *userdata);
 int dns_lookup_aaaa(DnsResolver *r, const char *name, DnsCallback cb, void *userdata);
+/* The same through the search list, as glibc resolves a host name: a name with fewer
+ * dots than ndots (resolv.conf's, default 1) is tried with each search domain first,
+ * then as it is; one with as many is tried as it is first; one ending in '.' only as it
+ * is. DnsResult.name is the name asked. For names a user gives (an object store's
+ * endpoint "minio.minio.svc" inside a cluster), never for SRV discovery. */
+int dns_search_a(DnsResolver *r, const char *name, DnsCallback cb, void *userdata);
+int dns_search_aaaa(DnsResolver *r, const char *name, DnsCallback cb, void *userdata);
 int dns_lookup_srv(DnsResolver *r, const char *name, DnsCallback cb, void *userdata);
 /* `address` is an IPv4 or IPv6 address in text form. */
 int dns_lookup_ptr(DnsResolver *r, const char *address, DnsCallback cb, void *userdata);

@@ -158,12 +158,14 @@ static int teardown(void **state)
 
 /* ---- helpers ---- */
 
-/* A loop whose names go to `dns` (dnsmasq unless told), with no hosts file. */
+/* A loop whose names go to `dns` (dnsmasq unless told), with no hosts file and no search
+ * list (this machine's resolv.conf would add its own domains to the names asked). */
 static Loop *loop_with_names(const char *dns, usec_t timeout, unsigned tries, DnsHostnames **ret)
 {
         Loop *l = loop_new();
         DnsHostnamesConfig cfg = {
-                .dns = {.servers = dns ? dns : servers, .timeout = timeout, .tries = tries}, .hosts = ""};
+                .dns = {.servers = dns ? dns : servers, .timeout = timeout, .tries = tries, .search = ""},
+                .hosts = ""};
 
         assert_non_null(l);
         assert_int_equal(dns_hostnames_attach(l, &cfg, ret), 0);
@@ -245,6 +247,44 @@ static void test_request_to_a_name(void **state)
         assert_int_equal(st.lookups, 1);
         assert_int_equal(st.cached, 2);
         assert_int_equal(st.failures, 0);
+}
+
+/* A short name through the search list, as glibc's resolver would take it in a pod: "web"
+ * (fewer dots than ndots) is asked as web.example.test first; a full name is still asked
+ * as it is; a search list of more domains than resolv.conf allows is refused. */
+static void test_search_list(void **state)
+{
+        Loop *l = loop_new();
+        DnsHostnames *h = NULL;
+        DnsHostnamesConfig cfg = {.dns = {.servers = servers, .search = "other." DOMAIN "," DOMAIN},
+                                  .hosts = ""};
+
+        assert_non_null(l);
+        assert_int_equal(dns_hostnames_attach(l, &cfg, &h), 0);
+        _cleanup_(loop_unrefp) Loop *owned = l;
+        _cleanup_(http_server_freep) HttpServer *srv = server_new(l);
+        _cleanup_free_ char *short_url = url_of(srv, "web"), *full_url = url_of(srv, "web2." DOMAIN),
+                            *absent = url_of(srv, "absent");
+        HttpRequest *req = NULL;
+
+        assert_int_equal(get(l, short_url, &req), 0);
+        assert_int_equal(http_request_get_status(req), 200);
+        req = http_request_unref(req);
+        assert_int_equal(get(l, full_url, NULL), 0);
+        /* Not under any of the domains either: still c-ares' words and the name asked. */
+        assert_int_equal(get(l, absent, &req), -EHOSTUNREACH);
+        assert_non_null(strstr(strempty(http_request_get_error(req)), "absent"));
+        req = http_request_unref(req);
+
+        Loop *l2 = loop_new();
+        DnsHostnamesConfig seven = {.dns = {.servers = servers,
+                                            .search = "a.test,b.test,c.test,d.test,e.test,"
+                                                      "f.test,g.test"},
+                                    .hosts = ""};
+        assert_non_null(l2);
+        assert_int_equal(dns_hostnames_attach(l2, &seven, NULL), -EINVAL);
+        loop_unref(l2);
+        (void) state;
 }
 
 /* TTL 0: nothing kept, every request asks. */
@@ -471,6 +511,7 @@ int main(void)
                 cmocka_unit_test(test_no_answer),
                 cmocka_unit_test(test_clients_report_the_name),
                 cmocka_unit_test(test_s3_endpoint_by_name),
+                cmocka_unit_test(test_search_list),
         };
 
         return cmocka_run_group_tests(tests, setup, teardown);
