@@ -1,8 +1,12 @@
 /* Running a tool to its end, and the clean stop on SIGTERM and SIGINT
  * (host/process.h). */
 #include <fcntl.h>
+#include <limits.h>
 #include <signal.h>
 #include <spawn.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
@@ -12,6 +16,33 @@
 
 extern char **environ;
 
+/* Whether `name` is a program posix_spawnp() would find: a path, or an executable file in
+ * one of $PATH's directories. glibc's posix_spawnp() reports a failed exec as ENOENT only
+ * where it can run the child in the parent's memory (CLONE_VFORK); elsewhere (valgrind runs
+ * it as a fork) the child just exits 127. So a missing tool is found missing here, before
+ * anything is spawned. */
+static bool on_path(const char *name)
+{
+        if (strchr(name, '/'))
+                return access(name, X_OK) == 0;
+        const char *path = getenv("PATH");
+        if (!path || !*path)
+                path = "/usr/local/bin:/usr/bin:/bin";
+        for (const char *p = path; *p;) {
+                size_t n = strcspn(p, ":");
+                char full[PATH_MAX];
+                int k = snprintf(full, sizeof full, "%.*s%s%s", (int) n, p, n ? "/" : "", name);
+                struct stat st;
+                if (k > 0 && (size_t) k < sizeof full && stat(full, &st) == 0 && S_ISREG(st.st_mode) &&
+                    access(full, X_OK) == 0)
+                        return true;
+                p += n;
+                if (*p == ':')
+                        p++;
+        }
+        return false;
+}
+
 int host_command_run(const char *const argv[], char **ret_out)
 {
         posix_spawn_file_actions_t fa;
@@ -20,6 +51,8 @@ int host_command_run(const char *const argv[], char **ret_out)
         bool too_much = false;
         pid_t pid;
 
+        if (!on_path(argv[0]))
+                return -ENOENT;
         if (ret_out && pipe2(pipefd, O_CLOEXEC) < 0)
                 return -errno;
         posix_spawn_file_actions_init(&fa);

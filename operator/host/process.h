@@ -8,7 +8,8 @@
 
 /* Runs argv (argv[0] from PATH) to its end, stdin and stderr inherited;
  * *ret_out gets its stdout when asked for. Returns the exit status (128+N
- * for signal N), or < 0 when it could not run, and -E2BIG (after the child
+ * for signal N), or < 0 when it could not run (-ENOENT, nothing spawned, when
+ * argv[0] is no executable on PATH), and -E2BIG (after the child
  * ended) when its stdout was over HOST_COMMAND_OUTPUT_MAX: never a cut answer.
  * No timeout: tar and cp take as long as the data is large. */
 int host_command_run(const char *const argv[], char **ret_out);
