@@ -7,6 +7,7 @@
 struct EtcdView {
         EtcdClient *client;
         usec_t period;
+        usec_t started_at; /* CLOCK_MONOTONIC of etcd_view_start() */
         sd_event_source *timer;
         EtcdViewSnapshot *current;
         EtcdViewSnapshot *building;
@@ -85,7 +86,8 @@ size_t etcd_view_count_reachable_voters(const EtcdViewSnapshot *s)
         size_t n = 0;
         for (size_t i = 0; i < n_members(s); i++) {
                 const EtcdMemberState *st = &s->states[i];
-                n += !st->is_learner && st->started && (st->healthy || st->error == -EAGAIN);
+                n += !st->is_learner && st->started &&
+                     (st->healthy || st->error == -EAGAIN || st->has_status);
         }
         return n;
 }
@@ -332,7 +334,7 @@ static void round_finish(EtcdView *v)
             etcd_view_fault_tolerance(s) >= 0)
                 s->quorate_at = s->taken_at;
         else
-                s->quorate_at = v->current ? v->current->quorate_at : 0;
+                s->quorate_at = v->current ? v->current->quorate_at : v->started_at;
         s->alarms_error = v->alarms_error;
         if (v->n_alarms && (s->alarms = calloc(v->n_alarms, sizeof *v->alarms))) {
                 memcpy(s->alarms, v->alarms, v->n_alarms * sizeof *v->alarms);
@@ -580,6 +582,7 @@ int etcd_view_start(EtcdView *v)
         assert_return(v, -EINVAL);
         if (v->timer)
                 return 0;
+        v->started_at = now_usec(CLOCK_MONOTONIC);
         r = sd_event_add_time_relative(e, &v->timer, CLOCK_MONOTONIC, v->period, 0, on_timer, v);
         if (r < 0)
                 return r;

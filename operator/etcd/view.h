@@ -49,7 +49,9 @@ typedef struct EtcdViewSnapshot {
         bool split_brain;
         char *split_brain_detail;
         /* CLOCK_MONOTONIC end of the latest round, this one or an earlier one, in which a
-         * quorum of voters was healthy (0: none yet). Left out of the digest. */
+         * quorum of voters was healthy; before the first such round, when the view started
+         * (an operator that starts mid-election gives it the same grace as one that saw the
+         * quorum; 0 only in snapshots made by hand). Left out of the digest. */
         usec_t quorate_at;
 } EtcdViewSnapshot;
 
@@ -61,8 +63,9 @@ DEFINE_TRIVIAL_CLEANUP_FUNC(EtcdViewSnapshot *, etcd_view_snapshot_unref);
  * Their quorum arithmetic is quorum.h's, the one place it lives. */
 size_t etcd_view_count_voters(const EtcdViewSnapshot *s);
 size_t etcd_view_count_healthy_voters(const EtcdViewSnapshot *s);
-/* Started voters that answered /health this round, true or false (a member without a
- * leader answers false at once): up and reachable. */
+/* Started voters that answered this round: /health true or false, or their status. A
+ * member without a leader answers /health false, after up to 2-3 s of a quorum read that
+ * may outlast the round's timeout, while its status answers at once: up and reachable. */
 size_t etcd_view_count_reachable_voters(const EtcdViewSnapshot *s);
 /* Voters needed for quorum: voters / 2 + 1 (1 for an empty list). */
 size_t etcd_view_quorum(const EtcdViewSnapshot *s);

@@ -110,8 +110,10 @@ static void test_election_is_not_unavailability(void **state)
         fixture_member(f, 1, "master-0", "10.0.0.1", false, true, false);
         fixture_member(f, 2, "master-1", "10.0.0.2", false, true, false);
         fixture_member(f, 3, "master-2", "10.0.0.3", false, true, false);
-        for (uint64_t id = 2; id <= 3; id++)
-                f->snap->states[id - 1].error = -EAGAIN; /* /health: false, "RAFT NO LEADER" */
+        f->snap->states[0].has_status = false; /* the killed leader: refused */
+        f->snap->states[1].error = -EAGAIN;    /* /health: false, "RAFT NO LEADER" */
+        f->snap->states[2].error = -ETIMEDOUT; /* /health outlasted the round... */
+        f->snap->states[2].has_status = true;  /* ...but its status answered */
         f->snap->taken_at = 100 * USEC_PER_SEC;
         f->snap->quorate_at = 98 * USEC_PER_SEC;
         assert_int_equal(fixture_sync(f, &controller_etcd_members), 0);
@@ -130,12 +132,14 @@ static void test_election_is_not_unavailability(void **state)
         /* Within the grace but only one voter answers: the quorum is gone, not electing. */
         f->snap->taken_at = 100 * USEC_PER_SEC;
         f->snap->states[2].error = -ECONNREFUSED;
+        f->snap->states[2].has_status = false;
         assert_int_equal(fixture_sync(f, &controller_etcd_members), 0);
         fixture_expect_condition(f, "EtcdMembersAvailable", "False", "NoQuorum");
 
         /* The member list itself failed on every member mid-election: still available
          * within the grace, then not. */
         f->snap->states[2].error = -EAGAIN;
+        f->snap->states[2].has_status = true;
         f->snap->error = -ETIMEDOUT;
         f->snap->taken_at = 101 * USEC_PER_SEC;
         assert_int_equal(fixture_sync(f, &controller_etcd_members), 0);
