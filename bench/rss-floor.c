@@ -3,7 +3,8 @@
  * the operator is (ceo-core and its shared libraries: it calls one function
  * of each library the operator loads, or the linker's --as-needed would drop
  * libcjson, libyaml and libmicrohttpd, with libm, about 0.5 MiB of the
- * operator's resident memory), creates the loop, and
+ * operator's resident memory), creates the loop with the operator's c-ares
+ * resolver of host names on it (dns/hostnames.h, libcares), and
  * makes one HTTPS GET with a client certificate through it, the way every
  * request of the operator goes. It prints /proc/self/status figures before
  * and after that one request, one machine-readable line each:
@@ -23,6 +24,7 @@
 
 #include "base/fileio.h"
 #include "base/log.h"
+#include "dns/hostnames.h"
 #include "loop/loop.h"
 
 static long status_kb(const char *field)
@@ -107,6 +109,11 @@ int main(int argc, char **argv)
         _cleanup_(loop_unrefp) Loop *loop = loop_new();
         if (!loop) {
                 fprintf(stderr, "rss-floor: cannot create the loop\n");
+                return 1;
+        }
+        int rr = dns_hostnames_attach(loop, NULL, NULL); /* as the operator's process does */
+        if (rr < 0) {
+                fprintf(stderr, "rss-floor: cannot start the resolver of host names: %s\n", strerror(-rr));
                 return 1;
         }
         /* The libraries the operator loads and nothing here would call (their versions, unused). */
