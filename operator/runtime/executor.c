@@ -48,7 +48,7 @@ static void cache_behind(Controller *c, const Intent *i, uint64_t rv, const char
 
         if (i->name && i->res)
                 (void) expectations_add(c->expect, c->spec->watches, c->spec->n_watches, i->res,
-                                        i->namespace, i->name, rv, now + EXPECTATION_TIMEOUT);
+                                        i->namespace, i->name, rv, NULL, now + EXPECTATION_TIMEOUT);
         if (!c->conflicted)
                 c->conflict_streak++;
         c->conflicted = true;
@@ -95,6 +95,7 @@ static void expect_write(Controller *c, const Intent *i, const KubeResponse *res
         if (!name)
                 return;
         (void) expectations_add(c->expect, c->spec->watches, c->spec->n_watches, i->res, ns, name, rv,
+                                i->type == INTENT_DELETE ? i->precondition_uid : NULL,
                                 now_usec(CLOCK_MONOTONIC) + EXPECTATION_TIMEOUT);
 }
 

@@ -1,11 +1,15 @@
 /* Expectations (expectations.h). */
 #include "expectations.h"
 
+#include "base/json.h"
+#include "base/log.h"
+
 #define MAX_EXPECTATIONS 64 /* one plan's writes; beyond that, the oldest are forgotten */
 
 typedef struct Expectation {
         const WatchSpec *watch; /* the declared watch that covers the object (borrowed from the spec) */
         char *ns, *name, *what; /* what: "configmaps openshift-etcd/etcd-pod" for logs */
+        char *uid;              /* a delete's: the object it deleted (NULL: any) */
         uint64_t rv;            /* 0: deleted */
         usec_t deadline;
 } Expectation;
@@ -28,6 +32,7 @@ static void item_done(Expectation *x)
         free(x->ns);
         free(x->name);
         free(x->what);
+        free(x->uid);
         *x = (Expectation){};
 }
 
@@ -72,7 +77,8 @@ static Informer *informer_of(InformerFactory *f, const WatchSpec *w)
 }
 
 int expectations_add(Expectations *e, const WatchSpec *const *watches, size_t n_watches,
-                     const KubeResource *res, const char *ns, const char *name, uint64_t rv, usec_t deadline)
+                     const KubeResource *res, const char *ns, const char *name, uint64_t rv, const char *uid,
+                     usec_t deadline)
 {
         assert_return(e && res && name, -EINVAL);
         const WatchSpec *w = covering(watches, n_watches, res, ns, name);
@@ -99,8 +105,9 @@ int expectations_add(Expectations *e, const WatchSpec *const *watches, size_t n_
         *x = (Expectation){.watch = w, .rv = rv, .deadline = deadline};
         x->ns = ns ? strdup(ns) : NULL;
         x->name = strdup(name);
+        x->uid = uid && rv == 0 ? strdup(uid) : NULL;
         x->what = strdup_printf("%s %s%s%s", res->plural, strempty(ns), ns ? "/" : "", name);
-        if ((ns && !x->ns) || !x->name || !x->what) {
+        if ((ns && !x->ns) || !x->name || !x->what || (uid && rv == 0 && !x->uid)) {
                 item_done(x);
                 return -ENOMEM;
         }
@@ -108,11 +115,14 @@ int expectations_add(Expectations *e, const WatchSpec *const *watches, size_t n_
         return 1;
 }
 
-static bool informer_shows(Informer *inf, const char *ns, const char *name, uint64_t rv)
+static bool informer_shows(Informer *inf, const char *ns, const char *name, uint64_t rv, const char *uid)
 {
         const KubeObject *o = informer_get(inf, ns, name);
+        /* A delete shows as the object gone, or going (finalizers, a pod's grace period), or
+         * made again by someone else since (another uid). */
         if (rv == 0)
-                return !o;
+                return !o || json_get_string(o->json, "metadata.deletionTimestamp") ||
+                       (uid && !streq_ptr(kube_object_uid(o), uid));
         return (o && o->resource_version >= rv) || informer_get_resource_version(inf) >= rv;
 }
 
@@ -121,7 +131,7 @@ static bool seen(const Expectation *x, InformerFactory *f)
         Informer *inf = informer_of(f, x->watch);
         if (!inf)
                 return true; /* nothing watches it here: nothing to wait for */
-        return informer_shows(inf, x->ns, x->name, x->rv);
+        return informer_shows(inf, x->ns, x->name, x->rv, x->uid);
 }
 
 bool expectations_covered(const WatchSpec *const *watches, size_t n_watches, const KubeResource *res,
@@ -135,7 +145,7 @@ bool expectations_seen_now(const WatchSpec *const *watches, size_t n_watches, In
 {
         const WatchSpec *w = covering(watches, n_watches, res, ns, name);
         Informer *inf = w ? informer_of(f, w) : NULL;
-        return inf && informer_has_synced(inf) && informer_shows(inf, ns, name, rv);
+        return inf && informer_has_synced(inf) && informer_shows(inf, ns, name, rv, NULL);
 }
 
 uint64_t expectations_cached_rv(const WatchSpec *const *watches, size_t n_watches, InformerFactory *f,
@@ -152,9 +162,16 @@ uint64_t expectations_cached_rv(const WatchSpec *const *watches, size_t n_watche
 bool expectations_met(Expectations *e, InformerFactory *f, usec_t now, const char **ret_waiting)
 {
         for (size_t i = 0; i < e->n;) {
-                if (now >= e->items[i].deadline || seen(&e->items[i], f))
+                if (seen(&e->items[i], f))
                         remove_at(e, i);
-                else
+                else if (now >= e->items[i].deadline) {
+                        /* The watch should have shown it long ago: it is broken or far behind.
+                         * Planning resumes from the cache as it is. */
+                        log_warning("our write of %s is still not in the informer's cache; "
+                                    "planning from the cache as it is",
+                                    e->items[i].what);
+                        remove_at(e, i);
+                } else
                         i++;
         }
         if (ret_waiting)

@@ -4,7 +4,8 @@
  * resourceVersion or newer, a deleted object gone), so it never plans again
  * from a cache that predates its own last step (an installer pod created
  * twice, an annotation removed twice). The wait is bounded: past the
- * deadline the sync runs anyway, on whatever the caches hold. Writes to
+ * deadline (a watch that is broken) the sync runs anyway, on whatever the
+ * caches hold, and says so. Writes to
  * objects that no declared watch covers expect nothing. Pure bookkeeping:
  * no I/O, no clock of its own. */
 #pragma once
@@ -22,11 +23,12 @@ DEFINE_TRIVIAL_CLEANUP_FUNC(Expectations *, expectations_free);
 uint64_t expectations_cached_rv(const WatchSpec *const *watches, size_t n_watches, InformerFactory *f,
                                 const KubeResource *res, const char *ns, const char *name);
 /* After a write the server acknowledged: `rv` the resourceVersion it
- * returned, 0 for a delete (then the object must leave the cache). The
+ * returned, 0 for a delete (then the object must leave the cache, or show
+ * it is being deleted, or come back with another uid than `uid`). The
  * expectation is kept only if one of `watches` (without a label selector,
  * whose informer could miss the object) covers the object. */
 int expectations_add(Expectations *e, const WatchSpec *const *watches, size_t n_watches,
-                     const KubeResource *res, const char *ns, const char *name, uint64_t rv,
+                     const KubeResource *res, const char *ns, const char *name, uint64_t rv, const char *uid,
                      usec_t deadline);
 /* Drops what the informers have seen and what has expired; true when
  * nothing is left to wait for. `ret_waiting` (optional) gets one object

@@ -14,7 +14,11 @@
 #define MAX_STATUS_CONFLICTS 10
 #define CONTROLLER_KEY       "key"
 /* How long a sync waits for the informers to see its controller's last writes. */
-#define EXPECTATION_TIMEOUT (2 * USEC_PER_SEC)
+/* How long a sync waits for the informers to show the controller's own last writes. A watch
+ * shows them in milliseconds; under load (or resuming after a GOAWAY, with backoff) seconds.
+ * Past it a plan may repeat what landed (recreate what it just deleted), so it is long: only a
+ * watch that is broken outlasts it (client-go's controllers wait 5 minutes). */
+#define EXPECTATION_TIMEOUT (30 * USEC_PER_SEC)
 #define EXPECTATION_POLL    (25 * USEC_PER_MSEC)
 #define UNMANAGED_POLL      (5 * USEC_PER_SEC) /* how often an unmanaged controller looks again */
 /* Aliveness (/healthz): one plan carried out for longer than ALIVE_PLAN_MAX, or a

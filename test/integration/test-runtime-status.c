@@ -118,6 +118,50 @@ static const ControllerSpec creator = {.name = "Creator",
                                        .n_watches = 1,
                                        .sync = sync_creator};
 
+/* Purger is finish_deleted() of periodic-backup in small: while its owner (a Secret) says
+ * "pending", it creates its job (a ConfigMap) if absent; once the job is there, it deletes it
+ * and marks the owner "done" in one plan. The owner's informer is then kept blind for seconds:
+ * a sync from that stale cache (owner "pending", job gone) would make a second job that
+ * nothing ever deletes, as e2e/redeploy met under CI load when expectations lapsed after 2 s. */
+static unsigned n_purge_creates;
+static bool purger_on;
+static const WatchSpec purger_owner_watch = {.res = &KUBE_SECRETS, .namespace = "default"};
+static const WatchSpec *const purger_watches[] = {&creator_watch, &purger_owner_watch};
+static int sync_purger(const SyncContext *ctx, Plan *p)
+{
+        if (!purger_on)
+                return 0;
+        Informer *owners = informer_factory_find(ctx->informers, &KUBE_SECRETS, "default", NULL, NULL);
+        Informer *jobs = informer_factory_find(ctx->informers, &KUBE_CONFIGMAPS, "default", NULL, NULL);
+        const KubeObject *owner = informer_get(owners, "default", "purge-owner");
+        if (!owner || !streq_ptr(json_get_string(owner->json, "metadata.annotations.state"), "pending"))
+                return 0;
+        const KubeObject *job = informer_get(jobs, "default", "purge-job");
+        if (job) {
+                _cleanup_(cJSON_Deletep) cJSON *done = cJSON_Duplicate(owner->json, true);
+                if (!done || json_set_path_string(done, "metadata.annotations.state", "done") < 0)
+                        return -ENOMEM;
+                plan_delete(p, &KUBE_CONFIGMAPS, "default", "purge-job", kube_object_uid(job));
+                plan_update(p, &KUBE_SECRETS, done);
+                return 0;
+        }
+        cJSON *cm = NULL;
+        static const char body[] = "{\"apiVersion\":\"v1\",\"kind\":\"ConfigMap\",\"metadata\":{\"name\":"
+                                   "\"purge-job\",\"namespace\":\"default\"}}";
+        if (json_parse(body, strlen(body), &cm) < 0)
+                return -ENOMEM;
+        plan_create(p, &KUBE_CONFIGMAPS, cm);
+        cJSON_Delete(cm);
+        n_purge_creates++;
+        return 0;
+}
+
+static const ControllerSpec purger = {.name = "Purger",
+                                      .degraded_condition = "PurgerDegraded",
+                                      .watches = purger_watches,
+                                      .n_watches = 2,
+                                      .sync = sync_purger};
+
 static const WatchSpec probe_watch = {.res = &KUBE_ETCDS};
 static const WatchSpec *const probe_watches[] = {&probe_watch};
 static const ControllerSpec probe = {.name = "Probe",
@@ -420,6 +464,78 @@ static void test_no_second_create_from_a_stale_cache(void **state)
         assert_int_equal(st.failures, 0);
 }
 
+/* POSTs `body` to the fault proxy's `path` and checks it answered 2xx. */
+static void proxy_post(const char *path, const char *body)
+{
+        Result r = {};
+        cJSON *j = NULL;
+        assert_int_equal(json_parse(body, strlen(body), &j), 0);
+        assert_int_equal(kube_call(client, "POST", path, j, "application/json", on_result, &r, NULL), 0);
+        cJSON_Delete(j);
+        wait_for(&r);
+        assert_int_equal(r.error, 0);
+        cJSON_Delete(r.body);
+}
+
+static bool cached(const KubeResource *res, const char *name, const char *state)
+{
+        const KubeObject *o =
+                informer_get(informer_factory_find(informers, res, "default", NULL, NULL), "default", name);
+        return o && (!state || streq_ptr(json_get_string(o->json, "metadata.annotations.state"), state));
+}
+
+/* A plan deletes an object and marks another done; the second one's informer stays blind
+ * for seconds (its re-watch refused four times: 0 + 0.8 + 1.6 + 3.2 s of backoff at least).
+ * The controller, enqueued again and again meanwhile, must wait for its own write to show
+ * rather than plan from the stale copy and make the deleted object again. */
+static void test_no_recreate_while_a_cache_lags(void **state)
+{
+        (void) state;
+        Result r = {};
+        cJSON *owner = NULL;
+        static const char body[] = "{\"apiVersion\":\"v1\",\"kind\":\"Secret\",\"metadata\":{\"name\":"
+                                   "\"purge-owner\",\"namespace\":\"default\",\"annotations\":{\"state\":"
+                                   "\"pending\"}}}";
+        assert_int_equal(json_parse(body, strlen(body), &owner), 0);
+        assert_int_equal(kube_create(client, &KUBE_SECRETS, "default", owner, on_result, &r), 0);
+        cJSON_Delete(owner);
+        wait_for(&r);
+        assert_int_equal(r.error, 0);
+        cJSON_Delete(r.body);
+        for (int i = 0; i < 200 && !cached(&KUBE_SECRETS, "purge-owner", "pending"); i++)
+                run_for(20 * USEC_PER_MSEC);
+        assert_true(cached(&KUBE_SECRETS, "purge-owner", "pending"));
+
+        /* The owner's informer goes blind first, so the job's create is seen but not what follows. */
+        proxy_post("/sim/faults", "{\"method\":\"GET\",\"path_regex\":\"/namespaces/default/secrets\\\\?"
+                                  ".*watch=\",\"code\":503,\"count\":4}");
+        proxy_post("/sim/drop-watches", "{\"abort\":true}");
+        purger_on = true;
+        n_purge_creates = 0;
+        assert_int_equal(runtime_enqueue(rt, "Purger"), 0);
+        for (int i = 0; i < 200 && !cached(&KUBE_CONFIGMAPS, "purge-job", NULL); i++)
+                run_for(20 * USEC_PER_MSEC);
+        assert_true(cached(&KUBE_CONFIGMAPS, "purge-job", NULL));
+        assert_int_equal(n_purge_creates, 1);
+        /* The job's event makes Purger delete it and mark the owner done; ask again every 10 ms
+         * until the owner's informer shows "done". */
+        usec_t start = now_usec(CLOCK_MONOTONIC), end = start + 20 * USEC_PER_SEC;
+        while (!cached(&KUBE_SECRETS, "purge-owner", "done") && now_usec(CLOCK_MONOTONIC) < end) {
+                assert_int_equal(runtime_enqueue(rt, "Purger"), 0);
+                run_for(10 * USEC_PER_MSEC);
+        }
+        usec_t blind = now_usec(CLOCK_MONOTONIC) - start;
+        assert_true(cached(&KUBE_SECRETS, "purge-owner", "done"));
+        assert_true(blind > 2500 * USEC_PER_MSEC); /* the cache did lag past the old 2 s deadline */
+        run_for(500 * USEC_PER_MSEC);
+        purger_on = false;
+        assert_int_equal(n_purge_creates, 1);
+        assert_false(cached(&KUBE_CONFIGMAPS, "purge-job", NULL));
+        ControllerStats st = {};
+        assert_int_equal(runtime_get_stats(rt, "Purger", &st), 0);
+        assert_int_equal(st.failures, 0);
+}
+
 static void set_management_state(const char *state)
 {
         Result r = {};
@@ -498,7 +614,8 @@ static int setup(void **state)
         RuntimeConfig rc = {.status_res = &KUBE_ETCDS, .status_name = "cluster"};
         rt = runtime_new(client, informers, NULL, &rc);
         if (!rt || runtime_add(rt, &probe) < 0 || runtime_add(rt, &quiet) < 0 ||
-            runtime_add(rt, &writer) < 0 || runtime_add(rt, &creator) < 0 || runtime_add(rt, &reporter) < 0)
+            runtime_add(rt, &writer) < 0 || runtime_add(rt, &creator) < 0 ||
+            runtime_add(rt, &reporter) < 0 || runtime_add(rt, &purger) < 0)
                 return -1;
         if (informer_factory_start(informers) < 0 || runtime_start(rt) < 0)
                 return -1;
@@ -522,6 +639,7 @@ int main(void)
                 cmocka_unit_test(test_change_right_after_a_write),
                 cmocka_unit_test(test_degraded_message_from_server),
                 cmocka_unit_test(test_no_second_create_from_a_stale_cache),
+                cmocka_unit_test(test_no_recreate_while_a_cache_lags),
                 cmocka_unit_test(test_undoes_another_writer),
                 cmocka_unit_test(test_unmanaged_stops_controllers),
                 cmocka_unit_test(test_observed_generation),

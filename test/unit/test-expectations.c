@@ -1,6 +1,7 @@
 /* Expectations (operator/runtime/expectations.h) on fixture informers: a
  * write is awaited until the cache shows it, a delete until the object is
- * gone, and never past the deadline or for objects no declared watch covers. */
+ * gone, going, or made again by another, and never past the deadline or for
+ * objects no declared watch covers. */
 #include <setjmp.h>
 #include <stdarg.h>
 #include <stddef.h>
@@ -28,7 +29,7 @@ static void test_write_awaited_until_seen(void **state)
         const char *what = NULL;
         cm(f, "etcd-pod", "10");
         assert_int_equal(expectations_add(e, watches, ELEMENTSOF(watches), &KUBE_CONFIGMAPS, NS_ETCD,
-                                          "etcd-pod", 20, 1000),
+                                          "etcd-pod", 20, NULL, 1000),
                          1);
         assert_false(expectations_met(e, f->factory, 0, &what));
         assert_string_equal(what, "configmaps openshift-etcd/etcd-pod");
@@ -46,15 +47,15 @@ static void test_create_and_delete(void **state)
         cm(f, "other", "5"); /* the informer exists, as every declared one does in the runtime */
         /* A create: the object is not cached at all yet. */
         assert_int_equal(expectations_add(e, watches, ELEMENTSOF(watches), &KUBE_CONFIGMAPS, NS_ETCD, "new",
-                                          30, 1000),
+                                          30, NULL, 1000),
                          1);
         assert_false(expectations_met(e, f->factory, 0, NULL));
         cm(f, "new", "31");
         assert_true(expectations_met(e, f->factory, 0, NULL));
         /* A delete (rv 0): awaited while the object is still cached. */
-        assert_int_equal(
-                expectations_add(e, watches, ELEMENTSOF(watches), &KUBE_CONFIGMAPS, NS_ETCD, "new", 0, 1000),
-                1);
+        assert_int_equal(expectations_add(e, watches, ELEMENTSOF(watches), &KUBE_CONFIGMAPS, NS_ETCD, "new",
+                                          0, NULL, 1000),
+                         1);
         assert_false(expectations_met(e, f->factory, 0, NULL));
         fixture_delete(f, W_ETCD_CONFIGMAPS, NS_ETCD, "new");
         assert_true(expectations_met(e, f->factory, 0, NULL));
@@ -67,27 +68,60 @@ static void test_deadline_and_coverage(void **state)
         _cleanup_(expectations_freep) Expectations *e = expectations_new();
         cm(f, "etcd-pod", "10");
         /* Not covered: a namespace we do not watch, a resource watched only through a selector. */
-        assert_int_equal(
-                expectations_add(e, watches, ELEMENTSOF(watches), &KUBE_CONFIGMAPS, "default", "x", 5, 1000),
-                0);
-        assert_int_equal(
-                expectations_add(e, watches, ELEMENTSOF(watches), &KUBE_NODES, NULL, "master-0", 5, 1000),
-                0);
+        assert_int_equal(expectations_add(e, watches, ELEMENTSOF(watches), &KUBE_CONFIGMAPS, "default", "x",
+                                          5, NULL, 1000),
+                         0);
+        assert_int_equal(expectations_add(e, watches, ELEMENTSOF(watches), &KUBE_NODES, NULL, "master-0", 5,
+                                          NULL, 1000),
+                         0);
         assert_int_equal(expectations_pending(e), 0);
         /* Never seen, but the deadline passes: the sync runs anyway. */
         assert_int_equal(expectations_add(e, watches, ELEMENTSOF(watches), &KUBE_CONFIGMAPS, NS_ETCD,
-                                          "etcd-pod", 99, 1000),
+                                          "etcd-pod", 99, NULL, 1000),
                          1);
         assert_false(expectations_met(e, f->factory, 999, NULL));
         assert_true(expectations_met(e, f->factory, 1000, NULL));
         /* A second write of the same object replaces the first expectation. */
         assert_int_equal(expectations_add(e, watches, ELEMENTSOF(watches), &KUBE_CONFIGMAPS, NS_ETCD,
-                                          "etcd-pod", 99, 1000),
+                                          "etcd-pod", 99, NULL, 1000),
                          1);
         assert_int_equal(expectations_add(e, watches, ELEMENTSOF(watches), &KUBE_CONFIGMAPS, NS_ETCD,
-                                          "etcd-pod", 100, 1000),
+                                          "etcd-pod", 100, NULL, 1000),
                          1);
         assert_int_equal(expectations_pending(e), 1);
+        fixture_free(f);
+}
+
+/* A delete with the uid it was sent with: seen once the object is going (a pod's grace period,
+ * a finalizer) or made again by another writer, not while the same object stays as it was. */
+static void test_delete_going_or_made_again(void **state)
+{
+        Fixture *f = fixture_new();
+        _cleanup_(expectations_freep) Expectations *e = expectations_new();
+        static const char tmpl[] = "{\"apiVersion\":\"v1\",\"kind\":\"ConfigMap\",\"metadata\":{"
+                                   "\"name\":\"x\",\"namespace\":\"openshift-etcd\",\"uid\":\"%s\","
+                                   "\"resourceVersion\":\"%s\"%s}}";
+        fixture_addf(f, W_ETCD_CONFIGMAPS, tmpl, "uid-1", "10", "");
+        assert_int_equal(expectations_add(e, watches, ELEMENTSOF(watches), &KUBE_CONFIGMAPS, NS_ETCD, "x", 0,
+                                          "uid-1", 1000),
+                         1);
+        assert_false(expectations_met(e, f->factory, 0, NULL));
+        fixture_addf(f, W_ETCD_CONFIGMAPS, tmpl, "uid-1", "11", ",\"finalizers\":[\"a/b\"]");
+        assert_false(expectations_met(e, f->factory, 0, NULL)); /* changed, but not going */
+        fixture_addf(f, W_ETCD_CONFIGMAPS, tmpl, "uid-1", "12",
+                     ",\"deletionTimestamp\":\"2026-11-29T20:00:00Z\",\"finalizers\":[\"a/b\"]");
+        assert_true(expectations_met(e, f->factory, 0, NULL));
+
+        assert_int_equal(expectations_add(e, watches, ELEMENTSOF(watches), &KUBE_CONFIGMAPS, NS_ETCD, "x", 0,
+                                          "uid-1", 1000),
+                         1);
+        fixture_addf(f, W_ETCD_CONFIGMAPS, tmpl, "uid-2", "13", "");
+        assert_true(expectations_met(e, f->factory, 0, NULL));
+        /* Without a uid, another object of that name is the one deleted, not yet seen gone. */
+        assert_int_equal(expectations_add(e, watches, ELEMENTSOF(watches), &KUBE_CONFIGMAPS, NS_ETCD, "x", 0,
+                                          NULL, 1000),
+                         1);
+        assert_false(expectations_met(e, f->factory, 0, NULL));
         fixture_free(f);
 }
 
@@ -105,7 +139,7 @@ static void test_many_writes(void **state)
                 for (int i = 0; i < 70; i++) {
                         (void) snprintf(name, sizeof name, "cm-%d", i);
                         assert_int_equal(expectations_add(e, watches, ELEMENTSOF(watches), &KUBE_CONFIGMAPS,
-                                                          NS_ETCD, name, 10 + round, 1000),
+                                                          NS_ETCD, name, 10 + round, NULL, 1000),
                                          1);
                         assert_int_equal(expectations_pending(e), MIN(i + 1, 64));
                 }
@@ -128,6 +162,7 @@ int main(void)
 {
         const struct CMUnitTest tests[] = {
                 cmocka_unit_test(test_write_awaited_until_seen),
+                cmocka_unit_test(test_delete_going_or_made_again),
                 cmocka_unit_test(test_create_and_delete),
                 cmocka_unit_test(test_deadline_and_coverage),
                 cmocka_unit_test(test_many_writes),
