@@ -47,6 +47,7 @@ static const ControllerSpec *const controllers[] = {
         &controller_host_endpoints,
         &controller_etcd_endpoints,
         &controller_bootstrap_teardown,
+        &controller_config_overrides,
         &controller_status,
 };
 /* clang-format on */

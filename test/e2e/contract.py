@@ -35,6 +35,20 @@ def _expand_all(patterns, nodes):
     return [x for p in patterns for x in _expand(p, nodes)]
 
 
+def _leaves(o, prefix=""):
+    """The overridden leaves of unsupportedConfigOverrides, dotted, arrays by index, sorted."""
+    if isinstance(o, dict):
+        items = o.items()
+    elif isinstance(o, list):
+        items = ((str(i), v) for i, v in enumerate(o))
+    else:
+        return [prefix] if prefix else []
+    out = []
+    for k, v in items:
+        out.extend(_leaves(v, prefix + "." + k if prefix else k))
+    return sorted(out)
+
+
 def _conditions(obj):
     return {c.get("type"): c for c in ((obj or {}).get("status") or {}).get("conditions") or []}
 
@@ -197,6 +211,20 @@ class Checker:
         for t in co_want["conditions"]:
             self.expect(t in cconds, "clusteroperators/etcd: no condition %s" % t)
         versions = {v.get("name") for v in (co.get("status") or {}).get("versions") or []}
+        # library-go's UnsupportedConfigOverrides gate: the harness itself sets listenOnNodeIP (all
+        # masters share one host), so the e2e clusters are the overridden case.
+        leaves = _leaves((etcd or {}).get("spec", {}).get("unsupportedConfigOverrides"))
+        gate = conds.get("UnsupportedConfigOverridesUpgradeable") or {}
+        up = cconds.get("Upgradeable") or {}
+        if leaves:
+            self.expect((gate.get("status"), gate.get("reason")) == ("False", "UnsupportedConfigOverridesSet") and
+                        ("setting: [%s]" % " ".join(leaves)) in (gate.get("message") or ""),
+                        "etcds/cluster: UnsupportedConfigOverridesUpgradeable %s with overrides %s" % (gate, leaves))
+            self.expect(up.get("status") == "False" and "UnsupportedConfigOverridesUpgradeable" in (up.get("message") or ""),
+                        "clusteroperators/etcd: Upgradeable %s with overrides %s" % (up, leaves))
+        else:
+            self.expect((gate.get("status"), gate.get("reason")) == ("True", "NoUnsupportedConfigOverrides"),
+                        "etcds/cluster: UnsupportedConfigOverridesUpgradeable %s without overrides" % gate)
         for v in co_want["versions"]:
             self.expect(v in versions, "clusteroperators/etcd: no version %s (has %s)" % (v, sorted(versions)))
         related = (co.get("status") or {}).get("relatedObjects") or []

@@ -8,6 +8,7 @@
 
 #include <cmocka.h>
 
+#include "base/buf.h"
 #include "base/json.h"
 #include "controller-fixture.h"
 #include "controllers/controllers.h"
@@ -252,6 +253,60 @@ static void test_upgradeable(void **state)
         fixture_free(f);
 }
 
+/* UnsupportedConfigOverridesController: the overridden leaves, sorted, arrays by index; no
+ * keys (absent, null, {}) is no override. */
+static void overrides_expect(const char *spec, const char *status, const char *message)
+{
+        Fixture *f = fixture_new();
+        fixture_etcd_cr(f, spec, NULL);
+        assert_int_equal(fixture_sync(f, &controller_config_overrides), 0);
+        fixture_expect_condition(f, "UnsupportedConfigOverridesUpgradeable", status,
+                                 streq(status, "True") ? "NoUnsupportedConfigOverrides"
+                                                       : "UnsupportedConfigOverridesSet");
+        const Intent *i = fixture_condition(f, "UnsupportedConfigOverridesUpgradeable");
+        if (message) {
+                assert_non_null(strstr(i->cond_message, message));
+                assert_non_null(strstr(i->cond_message, "Upgrades are refused"));
+        } else
+                assert_string_equal(strempty(i->cond_message), "");
+        fixture_free(f);
+}
+
+static void test_config_overrides(void **state)
+{
+        overrides_expect("\"managementState\":\"Managed\"", "True", NULL);
+        overrides_expect("\"unsupportedConfigOverrides\":null", "True", NULL);
+        overrides_expect("\"unsupportedConfigOverrides\":{}", "True", NULL);
+        overrides_expect(
+                "\"unsupportedConfigOverrides\":{\"useUnsupportedUnsafeNonHANonProductionUnstableEtcd\":"
+                "true,\"degradedInertia\":\"1m\",\"a\":{\"b\":[1,{\"c\":2}],\"d\":{}}}",
+                "False",
+                "setting: [a.b.0 a.b.1.c degradedInertia "
+                "useUnsupportedUnsafeNonHANonProductionUnstableEtcd]. ");
+        overrides_expect("\"unsupportedConfigOverrides\":\"x\"", "False",
+                         "setting: [spec.unsupportedConfigOverrides]");
+        /* 300 keys: the message stays bounded and counts what it leaves out. */
+        Buf b = BUF_INIT(64 * 1024);
+        assert_int_equal(buf_append(&b, "\"unsupportedConfigOverrides\":{", 30), 0);
+        for (int k = 0; k < 300; k++) {
+                char kv[64];
+                int n = snprintf(kv, sizeof kv, "%s\"key-%03d-%s\":1", k ? "," : "", k,
+                                 "padding-padding-padding");
+                assert_int_equal(buf_append(&b, kv, (size_t) n), 0);
+        }
+        assert_int_equal(buf_append(&b, "}", 1), 0);
+        Fixture *f = fixture_new();
+        fixture_etcd_cr(f, b.data, NULL);
+        assert_int_equal(fixture_sync(f, &controller_config_overrides), 0);
+        const Intent *i = fixture_condition(f, "UnsupportedConfigOverridesUpgradeable");
+        assert_non_null(i);
+        assert_true(strlen(i->cond_message) < 5000);
+        assert_non_null(strstr(i->cond_message, "setting: [key-000-"));
+        assert_non_null(strstr(i->cond_message, " more. Upgrades are refused"));
+        fixture_free(f);
+        buf_free(&b);
+}
+
 static void test_nothing_yet(void **state)
 {
         Fixture *f = fixture_new();
@@ -413,6 +468,7 @@ int main(void)
                 cmocka_unit_test(test_progressing),
                 cmocka_unit_test(test_available_false_and_unknown),
                 cmocka_unit_test(test_upgradeable),
+                cmocka_unit_test(test_config_overrides),
                 cmocka_unit_test(test_nothing_yet),
                 cmocka_unit_test(test_unmanaged),
                 cmocka_unit_test(test_versions),
