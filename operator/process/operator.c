@@ -7,6 +7,7 @@
 #include <malloc.h>
 #include <signal.h>
 #include <systemd/sd-daemon.h>
+#include <unistd.h>
 
 #include "base/contract.h"
 #include "base/log.h"
@@ -20,6 +21,7 @@
 #include "runtime/etcd-metrics.h"
 #include "runtime/httpserver.h"
 #include "runtime/leader.h"
+#include "serving.h"
 
 /* Every controller the operator runs, in start order. The controllers of the
  * later milestones (static resources, certificates, members, ...) are added
@@ -86,7 +88,7 @@ typedef struct Operator {
         EventRecorder *recorder;
         Runtime *runtime;
         LeaderElector *elector;
-        HttpServer *http;
+        Serving *http;
         MetricsRegistry *metrics;
         Metric *m_leader, *m_requests, *m_retries, *m_signer_days, *m_last_backup;
         Metric *m_syncs, *m_sync_failures, *m_sync_cost;
@@ -107,6 +109,7 @@ typedef struct Flags {
         const char *context;
         const char *namespace;
         const char *listen;
+        const char *tls_cert, *tls_key;
         const char *identity;
         const char *etcd_image, *operator_image;
         const char *etcd_ca, *etcd_cert, *etcd_key;
@@ -119,7 +122,7 @@ typedef struct Flags {
 
 static void operator_done(Operator *o)
 {
-        o->http = http_server_free(o->http);
+        o->http = serving_free(o->http);
         o->runtime = runtime_free(o->runtime);
         o->state.keys = key_pool_free(o->state.keys);
         o->state.check_memo = pki_check_memo_free(o->state.check_memo);
@@ -490,14 +493,33 @@ static int run(const Flags *f)
                 return log_error("cannot watch signals or arm the memory trim timer"), EXIT_RUNTIME;
 
         /* The limits as readyz has them (httpserver.c): its own liveness probe comes here too. */
-        HttpServerConfig hc = {.address = addr, .port = port};
-        r = http_server_new(e, &hc, &o.http);
+        ServingConfig sc = {.address = addr,
+                            .port = port,
+                            .cert_file = f->tls_cert,
+                            .key_file = f->tls_key,
+                            .metrics = o.metrics,
+                            .ready = is_ready,
+                            .live = is_alive,
+                            .userdata = &o};
+        r = serving_new(e, o.client, &sc, &o.http);
+        if (r < 0 && f->tls_cert && (r == -ENOENT || r == -EACCES || r == -EPROTO))
+                return log_error_errno(
+                               r,
+                               "--tls-cert-file %s / --tls-private-key-file %s: cannot serve them (a PEM "
+                               "certificate and its key, as service-ca writes them)",
+                               f->tls_cert, f->tls_key),
+                       EXIT_USAGE;
         if (r < 0)
                 return log_error_errno(r, "cannot serve health and metrics on %s", f->listen), EXIT_RUNTIME;
-        http_server_set_metrics(o.http, o.metrics);
-        http_server_set_ready(o.http, is_ready, &o);
-        http_server_set_live(o.http, is_alive, &o);
-        log_info("serving /healthz, /readyz and /metrics on %s:%u", addr, http_server_get_port(o.http));
+        if (serving_is_tls(o.http))
+                log_info("serving /healthz, /readyz and /metrics over HTTPS on %s:%u (certificate %s; "
+                         "/metrics to bearer tokens kube-apiserver allows to get it)",
+                         addr, serving_get_port(o.http), f->tls_cert);
+        else
+                log_warning("serving /healthz, /readyz and /metrics over plain HTTP on %s:%u, /metrics to "
+                            "anyone: no serving certificate (%s; give --tls-cert-file and "
+                            "--tls-private-key-file)",
+                            addr, serving_get_port(o.http), SERVING_CERT_DEFAULT);
 
         if (f->leader_elect) {
                 LeaderConfig lc = {.namespace = ns,
@@ -540,6 +562,11 @@ static void help(FILE *out)
                 "  --namespace NS              operator namespace for the lease and events\n"
                 "                              (default: openshift-etcd-operator)\n"
                 "  --listen ADDR:PORT          /healthz, /readyz, /metrics (default: 0.0.0.0:8443)\n"
+                "  --tls-cert-file FILE, --tls-private-key-file FILE   serve them over HTTPS, /metrics\n"
+                "                              only to tokens allowed to get it (default: "
+                "service-ca's\n"
+                "                              " SERVING_CERT_DEFAULT " and tls.key, when both exist;\n"
+                "                              else plain HTTP, /metrics to anyone)\n"
                 "  --leader-elect=BOOL         take the leader lease first (default: true)\n"
                 "  --leader-elect-lease-duration D   (default: 137s)\n"
                 "  --leader-elect-renew-deadline D   (default: 107s)\n"
@@ -591,6 +618,8 @@ static int operator_main(int argc, char *argv[])
                 ARG_POLL,
                 ARG_NODE_IP,
                 ARG_KEY_TYPE,
+                ARG_TLS_CERT,
+                ARG_TLS_KEY,
         };
         static const struct option options[] = {
                 {"kubeconfig", required_argument, NULL, ARG_KUBECONFIG},
@@ -610,6 +639,8 @@ static int operator_main(int argc, char *argv[])
                 {"etcd-poll-interval", required_argument, NULL, ARG_POLL},
                 {"listen-on-node-ip", no_argument, NULL, ARG_NODE_IP},
                 {"cert-key-type", required_argument, NULL, ARG_KEY_TYPE},
+                {"tls-cert-file", required_argument, NULL, ARG_TLS_CERT},
+                {"tls-private-key-file", required_argument, NULL, ARG_TLS_KEY},
                 {"help", no_argument, NULL, 'h'},
                 {},
         };
@@ -642,6 +673,12 @@ static int operator_main(int argc, char *argv[])
                         break;
                 case ARG_LISTEN:
                         f.listen = optarg;
+                        break;
+                case ARG_TLS_CERT:
+                        f.tls_cert = optarg;
+                        break;
+                case ARG_TLS_KEY:
+                        f.tls_key = optarg;
                         break;
                 case ARG_ID:
                         f.identity = optarg;
@@ -702,6 +739,17 @@ static int operator_main(int argc, char *argv[])
         if (optind < argc) {
                 log_error("operator: unexpected argument \"%s\"; see --help", argv[optind]);
                 return EXIT_USAGE;
+        }
+        if (!f.tls_cert != !f.tls_key) {
+                log_error("%s given without %s: give both, or neither for service-ca's files at %s",
+                          f.tls_cert ? "--tls-cert-file" : "--tls-private-key-file",
+                          f.tls_cert ? "--tls-private-key-file" : "--tls-cert-file", SERVING_CERT_DEFAULT);
+                return EXIT_USAGE;
+        }
+        if (!f.tls_cert && access(SERVING_CERT_DEFAULT, R_OK) == 0 &&
+            access(SERVING_KEY_DEFAULT, R_OK) == 0) {
+                f.tls_cert = SERVING_CERT_DEFAULT;
+                f.tls_key = SERVING_KEY_DEFAULT;
         }
         return run(&f);
 }

@@ -57,7 +57,8 @@
 typedef struct Conn {
         struct Conn *prev, *next;
         int fd;
-        usec_t deadline; /* USEC_INFINITY while a response is queued, or once shut down */
+        usec_t deadline;             /* USEC_INFINITY while a response is queued, or once shut down */
+        struct MHD_Connection *held; /* suspended until the auth function has its answer */
 } Conn;
 
 struct HttpServer {
@@ -78,6 +79,9 @@ struct HttpServer {
         void *ready_userdata;
         HttpReadyFunc live;
         void *live_userdata;
+        HttpAuthFunc auth;
+        void *auth_userdata;
+        unsigned n_held;
 };
 
 DEFINE_TRIVIAL_CLEANUP_FUNC(struct MHD_Response *, MHD_destroy_response);
@@ -126,6 +130,8 @@ static void on_connection(void *userdata, struct MHD_Connection *c, void **socke
                 return;
         }
         if (toe == MHD_CONNECTION_NOTIFY_CLOSED && conn) {
+                if (conn->held)
+                        s->n_held--;
                 if (conn->prev)
                         conn->prev->next = conn->next;
                 else
@@ -208,6 +214,47 @@ static enum MHD_Result serve_metrics(HttpServer *s, struct MHD_Connection *c)
         return respond(c, MHD_HTTP_OK, METRICS_CONTENT_TYPE, b.data ? b.data : "", false);
 }
 
+/* /metrics behind the auth function: a verdict now, or the request held until there is one. */
+static enum MHD_Result serve_metrics_authorized(HttpServer *s, struct MHD_Connection *c)
+{
+        const char *reason = NULL;
+        Conn *conn = conn_of(c);
+
+        if (!s->auth)
+                return serve_metrics(s, c);
+        HttpAuthVerdict v = s->auth(
+                s->auth_userdata,
+                MHD_lookup_connection_value(c, MHD_HEADER_KIND, MHD_HTTP_HEADER_AUTHORIZATION), &reason);
+        switch (v) {
+        case HTTP_AUTH_ALLOW:
+                return serve_metrics(s, c);
+        case HTTP_AUTH_PENDING:
+                if (!conn) /* no bookkeeping for it (out of memory): it cannot be resumed */
+                        return respond(c, MHD_HTTP_SERVICE_UNAVAILABLE, TEXT_PLAIN, "try again", false);
+                conn->held = c;
+                s->n_held++;
+                MHD_suspend_connection(c);
+                return MHD_YES;
+        case HTTP_AUTH_UNAUTHORIZED: {
+                _cleanup_(MHD_destroy_responsep) struct MHD_Response *resp = NULL;
+                const char *body = reason ? reason : "Unauthorized";
+                if (conn)
+                        conn->deadline = USEC_INFINITY;
+                resp = MHD_create_response_from_buffer(strlen(body), (void *) body, MHD_RESPMEM_MUST_COPY);
+                if (!resp ||
+                    MHD_add_response_header(resp, MHD_HTTP_HEADER_CONTENT_TYPE, TEXT_PLAIN) != MHD_YES ||
+                    MHD_add_response_header(resp, MHD_HTTP_HEADER_WWW_AUTHENTICATE, "Bearer") != MHD_YES)
+                        return MHD_NO;
+                return MHD_queue_response(c, MHD_HTTP_UNAUTHORIZED, resp);
+        }
+        case HTTP_AUTH_FORBIDDEN:
+                return respond(c, MHD_HTTP_FORBIDDEN, TEXT_PLAIN, reason ? reason : "Forbidden", false);
+        default:
+                return respond(c, MHD_HTTP_SERVICE_UNAVAILABLE, TEXT_PLAIN,
+                               reason ? reason : "cannot check the request's credentials now", false);
+        }
+}
+
 /* GET and HEAD are answered on the second call, once MHD has the whole
  * request: a response queued on the first call counts as "early" and MHD
  * then closes the connection after it, losing keep-alive. Other methods are
@@ -243,7 +290,7 @@ static enum MHD_Result on_request(void *userdata, struct MHD_Connection *c, cons
                 return serve_check(c, s->live, s->live_userdata);
         if (streq(url, "/readyz"))
                 return serve_check(c, s->ready, s->ready_userdata);
-        return serve_metrics(s, c);
+        return serve_metrics_authorized(s, c);
 }
 
 static void server_arm_timer(HttpServer *s, bool now)
@@ -298,6 +345,13 @@ HttpServer *http_server_free(HttpServer *s)
         if (!s)
                 return NULL;
         assert(!s->in_run);
+        /* MHD must not be stopped with connections suspended: they go back to it first. */
+        for (Conn *conn = s->conns; conn; conn = conn->next)
+                if (conn->held) {
+                        MHD_resume_connection(conn->held);
+                        conn->held = NULL;
+                }
+        s->n_held = 0;
         /* Sources go first: MHD_stop_daemon() closes the epoll fd they watch. */
         s->io = sd_event_source_disable_unref(s->io);
         s->timer = sd_event_source_disable_unref(s->timer);
@@ -353,7 +407,7 @@ static int server_start(HttpServer *s, const HttpServerConfig *cfg)
 {
         struct sockaddr_storage addr;
         bool ipv6 = false;
-        unsigned flags = MHD_USE_EPOLL | MHD_USE_ERROR_LOG;
+        unsigned flags = MHD_USE_EPOLL | MHD_USE_ERROR_LOG | MHD_ALLOW_SUSPEND_RESUME;
         usec_t timeout = cfg->connection_timeout > 0 ? cfg->connection_timeout : CONNECTION_TIMEOUT_DEFAULT;
         unsigned timeout_sec = (unsigned) MAX((timeout + USEC_PER_SEC - 1) / USEC_PER_SEC, (usec_t) 1);
         unsigned max_conn = cfg->max_connections > 0 ? cfg->max_connections : MAX_CONNECTIONS_DEFAULT;
@@ -457,6 +511,32 @@ void http_server_set_live(HttpServer *s, HttpReadyFunc f, void *userdata)
                 return;
         s->live = f;
         s->live_userdata = userdata;
+}
+
+void http_server_set_metrics_auth(HttpServer *s, HttpAuthFunc f, void *userdata)
+{
+        if (!s)
+                return;
+        s->auth = f;
+        s->auth_userdata = userdata;
+}
+
+void http_server_auth_settled(HttpServer *s)
+{
+        if (!s || s->n_held == 0)
+                return;
+        for (Conn *conn = s->conns; conn; conn = conn->next)
+                if (conn->held) {
+                        MHD_resume_connection(conn->held);
+                        conn->held = NULL;
+                }
+        s->n_held = 0;
+        server_arm_timer(s, true); /* MHD takes them back on its next run */
+}
+
+unsigned http_server_get_held(HttpServer *s)
+{
+        return s ? s->n_held : 0;
 }
 
 uint16_t http_server_get_port(HttpServer *s)

@@ -51,6 +51,29 @@ void http_server_set_ready(HttpServer *s, HttpReadyFunc f, void *userdata);
 /* Same for /healthz (liveness); without one it is 200 while the loop runs. */
 void http_server_set_live(HttpServer *s, HttpReadyFunc f, void *userdata);
 
+/* Who may read /metrics. Called on the loop for each GET or HEAD of /metrics with the request's
+ * Authorization header (NULL when it has none). PENDING: the answer is being sought (a
+ * TokenReview); the server holds the request, without blocking anything else, and asks again
+ * after http_server_auth_settled(). Otherwise the verdict stands; `*ret_reason` (borrowed,
+ * optional) becomes the body of a refusal. */
+typedef enum HttpAuthVerdict {
+        HTTP_AUTH_ALLOW,
+        HTTP_AUTH_UNAUTHORIZED, /* 401: no token, or one the cluster does not know */
+        HTTP_AUTH_FORBIDDEN,    /* 403: known, but may not */
+        HTTP_AUTH_UNAVAILABLE,  /* 503: the question could not be asked */
+        HTTP_AUTH_PENDING,
+} HttpAuthVerdict;
+typedef HttpAuthVerdict (*HttpAuthFunc)(void *userdata, const char *authorization, const char **ret_reason);
+
+/* Without one, /metrics is served to anyone who can connect. /healthz and /readyz always are
+ * (the kubelet's probes carry no token), as library-go's always-allowed paths. */
+void http_server_set_metrics_auth(HttpServer *s, HttpAuthFunc f, void *userdata);
+/* Resumes every request held for an answer: each asks the auth function again. Never call
+ * it from inside the auth function itself. */
+void http_server_auth_settled(HttpServer *s);
+/* Requests held for an answer now (tests). */
+unsigned http_server_get_held(HttpServer *s);
+
 uint16_t http_server_get_port(HttpServer *s);
 /* Open client connections (tests wait on it; bounded by max_connections). */
 unsigned http_server_get_connections(HttpServer *s);

@@ -1,0 +1,186 @@
+/* The operator's HTTPS endpoint with delegated auth and certificate reload (serving.h). */
+#include "serving.h"
+#include "base/fileio.h"
+#include "base/log.h"
+#include "pki/pki.h"
+
+#define RELOAD_PERIOD (30 * USEC_PER_SEC)
+#define PEM_MAX       (256 * 1024)
+
+struct Serving {
+        sd_event *event;
+        KubeClient *client;
+        ServingConfig cfg; /* strings borrowed from the caller's flags */
+        HttpServer *http;
+        DelegatedAuth *auth;
+        sd_event_source *reload;
+        char *cert_pem, *key_pem; /* what the listener serves now */
+        char *rejected;           /* the certificate of the last pair that did not load */
+};
+
+static void wipe_free(char *p)
+{
+        if (p) {
+                explicit_bzero(p, strlen(p));
+                free(p);
+        }
+}
+
+static void on_settled(void *userdata)
+{
+        Serving *s = userdata;
+        http_server_auth_settled(s->http);
+}
+
+/* A listener with this material (NULL: plain HTTP); the old one must be gone already. */
+static int listen_with(Serving *s, const char *cert_pem, const char *key_pem)
+{
+        HttpServerConfig hc = {.address = s->cfg.address,
+                               .port = s->cfg.port,
+                               .tls_cert_pem = cert_pem,
+                               .tls_key_pem = key_pem};
+        int r = http_server_new(s->event, &hc, &s->http);
+        if (r < 0)
+                return r;
+        http_server_set_metrics(s->http, s->cfg.metrics);
+        http_server_set_ready(s->http, s->cfg.ready, s->cfg.userdata);
+        http_server_set_live(s->http, s->cfg.live, s->cfg.userdata);
+        if (cert_pem)
+                http_server_set_metrics_auth(s->http, delegated_auth_check, s->auth);
+        return 0;
+}
+
+static int read_pair(const ServingConfig *cfg, char **ret_cert, char **ret_key)
+{
+        _cleanup_free_ char *cert = NULL;
+        char *key = NULL;
+        int r = read_full_file(cfg->cert_file, PEM_MAX, &cert, NULL);
+        if (r < 0)
+                return r;
+        r = read_full_file(cfg->key_file, PEM_MAX, &key, NULL);
+        if (r < 0)
+                return r;
+        *ret_cert = TAKE_PTR(cert);
+        *ret_key = key;
+        return 0;
+}
+
+static int on_reload(sd_event_source *src, uint64_t usec, void *userdata)
+{
+        Serving *s = userdata;
+        _cleanup_free_ char *cert = NULL;
+        char *key = NULL;
+
+        (void) sd_event_source_set_time(src, usec + s->cfg.reload_period);
+        int r = read_pair(&s->cfg, &cert, &key);
+        if (r < 0) {
+                log_warning_errno(
+                        r, "cannot read the serving certificate %s or key %s; serving the one loaded before",
+                        s->cfg.cert_file, s->cfg.key_file);
+                return 0;
+        }
+        if (streq(cert, s->cert_pem) && streq(key, s->key_pem)) {
+                wipe_free(key);
+                return 0;
+        }
+        /* A pair that does not go together (service-ca writes the two files one after the
+         * other) or does not parse: the listener stays as it is, said once per such pair. */
+        _cleanup_(pki_pair_freep) PkiPair *pair = NULL;
+        r = pki_pair_from_pem(cert, key, &pair);
+        if (r < 0) {
+                if (!streq_ptr(s->rejected, cert))
+                        log_error_errno(
+                                r,
+                                "the serving certificate %s and key %s do not load together; serving "
+                                "the ones loaded before",
+                                s->cfg.cert_file, s->cfg.key_file);
+                free(s->rejected);
+                s->rejected = TAKE_PTR(cert);
+                wipe_free(key);
+                return 0;
+        }
+        s->rejected = mfree(s->rejected);
+        log_info("the serving certificate %s changed: serving it from now on", s->cfg.cert_file);
+        s->http = http_server_free(s->http);
+        r = listen_with(s, cert, key);
+        if (r < 0) {
+                log_error_errno(
+                        r, "the new serving certificate %s and key %s do not load; serving the old ones",
+                        s->cfg.cert_file, s->cfg.key_file);
+                wipe_free(key);
+                r = listen_with(s, s->cert_pem, s->key_pem);
+                if (r < 0)
+                        log_error_errno(r,
+                                        "cannot listen on port %u again: /healthz, /readyz and /metrics are "
+                                        "not served until the next try in 30 s",
+                                        s->cfg.port);
+                return 0;
+        }
+        free(s->cert_pem);
+        wipe_free(s->key_pem);
+        s->cert_pem = TAKE_PTR(cert);
+        s->key_pem = key;
+        return 0;
+}
+
+int serving_new(sd_event *e, KubeClient *client, const ServingConfig *cfg, Serving **ret)
+{
+        assert_return(e && client && cfg && ret, -EINVAL);
+        assert_return(!cfg->cert_file == !cfg->key_file, -EINVAL);
+
+        _cleanup_(serving_freep) Serving *s = calloc(1, sizeof *s);
+        if (!s)
+                return -ENOMEM;
+        s->event = sd_event_ref(e);
+        s->client = client;
+        s->cfg = *cfg;
+        if (s->cfg.reload_period == 0)
+                s->cfg.reload_period = RELOAD_PERIOD;
+        int r;
+        if (cfg->cert_file) {
+                if ((r = read_pair(cfg, &s->cert_pem, &s->key_pem)) < 0)
+                        return r;
+                s->auth = delegated_auth_new(client, "/metrics", on_settled, s);
+                if (!s->auth)
+                        return -ENOMEM;
+                r = sd_event_add_time_relative(e, &s->reload, CLOCK_MONOTONIC, s->cfg.reload_period,
+                                               USEC_PER_MSEC, on_reload, s);
+                if (r < 0)
+                        return r;
+                (void) sd_event_source_set_enabled(s->reload, SD_EVENT_ON);
+        }
+        if ((r = listen_with(s, s->cert_pem, s->key_pem)) < 0)
+                return r;
+        s->cfg.port = http_server_get_port(s->http); /* a restart after a reload takes the same one */
+        *ret = TAKE_PTR(s);
+        return 0;
+}
+
+Serving *serving_free(Serving *s)
+{
+        if (!s)
+                return NULL;
+        s->reload = sd_event_source_disable_unref(s->reload);
+        s->http = http_server_free(s->http);
+        s->auth = delegated_auth_free(s->auth);
+        free(s->cert_pem);
+        free(s->rejected);
+        wipe_free(s->key_pem);
+        sd_event_unref(s->event);
+        return mfree(s);
+}
+
+uint16_t serving_get_port(Serving *s)
+{
+        return s ? http_server_get_port(s->http) : 0;
+}
+
+bool serving_is_tls(Serving *s)
+{
+        return s && s->cert_pem;
+}
+
+void serving_get_auth_stats(Serving *s, DelegatedAuthStats *ret)
+{
+        delegated_auth_get_stats(s ? s->auth : NULL, ret);
+}

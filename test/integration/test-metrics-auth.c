@@ -1,0 +1,329 @@
+/* The operator's endpoint as OpenShift serves it (operator/process/serving.h), against
+ * Kubernetes' own kube-apiserver (with-kube.sh): HTTPS with a serving certificate from files,
+ * /metrics only to a bearer token that a TokenReview accepts and a SubjectAccessReview allows
+ * `get` on /metrics, the probes to anyone; answers cached, one review per token at a time;
+ * a renewed certificate served once the files change, a broken one never. */
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#include <cmocka.h>
+#include <stdlib.h>
+#include <unistd.h>
+
+#include "base/fileio.h"
+#include "base/json.h"
+#include "base/log.h"
+#include "kube/client.h"
+#include "loop/loop.h"
+#include "pki/pki.h"
+#include "process/serving.h"
+
+#define DEADLINE (30 * USEC_PER_SEC)
+
+static Loop *loop;
+static KubeClient *client;
+static char dir[] = "/tmp/ceo-metrics-auth-XXXXXX";
+static char *cert_file, *key_file;
+static char *ca_pem; /* what the clients trust */
+static char *token_reader, *token_nobody;
+
+typedef struct Result {
+        bool done;
+        int error;
+        cJSON *body;
+} Result;
+
+static void on_result(KubeClient *c, const KubeResponse *resp, void *userdata)
+{
+        Result *r = userdata;
+        (void) c;
+        r->done = true;
+        r->error = resp->error;
+        r->body = resp->body ? cJSON_Duplicate(resp->body, true) : NULL;
+}
+
+/* POSTs `json` to `path` as the admin; returns the answer (owned), -EEXIST accepted. */
+static cJSON *post(const char *path, const char *json)
+{
+        Result r = {};
+        cJSON *body = NULL;
+        assert_int_equal(json_parse(json, strlen(json), &body), 0);
+        assert_int_equal(kube_call(client, "POST", path, body, "application/json", on_result, &r, NULL), 0);
+        cJSON_Delete(body);
+        assert_int_equal(loop_run_until(loop, &r.done, DEADLINE), 0);
+        if (r.error != -EEXIST)
+                assert_int_equal(r.error, 0);
+        return r.body;
+}
+
+static char *token_for(const char *sa)
+{
+        _cleanup_free_ char *path = strdup_printf("/api/v1/namespaces/default/serviceaccounts/%s/token", sa);
+        cJSON *b = post(path, "{\"apiVersion\":\"authentication.k8s.io/v1\",\"kind\":\"TokenRequest\","
+                              "\"spec\":{\"expirationSeconds\":3600}}");
+        const char *t = json_get_string(b, "status.token");
+        assert_non_null(t);
+        char *ret = strdup(t);
+        cJSON_Delete(b);
+        return ret;
+}
+
+/* A CA and a serving certificate for 127.0.0.1 from it, written to the served files. */
+static void new_serving_pair(char **ret_ca_pem)
+{
+        _cleanup_(pki_pair_freep) PkiPair *ca = NULL, *leaf = NULL;
+        _cleanup_free_ char *cert = NULL, *key = NULL, *ca_cert = NULL, *ca_key = NULL;
+        usec_t now = now_usec(CLOCK_REALTIME);
+        static const char *const ips[] = {"127.0.0.1", NULL};
+        static const char *const dns[] = {"metrics.openshift-etcd-operator.svc", NULL};
+
+        assert_int_equal(pki_ca_new("openshift-service-serving-signer", 3600 * USEC_PER_SEC,
+                                    PKI_KEY_ECDSA_P256, now, &ca),
+                         0);
+        PkiCertRequest req = {.profile = PKI_PROFILE_SERVER,
+                              .cn = "metrics.openshift-etcd-operator.svc",
+                              .dns = dns,
+                              .ips = ips,
+                              .validity = 3600 * USEC_PER_SEC,
+                              .key_type = PKI_KEY_ECDSA_P256};
+        assert_int_equal(pki_cert_issue(ca, &req, now, &leaf), 0);
+        assert_int_equal(pki_pair_to_pem(leaf, &cert, &key), 0);
+        assert_int_equal(pki_pair_to_pem(ca, &ca_cert, &ca_key), 0);
+        assert_int_equal(write_file_atomic(key_file, key, strlen(key), 0600), 0);
+        assert_int_equal(write_file_atomic(cert_file, cert, strlen(cert), 0644), 0);
+        *ret_ca_pem = TAKE_PTR(ca_cert);
+}
+
+typedef struct Fetch {
+        HttpRequest *req;
+        bool done;
+        int error;
+} Fetch;
+
+static void on_fetched(HttpRequest *req, int error, void *userdata)
+{
+        Fetch *f = userdata;
+        (void) req;
+        f->done = true;
+        f->error = error;
+}
+
+static void fetch_start(Fetch *f, Serving *s, const char *path, const char *token, char *trust)
+{
+        _cleanup_free_ char *url = strdup_printf("https://127.0.0.1:%u%s", serving_get_port(s), path);
+        HttpTls tls = {.ca_pem = trust};
+        *f = (Fetch){.req = http_request_new("GET", url)};
+        assert_non_null(f->req);
+        http_request_set_timeout(f->req, 20 * USEC_PER_SEC);
+        assert_int_equal(http_request_set_tls(f->req, &tls), 0);
+        if (token) {
+                _cleanup_free_ char *h = strdup_printf("Authorization: Bearer %s", token);
+                assert_int_equal(http_request_add_header(f->req, h), 0);
+        }
+        assert_int_equal(loop_http_start(loop, f->req, on_fetched, f), 0);
+}
+
+/* GETs `path` and checks the status; the body must hold `want` when given. */
+static void expect(Serving *s, const char *path, const char *token, long status, const char *want)
+{
+        Fetch f;
+        fetch_start(&f, s, path, token, ca_pem);
+        assert_int_equal(loop_run_until(loop, &f.done, DEADLINE), 0);
+        assert_int_equal(f.error, 0);
+        const char *body = http_request_get_body(f.req, NULL);
+        if (http_request_get_status(f.req) != status || (want && !strstr(strempty(body), want)))
+                fail_msg("GET %s: %ld \"%s\", wanted %ld with \"%s\"", path, http_request_get_status(f.req),
+                         strempty(body), status, strempty(want));
+        if (status == 401)
+                assert_string_equal(strempty(http_request_get_header(f.req, "WWW-Authenticate")), "Bearer");
+        http_request_unref(f.req);
+}
+
+static Serving *serving(MetricsRegistry *reg)
+{
+        Serving *s = NULL;
+        ServingConfig cfg = {.address = "127.0.0.1",
+                             .cert_file = cert_file,
+                             .key_file = key_file,
+                             .metrics = reg,
+                             .reload_period = 200 * USEC_PER_MSEC};
+        assert_int_equal(serving_new(loop_get_event(loop), client, &cfg, &s), 0);
+        assert_true(serving_is_tls(s));
+        return s;
+}
+
+static MetricsRegistry *registry(void)
+{
+        MetricsRegistry *reg = metrics_registry_new();
+        Metric *m = NULL;
+        assert_non_null(reg);
+        assert_int_equal(metrics_gauge(reg, &m, "ceo_up", "Up.", NULL), 0);
+        assert_int_equal(metrics_set(m, 1, NULL), 0);
+        return reg;
+}
+
+static void test_who_may_read(void **state)
+{
+        (void) state;
+        _cleanup_(metrics_registry_freep) MetricsRegistry *reg = registry();
+        _cleanup_(serving_freep) Serving *s = serving(reg);
+        DelegatedAuthStats st;
+
+        expect(s, "/healthz", NULL, 200, "ok");
+        expect(s, "/readyz", NULL, 200, "ok");
+        expect(s, "/metrics", NULL, 401, "no bearer token");
+        expect(s, "/metrics", "not-a-token", 401, "not valid");
+        expect(s, "/metrics", token_nobody, 403, "system:serviceaccount:default:nobody");
+        expect(s, "/metrics", token_reader, 200, "ceo_up 1");
+        serving_get_auth_stats(s, &st);
+        assert_int_equal(st.token_reviews, 3); /* not-a-token, nobody, the reader */
+        assert_int_equal(st.access_reviews, 2);
+        /* Within the 10 s the answers hold, each is given again without asking. */
+        for (int i = 0; i < 10; i++) {
+                expect(s, "/metrics", token_reader, 200, "ceo_up 1");
+                expect(s, "/metrics", token_nobody, 403, "cannot get path \"/metrics\"");
+        }
+        serving_get_auth_stats(s, &st);
+        assert_int_equal(st.token_reviews, 3);
+        assert_int_equal(st.cache_hits, 3 + 20); /* a held request asks again once answered */
+}
+
+/* Scrapes that arrive together with a token not seen yet wait for one review, and every
+ * other request is served meanwhile. */
+static void test_one_review_per_token(void **state)
+{
+        (void) state;
+        _cleanup_(metrics_registry_freep) MetricsRegistry *reg = registry();
+        _cleanup_(serving_freep) Serving *s = serving(reg);
+        Fetch f[6];
+
+        for (size_t i = 0; i < ELEMENTSOF(f); i++)
+                fetch_start(&f[i], s, "/metrics", token_reader, ca_pem);
+        for (size_t i = 0; i < ELEMENTSOF(f); i++) {
+                assert_int_equal(loop_run_until(loop, &f[i].done, DEADLINE), 0);
+                assert_int_equal(f[i].error, 0);
+                assert_int_equal(http_request_get_status(f[i].req), 200);
+                http_request_unref(f[i].req);
+        }
+        DelegatedAuthStats st;
+        serving_get_auth_stats(s, &st);
+        assert_int_equal(st.token_reviews, 1);
+        assert_int_equal(st.access_reviews, 1);
+}
+
+/* service-ca renews the certificate: the new one is served from the next read of the files
+ * on; a pair that does not load leaves the one before serving. */
+static void test_renewed_certificate(void **state)
+{
+        (void) state;
+        _cleanup_(metrics_registry_freep) MetricsRegistry *reg = registry();
+        _cleanup_(serving_freep) Serving *s = serving(reg);
+        _cleanup_free_ char *old_ca = TAKE_PTR(ca_pem);
+        Fetch f;
+
+        new_serving_pair(&ca_pem);
+        bool served = false;
+        for (int i = 0; i < 50 && !served; i++) {
+                fetch_start(&f, s, "/healthz", NULL, ca_pem);
+                assert_int_equal(loop_run_until(loop, &f.done, DEADLINE), 0);
+                served = f.error == 0 && http_request_get_status(f.req) == 200;
+                http_request_unref(f.req);
+                if (!served) {
+                        bool never = false;
+                        (void) loop_run_until(loop, &never, 100 * USEC_PER_MSEC);
+                }
+        }
+        assert_true(served);
+        fetch_start(&f, s, "/healthz", NULL, old_ca); /* the old CA no longer vouches for it */
+        assert_int_equal(loop_run_until(loop, &f.done, DEADLINE), 0);
+        assert_int_equal(f.error, -EPROTO);
+        http_request_unref(f.req);
+        expect(s, "/metrics", token_reader, 200, "ceo_up 1");
+
+        /* A torn write (the key of another pair beside this certificate): the last good pair
+         * stays, loudly. */
+        _cleanup_free_ char *good_key = NULL, *stray_pem = NULL;
+        EVP_PKEY *stray = NULL;
+        assert_int_equal(read_full_file(key_file, 1 << 20, &good_key, NULL), 0);
+        assert_int_equal(pki_key_new(PKI_KEY_ECDSA_P256, &stray), 0);
+        assert_int_equal(pki_key_to_pem(stray, &stray_pem), 0);
+        EVP_PKEY_free(stray);
+        assert_int_equal(write_file_atomic(key_file, stray_pem, strlen(stray_pem), 0600), 0);
+        bool never = false;
+        (void) loop_run_until(loop, &never, 600 * USEC_PER_MSEC);
+        expect(s, "/healthz", NULL, 200, "ok");
+        expect(s, "/metrics", token_reader, 200, "ceo_up 1");
+        assert_int_equal(write_file_atomic(key_file, good_key, strlen(good_key), 0600), 0);
+}
+
+static int setup(void **state)
+{
+        _cleanup_free_ char *err = NULL;
+        KubeConfig *cfg = NULL;
+
+        (void) state;
+        if (getenv("TEST_VERBOSE"))
+                log_set_verbosity(4);
+        if (kube_config_load(NULL, NULL, &cfg, &err) < 0) {
+                fprintf(stderr, "KUBECONFIG: %s (run through test/integration/with-kube.sh)\n", err);
+                return -1;
+        }
+        loop = loop_new();
+        client = kube_client_new(loop, cfg);
+        if (!mkdtemp(dir))
+                return -1;
+        cert_file = strdup_printf("%s/tls.crt", dir);
+        key_file = strdup_printf("%s/tls.key", dir);
+        new_serving_pair(&ca_pem);
+
+        /* What the monitoring stack grants Prometheus: get on /metrics (and nothing to nobody). */
+        cJSON_Delete(post(
+                "/api/v1/namespaces/default/serviceaccounts",
+                "{\"apiVersion\":\"v1\",\"kind\":\"ServiceAccount\",\"metadata\":{\"name\":\"reader\"}}"));
+        cJSON_Delete(post(
+                "/api/v1/namespaces/default/serviceaccounts",
+                "{\"apiVersion\":\"v1\",\"kind\":\"ServiceAccount\",\"metadata\":{\"name\":\"nobody\"}}"));
+        cJSON_Delete(post(
+                "/apis/rbac.authorization.k8s.io/v1/clusterroles",
+                "{\"apiVersion\":\"rbac.authorization.k8s.io/v1\",\"kind\":\"ClusterRole\",\"metadata\":{"
+                "\"name\":\"ceo-test-metrics-reader\"},\"rules\":[{\"nonResourceURLs\":[\"/metrics\"],"
+                "\"verbs\":[\"get\"]}]}"));
+        cJSON_Delete(post("/apis/rbac.authorization.k8s.io/v1/clusterrolebindings",
+                          "{\"apiVersion\":\"rbac.authorization.k8s.io/v1\",\"kind\":\"ClusterRoleBinding\","
+                          "\"metadata\":{\"name\":\"ceo-test-metrics-reader\"},\"roleRef\":{\"apiGroup\":"
+                          "\"rbac.authorization.k8s.io\",\"kind\":\"ClusterRole\",\"name\":"
+                          "\"ceo-test-metrics-reader\"},\"subjects\":[{\"kind\":\"ServiceAccount\",\"name\":"
+                          "\"reader\",\"namespace\":\"default\"}]}"));
+        token_reader = token_for("reader");
+        token_nobody = token_for("nobody");
+        return 0;
+}
+
+static int teardown(void **state)
+{
+        (void) state;
+        (void) unlink(cert_file);
+        (void) unlink(key_file);
+        (void) rmdir(dir);
+        free(cert_file);
+        free(key_file);
+        free(ca_pem);
+        free(token_reader);
+        free(token_nobody);
+        client = kube_client_free(client);
+        loop = loop_unref(loop);
+        return 0;
+}
+
+int main(void)
+{
+        const struct CMUnitTest tests[] = {
+                cmocka_unit_test(test_who_may_read),
+                cmocka_unit_test(test_one_review_per_token),
+                cmocka_unit_test(test_renewed_certificate),
+        };
+        json_hooks_install();
+        return cmocka_run_group_tests(tests, setup, teardown);
+}
