@@ -11,8 +11,8 @@
 
 #include "base/buf.h"
 #include "base/json.h"
-#include "facts.h"
 #include "controllers.h"
+#include "facts.h"
 
 #define CONDITION       "UnsupportedConfigOverridesUpgradeable"
 #define MESSAGE_MAX     4096
