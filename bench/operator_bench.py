@@ -620,11 +620,11 @@ def breakdown(logdir):
     return res
 
 
-def metric_sum(url, name):
-    """Sum of a counter over all its label sets on the operator's /metrics; None if unreachable."""
+def metric_sum(scrape, name):
+    """Sum of a counter over all its label sets on the operator's /metrics (scrape() returns the
+    text); None if unreachable."""
     try:
-        with urllib.request.urlopen(url, timeout=5) as r:
-            text = r.read().decode()
+        text = scrape()
     except OSError:
         return None
     total, per = 0.0, {}
@@ -765,7 +765,17 @@ def cmd_run(a):
         (t_settled - t_start, mib(end[1]["VmHWM"]), end[2]))
     n_dup, dups = duplicate_actions(a.logdir, t_start, t_settled)
     res["bootstrap"]["duplicate_actions"], res["bootstrap"]["duplicated"] = n_dup, dups
-    metrics_url = "http://%s.2:8443/metrics" % a.net
+    # As Prometheus scrapes it: HTTPS with local-up's service CA and prometheus-k8s's token. A
+    # scrape more than 10 s after the last one costs the operator a TokenReview and a
+    # SubjectAccessReview, which the request counter below includes (2 over the window).
+    sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "test", "e2e"))
+    import service_ca
+    ca_dir = os.path.join(os.path.abspath(a.state), "service-ca")
+    with open(os.path.join(ca_dir, "prometheus-token")) as f:
+        token = f.read().strip()
+
+    def metrics_url():
+        return service_ca.scrape("https://%s.2:8443/metrics" % a.net, os.path.join(ca_dir, "ca.crt"), token, 5)
 
     # 2. at rest
     say("at rest: waiting %d s, then measuring for %d s" % (a.rest_wait, a.rest_window))

@@ -188,7 +188,11 @@ for f in "$state"/assets/manifests/*-ns.yaml "$state"/assets/manifests/*.yaml; d
 done
 start_bg cluster-actors python3 "$root/hack/cluster-actors.py" "$KUBECONFIG" "$state/pids/kubelet-bootstrap.pid"
 
-echo "local-up: the operator (metrics on http://$net.2:8443/metrics)"
+# service-ca and the monitoring stack's parts (neither runs here): the serving certificate of
+# Service metrics, written where the operator's pod would mount it, and Prometheus's token.
+serving=$(PATH=$kube_bin:$PATH python3 "$root/test/e2e/service_ca.py" --kubeconfig "$KUBECONFIG" --dir "$state/service-ca" \
+        --ip "$net.2" --prometheus-token "$state/service-ca/prometheus-token")
+echo "local-up: the operator (metrics on https://$net.2:8443/metrics, to Prometheus's token)"
 # As its Deployment runs it: restarted whenever it exits (it exits on purpose
 # when it loses its lease, e.g. while etcd has no quorum during a restore).
 # SIGTERM to the loop stops the operator it runs.
@@ -220,7 +224,8 @@ start_bg operator env GLIBC_TUNABLES="$tunables" bash -c "$(declare -f supervise
         --leader-elect-lease-duration 15s --leader-elect-renew-deadline 10s --leader-elect-retry-period 2s \
         --etcd-poll-interval 1s --listen-on-node-ip --cert-key-type ecdsa \
         --etcd-image quay.io/openshift/etcd:local --operator-image quay.io/openshift/cluster-etcd-operator:local \
-        --etcd-ca "$tls/etcd-ca-bundle.crt" --etcd-cert "$tls/etcd-client.crt" --etcd-key "$tls/etcd-client.key"
+        --etcd-ca "$tls/etcd-ca-bundle.crt" --etcd-cert "$tls/etcd-client.crt" --etcd-key "$tls/etcd-client.key" \
+        --tls-cert-file "$serving/tls.crt" --tls-private-key-file "$serving/tls.key"
 
 # Progress: the operator's decisions as they happen, until the cluster settles.
 settled() {
@@ -284,6 +289,7 @@ Try:
   kubectl get co etcd -o yaml
   kubectl get pods -n openshift-etcd -o wide
   kubectl get configmap -n openshift-etcd etcd-endpoints -o yaml
+  curl --cacert $state/service-ca/ca.crt -H "Authorization: Bearer \$(cat $state/service-ca/prometheus-token)" https://$net.2:8443/metrics
   ETCDCTL_API=3 etcdctl --endpoints=https://$net.10:2379 --cacert=$tls/etcd-ca-bundle.crt --cert=$tls/etcd-client.crt --key=$tls/etcd-client.key member list -w table
 
 Stand on a master (the demo's "ssh core@master-0"; the disaster-recovery runbooks in

@@ -350,6 +350,7 @@ static int write_tree(const RenderOptions *o, const CertSet *s, const char *root
                 "operator/0000_12_etcd-operator_00_namespace.yaml",
                 "operator/0000_12_etcd-operator_01_serviceaccount.yaml",
                 "operator/0000_12_etcd-operator_02_rbac.yaml",
+                "operator/0000_12_etcd-operator_03_service.yaml",
                 "operator/0000_12_etcd-operator_06_deployment.yaml",
         };
         const TemplateVar images[] = {{"ETCD_IMAGE", o->etcd_image}, {"OPERATOR_IMAGE", o->operator_image}};

@@ -28,6 +28,10 @@ const KubeResource KUBE_CLUSTERROLES =
 const KubeResource KUBE_CLUSTERROLEBINDINGS =
         GROUP("rbac.authorization.k8s.io", "clusterrolebindings", "ClusterRoleBinding", false);
 const KubeResource KUBE_DEPLOYMENTS = GROUP("apps", "deployments", "Deployment", true);
+/* Created only, never stored: the operator's delegated auth of /metrics (runtime/delegated-auth.h). */
+const KubeResource KUBE_TOKENREVIEWS = GROUP("authentication.k8s.io", "tokenreviews", "TokenReview", false);
+const KubeResource KUBE_SUBJECTACCESSREVIEWS =
+        GROUP("authorization.k8s.io", "subjectaccessreviews", "SubjectAccessReview", false);
 const KubeResource KUBE_PDBS = GROUP("policy", "poddisruptionbudgets", "PodDisruptionBudget", true);
 const KubeResource KUBE_CRDS =
         GROUP("apiextensions.k8s.io", "customresourcedefinitions", "CustomResourceDefinition", false);

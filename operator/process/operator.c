@@ -511,15 +511,16 @@ static int run(const Flags *f)
                        EXIT_USAGE;
         if (r < 0)
                 return log_error_errno(r, "cannot serve health and metrics on %s", f->listen), EXIT_RUNTIME;
-        if (serving_is_tls(o.http))
-                log_info("serving /healthz, /readyz and /metrics over HTTPS on %s:%u (certificate %s; "
-                         "/metrics to bearer tokens kube-apiserver allows to get it)",
-                         addr, serving_get_port(o.http), f->tls_cert);
-        else
-                log_warning("serving /healthz, /readyz and /metrics over plain HTTP on %s:%u, /metrics to "
-                            "anyone: no serving certificate (%s; give --tls-cert-file and "
-                            "--tls-private-key-file)",
+        if (serving_is_self_signed(o.http))
+                log_warning("serving /healthz, /readyz and /metrics over HTTPS on %s:%u with a self-signed "
+                            "certificate: no serving certificate at %s (service-ca writes it; or give "
+                            "--tls-cert-file and --tls-private-key-file)",
                             addr, serving_get_port(o.http), SERVING_CERT_DEFAULT);
+        else
+                log_info("serving /healthz, /readyz and /metrics over HTTPS on %s:%u (certificate %s)", addr,
+                         serving_get_port(o.http), f->tls_cert);
+        log_info("/metrics answers bearer tokens that kube-apiserver allows to get it; the probes answer "
+                 "anyone");
 
         if (f->leader_elect) {
                 LeaderConfig lc = {.namespace = ns,
@@ -562,11 +563,10 @@ static void help(FILE *out)
                 "  --namespace NS              operator namespace for the lease and events\n"
                 "                              (default: openshift-etcd-operator)\n"
                 "  --listen ADDR:PORT          /healthz, /readyz, /metrics (default: 0.0.0.0:8443)\n"
-                "  --tls-cert-file FILE, --tls-private-key-file FILE   serve them over HTTPS, /metrics\n"
-                "                              only to tokens allowed to get it (default: "
-                "service-ca's\n"
-                "                              " SERVING_CERT_DEFAULT " and tls.key, when both exist;\n"
-                "                              else plain HTTP, /metrics to anyone)\n"
+                "  --tls-cert-file FILE, --tls-private-key-file FILE   the HTTPS certificate (default:\n"
+                "                              service-ca's " SERVING_CERT_DEFAULT " and tls.key\n"
+                "                              when both exist, else a self-signed one); /metrics\n"
+                "                              answers only bearer tokens allowed to get it\n"
                 "  --leader-elect=BOOL         take the leader lease first (default: true)\n"
                 "  --leader-elect-lease-duration D   (default: 137s)\n"
                 "  --leader-elect-renew-deadline D   (default: 107s)\n"

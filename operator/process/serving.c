@@ -1,11 +1,14 @@
 /* The operator's HTTPS endpoint with delegated auth and certificate reload (serving.h). */
-#include "serving.h"
+#include <unistd.h>
+
 #include "base/fileio.h"
 #include "base/log.h"
 #include "pki/pki.h"
+#include "serving.h"
 
-#define RELOAD_PERIOD (30 * USEC_PER_SEC)
-#define PEM_MAX       (256 * 1024)
+#define RELOAD_PERIOD        (30 * USEC_PER_SEC)
+#define PEM_MAX              (256 * 1024)
+#define SELF_SIGNED_VALIDITY (365 * 24 * 3600 * USEC_PER_SEC)
 
 struct Serving {
         sd_event *event;
@@ -45,8 +48,7 @@ static int listen_with(Serving *s, const char *cert_pem, const char *key_pem)
         http_server_set_metrics(s->http, s->cfg.metrics);
         http_server_set_ready(s->http, s->cfg.ready, s->cfg.userdata);
         http_server_set_live(s->http, s->cfg.live, s->cfg.userdata);
-        if (cert_pem)
-                http_server_set_metrics_auth(s->http, delegated_auth_check, s->auth);
+        http_server_set_metrics_auth(s->http, delegated_auth_check, s->auth);
         return 0;
 }
 
@@ -123,6 +125,40 @@ static int on_reload(sd_event_source *src, uint64_t usec, void *userdata)
         return 0;
 }
 
+/* Without service-ca's files, as library-go's controllercmd: a certificate of our own, made
+ * now, for the names the operator is reached at. Nobody can verify it (the kubelet's HTTPS
+ * probes do not); it keeps bearer tokens off the wire in clear text until service-ca's comes. */
+static int self_signed(const char *address, char **ret_cert, char **ret_key)
+{
+        _cleanup_(pki_pair_freep) PkiPair *ca = NULL, *leaf = NULL;
+        _cleanup_free_ char *ca_key = NULL;
+        char host[256] = "";
+        const char *dns[3] = {"localhost"}, *ips[4] = {"127.0.0.1", "::1"}; /* NULL-terminated */
+        usec_t now = now_usec(CLOCK_REALTIME);
+        int r;
+
+        if (gethostname(host, sizeof host - 1) == 0 && pki_san_dns_name_is_valid(host) &&
+            !streq(host, "localhost"))
+                dns[1] = host;
+        if (address && !streq(address, "0.0.0.0") && !streq(address, "::") && !streq(address, "127.0.0.1") &&
+            !streq(address, "::1"))
+                ips[2] = address;
+        r = pki_ca_new("cluster-etcd-operator-self-signed-signer", SELF_SIGNED_VALIDITY, PKI_KEY_ECDSA_P256,
+                       now, &ca);
+        if (r < 0)
+                return r;
+        PkiCertRequest req = {.profile = PKI_PROFILE_SERVER,
+                              .cn = "cluster-etcd-operator",
+                              .dns = dns,
+                              .ips = ips,
+                              .validity = SELF_SIGNED_VALIDITY,
+                              .key_type = PKI_KEY_ECDSA_P256};
+        r = pki_cert_issue(ca, &req, now, &leaf);
+        if (r < 0)
+                return r;
+        return pki_pair_to_pem(leaf, ret_cert, ret_key);
+}
+
 int serving_new(sd_event *e, KubeClient *client, const ServingConfig *cfg, Serving **ret)
 {
         assert_return(e && client && cfg && ret, -EINVAL);
@@ -137,12 +173,15 @@ int serving_new(sd_event *e, KubeClient *client, const ServingConfig *cfg, Servi
         if (s->cfg.reload_period == 0)
                 s->cfg.reload_period = RELOAD_PERIOD;
         int r;
-        if (cfg->cert_file) {
+        s->auth = delegated_auth_new(client, "/metrics", on_settled, s);
+        if (!s->auth)
+                return -ENOMEM;
+        if (!cfg->cert_file) {
+                if ((r = self_signed(cfg->address, &s->cert_pem, &s->key_pem)) < 0)
+                        return r;
+        } else {
                 if ((r = read_pair(cfg, &s->cert_pem, &s->key_pem)) < 0)
                         return r;
-                s->auth = delegated_auth_new(client, "/metrics", on_settled, s);
-                if (!s->auth)
-                        return -ENOMEM;
                 r = sd_event_add_time_relative(e, &s->reload, CLOCK_MONOTONIC, s->cfg.reload_period,
                                                USEC_PER_MSEC, on_reload, s);
                 if (r < 0)
@@ -175,9 +214,9 @@ uint16_t serving_get_port(Serving *s)
         return s ? http_server_get_port(s->http) : 0;
 }
 
-bool serving_is_tls(Serving *s)
+bool serving_is_self_signed(Serving *s)
 {
-        return s && s->cert_pem;
+        return s && !s->cfg.cert_file;
 }
 
 void serving_get_auth_stats(Serving *s, DelegatedAuthStats *ret)

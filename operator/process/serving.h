@@ -5,7 +5,8 @@
  * it (delegated-auth.h), the probes to anyone. service-ca renews the certificate in place:
  * the files are read again every 30 s, and a changed pair is served from then on (the
  * listener restarts; a pair that does not load leaves the old one serving, loudly).
- * Without certificate files: plain HTTP, /metrics open, and a warning. */
+ * Without certificate files, as library-go's controllercmd: a self-signed certificate made at
+ * start (the kubelet's HTTPS probes do not verify), and /metrics still behind the tokens. */
 #pragma once
 
 #include "kube/client.h"
@@ -18,7 +19,7 @@
 typedef struct ServingConfig {
         const char *address;
         uint16_t port;
-        const char *cert_file, *key_file; /* both or neither */
+        const char *cert_file, *key_file; /* both, or neither for a self-signed certificate */
         MetricsRegistry *metrics;
         HttpReadyFunc ready, live;
         void *userdata;       /* of ready and live */
@@ -32,6 +33,7 @@ int serving_new(sd_event *e, KubeClient *client, const ServingConfig *cfg, Servi
 Serving *serving_free(Serving *s);
 DEFINE_TRIVIAL_CLEANUP_FUNC(Serving *, serving_free);
 uint16_t serving_get_port(Serving *s);
-bool serving_is_tls(Serving *s);
+/* No certificate files: serving one of its own, made at start. */
+bool serving_is_self_signed(Serving *s);
 /* Zeros without TLS. */
 void serving_get_auth_stats(Serving *s, DelegatedAuthStats *ret);

@@ -6,10 +6,8 @@
 #include "base/log.h"
 #include "delegated-auth.h"
 
-#define ANSWER_TTL     (10 * USEC_PER_SEC) /* library-go's delegating authenticator and authorizer */
-#define FAILURE_TTL    (1 * USEC_PER_SEC)
-#define TOKEN_REVIEWS  "/apis/authentication.k8s.io/v1/tokenreviews"
-#define ACCESS_REVIEWS "/apis/authorization.k8s.io/v1/subjectaccessreviews"
+#define ANSWER_TTL  (10 * USEC_PER_SEC) /* library-go's delegating authenticator and authorizer */
+#define FAILURE_TTL (1 * USEC_PER_SEC)
 
 typedef struct Entry {
         DelegatedAuth *owner;
@@ -25,6 +23,7 @@ typedef struct Entry {
 struct DelegatedAuth {
         KubeClient *client;
         char *path;
+        char *token_reviews, *access_reviews; /* their collections' paths */
         void (*settled)(void *userdata);
         void *userdata;
         DelegatedAuthStats stats;
@@ -39,8 +38,10 @@ DelegatedAuth *delegated_auth_new(KubeClient *client, const char *path, void (*s
         if (!a)
                 return NULL;
         a->path = strdup(path);
-        if (!a->path)
-                return mfree(a);
+        a->token_reviews = kube_resource_path(&KUBE_TOKENREVIEWS, NULL, NULL, NULL);
+        a->access_reviews = kube_resource_path(&KUBE_SUBJECTACCESSREVIEWS, NULL, NULL, NULL);
+        if (!a->path || !a->token_reviews || !a->access_reviews)
+                return delegated_auth_free(a);
         a->client = client;
         a->settled = settled;
         a->userdata = userdata;
@@ -57,6 +58,8 @@ DelegatedAuth *delegated_auth_free(DelegatedAuth *a)
                 if (a->entries[i].call)
                         kube_call_cancel(a->entries[i].call);
         free(a->path);
+        free(a->token_reviews);
+        free(a->access_reviews);
         return mfree(a);
 }
 
@@ -172,7 +175,7 @@ static void on_token_review(KubeClient *c, const KubeResponse *resp, void *userd
                 finish(e, HTTP_AUTH_UNAVAILABLE, FAILURE_TTL, "out of memory");
                 return;
         }
-        int r = kube_call(c, "POST", ACCESS_REVIEWS, sar, NULL, on_access_review, e, &e->call);
+        int r = kube_call(c, "POST", a->access_reviews, sar, NULL, on_access_review, e, &e->call);
         if (r < 0) {
                 e->call = NULL;
                 finish(e, HTTP_AUTH_UNAVAILABLE, FAILURE_TTL,
@@ -249,7 +252,7 @@ HttpAuthVerdict delegated_auth_check(void *userdata, const char *authorization, 
                 *ret_reason = "out of memory";
                 return HTTP_AUTH_UNAVAILABLE;
         }
-        int r = kube_call(a->client, "POST", TOKEN_REVIEWS, tr, NULL, on_token_review, e, &e->call);
+        int r = kube_call(a->client, "POST", a->token_reviews, tr, NULL, on_token_review, e, &e->call);
         explicit_bzero(t->valuestring, strlen(t->valuestring)); /* the request holds its own copy */
         if (r < 0) {
                 e->call = NULL;

@@ -34,7 +34,6 @@ import shlex
 import subprocess
 import time
 import hashlib
-import urllib.request
 
 from e2e import ROOT, log, wait_for
 
@@ -160,8 +159,7 @@ def check_etcd_backups(env, c):
                                          "%Y-%m-%dT%H:%M:%SZ"))
 
     def last_backup():
-        with urllib.request.urlopen("http://%s:8443/metrics" % env.ip(2), timeout=5) as resp:
-            text = resp.read().decode()
+        text = c.operator_metrics()
         m = re.search(r"^openshift_etcd_operator_last_backup_timestamp_seconds (\S+)$", text, re.M)
         signer = re.search(r'^openshift_etcd_operator_signer_expiration_days\{name="etcd-signer"\} (\S+)$',
                            text, re.M)

@@ -8,6 +8,7 @@ import json
 import os
 import re
 import time
+import urllib.error
 import urllib.request
 
 from e2e import ROOT, log
@@ -54,8 +55,8 @@ def _conditions(obj):
 
 
 class Checker:
-    def __init__(self, env, nodes, member_ids, metrics_url=None):
-        self.env, self.nodes, self.member_ids, self.metrics_url = env, nodes, member_ids, metrics_url
+    def __init__(self, env, nodes, member_ids, metrics_fetch=None):
+        self.env, self.nodes, self.member_ids, self.metrics_fetch = env, nodes, member_ids, metrics_fetch
         self.table = load()
         self.problems = []
         self.checked = 0
@@ -233,15 +234,24 @@ class Checker:
                         "clusteroperators/etcd: relatedObjects lacks %s" % r)
 
     def metrics(self):
-        if not self.metrics_url:
+        """The operator's /metrics as Prometheus reads it (a callable: HTTPS, service-ca's CA, a
+        token allowed to get it), and refused without a token."""
+        if not self.metrics_fetch:
             return
         try:
-            text = urllib.request.urlopen(self.metrics_url, timeout=10).read().decode()
+            text = self.metrics_fetch()
         except OSError as e:
-            self.expect(False, "metrics %s: %s" % (self.metrics_url, e))
+            self.expect(False, "metrics with prometheus-k8s's token: %s" % e)
             return
         for m in self.table["metrics"]:
             self.expect(m in text, "metrics: no %s" % m)
+        try:
+            self.metrics_fetch(token=False)
+            self.expect(False, "metrics: served without a bearer token")
+        except urllib.error.HTTPError as e:
+            self.expect(e.code == 401, "metrics without a token: HTTP %d, not 401" % e.code)
+        except OSError as e:
+            self.expect(False, "metrics without a token: %s, not 401" % e)
 
     def run(self):
         self.namespaces()
@@ -255,9 +265,9 @@ class Checker:
         return self.problems
 
 
-def check(env, nodes, member_ids, metrics_url=None):
+def check(env, nodes, member_ids, metrics_fetch=None):
     """Fail with every difference between the cluster and the table."""
-    c = Checker(env, nodes, member_ids, metrics_url)
+    c = Checker(env, nodes, member_ids, metrics_fetch)
     problems = c.run()
     assert not problems, "the cluster differs from upstream's contract (%s) in %d of %d checks:\n  %s" % (
         os.path.relpath(TABLE, ROOT), len(problems), c.checked, "\n  ".join(problems))

@@ -22,6 +22,7 @@ import time
 
 from e2e import ROOT, log, wait_for
 from etcdhttp import Etcd
+import service_ca
 
 MASTERS = ["master-0", "master-1", "master-2"]
 BOOTSTRAP_MEMBER = "etcd-bootstrap"
@@ -355,6 +356,10 @@ class Cluster:
                 env.kubectl("create", "-f", "-", input=json.dumps(obj), check=False)
                 continue
             env.kubectl("create", "-f", path, check=False)
+        # service-ca and the monitoring stack's parts for the operator's /metrics (service_ca.py).
+        self.service_ca, issued = service_ca.issue(env.kubectl, os.path.join(env.dir, "service-ca"), [env.ip(2)])
+        self.serving_cert = issued["etcd-operator-serving-cert"]
+        self.prometheus_token = service_ca.grant_prometheus(env.kubectl)
         return self
 
     def client(self, timeout=3.0):
@@ -422,7 +427,16 @@ class Cluster:
                 "--etcd-image", self.etcd_image,
                 "--etcd-ca", os.path.join(tls, "etcd-ca-bundle.crt"),
                 "--etcd-cert", os.path.join(tls, "etcd-client.crt"),
-                "--etcd-key", os.path.join(tls, "etcd-client.key")]
+                "--etcd-key", os.path.join(tls, "etcd-client.key")] + ([
+                "--tls-cert-file", os.path.join(self.serving_cert, "tls.crt"),
+                "--tls-private-key-file", os.path.join(self.serving_cert, "tls.key")]
+                if getattr(self, "serving_cert", None) else [])
+
+    def operator_metrics(self, token=True):
+        """The operator's /metrics as Prometheus scrapes it: HTTPS verified against service-ca's CA,
+        with prometheus-k8s's token (token=False: none). Raises OSError (HTTPError 401...)."""
+        return service_ca.scrape("https://%s:8443/metrics" % self.env.ip(2), self.service_ca,
+                                 self.prometheus_token if token else None)
 
     def start_operator(self):
         """The operator as a process; the first one logs to operator.log, the
@@ -691,7 +705,7 @@ class Cluster:
         import contract
         members = wait_for("the member list", lambda: self.etcd.members(self.endpoints()), 60)
         voters = [int(m["ID"]) for m in members if not m.get("isLearner")]
-        contract.check(self.env, sorted(self.master_ips), voters, "http://%s:8443/metrics" % self.env.ip(2))
+        contract.check(self.env, sorted(self.master_ips), voters, self.operator_metrics)
 
     def tls12_handshake(self, ep, cipher):
         """A TLS 1.2 handshake with the member at `ep` offering only `cipher` (an OpenSSL

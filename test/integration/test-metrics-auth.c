@@ -113,7 +113,7 @@ static void on_fetched(HttpRequest *req, int error, void *userdata)
 static void fetch_start(Fetch *f, Serving *s, const char *path, const char *token, char *trust)
 {
         _cleanup_free_ char *url = strdup_printf("https://127.0.0.1:%u%s", serving_get_port(s), path);
-        HttpTls tls = {.ca_pem = trust};
+        HttpTls tls = {.ca_pem = trust, .insecure_skip_verify = !trust};
         *f = (Fetch){.req = http_request_new("GET", url)};
         assert_non_null(f->req);
         http_request_set_timeout(f->req, 20 * USEC_PER_SEC);
@@ -150,7 +150,7 @@ static Serving *serving(MetricsRegistry *reg)
                              .metrics = reg,
                              .reload_period = 200 * USEC_PER_MSEC};
         assert_int_equal(serving_new(loop_get_event(loop), client, &cfg, &s), 0);
-        assert_true(serving_is_tls(s));
+        assert_false(serving_is_self_signed(s));
         return s;
 }
 
@@ -258,6 +258,35 @@ static void test_renewed_certificate(void **state)
         assert_int_equal(write_file_atomic(key_file, good_key, strlen(good_key), 0600), 0);
 }
 
+/* No certificate files (service-ca has not issued it yet): HTTPS all the same, with a
+ * certificate of its own that nobody verifies (as the kubelet's probes do not), /metrics
+ * still behind the tokens. */
+static void test_self_signed(void **state)
+{
+        (void) state;
+        _cleanup_(metrics_registry_freep) MetricsRegistry *reg = registry();
+        Serving *s = NULL;
+        ServingConfig cfg = {.address = "127.0.0.1", .metrics = reg};
+        Fetch f;
+
+        assert_int_equal(serving_new(loop_get_event(loop), client, &cfg, &s), 0);
+        assert_true(serving_is_self_signed(s));
+        fetch_start(&f, s, "/healthz", NULL, ca_pem); /* service-ca's CA does not vouch for it */
+        assert_int_equal(loop_run_until(loop, &f.done, DEADLINE), 0);
+        assert_int_equal(f.error, -EPROTO);
+        http_request_unref(f.req);
+        const char *cases[][2] = {{"/healthz", NULL}, {"/metrics", NULL}, {"/metrics", token_reader}};
+        const long want[] = {200, 401, 200};
+        for (size_t i = 0; i < ELEMENTSOF(want); i++) {
+                fetch_start(&f, s, cases[i][0], cases[i][1], NULL);
+                assert_int_equal(loop_run_until(loop, &f.done, DEADLINE), 0);
+                assert_int_equal(f.error, 0);
+                assert_int_equal(http_request_get_status(f.req), want[i]);
+                http_request_unref(f.req);
+        }
+        serving_free(s);
+}
+
 static int setup(void **state)
 {
         _cleanup_free_ char *err = NULL;
@@ -323,6 +352,7 @@ int main(void)
                 cmocka_unit_test(test_who_may_read),
                 cmocka_unit_test(test_one_review_per_token),
                 cmocka_unit_test(test_renewed_certificate),
+                cmocka_unit_test(test_self_signed),
         };
         json_hooks_install();
         return cmocka_run_group_tests(tests, setup, teardown);

@@ -226,6 +226,8 @@ WRITES = [
     ("PUT", "KUBE_ETCDBACKUPS", None, "backup-1", "status", "backup"),
     ("DELETE", "KUBE_ETCDBACKUPS", None, "backup-1", None, "backup removal"),
     ("PATCH", "KUBE_BACKUPS", None, "default", None, "periodic-backup (finalizer)"),
+    ("POST", "KUBE_TOKENREVIEWS", None, None, None, "delegated auth of /metrics"),
+    ("POST", "KUBE_SUBJECTACCESSREVIEWS", None, None, None, "delegated auth of /metrics"),
 ]
 
 # What the narrowed rules must refuse (review M6, M7): (method, path, query, why).
