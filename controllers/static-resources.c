@@ -1,5 +1,6 @@
 /* StaticResourcesController: keeps the operand's fixed objects (namespace,
- * Service, service accounts, the installer's RBAC) as manifests/static/
+ * Service, service accounts, the installer's RBAC, the ServiceMonitors and
+ * Prometheus's Role where monitoring is installed) as manifests/static/
  * describes them. Each object is applied (labels and annotations merged,
  * every other field we set wins) only when the cached copy does not
  * already hold what we set: the API server fills in defaults (a Service's
@@ -24,9 +25,11 @@ static const WatchSpec own[] = {
         /* Cluster-wide kinds: only ours (manifests/static/backup-rbac.yaml carries the label). */
         {&KUBE_CLUSTERROLES, NULL, "app=etcd-backup", NULL},
         {&KUBE_CLUSTERROLEBINDINGS, NULL, "app=etcd-backup", NULL},
+        /* Optional: an empty cache, and nothing applied, while monitoring's CRD is not served. */
+        {&KUBE_SERVICEMONITORS, NS_OPERATOR, NULL, NULL},
 };
 static const WatchSpec *const watches[] = {
-        OP_WATCH(W_NAMESPACES), &own[0], &own[1], &own[2], &own[3], &own[4], &own[5]};
+        OP_WATCH(W_NAMESPACES), &own[0], &own[1], &own[2], &own[3], &own[4], &own[5], &own[6]};
 
 /* Every member of `want` is in `have` with the same value; arrays match
  * element by element and in length. */
@@ -102,6 +105,8 @@ static int sync_object(const SyncContext *ctx, Plan *p, const char *path, const 
                 return log_error_errno(-EINVAL, "%s: %s %s is not a known object kind with a name", path,
                                        strempty(api_version), strempty(kind));
         inf = watched(ctx, res, ns);
+        if (res->optional && (!inf || informer_is_absent(inf)))
+                return 0; /* the cluster does not serve it (monitoring not installed): nothing to apply */
         if (inf && up_to_date(obj, informer_get(inf, res->namespaced ? ns : NULL, name)))
                 return 0;
         if (inf)

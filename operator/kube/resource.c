@@ -75,6 +75,14 @@ const KubeResource KUBE_APISERVERS = {.group = "config.openshift.io",
                                       .kind = "APIServer",
                                       .optional = true};
 
+/* OpenShift's monitoring (prometheus-operator's CRD): absent where monitoring is not installed. */
+const KubeResource KUBE_SERVICEMONITORS = {.group = "monitoring.coreos.com",
+                                           .version = "v1",
+                                           .plural = "servicemonitors",
+                                           .kind = "ServiceMonitor",
+                                           .namespaced = true,
+                                           .optional = true};
+
 static const KubeResource *const all[] = {
         &KUBE_NODES,
         &KUBE_PODS,
@@ -105,6 +113,7 @@ static const KubeResource *const all[] = {
         &KUBE_CRONJOBS,
         &KUBE_BACKUPS,
         &KUBE_MACHINES,
+        &KUBE_SERVICEMONITORS,
 };
 
 bool kube_name_is_valid(const char *name)

@@ -22,6 +22,7 @@ static const struct {
         {&KUBE_ROLEBINDINGS, NS_ETCD, NULL},
         {&KUBE_CLUSTERROLES, NULL, "app=etcd-backup"},
         {&KUBE_CLUSTERROLEBINDINGS, NULL, "app=etcd-backup"},
+        {&KUBE_SERVICEMONITORS, NS_OPERATOR, NULL},
 };
 
 static size_t count_writes(Fixture *f)
@@ -36,6 +37,14 @@ static void feed_all(Fixture *f)
                 (void) fixture_feed_to_selected(f, kinds[i].res, kinds[i].ns, kinds[i].selector);
 }
 
+/* A fixture on a cluster whose monitoring CRD is served: the informer of ServiceMonitors exists. */
+static Fixture *fixture_new_monitored(void)
+{
+        Fixture *f = fixture_new();
+        (void) fixture_feed_to(f, &KUBE_SERVICEMONITORS, NS_OPERATOR);
+        return f;
+}
+
 static cJSON *parse_asset(const char *path)
 {
         const Asset *a = asset_find(path);
@@ -47,10 +56,14 @@ static cJSON *parse_asset(const char *path)
 
 static void test_fresh_cluster(void **state)
 {
-        Fixture *f = fixture_new();
+        Fixture *f = fixture_new_monitored();
         assert_int_equal(fixture_sync(f, &controller_static_resources), 0);
-        assert_int_equal(count_writes(f), 9);
-        assert_int_equal(fixture_count(f, INTENT_APPLY), 9);
+        assert_int_equal(count_writes(f), 13);
+        assert_int_equal(fixture_count(f, INTENT_APPLY), 13);
+        assert_non_null(fixture_find(f, INTENT_APPLY, "servicemonitors", "etcd"));
+        assert_non_null(fixture_find(f, INTENT_APPLY, "servicemonitors", "etcd-minimal"));
+        assert_non_null(fixture_find(f, INTENT_APPLY, "roles", "prometheus-k8s"));
+        assert_non_null(fixture_find(f, INTENT_APPLY, "rolebindings", "prometheus-k8s"));
         assert_non_null(fixture_find(f, INTENT_APPLY, "serviceaccounts", "etcd-backup-sa"));
         assert_non_null(fixture_find(f, INTENT_APPLY, "clusterroles", "openshift-etcd-backup"));
         assert_non_null(fixture_find(f, INTENT_APPLY, "clusterrolebindings", "openshift-etcd-backup"));
@@ -86,7 +99,7 @@ static void test_fresh_cluster(void **state)
 /* The server's defaults and other writers' labels are no reason to write. */
 static void test_server_defaults_kept(void **state)
 {
-        Fixture *f = fixture_new();
+        Fixture *f = fixture_new_monitored();
         assert_int_equal(fixture_sync(f, &controller_static_resources), 0);
         feed_all(f);
         fixture_add_to(
@@ -123,7 +136,7 @@ static void test_server_defaults_kept(void **state)
 /* Drift in what we set is put back; a deleted object is recreated. */
 static void test_drift_repaired(void **state)
 {
-        Fixture *f = fixture_new();
+        Fixture *f = fixture_new_monitored();
         assert_int_equal(fixture_sync(f, &controller_static_resources), 0);
         feed_all(f);
         fixture_addf(
@@ -155,6 +168,18 @@ static void test_drift_repaired(void **state)
         fixture_free(f);
 }
 
+/* Where monitoring is not installed (no informer of ServiceMonitors has anything, as the runtime's
+ * optional one while the CRD answers 404), everything else is applied and no ServiceMonitor. */
+static void test_without_monitoring(void **state)
+{
+        Fixture *f = fixture_new();
+        assert_int_equal(fixture_sync(f, &controller_static_resources), 0);
+        assert_int_equal(fixture_count(f, INTENT_APPLY), 11);
+        assert_null(fixture_find(f, INTENT_APPLY, "servicemonitors", "etcd"));
+        assert_non_null(fixture_find(f, INTENT_APPLY, "roles", "prometheus-k8s"));
+        fixture_free(f);
+}
+
 /* Every embedded static manifest parses into objects of kinds the runtime knows. */
 static void test_manifests_parse(void **state)
 {
@@ -170,20 +195,21 @@ static void test_manifests_parse(void **state)
                                                                         json_get_string(d, "kind"));
                         assert_non_null(res);
                         assert_true(kube_name_is_valid(json_get_string(d, "metadata.name")));
-                        if (res->namespaced)
+                        if (res == &KUBE_SERVICEMONITORS) /* upstream keeps them beside the operator */
+                                assert_string_equal(json_get_string(d, "metadata.namespace"), NS_OPERATOR);
+                        else if (res->namespaced)
                                 assert_string_equal(json_get_string(d, "metadata.namespace"), NS_ETCD);
                         docs++;
                 }
         }
-        assert_int_equal(docs, 9);
+        assert_int_equal(docs, 13);
 }
 
 int main(void)
 {
         const struct CMUnitTest tests[] = {
-                cmocka_unit_test(test_fresh_cluster),
-                cmocka_unit_test(test_server_defaults_kept),
-                cmocka_unit_test(test_drift_repaired),
+                cmocka_unit_test(test_fresh_cluster),        cmocka_unit_test(test_without_monitoring),
+                cmocka_unit_test(test_server_defaults_kept), cmocka_unit_test(test_drift_repaired),
                 cmocka_unit_test(test_manifests_parse),
         };
         return cmocka_run_group_tests(tests, NULL, NULL);
