@@ -102,7 +102,7 @@ static const Half *failure_of(const Pending *p)
 
 static void pending_complete(Pending *p)
 {
-        _cleanup_(pending_freep) Pending *owned = p;
+        _cleanup_(pending_freep) _unused_ Pending *owned = p;
         DnsAddress all[DNS_CACHE_ADDRESSES];
         const char *texts[DNS_CACHE_ADDRESSES];
         LoopResolveAnswer answer;
