@@ -131,7 +131,6 @@ static int on_reload(sd_event_source *src, uint64_t usec, void *userdata)
 static int self_signed(const char *address, char **ret_cert, char **ret_key)
 {
         _cleanup_(pki_pair_freep) PkiPair *ca = NULL, *leaf = NULL;
-        _cleanup_free_ char *ca_key = NULL;
         char host[256] = "";
         const char *dns[3] = {"localhost"}, *ips[4] = {"127.0.0.1", "::1"}; /* NULL-terminated */
         usec_t now = now_usec(CLOCK_REALTIME);
