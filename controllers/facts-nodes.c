@@ -9,6 +9,7 @@
 
 #include "base/base64.h"
 #include "base/json.h"
+#include "base/yaml.h"
 #include "pki/pki.h"
 
 /* The kubelet writes the addresses and nothing validates them as IPs: one that is not is
@@ -139,6 +140,82 @@ const KubeObject *voter_on_old_certificate(const SyncContext *ctx, const EtcdVie
                         return nodes[i];
         }
         return NULL;
+}
+
+/* The NODE_<n>_IP value the pod.yaml of ConfigMap `cm` gives `node` (brackets removed), into buf. */
+static int pod_node_ip(const KubeObject *cm, const KubeObject *node, char *buf, size_t n)
+{
+        /* A key with a dot: not a json_get_string() path. */
+        const char *pod = cm ? json_string(cJSON_GetObjectItemCaseSensitive(
+                                       json_get_object(cm->json, "data"), "pod.yaml"))
+                             : NULL;
+        _cleanup_free_ char *env = node_envvar_name(node->name), *var = NULL;
+        _cleanup_(cJSON_Deletep) cJSON *spec = NULL;
+        cJSON *c, *e;
+        if (!pod)
+                return -ENOENT;
+        if (!env || !(var = strdup_printf("NODE_%s_IP", env)))
+                return -ENOMEM;
+        if (yaml_parse(pod, strlen(pod), &spec, NULL) < 0)
+                return -EBADMSG;
+        JSON_ARRAY_FOREACH (c, json_get_array(spec, "spec.containers"))
+                JSON_ARRAY_FOREACH (e, json_get_array(c, "env"))
+                        if (streq_ptr(json_get_string(e, "name"), var)) {
+                                char bare[INET6_ADDRSTRLEN + 2];
+                                const char *v = json_get_string(e, "value");
+                                v = v ? ip_unbracket(v, bare, sizeof bare) : NULL;
+                                return v && snprintf(buf, n, "%s", v) < (int) n ? 0 : -EBADMSG;
+                        }
+        return -ENOENT;
+}
+
+bool revision_fits_node(const SyncContext *ctx, int64_t rev, const KubeObject *node, char *why, size_t n)
+{
+        const char *now = node_internal_ip(node);
+        char name[64], named[INET6_ADDRSTRLEN + 2] = "", in_pod[INET6_ADDRSTRLEN + 2] = "";
+
+        if (!now) {
+                (void) snprintf(why, n, "node %s has no InternalIP", node->name);
+                return false;
+        }
+        (void) snprintf(name, sizeof name, "etcd-all-certs-%" PRId64, rev);
+        int r = node_certified_ip(op_etcd_secret(name, (void *) ctx), node, named, sizeof named);
+        if (r > 0) {
+                (void) snprintf(why, n,
+                                "revision %" PRId64
+                                " certifies %s for %s, not for its address %s now: waiting "
+                                "for a revision made after it moved",
+                                rev, node->name, named, now);
+                return false;
+        }
+        if (r < 0) {
+                (void) snprintf(why, n, "revision %" PRId64 " has no usable certificate for %s (%s)", rev,
+                                node->name, strerror(-r));
+                return false;
+        }
+        /* The pod: the copies in the cache hold digests, so the revision's is compared with the
+         * one TargetConfigController renders now, whose address for the node is read. */
+        const KubeObject *source = op_get(ctx, W_ETCD_CONFIGMAPS, NS_ETCD, CM_ETCD_POD);
+        r = pod_node_ip(source, node, in_pod, sizeof in_pod);
+        if (r < 0 || !ip_text_equal(in_pod, now)) {
+                (void) snprintf(
+                        why, n,
+                        "the etcd pod rendered now gives %s %s%s, not its address %s: waiting for it "
+                        "and a revision of it",
+                        node->name, r < 0 ? "no address" : "the address ", r < 0 ? "" : in_pod, now);
+                return false;
+        }
+        (void) snprintf(name, sizeof name, CM_ETCD_POD "-%" PRId64, rev);
+        const KubeObject *copy = op_get(ctx, W_ETCD_CONFIGMAPS, NS_ETCD, name);
+        if (!copy || !revision_copy_map_matches(json_get_object(copy->json, "data"),
+                                                json_get_object(source->json, "data"))) {
+                (void) snprintf(why, n,
+                                "revision %" PRId64 "'s etcd pod is not the one rendered for %s at %s now: "
+                                "waiting for a revision made after it moved",
+                                rev, node->name, now);
+                return false;
+        }
+        return true;
 }
 
 /* The line of a termination message that says why the process ended, at most 160

@@ -52,6 +52,13 @@ const KubeObject *op_etcd_secret(const char *name, void *ctx);
  * certificate: that node's new revision, with certificates for its address now, comes
  * before any member is added. */
 const KubeObject *voter_on_old_certificate(const SyncContext *ctx, const EtcdViewSnapshot *s);
+/* Whether revision `rev` was made for `node` at the address its Node has now: its
+ * etcd-all-certs-<rev> certifies that address, and its etcd-pod-<rev> is the etcd pod
+ * TargetConfigController renders now, which gives the node that address (NODE_<n>_IP). A
+ * moved master's etcd restarted at a revision made before the move would certify, or look
+ * for, the old one: its pod cannot start (and after a quorum restore, with it the only
+ * voter, nothing could fix that). false with `why` said. */
+bool revision_fits_node(const SyncContext *ctx, int64_t rev, const KubeObject *node, char *why, size_t n);
 
 /* ---- Static pod revisions and their copies (facts-revisions.c) ---- */
 

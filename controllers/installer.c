@@ -498,6 +498,13 @@ static int rollout_step(const State *st, Plan *p, const char **ret_note, char *w
                         const NodeInfo *ni = &st->nodes[i];
                         if (!ni->entry || ni->current == st->latest || node_group(ni) != g)
                                 continue;
+                        /* A moved voter restarts only into a revision made for where it is now
+                         * (made before the move, its pod could not start: as the only voter
+                         * after a quorum restore, the cluster would be lost). */
+                        if (ni->moved_voter && !revision_fits_node(st->ctx, st->latest, ni->node, why, n)) {
+                                *ret_note = why;
+                                continue;
+                        }
                         if (!restart_is_safe(st, ni, why, n)) {
                                 *ret_note = why;
                                 continue;

@@ -177,6 +177,20 @@ static void expect_last_args(Fixture *f, const char *name, const char *second_la
         assert_string_equal(cJSON_GetArrayItem(cmd, n - 1)->valuestring, last);
 }
 
+/* The etcd pod as TargetConfigController renders it (rev 0: ConfigMap etcd-pod) and its copy
+ * in revision `rev`, as far as a node's address goes. */
+static void etcd_pod_rev(Fixture *f, int rev, const char *node_env, const char *ip)
+{
+        char name[32] = "etcd-pod";
+        if (rev > 0)
+                (void) snprintf(name, sizeof name, "etcd-pod-%d", rev);
+        fixture_addf(f, W_ETCD_CONFIGMAPS,
+                     "{\"apiVersion\":\"v1\",\"kind\":\"ConfigMap\",\"metadata\":{\"name\":\"%s\","
+                     "\"namespace\":\"openshift-etcd\"},\"data\":{\"pod.yaml\":\"spec:\\n  containers:\\n"
+                     "  - name: etcd\\n    env:\\n    - name: NODE_%s_IP\\n      value: %s\\n\"}}",
+                     name, node_env, ip);
+}
+
 /* A master that moved (its Node has another address than the certificate of the
  * revision it runs names) goes first: nothing can join before it has certificates for
  * its address. The installer's quorum guard reaches its member where it serves,
@@ -186,8 +200,12 @@ static void test_moved_master_alias(void **state)
         Fixture *f = masters(2, (const int[]){1, 1, 1});
         voters(f, true, true, true);
         const char *old_ip[] = {"127.0.0.1", "10.0.9.3", NULL}, *same[] = {"127.0.0.1", "10.0.0.1", NULL};
+        const char *now[] = {"127.0.0.1", "10.0.0.3", NULL};
         fixture_all_certs(f, "master-2", "etcd-all-certs-1", old_ip);
         fixture_all_certs(f, "master-0", "etcd-all-certs-2", same);
+        fixture_all_certs(f, "master-2", "etcd-all-certs-2", now);
+        etcd_pod_rev(f, 0, "master_2", "10.0.0.3");
+        etcd_pod_rev(f, 2, "master_2", "10.0.0.3");
         assert_int_equal(fixture_sync(f, &controller_installer), 0);
         expect_target(f, "master-2", 2);
         assert_int_equal(fixture_feed(f, W_ETCD_CR), 1);
@@ -217,6 +235,55 @@ static void test_moved_sole_voter(void **state)
         fixture_all_certs(f, "master-1", "etcd-all-certs-1", old_ip);
         cr(f, "\"unsupportedConfigOverrides\":{\"useUnsupportedUnsafeNonHANonProductionUnstableEtcd\":true}",
            2, (const int[]){1, 1, 1}, NULL);
+        /* Revision 2 made before the Node said where master-1 is now (e2e/dr met it: a forced
+         * redeployment right after the quorum restore, while the kubelet could not yet report
+         * the new address): its certificate and its pod still have the old address. Restarted
+         * into it, the only voter could not start, and nothing could bring it back. */
+        fixture_all_certs(f, "master-1", "etcd-all-certs-2", old_ip);
+        etcd_pod_rev(f, 0, "master_1", "10.0.0.2");
+        etcd_pod_rev(f, 2, "master_1", "10.0.9.2");
+        assert_int_equal(fixture_sync(f, &controller_installer), 0);
+        expect_target(f, "master-0", 2); /* a node that has no member costs nothing */
+        fixture_free(f);
+        /* The others at revision 2 already: nothing to do but wait, and say why. */
+        f = masters(2, (const int[]){2, 1, 2});
+        fixture_member(f, 2, "master-1", "10.0.0.2", false, true, true);
+        fixture_all_certs(f, "master-1", "etcd-all-certs-1", old_ip);
+        cr(f, "\"unsupportedConfigOverrides\":{\"useUnsupportedUnsafeNonHANonProductionUnstableEtcd\":true}",
+           2, (const int[]){2, 1, 2}, NULL);
+        fixture_all_certs(f, "master-1", "etcd-all-certs-2", old_ip);
+        etcd_pod_rev(f, 0, "master_1", "10.0.0.2");
+        etcd_pod_rev(f, 2, "master_1", "10.0.9.2");
+        assert_int_equal(fixture_sync(f, &controller_installer), 0);
+        assert_int_equal(fixture_count(f, INTENT_CREATE), 0);
+        assert_non_null(
+                strstr(strempty(f->plan.waiting),
+                       "revision 2 certifies master-1 for 10.0.9.2, not for its address 10.0.0.2 now"));
+        fixture_free(f);
+
+        /* Its certificate renewed but its pod still the old address: waits too. */
+        const char *now[] = {"127.0.0.1", "10.0.0.2", NULL};
+        f = masters(2, (const int[]){1, 1, 1});
+        fixture_member(f, 2, "master-1", "10.0.0.2", false, true, true);
+        fixture_all_certs(f, "master-1", "etcd-all-certs-1", old_ip);
+        cr(f, "\"unsupportedConfigOverrides\":{\"useUnsupportedUnsafeNonHANonProductionUnstableEtcd\":true}",
+           2, (const int[]){1, 1, 1}, NULL);
+        fixture_all_certs(f, "master-1", "etcd-all-certs-2", now);
+        etcd_pod_rev(f, 0, "master_1", "10.0.0.2");
+        etcd_pod_rev(f, 2, "master_1", "10.0.9.2");
+        assert_int_equal(fixture_sync(f, &controller_installer), 0);
+        expect_target(f, "master-0", 2);
+        fixture_free(f);
+
+        /* Revision 2 made for where it is now: it restarts first. */
+        f = masters(2, (const int[]){1, 1, 1});
+        fixture_member(f, 2, "master-1", "10.0.0.2", false, true, true);
+        fixture_all_certs(f, "master-1", "etcd-all-certs-1", old_ip);
+        cr(f, "\"unsupportedConfigOverrides\":{\"useUnsupportedUnsafeNonHANonProductionUnstableEtcd\":true}",
+           2, (const int[]){1, 1, 1}, NULL);
+        fixture_all_certs(f, "master-1", "etcd-all-certs-2", now);
+        etcd_pod_rev(f, 0, "master_1", "10.0.0.2");
+        etcd_pod_rev(f, 2, "master_1", "10.0.0.2");
         assert_int_equal(fixture_sync(f, &controller_installer), 0);
         expect_target(f, "master-1", 2);
         /* Its installer's quorum guard is told so too (it would refuse 0 of 1 voters up). */
