@@ -103,6 +103,9 @@ fi
 # kube-controller-manager, kube-scheduler and kubectl of one pinned release, built with
 # the machine's Go into a cache outside the tree (hack/build-kube.sh; nothing when built).
 bash "$(dirname "$0")/build-kube.sh" >/dev/null || { echo "install-deps: building Kubernetes failed" >&2; exit 1; }
+# Its monitoring stack's CRDs (ServiceMonitor, PrometheusRule) from prometheus-operator's Go
+# module, for the control plane to serve (hack/monitoring-crds.sh; nothing when fetched).
+bash "$(dirname "$0")/monitoring-crds.sh" >/dev/null || { echo "install-deps: fetching the monitoring CRDs failed" >&2; exit 1; }
 # Debian ships etcd under /usr/bin/etcd; make sure it runs at all.
 etcd --version >/dev/null
 etcdutl version >/dev/null

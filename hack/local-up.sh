@@ -186,6 +186,11 @@ for f in "$state"/assets/manifests/*-ns.yaml "$state"/assets/manifests/*.yaml; d
         fi
         kc create -f "$f" >/dev/null 2>&1 || true
 done
+# What the cluster-version operator applies beside them for monitoring (PrometheusRule, the
+# operator's ServiceMonitor, Prometheus's Role), against the CRDs the control plane serves.
+for f in "$root"/manifests/operator/0000_90_*.yaml; do
+        kc apply -f "$f" >/dev/null
+done
 start_bg cluster-actors python3 "$root/hack/cluster-actors.py" "$KUBECONFIG" "$state/pids/kubelet-bootstrap.pid"
 
 # service-ca and the monitoring stack's parts (neither runs here): the serving certificate of

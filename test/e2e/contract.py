@@ -253,6 +253,20 @@ class Checker:
         except OSError as e:
             self.expect(False, "metrics without a token: %s, not 401" % e)
 
+    def monitoring(self):
+        """What OpenShift's monitoring reads: StaticResourcesController's ServiceMonitors (the
+        control plane serves their CRD) and the Role that lets Prometheus discover etcd."""
+        for name, profile in (("etcd", "full"), ("etcd-minimal", "minimal")):
+            sm = self.get("servicemonitors.monitoring.coreos.com", "openshift-etcd-operator", name)
+            self.expect(sm is not None, "servicemonitor openshift-etcd-operator/%s missing" % name)
+            labels = ((sm or {}).get("metadata") or {}).get("labels") or {}
+            self.expect(labels.get("monitoring.openshift.io/collection-profile") == profile,
+                        "servicemonitor %s: collection profile %s, not %s" % (
+                            name, labels.get("monitoring.openshift.io/collection-profile"), profile))
+        for kind in ("role", "rolebinding"):
+            self.expect(self.get(kind, "openshift-etcd", "prometheus-k8s") is not None,
+                        "%s openshift-etcd/prometheus-k8s missing" % kind)
+
     def run(self):
         self.namespaces()
         self.data_objects("secret", self.table["secrets"])
@@ -262,6 +276,7 @@ class Checker:
         self.guard_and_service()
         self.conditions()
         self.metrics()
+        self.monitoring()
         return self.problems
 
 

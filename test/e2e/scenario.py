@@ -356,6 +356,11 @@ class Cluster:
                 env.kubectl("create", "-f", "-", input=json.dumps(obj), check=False)
                 continue
             env.kubectl("create", "-f", path, check=False)
+        # What the cluster-version operator applies beside them for monitoring (the PrometheusRule,
+        # the operator's ServiceMonitor and Prometheus's Role), against the CRDs' real schema.
+        for f in sorted(os.listdir(os.path.join(ROOT, "manifests", "operator"))):
+            if f.startswith("0000_90_"):
+                env.kubectl("apply", "-f", os.path.join(ROOT, "manifests", "operator", f))
         # service-ca and the monitoring stack's parts for the operator's /metrics (service_ca.py).
         self.service_ca, issued = service_ca.issue(env.kubectl, os.path.join(env.dir, "service-ca"), [env.ip(2)])
         self.serving_cert = issued["etcd-operator-serving-cert"]
