@@ -28,6 +28,11 @@ Then the bootstrap completes as a calm one does: three voters, the bootstrap
 member removed, clusteroperator/etcd settled, every acknowledged write
 readable, no invariant broken.
 
+Last, OpenShift's monitoring over the settled cluster (prometheus.py): the
+real Prometheus, configured from the ServiceMonitors and PrometheusRule the
+cluster holds, scrapes every etcd member and the operator; etcd stops on
+master-1, etcdMembersDown fires, etcd comes back, the alert resolves.
+
 Usage: test_frozen.py BUILD_DIR"""
 import glob
 import json
@@ -39,6 +44,7 @@ import time
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 from e2e import Env, log, wait_for  # noqa: E402
+from prometheus import check_members_down_alert  # noqa: E402
 from scenario import BOOTSTRAP_MEMBER, Cluster, start_actors, stop_actors  # noqa: E402
 
 TIMEOUT = int(os.environ.get("E2E_BOOTSTRAP_TIMEOUT", "600"))
@@ -331,6 +337,10 @@ def main():
             c.wait_for_ceo(TIMEOUT)
             wait_for("the bootstrap annotation to go", c.bootstrap_annotation_gone, 120)
             c.destroy_bootstrap()
+            c.wait_settled(TIMEOUT)
+            # On the settled cluster, the writer and the watcher still running: OpenShift's
+            # monitoring over it, with the real Prometheus (prometheus.py).
+            check_members_down_alert(c)
             c.wait_settled(TIMEOUT)
         finally:
             stop_actors(watcher, writer, sup)
