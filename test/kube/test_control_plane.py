@@ -153,9 +153,11 @@ def start_control_plane(w, kas_node_names="n1,n2", local_etcd=False, watch_cache
             fh.write(ip_etcd + "\n")
 
     def ready():
-        assert cp.poll() is None, "control-plane exited %s" % cp.returncode
-        return os.path.exists(os.path.join(kdir, "ready"))
-    wait_for("the control plane to serve", ready, 240)
+        # A control plane that exited never serves: say so now, not when the 240 s are up.
+        return "exited" if cp.poll() is not None else os.path.exists(os.path.join(kdir, "ready"))
+    if wait_for("the control plane to serve", ready, 240) == "exited":
+        raise AssertionError("control-plane exited %s before serving (its log: %s)" % (
+            cp.returncode, os.path.join(w.dir, "control-plane.log")))
     return kdir, os.path.join(kdir, "kubeconfig"), url, ip_etcd
 
 
