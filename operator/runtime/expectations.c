@@ -10,6 +10,7 @@ typedef struct Expectation {
         const WatchSpec *watch; /* the declared watch that covers the object (borrowed from the spec) */
         char *ns, *name, *what; /* what: "configmaps openshift-etcd/etcd-pod" for logs */
         char *uid;              /* a delete's: the object it deleted (NULL: any) */
+        bool gone;              /* rv 0: only the object's absence (or another uid) counts */
         uint64_t rv;            /* 0: deleted */
         usec_t deadline;
 } Expectation;
@@ -76,9 +77,25 @@ static Informer *informer_of(InformerFactory *f, const WatchSpec *w)
         return informer_factory_find(f, w->res, w->namespace, NULL, w->name);
 }
 
+static int add(Expectations *e, const WatchSpec *const *watches, size_t n_watches, const KubeResource *res,
+               const char *ns, const char *name, uint64_t rv, const char *uid, bool gone, usec_t deadline);
+
 int expectations_add(Expectations *e, const WatchSpec *const *watches, size_t n_watches,
                      const KubeResource *res, const char *ns, const char *name, uint64_t rv, const char *uid,
                      usec_t deadline)
+{
+        return add(e, watches, n_watches, res, ns, name, rv, uid, false, deadline);
+}
+
+int expectations_add_gone(Expectations *e, const WatchSpec *const *watches, size_t n_watches,
+                          const KubeResource *res, const char *ns, const char *name, const char *uid,
+                          usec_t deadline)
+{
+        return add(e, watches, n_watches, res, ns, name, 0, uid, true, deadline);
+}
+
+static int add(Expectations *e, const WatchSpec *const *watches, size_t n_watches, const KubeResource *res,
+               const char *ns, const char *name, uint64_t rv, const char *uid, bool gone, usec_t deadline)
 {
         assert_return(e && res && name, -EINVAL);
         const WatchSpec *w = covering(watches, n_watches, res, ns, name);
@@ -102,7 +119,7 @@ int expectations_add(Expectations *e, const WatchSpec *const *watches, size_t n_
                 e->cap = cap;
         }
         Expectation *x = &e->items[e->n];
-        *x = (Expectation){.watch = w, .rv = rv, .deadline = deadline};
+        *x = (Expectation){.watch = w, .rv = rv, .gone = gone, .deadline = deadline};
         x->ns = ns ? strdup(ns) : NULL;
         x->name = strdup(name);
         x->uid = uid && rv == 0 ? strdup(uid) : NULL;
@@ -115,13 +132,14 @@ int expectations_add(Expectations *e, const WatchSpec *const *watches, size_t n_
         return 1;
 }
 
-static bool informer_shows(Informer *inf, const char *ns, const char *name, uint64_t rv, const char *uid)
+static bool informer_shows(Informer *inf, const char *ns, const char *name, uint64_t rv, const char *uid,
+                           bool gone)
 {
         const KubeObject *o = informer_get(inf, ns, name);
         /* A delete shows as the object gone, or going (finalizers, a pod's grace period), or
-         * made again by someone else since (another uid). */
+         * made again by someone else since (another uid); `gone`: only gone or made again. */
         if (rv == 0)
-                return !o || json_get_string(o->json, "metadata.deletionTimestamp") ||
+                return !o || (!gone && json_get_string(o->json, "metadata.deletionTimestamp")) ||
                        (uid && !streq_ptr(kube_object_uid(o), uid));
         return (o && o->resource_version >= rv) || informer_get_resource_version(inf) >= rv;
 }
@@ -131,7 +149,7 @@ static bool seen(const Expectation *x, InformerFactory *f)
         Informer *inf = informer_of(f, x->watch);
         if (!inf)
                 return true; /* nothing watches it here: nothing to wait for */
-        return informer_shows(inf, x->ns, x->name, x->rv, x->uid);
+        return informer_shows(inf, x->ns, x->name, x->rv, x->uid, x->gone);
 }
 
 bool expectations_covered(const WatchSpec *const *watches, size_t n_watches, const KubeResource *res,
@@ -145,7 +163,7 @@ bool expectations_seen_now(const WatchSpec *const *watches, size_t n_watches, In
 {
         const WatchSpec *w = covering(watches, n_watches, res, ns, name);
         Informer *inf = w ? informer_of(f, w) : NULL;
-        return inf && informer_has_synced(inf) && informer_shows(inf, ns, name, rv, NULL);
+        return inf && informer_has_synced(inf) && informer_shows(inf, ns, name, rv, NULL, false);
 }
 
 uint64_t expectations_cached_rv(const WatchSpec *const *watches, size_t n_watches, InformerFactory *f,

@@ -30,6 +30,12 @@ uint64_t expectations_cached_rv(const WatchSpec *const *watches, size_t n_watche
 int expectations_add(Expectations *e, const WatchSpec *const *watches, size_t n_watches,
                      const KubeResource *res, const char *ns, const char *name, uint64_t rv, const char *uid,
                      usec_t deadline);
+/* After a write that made the server delete the object (an update that lifted the last
+ * finalizer of an object being deleted): it must leave the cache, or come back with
+ * another uid; its deletionTimestamp, which the cache showed before, does not count. */
+int expectations_add_gone(Expectations *e, const WatchSpec *const *watches, size_t n_watches,
+                          const KubeResource *res, const char *ns, const char *name, const char *uid,
+                          usec_t deadline);
 /* Drops what the informers have seen and what has expired; true when
  * nothing is left to wait for. `ret_waiting` (optional) gets one object
  * still awaited, borrowed until the next call. */

@@ -125,6 +125,25 @@ static void test_delete_going_or_made_again(void **state)
         fixture_free(f);
 }
 
+/* A write that lifted the last finalizer of an object being deleted: its deletionTimestamp,
+ * already cached, does not count; only its absence does (or another uid). */
+static void test_gone_after_the_last_finalizer(void **state)
+{
+        Fixture *f = fixture_new();
+        _cleanup_(expectations_freep) Expectations *e = expectations_new();
+        fixture_addf(f, W_ETCD_CONFIGMAPS,
+                     "{\"apiVersion\":\"v1\",\"kind\":\"ConfigMap\",\"metadata\":{\"name\":\"b\","
+                     "\"namespace\":\"openshift-etcd\",\"uid\":\"u1\",\"resourceVersion\":\"7\","
+                     "\"deletionTimestamp\":\"2026-11-29T22:00:00Z\",\"finalizers\":[\"a/b\"]}}");
+        assert_int_equal(expectations_add_gone(e, watches, ELEMENTSOF(watches), &KUBE_CONFIGMAPS, NS_ETCD,
+                                               "b", "u1", 1000),
+                         1);
+        assert_false(expectations_met(e, f->factory, 0, NULL));
+        fixture_delete(f, W_ETCD_CONFIGMAPS, NS_ETCD, "b");
+        assert_true(expectations_met(e, f->factory, 0, NULL));
+        fixture_free(f);
+}
+
 /* One plan's writes: the array grows with them up to 64 (the oldest forgotten past
  * that), is given back once all are seen, and grows again for the next plan. */
 static void test_many_writes(void **state)
@@ -163,6 +182,7 @@ int main(void)
         const struct CMUnitTest tests[] = {
                 cmocka_unit_test(test_write_awaited_until_seen),
                 cmocka_unit_test(test_delete_going_or_made_again),
+                cmocka_unit_test(test_gone_after_the_last_finalizer),
                 cmocka_unit_test(test_create_and_delete),
                 cmocka_unit_test(test_deadline_and_coverage),
                 cmocka_unit_test(test_many_writes),
