@@ -220,40 +220,44 @@ static void test_moved_master_alias(void **state)
 /* After a quorum restore on a master that moved, its member is the only voter: it
  * restarts (with certificates for its address) only under the runbook's unsafe non-HA
  * override, and before the masters that have no member. */
+static const char *const sole_old_ip[] = {"127.0.0.1", "10.0.9.2", NULL};
+static const char *const sole_now_ip[] = {"127.0.0.1", "10.0.0.2", NULL};
+
+/* master-1's member is the only voter, on a certificate of revision 1 for its old address
+ * 10.0.9.2; its Node says 10.0.0.2; the runbook's unsafe non-HA override is set; revision 2
+ * certifies master-1 for `certs2` and its etcd pod gives it `pod2` (the one rendered now: 10.0.0.2). */
+static Fixture *moved_sole_voter(const int current[3], const char *const *certs2, const char *pod2)
+{
+        Fixture *f = masters(2, current);
+        fixture_member(f, 2, "master-1", "10.0.0.2", false, true, true);
+        fixture_all_certs(f, "master-1", "etcd-all-certs-1", sole_old_ip);
+        cr(f, "\"unsupportedConfigOverrides\":{\"useUnsupportedUnsafeNonHANonProductionUnstableEtcd\":true}",
+           2, current, NULL);
+        fixture_all_certs(f, "master-1", "etcd-all-certs-2", certs2);
+        etcd_pod_rev(f, 0, "master_1", "10.0.0.2");
+        etcd_pod_rev(f, 2, "master_1", pod2);
+        return f;
+}
+
 static void test_moved_sole_voter(void **state)
 {
         Fixture *f = masters(2, (const int[]){1, 1, 1});
         fixture_member(f, 2, "master-1", "10.0.0.2", false, true, true);
-        const char *old_ip[] = {"127.0.0.1", "10.0.9.2", NULL};
-        fixture_all_certs(f, "master-1", "etcd-all-certs-1", old_ip);
+        fixture_all_certs(f, "master-1", "etcd-all-certs-1", sole_old_ip);
         assert_int_equal(fixture_sync(f, &controller_installer), 0);
         expect_target(f, "master-0", 2); /* without the override: a node with no member */
         fixture_free(f);
 
-        f = masters(2, (const int[]){1, 1, 1});
-        fixture_member(f, 2, "master-1", "10.0.0.2", false, true, true);
-        fixture_all_certs(f, "master-1", "etcd-all-certs-1", old_ip);
-        cr(f, "\"unsupportedConfigOverrides\":{\"useUnsupportedUnsafeNonHANonProductionUnstableEtcd\":true}",
-           2, (const int[]){1, 1, 1}, NULL);
         /* Revision 2 made before the Node said where master-1 is now (e2e/dr met it: a forced
          * redeployment right after the quorum restore, while the kubelet could not yet report
          * the new address): its certificate and its pod still have the old address. Restarted
          * into it, the only voter could not start, and nothing could bring it back. */
-        fixture_all_certs(f, "master-1", "etcd-all-certs-2", old_ip);
-        etcd_pod_rev(f, 0, "master_1", "10.0.0.2");
-        etcd_pod_rev(f, 2, "master_1", "10.0.9.2");
+        f = moved_sole_voter((const int[]){1, 1, 1}, sole_old_ip, "10.0.9.2");
         assert_int_equal(fixture_sync(f, &controller_installer), 0);
         expect_target(f, "master-0", 2); /* a node that has no member costs nothing */
         fixture_free(f);
         /* The others at revision 2 already: nothing to do but wait, and say why. */
-        f = masters(2, (const int[]){2, 1, 2});
-        fixture_member(f, 2, "master-1", "10.0.0.2", false, true, true);
-        fixture_all_certs(f, "master-1", "etcd-all-certs-1", old_ip);
-        cr(f, "\"unsupportedConfigOverrides\":{\"useUnsupportedUnsafeNonHANonProductionUnstableEtcd\":true}",
-           2, (const int[]){2, 1, 2}, NULL);
-        fixture_all_certs(f, "master-1", "etcd-all-certs-2", old_ip);
-        etcd_pod_rev(f, 0, "master_1", "10.0.0.2");
-        etcd_pod_rev(f, 2, "master_1", "10.0.9.2");
+        f = moved_sole_voter((const int[]){2, 1, 2}, sole_old_ip, "10.0.9.2");
         assert_int_equal(fixture_sync(f, &controller_installer), 0);
         assert_int_equal(fixture_count(f, INTENT_CREATE), 0);
         assert_non_null(
@@ -262,28 +266,13 @@ static void test_moved_sole_voter(void **state)
         fixture_free(f);
 
         /* Its certificate renewed but its pod still the old address: waits too. */
-        const char *now[] = {"127.0.0.1", "10.0.0.2", NULL};
-        f = masters(2, (const int[]){1, 1, 1});
-        fixture_member(f, 2, "master-1", "10.0.0.2", false, true, true);
-        fixture_all_certs(f, "master-1", "etcd-all-certs-1", old_ip);
-        cr(f, "\"unsupportedConfigOverrides\":{\"useUnsupportedUnsafeNonHANonProductionUnstableEtcd\":true}",
-           2, (const int[]){1, 1, 1}, NULL);
-        fixture_all_certs(f, "master-1", "etcd-all-certs-2", now);
-        etcd_pod_rev(f, 0, "master_1", "10.0.0.2");
-        etcd_pod_rev(f, 2, "master_1", "10.0.9.2");
+        f = moved_sole_voter((const int[]){1, 1, 1}, sole_now_ip, "10.0.9.2");
         assert_int_equal(fixture_sync(f, &controller_installer), 0);
         expect_target(f, "master-0", 2);
         fixture_free(f);
 
         /* Revision 2 made for where it is now: it restarts first. */
-        f = masters(2, (const int[]){1, 1, 1});
-        fixture_member(f, 2, "master-1", "10.0.0.2", false, true, true);
-        fixture_all_certs(f, "master-1", "etcd-all-certs-1", old_ip);
-        cr(f, "\"unsupportedConfigOverrides\":{\"useUnsupportedUnsafeNonHANonProductionUnstableEtcd\":true}",
-           2, (const int[]){1, 1, 1}, NULL);
-        fixture_all_certs(f, "master-1", "etcd-all-certs-2", now);
-        etcd_pod_rev(f, 0, "master_1", "10.0.0.2");
-        etcd_pod_rev(f, 2, "master_1", "10.0.0.2");
+        f = moved_sole_voter((const int[]){1, 1, 1}, sole_now_ip, "10.0.0.2");
         assert_int_equal(fixture_sync(f, &controller_installer), 0);
         expect_target(f, "master-1", 2);
         /* Its installer's quorum guard is told so too (it would refuse 0 of 1 voters up). */
