@@ -11,6 +11,7 @@
 
 #include "base/contract.h"
 #include "base/log.h"
+#include "config-file.h"
 #include "controllers/common.h"
 #include "controllers/controllers.h"
 #include "dns/hostnames.h"
@@ -562,6 +563,8 @@ static void help(FILE *out)
                 "  --context NAME              kubeconfig context (default: current-context)\n"
                 "  --namespace NS              operator namespace for the lease and events\n"
                 "                              (default: openshift-etcd-operator)\n"
+                "  --config FILE               a GenericOperatorConfig (servingInfo, leaderElection);\n"
+                "                              flags win over it\n"
                 "  --listen ADDR:PORT          /healthz, /readyz, /metrics (default: 0.0.0.0:8443)\n"
                 "  --tls-cert-file FILE, --tls-private-key-file FILE   the HTTPS certificate (default:\n"
                 "                              service-ca's " SERVING_CERT_DEFAULT " and tls.key\n"
@@ -572,8 +575,9 @@ static void help(FILE *out)
                 "  --leader-elect-renew-deadline D   (default: 107s)\n"
                 "  --leader-elect-retry-period D     (default: 26s)\n"
                 "  --identity NAME             leader identity (default: <hostname>_<uuid>)\n"
-                "  --etcd-image IMAGE          etcd image for the static pods\n"
-                "  --operator-image IMAGE      this operator's image (installer pods)\n"
+                "  --etcd-image IMAGE          etcd image for the static pods (default: $IMAGE)\n"
+                "  --operator-image IMAGE      this operator's image, for the installer pods\n"
+                "                              (default: $OPERATOR_IMAGE)\n"
                 "  --etcd-ca/--etcd-cert/--etcd-key FILE   etcd client credentials (default: the\n"
                 "                              Deployment's mounts; else the etcd-client Secret)\n"
                 "  --etcd-poll-interval D      how often the etcd view refreshes (default: 5s)\n"
@@ -620,6 +624,7 @@ static int operator_main(int argc, char *argv[])
                 ARG_KEY_TYPE,
                 ARG_TLS_CERT,
                 ARG_TLS_KEY,
+                ARG_CONFIG,
         };
         static const struct option options[] = {
                 {"kubeconfig", required_argument, NULL, ARG_KUBECONFIG},
@@ -641,13 +646,14 @@ static int operator_main(int argc, char *argv[])
                 {"cert-key-type", required_argument, NULL, ARG_KEY_TYPE},
                 {"tls-cert-file", required_argument, NULL, ARG_TLS_CERT},
                 {"tls-private-key-file", required_argument, NULL, ARG_TLS_KEY},
+                {"config", required_argument, NULL, ARG_CONFIG},
                 {"help", no_argument, NULL, 'h'},
                 {},
         };
-        Flags f = {.listen = "0.0.0.0:8443",
-                   .leader_elect = true,
-                   .etcd_image = "quay.io/openshift/origin-etcd:latest",
-                   .operator_image = "quay.io/openshift/origin-cluster-etcd-operator:latest",
+        _cleanup_(operator_file_config_done) OperatorFileConfig fc = {};
+        const char *config = NULL;
+        bool le_given = false;
+        Flags f = {.leader_elect = true,
                    .etcd_ca = "/var/run/configmaps/etcd-ca/ca-bundle.crt",
                    .etcd_cert = "/var/run/secrets/etcd-client/tls.crt",
                    .etcd_key = "/var/run/secrets/etcd-client/tls.key",
@@ -679,6 +685,9 @@ static int operator_main(int argc, char *argv[])
                         break;
                 case ARG_TLS_KEY:
                         f.tls_key = optarg;
+                        break;
+                case ARG_CONFIG:
+                        config = optarg;
                         break;
                 case ARG_ID:
                         f.identity = optarg;
@@ -712,6 +721,7 @@ static int operator_main(int argc, char *argv[])
                         f.ecdsa = streq(optarg, "ecdsa");
                         break;
                 case ARG_LE:
+                        le_given = true;
                         if (optarg && parse_bool(optarg, &f.leader_elect) < 0) {
                                 log_error("--leader-elect: \"%s\" is not true or false", optarg);
                                 return EXIT_USAGE;
@@ -738,6 +748,44 @@ static int operator_main(int argc, char *argv[])
         }
         if (optind < argc) {
                 log_error("operator: unexpected argument \"%s\"; see --help", argv[optind]);
+                return EXIT_USAGE;
+        }
+        if (config) {
+                _cleanup_free_ char *err = NULL;
+                if (operator_file_config_load(config, &fc, &err) < 0) {
+                        log_error("--config %s", err ?: "cannot be read");
+                        return EXIT_USAGE;
+                }
+                /* A flag on the command line wins over the file. */
+                if (!f.listen)
+                        f.listen = fc.bind_address;
+                if (!f.tls_cert && !f.tls_key) {
+                        f.tls_cert = fc.cert_file;
+                        f.tls_key = fc.key_file;
+                }
+                if (!le_given && fc.has_leader_elect)
+                        f.leader_elect = fc.leader_elect;
+                if (!f.lease_duration)
+                        f.lease_duration = fc.lease_duration;
+                if (!f.renew_deadline)
+                        f.renew_deadline = fc.renew_deadline;
+                if (!f.retry_period)
+                        f.retry_period = fc.retry_period;
+        }
+        if (!f.listen)
+                f.listen = "0.0.0.0:8443";
+        /* The images, as upstream's Deployment hands them over: env IMAGE and OPERATOR_IMAGE,
+         * which the release build sets to the release's digests. */
+        if (!f.etcd_image)
+                f.etcd_image = nonempty_env("IMAGE");
+        if (!f.operator_image)
+                f.operator_image = nonempty_env("OPERATOR_IMAGE");
+        if (!f.etcd_image || !f.operator_image) {
+                log_error("no %s image: give %s or set env %s (the Deployment sets it from the release "
+                          "payload's image-references)",
+                          f.etcd_image ? "operator" : "etcd",
+                          f.etcd_image ? "--operator-image" : "--etcd-image",
+                          f.etcd_image ? "OPERATOR_IMAGE" : "IMAGE");
                 return EXIT_USAGE;
         }
         if (!f.tls_cert != !f.tls_key) {

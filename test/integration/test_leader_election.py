@@ -19,7 +19,8 @@ BIN = sys.argv[1]
 KUBECONFIG = os.environ["KUBECONFIG"]
 ADDR = "127.%d.%d.%d" % (random.randint(20, 250), random.randint(1, 250), random.randint(1, 250))
 LEASE_S, RENEW_S, RETRY_S = 15, 10, 2
-TIMINGS = ["--leader-elect-lease-duration=%ds" % LEASE_S, "--leader-elect-renew-deadline=%ds" % RENEW_S,
+TIMINGS = ["--etcd-image=quay.io/openshift/etcd:le", "--operator-image=quay.io/openshift/cluster-etcd-operator:le",
+           "--leader-elect-lease-duration=%ds" % LEASE_S, "--leader-elect-renew-deadline=%ds" % RENEW_S,
            "--leader-elect-retry-period=%ds" % RETRY_S]
 LEASE = "/apis/coordination.k8s.io/v1/namespaces/openshift-etcd-operator/leases/openshift-cluster-etcd-operator-lock"
 
