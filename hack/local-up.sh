@@ -223,7 +223,7 @@ kc config view --raw --minify -o jsonpath='{.clusters[0].cluster.server} {.clust
 # The Deployment's release versions (the cluster-version operator fills them in).
 export OPERATOR_IMAGE_VERSION=4.99.0-local OPERAND_IMAGE_VERSION=4.99.0-local
 # The Deployment's malloc settings, read from its manifest (only the operator gets them).
-tunables=$(sed -n '/- name: GLIBC_TUNABLES/{n;s/^ *value: *//p;}' "$root/manifests/operator/0000_12_etcd-operator_06_deployment.yaml")
+tunables=$(sed -n '/- name: GLIBC_TUNABLES/{n;s/^ *value: *//p;}' "$root/manifests/operator/0000_20_etcd-operator_06_deployment.yaml")
 [ -n "$tunables" ] || { echo "local-up: the operator Deployment manifest sets no GLIBC_TUNABLES" >&2; exit 1; }
 start_bg operator env GLIBC_TUNABLES="$tunables" bash -c "$(declare -f supervise)"'; supervise "$@"' supervise "$bin" operator --kubeconfig "$sa/kubeconfig" --listen "$net.2:8443" \
         --leader-elect-lease-duration 15s --leader-elect-renew-deadline 10s --leader-elect-retry-period 2s \

@@ -19,6 +19,7 @@
 #include "certs.h"
 #include "etcdenv.h"
 #include "kube/object.h"
+#include "payload.h"
 #include "template.h"
 #include "tlsprofile.h"
 
@@ -165,6 +166,43 @@ static int write_out(const char *root, const char *rel, const char *data, mode_t
         if ((r = mkdir_parents(p)) < 0)
                 return r;
         return write_file_atomic(p, data, strlen(data), mode);
+}
+
+/* Every 0000_20_ manifest of the payload, with image-references' literal pull specs replaced by
+ * --etcd-image and --operator-image (render/payload.h). The monitoring manifests (0000_90_)
+ * need CRDs the bootstrap control plane does not serve; the cluster-version operator applies
+ * them later. */
+static int write_payload(const RenderOptions *o, const char *root, char **ret_error)
+{
+        static const char prefix[] = "operator/0000_20_";
+        const Asset *refs_asset = asset_find("operator/image-references");
+        const PayloadImage images[] = {{"etcd", o->etcd_image},
+                                       {"cluster-etcd-operator", o->operator_image}};
+        _cleanup_(payload_refs_freep) PayloadRefs *refs = NULL;
+        size_t n_files = 0;
+        int r;
+
+        if (!refs_asset)
+                return set_error(ret_error, -ENOENT, "the binary carries no operator/image-references");
+        r = payload_refs_parse(refs_asset->data, images, ELEMENTSOF(images), &refs, ret_error);
+        if (r < 0)
+                return r;
+        for (const Asset *a = assets; a->path; a++) {
+                if (strncmp(a->path, prefix, strlen(prefix)) != 0)
+                        continue;
+                _cleanup_free_ char *text = NULL, *rel = NULL;
+                r = payload_substitute(refs, a->data, &text, NULL);
+                if (r >= 0)
+                        r = (rel = strdup_printf("manifests/%s", a->path + strlen("operator/"))) ? 0
+                                                                                                 : -ENOMEM;
+                if (r >= 0)
+                        r = write_out(root, rel, text, 0644);
+                if (r < 0)
+                        return r;
+                n_files++;
+        }
+        return n_files ? 0
+                       : set_error(ret_error, -ENOENT, "the binary carries no operator/0000_20_ manifests");
 }
 
 /* mode: 0600 for anything that holds a private key (every Secret we write). */
@@ -345,24 +383,10 @@ static int write_tree(const RenderOptions *o, const CertSet *s, const char *root
                                                           "metrics-ca-bundle.crt", metrics_ca, NULL});
         if (r >= 0)
                 r = write_endpoints_cm(root, ip_to_string(&o->bootstrap_ip, ip, sizeof ip));
-        /* The manifests that start the operator once the cluster runs. */
-        static const char *const operator_manifests[] = {
-                "operator/0000_12_etcd-operator_00_namespace.yaml",
-                "operator/0000_12_etcd-operator_01_serviceaccount.yaml",
-                "operator/0000_12_etcd-operator_02_rbac.yaml",
-                "operator/0000_12_etcd-operator_03_service.yaml",
-                "operator/0000_12_etcd-operator_06_deployment.yaml",
-        };
-        const TemplateVar images[] = {{"ETCD_IMAGE", o->etcd_image}, {"OPERATOR_IMAGE", o->operator_image}};
-        for (size_t i = 0; r >= 0 && i < ELEMENTSOF(operator_manifests); i++) {
-                const Asset *a = asset_find(operator_manifests[i]);
-                _cleanup_free_ char *text = NULL, *rel = NULL;
-                r = a ? template_render(a->data, images, ELEMENTSOF(images), &text, NULL) : -ENOENT;
-                if (r >= 0)
-                        rel = strdup_printf("manifests/%s", operator_manifests[i] + strlen("operator/"));
-                if (r >= 0)
-                        r = rel ? write_out(root, rel, text, 0644) : -ENOMEM;
-        }
+        /* The manifests that start the operator once the cluster runs: the release payload's
+         * (manifests/operator/0000_20_*), images substituted as the release build does. */
+        if (r >= 0)
+                r = write_payload(o, root, ret_error);
         static const char *const statics[][2] = {
                 {"bootstrap/00_openshift-etcd-ns.yaml", "manifests/00_openshift-etcd-ns.yaml"},
                 {"bootstrap/openshift-etcd-svc.yaml", "manifests/openshift-etcd-svc.yaml"},

@@ -251,7 +251,7 @@ def condition(obj, t):
 
 def deployment_tunables():
     """GLIBC_TUNABLES of the operator's Deployment manifest."""
-    path = os.path.join(ROOT, "manifests", "operator", "0000_12_etcd-operator_06_deployment.yaml")
+    path = os.path.join(ROOT, "manifests", "operator", "0000_20_etcd-operator_06_deployment.yaml")
     with open(path) as f:
         m = re.search(r"- name: GLIBC_TUNABLES\n\s+value: (\S+)", f.read())
     if not m:

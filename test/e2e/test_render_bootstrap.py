@@ -93,7 +93,10 @@ def main():
         dep = env.get_json("deployment", "-n", "openshift-etcd-operator", "etcd-operator")
         c = dep["spec"]["template"]["spec"]["containers"][0]
         assert c["command"][:2] == ["cluster-etcd-operator", "operator"], c["command"]
-        assert "--etcd-image=quay.io/openshift/etcd@sha256:0123456789abcdef" in c["command"], c["command"]
+        # The payload's literal pull specs replaced as the release build replaces them (image-references).
+        env_of = {e["name"]: e.get("value") for e in c.get("env", [])}
+        assert env_of.get("IMAGE") == "quay.io/openshift/etcd@sha256:0123456789abcdef", env_of
+        assert env_of.get("OPERATOR_IMAGE") == c["image"] != "quay.io/openshift/origin-cluster-etcd-operator", c["image"]
         assert dep["spec"]["template"]["spec"]["serviceAccountName"] == "etcd-operator"
         assert env.get_json("clusterrole", "system:openshift:operator:etcd-operator")
         assert env.get_json("rolebinding", "-n", "openshift-etcd", "etcd-operator")

@@ -1,5 +1,5 @@
 #!/usr/bin/env python3
-"""The operator's RBAC (manifests/operator/0000_12_etcd-operator_02_rbac.yaml)
+"""The operator's RBAC (manifests/operator/0000_20_etcd-operator_04_rbac.yaml)
 against the requests the operator makes, judged by kube-apiserver's own authorizer:
 the manifest is applied to Kubernetes' own control plane (with-kube.sh) and every
 request below is put to it as a SubjectAccessReview for the operator's ServiceAccount
@@ -133,14 +133,14 @@ class Authorizer:
     """kube-apiserver's answers for the operator's ServiceAccount, once its RBAC is applied."""
 
     def __init__(self):
-        docs = [d for d in yaml_lite.load_all(read("manifests/operator/0000_12_etcd-operator_02_rbac.yaml")) if d]
+        docs = [d for d in yaml_lite.load_all(read("manifests/operator/0000_20_etcd-operator_04_rbac.yaml")) if d]
         namespaces = sorted({d["metadata"]["namespace"] for d in docs if d["metadata"].get("namespace")} |
                             {SA[0], "openshift-etcd", "openshift-machine-api"})
         have = set(kubectl("get", "namespaces", "-o", "jsonpath={.items[*].metadata.name}").split())
         for ns in namespaces:
             if ns not in have:
                 kubectl("create", "namespace", ns)
-        kubectl("apply", "-f", os.path.join(ROOT, "manifests/operator/0000_12_etcd-operator_02_rbac.yaml"))
+        kubectl("apply", "-f", os.path.join(ROOT, "manifests/operator/0000_20_etcd-operator_04_rbac.yaml"))
         self.asked = {}
         self.collecting = None  # a list: questions are only noted, answered None
 

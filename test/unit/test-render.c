@@ -26,6 +26,7 @@
         "TLS_ECDHE_ECDSA_WITH_CHACHA20_POLY1305_SHA256,TLS_ECDHE_RSA_WITH_CHACHA20_POLY1305_SHA256"
 #include "render/etcdscripts.h"
 #include "render/installerpod.h"
+#include "render/payload.h"
 #include "render/staticpod.h"
 #include "render/template.h"
 #include "render/tlsprofile.h"
@@ -603,6 +604,54 @@ static void test_installer_pod(void **state)
 }
 
 /* etcd.env: sorted `export NAME="value"` lines, safe for any value. */
+/* image-references' literal pull specs replaced as the release build does: whole references
+ * only, every occurrence, and a tag without an image refused. */
+static void test_payload_images(void **state)
+{
+        (void) state;
+        static const char refs_text[] = "kind: ImageStream\n"
+                                        "apiVersion: image.openshift.io/v1\n"
+                                        "spec:\n"
+                                        "  tags:\n"
+                                        "  - name: etcd\n"
+                                        "    from: {kind: DockerImage, name: quay.io/x/etcd}\n"
+                                        "  - name: op\n"
+                                        "    from: {kind: DockerImage, name: quay.io/x/op}\n";
+        const PayloadImage images[] = {{"etcd", "r.io/etcd@sha256:aa"}, {"op", "r.io/op@sha256:bb"}};
+        PayloadRefs *refs = NULL;
+        char *out = NULL, *err = NULL;
+        size_t n = 0;
+
+        assert_int_equal(payload_refs_parse(refs_text, images, 2, &refs, &err), 0);
+        assert_int_equal(payload_substitute(refs,
+                                            "image: quay.io/x/op\n"
+                                            "- value: \"quay.io/x/etcd\"\n"
+                                            "- quay.io/x/etcd-proxy quay.io/x/etcd:tag my.quay.io/x/etcd\n"
+                                            "quay.io/x/etcd",
+                                            &out, &n),
+                         0);
+        assert_string_equal(out, "image: r.io/op@sha256:bb\n"
+                                 "- value: \"r.io/etcd@sha256:aa\"\n"
+                                 "- quay.io/x/etcd-proxy quay.io/x/etcd:tag my.quay.io/x/etcd\n"
+                                 "r.io/etcd@sha256:aa");
+        assert_int_equal(n, 3);
+        free(out);
+        assert_int_equal(payload_substitute(refs, "", &out, &n), 0);
+        assert_string_equal(out, "");
+        assert_int_equal(n, 0);
+        free(out);
+        refs = payload_refs_free(refs);
+
+        /* A tag the release gives no image: an error naming it. */
+        assert_int_equal(payload_refs_parse(refs_text, images, 1, &refs, &err), -ENOENT);
+        assert_non_null(strstr(err, "\"op\""));
+        assert_null(refs);
+        free(err);
+        err = NULL;
+        assert_int_equal(payload_refs_parse("kind: Pod\n", images, 2, &refs, &err), -EINVAL);
+        free(err);
+}
+
 static void test_etcd_scripts_env(void **state)
 {
         _cleanup_(env_list_done) EnvList env = {};
@@ -632,6 +681,7 @@ int main(void)
                 cmocka_unit_test(test_staticpod),        cmocka_unit_test(test_render_tree),
                 cmocka_unit_test(test_installer_pod),    cmocka_unit_test(test_etcd_defaults),
                 cmocka_unit_test(test_etcd_scripts_env), cmocka_unit_test(test_tls_profile),
+                cmocka_unit_test(test_payload_images),
         };
         return cmocka_run_group_tests(tests, setup, teardown);
 }
