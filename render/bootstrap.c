@@ -188,7 +188,10 @@ static int write_payload(const RenderOptions *o, const char *root, char **ret_er
         if (r < 0)
                 return r;
         for (const Asset *a = assets; a->path; a++) {
-                if (strncmp(a->path, prefix, strlen(prefix)) != 0)
+                /* A file of deletions (release.openshift.io/delete) is the CVO's alone: the
+                 * installer's cluster-bootstrap would create what it names. */
+                if (strncmp(a->path, prefix, strlen(prefix)) != 0 ||
+                    strstr(a->data, "release.openshift.io/delete:"))
                         continue;
                 _cleanup_free_ char *text = NULL, *rel = NULL;
                 r = payload_substitute(refs, a->data, &text, NULL);

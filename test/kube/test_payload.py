@@ -9,7 +9,11 @@ a master, a kubelet-sim with strict images runs the image the release named.
   image refused (exit 2, naming it);
 - apply: every document the profile includes accepted by the real server's validation
   (the OpenShift CRDs' schemas, the hardened pod spec, the NetworkPolicies, the FlowSchema);
-  a document of another profile left out; create-only objects created once;
+  a document of another profile left out; create-only objects created once; an older upstream
+  release's binding of the operator to cluster-admin deleted (`kubectl auth can-i` as the
+  operator: least privilege only);
+- the operator's namespace enforces the restricted Pod Security Standard (a bare pod is refused),
+  and the operator's pod is admitted there;
 - the operator's pod runs the release's operator image with IMAGE set to its etcd image, reads
   the payload's GenericOperatorConfig (--config: its servingInfo.bindAddress is where the
   kubelet probes it), becomes Ready, takes its lease and reports in clusteroperators/etcd,
@@ -140,6 +144,11 @@ def main():
         "apiVersion": "operator.openshift.io/v1", "kind": "Etcd", "metadata": {"name": "cluster"},
         "spec": {"managementState": "Managed", "logLevel": "Debug"}}))
 
+    # A cluster upgraded from an older upstream release: its binding of the operator to
+    # cluster-admin, which this payload deletes.
+    kubectl("create", "clusterrolebinding", "system:openshift:operator:etcd-operator", "--clusterrole=cluster-admin",
+            "--serviceaccount=openshift-etcd-operator:etcd-operator")
+
     log("apply: the payload as the CVO applies it")
     first = cvo_apply(out)
     assert first.get("Etcd cluster") == "kept (create-only)", first
@@ -148,7 +157,19 @@ def main():
     assert first.get("ClusterOperator etcd") == "created", first
     assert first.get("FlowSchema openshift-etcd-operator") == "created", first
     assert first.get("NetworkPolicy openshift-etcd-operator/default-deny") == "created", first
+    assert first.get("ClusterRoleBinding system:openshift:operator:etcd-operator") == "deleted", first
     assert all(v != "excluded" and "fail" not in v for v in first.values()), first
+    # Through the real authorizer: least privilege, no cluster-admin left over.
+    sa = "--as=system:serviceaccount:openshift-etcd-operator:etcd-operator"
+    for verb, what, want in (("list", "nodes", "yes"),
+                             ("update", "etcds.operator.openshift.io/cluster --subresource=status", "yes"),
+                             ("update", "etcds.operator.openshift.io/cluster", "no"),  # the spec is the admin's
+                             ("delete", "nodes", "no"), ("delete", "namespaces", "no"),
+                             ("list", "secrets -n default", "no")):
+        # The authorizer reads RBAC from its own cache: a deletion reaches it a moment later.
+        got = wait_for("can-i %s %s: %s" % (verb, what, want), lambda: (lambda g: g if g == want else None)(
+            kubectl("auth", "can-i", sa, verb, *what.split(), check=False).stdout.strip()), 15)
+        assert got == want
     assert get("etcd", "cluster")["spec"].get("logLevel") == "Debug"
     co = get("clusteroperator", "etcd")
     assert {(r["resource"], r["name"]) for r in co["status"]["relatedObjects"]} >= {
@@ -166,6 +187,12 @@ def main():
     env = {e["name"]: e.get("value") for e in c["env"]}
     assert c["image"] == OP_IMAGE and env["IMAGE"] == ETCD_IMAGE and env["OPERATOR_IMAGE"] == OP_IMAGE, c
     assert env["OPERATOR_IMAGE_VERSION"] == VERSION, env
+
+    # The namespace enforces the restricted Pod Security Standard: a pod without our hardening is
+    # refused there, so the operator's pod below is admitted because it meets it.
+    bare = kubectl("-n", "openshift-etcd-operator", "run", "unhardened", "--image=quay.io/openshift/cluster-etcd-operator:unhardened", "--restart=Never",
+                   "--command", "--", "sleep", "1", check=False)
+    assert bare.returncode != 0 and "violates PodSecurity \"restricted" in bare.stderr, bare.stderr
 
     log("the operator's pod: placed on a master, run from the release's image")
     kdir = start_kubelet("master-0", ip)
@@ -199,6 +226,7 @@ def main():
         assert again.get("Etcd cluster") == "kept (create-only)", again
         assert again.get("Deployment openshift-etcd-operator/etcd-operator") == "configured", again
         assert again.get("ClusterOperator etcd") == "kept (the operator's)", again
+        assert again.get("ClusterRoleBinding system:openshift:operator:etcd-operator") == "absent (delete)", again
         assert get("etcd", "cluster")["spec"]["logLevel"] == "Trace"
         dep = get("deployment", "-n", "openshift-etcd-operator", "etcd-operator")
         assert dep["spec"]["template"]["spec"]["priorityClassName"] == "system-cluster-critical", dep
