@@ -50,8 +50,7 @@ void operator_cache_transform(const KubeResource *res, cJSON *obj, cJSON *droppe
                 "priority",
                 "preemptionPolicy",
                 "enableServiceLinks",
-                "serviceAccount",
-                "serviceAccountName",
+                "serviceAccount", /* serviceAccountName stays: GuardController checks it */
                 "terminationGracePeriodSeconds",
                 "automountServiceAccountToken",
         };

@@ -20,6 +20,7 @@
 
 #define GUARD_PREFIX     "etcd-guard-"
 #define GUARD_PDB        "etcd-guard-pdb"
+#define GUARD_SA         "guard-sa"
 #define DEGRADED_COND    "GuardControllerDegraded"
 #define READYZ_PORT      9980
 #define NO_OPERAND_GRACE (10 * 60 * USEC_PER_SEC)
@@ -37,17 +38,18 @@ static const char *probe_host(const KubeObject *etcd_pod, const KubeObject *node
 }
 
 /* The guard pod's constant parts; node, image and probe host are set with cJSON. The container
- * only waits; the readiness probe is the whole point. */
+ * only waits; the readiness probe is the whole point. As upstream's: ServiceAccount guard-sa
+ * with no token mounted (the guard never talks to the API), its own user namespace, and every
+ * taint tolerated (a guard must stay on its master whatever the master is tainted with, or the
+ * budget would count it gone). */
 static const char guard_skeleton[] =
         "{\"apiVersion\":\"v1\",\"kind\":\"Pod\",\"metadata\":{\"name\":\"\",\"namespace\":\"" NS_ETCD
         "\",\"labels\":{\"app\":\"guard\"},\"annotations\":{\"target.workload.openshift.io/management\":"
         "\"{\\\"effect\\\": \\\"PreferredDuringScheduling\\\"}\"}},\"spec\":{\"nodeName\":\"\","
         "\"priorityClassName\":\"system-cluster-critical\",\"terminationGracePeriodSeconds\":3,"
-        "\"tolerations\":[{\"key\":\"node-role.kubernetes.io/master\",\"operator\":\"Exists\",\"effect\":"
-        "\"NoSchedule\"},{\"key\":\"node.kubernetes.io/not-ready\",\"operator\":\"Exists\",\"effect\":"
-        "\"NoExecute\"},{\"key\":\"node.kubernetes.io/unreachable\",\"operator\":\"Exists\",\"effect\":"
-        "\"NoExecute\"},{\"key\":\"node-role.kubernetes.io/etcd\",\"operator\":\"Exists\",\"effect\":"
-        "\"NoSchedule\"}],\"containers\":[{\"name\":\"guard\",\"image\":\"\",\"imagePullPolicy\":"
+        "\"serviceAccountName\":\"" GUARD_SA "\",\"automountServiceAccountToken\":false,\"hostUsers\":false,"
+        "\"tolerations\":[{\"operator\":\"Exists\"}],\"containers\":[{\"name\":\"guard\",\"image\":\"\","
+        "\"imagePullPolicy\":"
         "\"IfNotPresent\",\"terminationMessagePolicy\":\"FallbackToLogsOnError\",\"command\":["
         "\"/bin/bash\",\"-c\",\"trap 'exit 0' TERM; sleep infinity & wait\"],\"readinessProbe\":{"
         "\"httpGet\":{\"host\":\"\",\"port\":0,\"path\":\"readyz\",\"scheme\":\"HTTPS\"},"
@@ -71,12 +73,14 @@ static cJSON *guard_pod(const SyncContext *ctx, const char *node, const char *ho
         return TAKE_PTR(pod);
 }
 
-/* The existing guard still probes the right address with the right image. */
+/* The existing guard still probes the right address with the right image, as guard-sa (a
+ * pod's ServiceAccount cannot change: a guard of an older release is made again). */
 static bool guard_current(const KubeObject *pod, const char *host, const char *image)
 {
         cJSON *c = cJSON_GetArrayItem(json_get_array(pod->json, "spec.containers"), 0);
         return c && streq_ptr(json_get_string(c, "readinessProbe.httpGet.host"), host) &&
                streq_ptr(json_get_string(c, "image"), image) &&
+               streq_ptr(json_get_string(pod->json, "spec.serviceAccountName"), GUARD_SA) &&
                !json_get_string(pod->json, "metadata.deletionTimestamp");
 }
 

@@ -47,6 +47,14 @@ static void test_guards_and_budget(void **state)
         assert_string_equal(json_get_string(g->object, "metadata.labels.app"), "guard");
         assert_string_equal(json_get_string(g->object, "spec.nodeName"), "master-1");
         assert_string_equal(json_get_string(g->object, "spec.priorityClassName"), "system-cluster-critical");
+        /* As upstream's: guard-sa without a token, its own user namespace, every taint tolerated. */
+        assert_string_equal(json_get_string(g->object, "spec.serviceAccountName"), "guard-sa");
+        assert_true(cJSON_IsFalse(json_get(g->object, "spec.automountServiceAccountToken")));
+        assert_true(cJSON_IsFalse(json_get(g->object, "spec.hostUsers")));
+        cJSON *tol = json_get_array(g->object, "spec.tolerations");
+        assert_int_equal(cJSON_GetArraySize(tol), 1);
+        assert_string_equal(json_get_string(cJSON_GetArrayItem(tol, 0), "operator"), "Exists");
+        assert_null(json_get(cJSON_GetArrayItem(tol, 0), "key"));
         cJSON *c = cJSON_GetArrayItem(json_get_array(g->object, "spec.containers"), 0);
         assert_string_equal(json_get_string(c, "image"), f->state.operator_image);
         assert_string_equal(json_get_string(c, "readinessProbe.httpGet.host"), "10.0.0.11");
@@ -83,6 +91,17 @@ static void test_guards_and_budget(void **state)
         c = cJSON_GetArrayItem(
                 json_get_array(create_of(f, "etcd-guard-master-2")->object, "spec.containers"), 0);
         assert_string_equal(json_get_string(c, "readinessProbe.httpGet.host"), "10.0.0.99");
+
+        /* A guard of an older release (the default ServiceAccount, a token mounted): a pod's
+         * ServiceAccount cannot change, so it goes and comes back as guard-sa. */
+        fixture_feed(f, W_ETCD_PODS);
+        cJSON *old = cJSON_Duplicate(
+                fixture_get(f, W_ETCD_PODS, "openshift-etcd", "etcd-guard-master-0")->json, true);
+        assert_int_equal(json_set_path_string(old, "spec.serviceAccountName", "default"), 0);
+        fixture_add_object(f, W_ETCD_PODS, old);
+        assert_int_equal(fixture_sync(f, &controller_guard), 0);
+        assert_non_null(fixture_find(f, INTENT_DELETE, "pods", "etcd-guard-master-0"));
+        assert_int_equal(fixture_count(f, INTENT_DELETE), 1);
         fixture_free(f);
 }
 

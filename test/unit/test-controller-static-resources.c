@@ -58,10 +58,11 @@ static void test_fresh_cluster(void **state)
 {
         Fixture *f = fixture_new_monitored();
         assert_int_equal(fixture_sync(f, &controller_static_resources), 0);
-        assert_int_equal(count_writes(f), 13);
-        assert_int_equal(fixture_count(f, INTENT_APPLY), 13);
+        assert_int_equal(count_writes(f), 14);
+        assert_int_equal(fixture_count(f, INTENT_APPLY), 14);
         assert_non_null(fixture_find(f, INTENT_APPLY, "servicemonitors", "etcd"));
         assert_non_null(fixture_find(f, INTENT_APPLY, "servicemonitors", "etcd-minimal"));
+        assert_non_null(fixture_find(f, INTENT_APPLY, "serviceaccounts", "guard-sa"));
         assert_non_null(fixture_find(f, INTENT_APPLY, "roles", "prometheus-k8s"));
         assert_non_null(fixture_find(f, INTENT_APPLY, "rolebindings", "prometheus-k8s"));
         assert_non_null(fixture_find(f, INTENT_APPLY, "serviceaccounts", "etcd-backup-sa"));
@@ -174,7 +175,7 @@ static void test_without_monitoring(void **state)
 {
         Fixture *f = fixture_new();
         assert_int_equal(fixture_sync(f, &controller_static_resources), 0);
-        assert_int_equal(fixture_count(f, INTENT_APPLY), 11);
+        assert_int_equal(fixture_count(f, INTENT_APPLY), 12);
         assert_null(fixture_find(f, INTENT_APPLY, "servicemonitors", "etcd"));
         assert_non_null(fixture_find(f, INTENT_APPLY, "roles", "prometheus-k8s"));
         fixture_free(f);
@@ -202,7 +203,7 @@ static void test_manifests_parse(void **state)
                         docs++;
                 }
         }
-        assert_int_equal(docs, 13);
+        assert_int_equal(docs, 14);
 }
 
 int main(void)
