@@ -123,14 +123,22 @@ static bool differs(const KubeObject *old, const char *type, const cJSON *data)
                !cJSON_Compare(data, json_get_object(old->json, "data"), true);
 }
 
+/* What write_object() puts in an object's metadata besides its data. */
+typedef enum Meta {
+        META_CERT,      /* a Secret holding a certificate: library-go's certificate annotations */
+        META_BUNDLE,    /* a CA bundle ConfigMap: owner, description, the ca-bundle label */
+        META_AGGREGATE, /* etcd-all-certs, etcd-all-bundles: upstream's owner "Etcd" */
+} Meta;
+
 /* Plans `old` with data (taken) and type replaced, keeping its other
  * metadata, under its resourceVersion; or creates it. A secret's type is
- * immutable: another type means delete and create. A Secret holding
- * certificate `crt` gets library-go's certificate annotations. */
+ * immutable: another type means delete and create. `meta` says what goes in
+ * its metadata (META_CERT: from certificate `crt`). */
 static void write_object(Sync *s, const KubeResource *res, const KubeObject *old, const char *name,
-                         const char *type, cJSON *data, const char *crt)
+                         const char *type, cJSON *data, const char *crt, Meta meta)
 {
         _cleanup_(cJSON_Deletep) cJSON *d = data, *o = NULL;
+        int r;
 
         if (old && type && !streq_ptr(json_get_string(old->json, "type"), type)) {
                 plan_delete(s->p, res, NS_ETCD, name, kube_object_uid(old));
@@ -147,8 +155,12 @@ static void write_object(Sync *s, const KubeResource *res, const KubeObject *old
         }
         cJSON_DeleteItemFromObjectCaseSensitive(o, "data");
         cJSON_AddItemToObject(o, "data", TAKE_PTR(d));
-        if (crt && cert_annotations_set(o, name, crt) < 0) {
-                s->p->error = -ENOMEM;
+        r = meta == META_BUNDLE      ? cert_bundle_metadata_set(o, name)
+            : meta == META_AGGREGATE ? cert_aggregate_metadata_set(o)
+            : crt                    ? cert_annotations_set(o, name, crt)
+                                     : 0;
+        if (r < 0) {
+                s->p->error = r;
                 return;
         }
         if (old)
@@ -213,7 +225,8 @@ static int new_signer(Sync *s, Signer *sg, const KubeObject *old, bool warning, 
         log_info("%s: %s, %s %s", sg->spec->secret, why, old ? "rotating to" : "creating", cn);
         plan_event(s->p, warning, old ? "SignerRotated" : "SignerCreated", "%s: %s, new signer %s",
                    sg->spec->secret, why, cn);
-        write_object(s, &KUBE_SECRETS, old, sg->spec->secret, "kubernetes.io/tls", tls_data(crt, key), crt);
+        write_object(s, &KUBE_SECRETS, old, sg->spec->secret, "kubernetes.io/tls", tls_data(crt, key), crt,
+                     META_CERT);
         return 0;
 }
 
@@ -225,7 +238,7 @@ static void annotate_kept(Sync *s, const KubeObject *sec, const char *crt)
                 return;
         cJSON *d = cJSON_Duplicate(json_get_object(sec->json, "data"), true);
         log_info("%s: adding the certificate annotations", sec->name);
-        write_object(s, &KUBE_SECRETS, sec, sec->name, NULL, d, crt);
+        write_object(s, &KUBE_SECRETS, sec, sec->name, NULL, d, crt, META_CERT);
 }
 
 /* Whether every master runs a revision whose etcd-all-bundles holds the
@@ -289,13 +302,17 @@ static int sync_signer(Sync *s, Signer *sg)
                 return r;
         if (sg->bundle && !*sg->bundle)
                 sg->bundle = mfree(sg->bundle); /* nothing to trust yet: never publish an empty bundle */
-        else if (!streq_ptr(published, sg->bundle)) {
+        else if (!streq_ptr(published, sg->bundle) ||
+                 (cm && !cert_metadata_current(cm->json, sg->spec->bundle))) {
                 _cleanup_(cJSON_Deletep) cJSON *d = cJSON_CreateObject();
                 if (!d || !cJSON_AddStringToObject(d, "ca-bundle.crt", sg->bundle))
                         return -ENOMEM;
                 log_info("%s: publishing %s", sg->spec->bundle,
-                         published ? "a changed bundle" : "the bundle");
-                write_object(s, &KUBE_CONFIGMAPS, cm, sg->spec->bundle, NULL, TAKE_PTR(d), NULL);
+                         !published                          ? "the bundle"
+                         : !streq_ptr(published, sg->bundle) ? "a changed bundle"
+                                                             : "the bundle's owner and description");
+                write_object(s, &KUBE_CONFIGMAPS, cm, sg->spec->bundle, NULL, TAKE_PTR(d), NULL,
+                             META_BUNDLE);
         }
         bool in_published = sg->cert_pem && published && pki_bundle_contains(published, sg->cert_pem) == 1;
 
@@ -444,7 +461,8 @@ static int issue_leaf(Sync *s, Signer *sg, const Leaf *l, const KubeObject *old,
         log_info("%s: %s, issuing a new certificate from %s", l->name, why, sg->spec->secret);
         plan_event(s->p, false, old ? "CertificateRegenerated" : "CertificateCreated", "%s: %s", l->name,
                    why);
-        write_object(s, &KUBE_SECRETS, old, l->name, "kubernetes.io/tls", tls_data(crt, key), crt);
+        write_object(s, &KUBE_SECRETS, old, l->name, "kubernetes.io/tls", tls_data(crt, key), crt,
+                     META_CERT);
         return 0;
 }
 
@@ -518,20 +536,22 @@ static int sync_aggregates(Sync *s, size_t n_nodes)
                 if (!d)
                         return -ENOMEM;
                 old = op_get(s->ctx, W_ETCD_CONFIGMAPS, NS_ETCD, CM_ETCD_ALL_BUNDLES);
-                if (differs(old, NULL, d)) {
+                if (differs(old, NULL, d) || !cert_metadata_current(old->json, NULL)) {
                         log_info("etcd-all-bundles: publishing the CA bundles for the next revision");
-                        write_object(s, &KUBE_CONFIGMAPS, old, CM_ETCD_ALL_BUNDLES, NULL, TAKE_PTR(d), NULL);
+                        write_object(s, &KUBE_CONFIGMAPS, old, CM_ETCD_ALL_BUNDLES, NULL, TAKE_PTR(d), NULL,
+                                     META_AGGREGATE);
                 }
         }
         /* Without any master (not listed yet) there is nothing to aggregate. */
         if (!s->settled || n_nodes == 0)
                 return 0;
         old = op_get(s->ctx, W_ETCD_SECRETS, NS_ETCD, SECRET_ETCD_ALL_CERTS);
-        if (differs(old, "Opaque", s->all_certs)) {
+        if (differs(old, "Opaque", s->all_certs) || !cert_metadata_current(old->json, NULL)) {
                 log_info("etcd-all-certs: publishing the node certificates for the next revision");
                 cJSON *d = cJSON_Duplicate(s->all_certs, true);
                 r = d ? 0 : -ENOMEM;
-                write_object(s, &KUBE_SECRETS, old, SECRET_ETCD_ALL_CERTS, "Opaque", d, NULL);
+                write_object(s, &KUBE_SECRETS, old, SECRET_ETCD_ALL_CERTS, "Opaque", d, NULL,
+                             META_AGGREGATE);
                 return r;
         }
         return 0;

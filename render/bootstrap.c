@@ -238,12 +238,21 @@ static int write_secret(const char *root, const Pems *p)
         return write_yaml(root, rel, s, 0600);
 }
 
+/* A ConfigMap of openshift-etcd with the metadata the operator's cert signer gives it (a CA
+ * bundle's, or the aggregate's for etcd-all-bundles), so that it finds nothing to rewrite. */
 static int write_configmap(const char *root, const char *name, const char *const *kv)
 {
         _cleanup_(cJSON_Deletep) cJSON *c = kube_object_skeleton(&KUBE_CONFIGMAPS, NS_ETCD, name);
         _cleanup_free_ char *rel = strdup_printf("manifests/openshift-etcd-%s.yaml", name);
         cJSON *data;
-        if (!c || !rel || !(data = cJSON_AddObjectToObject(c, "data")))
+        int r;
+        if (!c || !rel)
+                return -ENOMEM;
+        r = streq(name, CM_ETCD_ALL_BUNDLES) ? cert_aggregate_metadata_set(c)
+                                             : cert_bundle_metadata_set(c, name);
+        if (r < 0)
+                return r;
+        if (!(data = cJSON_AddObjectToObject(c, "data")))
                 return -ENOMEM;
         for (; kv[0]; kv += 2)
                 if (!cJSON_AddStringToObject(data, kv[0], kv[1]))
@@ -363,7 +372,8 @@ static int write_tree(const RenderOptions *o, const CertSet *s, const char *root
                 _cleanup_(cJSON_Deletep) cJSON *all =
                         kube_object_skeleton(&KUBE_SECRETS, NS_ETCD, SECRET_ETCD_ALL_CERTS);
                 cJSON *data = all ? cJSON_AddObjectToObject(all, "data") : NULL;
-                r = data && cJSON_AddStringToObject(all, "type", "Opaque") ? 0 : -ENOMEM;
+                r = data && cJSON_AddStringToObject(all, "type", "Opaque") ? cert_aggregate_metadata_set(all)
+                                                                           : -ENOMEM;
                 for (size_t i = 4; r >= 0 && i < ELEMENTSOF(p); i++) {
                         _cleanup_free_ char *kc = strdup_printf("%s.crt", p[i].name);
                         _cleanup_free_ char *kk = strdup_printf("%s.key", p[i].name);

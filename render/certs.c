@@ -76,6 +76,11 @@ static const struct {
          "Client certificate of the kube-apiserver and the etcd operator for etcd's client port."},
         {SECRET_ETCD_METRIC_CLIENT, false,
          "Client certificate with which monitoring scrapes etcd's metrics port."},
+        {CM_ETCD_CA_BUNDLE, false,
+         "CA bundle of etcd-signer: what etcd's clients and peers trust for its client and peer "
+         "ports."},
+        {CM_ETCD_METRICS_CA_BUNDLE, false,
+         "CA bundle of etcd-metric-signer: what monitoring trusts for etcd's metrics port."},
         /* longest prefix first: etcd-serving-metrics- before etcd-serving- */
         {"etcd-serving-metrics-", true, "Serving certificate of one master's etcd metrics port (9979)."},
         {"etcd-serving-", true, "Serving certificate of one master's etcd client port (2379)."},
@@ -102,6 +107,46 @@ static int set_annotation(cJSON *ann, const char *key, const char *value)
 {
         cJSON_DeleteItemFromObjectCaseSensitive(ann, key);
         return value && !cJSON_AddStringToObject(ann, key, value) ? -ENOMEM : 0;
+}
+
+int cert_bundle_metadata_set(cJSON *obj, const char *name)
+{
+        cJSON *ann = json_ensure_object(obj, "metadata.annotations"),
+              *labels = json_ensure_object(obj, "metadata.labels");
+        int r;
+
+        if (!ann || !labels)
+                return -ENOMEM;
+        if ((r = set_annotation(ann, CERT_ANN_COMPONENT, CERT_OWNING_COMPONENT)) < 0 ||
+            (r = set_annotation(ann, CERT_ANN_DESCRIPTION, cert_description(name))) < 0 ||
+            (r = set_annotation(labels, CERT_LABEL_MANAGED_TYPE, CERT_MANAGED_TYPE_CA_BUNDLE)) < 0)
+                return r;
+        return 0;
+}
+
+int cert_aggregate_metadata_set(cJSON *obj)
+{
+        cJSON *ann = json_ensure_object(obj, "metadata.annotations");
+        return ann ? set_annotation(ann, CERT_ANN_COMPONENT, CERT_AGGREGATE_OWNING_COMPONENT) : -ENOMEM;
+}
+
+/* The string at metadata.<map>.<key>: keys hold dots, so no dotted path. */
+static const char *meta_string(const cJSON *obj, const char *map, const char *key)
+{
+        return json_string(cJSON_GetObjectItemCaseSensitive(json_get_object(obj, map), key));
+}
+
+bool cert_metadata_current(const cJSON *obj, const char *bundle)
+{
+        if (!bundle)
+                return streq_ptr(meta_string(obj, "metadata.annotations", CERT_ANN_COMPONENT),
+                                 CERT_AGGREGATE_OWNING_COMPONENT);
+        return streq_ptr(meta_string(obj, "metadata.annotations", CERT_ANN_COMPONENT),
+                         CERT_OWNING_COMPONENT) &&
+               streq_ptr(meta_string(obj, "metadata.annotations", CERT_ANN_DESCRIPTION),
+                         cert_description(bundle)) &&
+               streq_ptr(meta_string(obj, "metadata.labels", CERT_LABEL_MANAGED_TYPE),
+                         CERT_MANAGED_TYPE_CA_BUNDLE);
 }
 
 int cert_annotations_set(cJSON *obj, const char *name, const char *cert_pem)

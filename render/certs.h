@@ -44,6 +44,14 @@ const char *cert_description(const char *name);
  * (RFC 3339, UTC), the issuer's CN, the SANs sorted and comma-joined (when
  * there are any), the owning component and cert_description(name). */
 int cert_annotations_set(cJSON *obj, const char *name, const char *cert_pem);
+/* A CA bundle ConfigMap's metadata, as library-go's certrotation writes it: the owning
+ * component, cert_description(name), label auth.openshift.io/managed-certificate-type. */
+int cert_bundle_metadata_set(cJSON *obj, const char *name);
+/* The aggregates' (etcd-all-certs, etcd-all-bundles): owning component "Etcd", as upstream's. */
+int cert_aggregate_metadata_set(cJSON *obj);
+/* Whether `obj` carries what one of the two above sets (`bundle`: the bundle's name; NULL: an
+ * aggregate). */
+bool cert_metadata_current(const cJSON *obj, const char *bundle);
 /* Whether `obj` already carries them for this certificate (its not-after and the owner). */
 bool cert_annotations_current(const cJSON *obj, const char *cert_pem);
 

@@ -58,6 +58,11 @@
 #define CERT_ANN_COMPONENT    "openshift.io/owning-component"
 #define CERT_ANN_DESCRIPTION  "openshift.io/description"
 #define CERT_OWNING_COMPONENT "etcd"
+/* The CA bundles' label, as library-go's certrotation sets it, and the owner upstream's
+ * EtcdCertSignerController writes on the aggregates (etcd-all-certs, etcd-all-bundles). */
+#define CERT_LABEL_MANAGED_TYPE         "auth.openshift.io/managed-certificate-type"
+#define CERT_MANAGED_TYPE_CA_BUNDLE     "ca-bundle"
+#define CERT_AGGREGATE_OWNING_COMPONENT "Etcd"
 
 /* ---- backups to an S3-compatible store ----
  * The annotations that send a Backup's (or an EtcdBackup's) backups to an S3-compatible

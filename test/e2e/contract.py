@@ -91,6 +91,12 @@ class Checker:
                 keys = set((obj.get("data") or {}).keys())
                 for k in _expand_all(e.get("keys") or [], self.nodes):
                     self.expect(k in keys, "%s: no key %s (has %s)" % (where, k, sorted(keys)))
+                md = obj.get("metadata") or {}
+                for field in ("labels", "annotations"):
+                    have = md.get(field) or {}
+                    for k, v in (e.get(field) or {}).items():
+                        self.expect(have.get(k) == v, "%s: %s %s=%r, upstream %r" % (
+                            where, field[:-1], k, have.get(k), v))
                 ca = e.get("cert_annotations")
                 if ca:
                     # library-go's certificate metadata (upstream: certrotation's annotations)

@@ -227,8 +227,9 @@ def etcd_servers(config_cm):
 
 
 def cluster_objects(env, bootstrap_ip):
-    """What the cluster-version operator and the installer create before the operator runs."""
-    for ns in ("openshift-etcd-operator", "openshift-config", "openshift-config-managed", "openshift-kube-apiserver"):
+    """What the cluster-version operator and the installer create before the operator runs (the
+    operator's own namespace is its payload's, among render's manifests, with its labels)."""
+    for ns in ("openshift-config", "openshift-config-managed", "openshift-kube-apiserver"):
         env.kubectl("create", "namespace", ns, check=False)
     env.kubectl("apply", "-f", os.path.join(ROOT, "manifests", "local-up", "10-cluster-config.yaml"))
     env.kubectl("patch", "etcd", "cluster", "--type=merge", "-p", json.dumps(

@@ -802,6 +802,37 @@ static void test_certificate_annotations(void **state)
         feed(f);
         sync_ok(f);
         assert_null(fixture_find(f, INTENT_UPDATE, "secrets", "etcd-peer-master-0"));
+
+        /* The CA bundles as library-go's certrotation labels them; the aggregates owned by "Etcd". */
+        const KubeObject *cm = fixture_get(f, W_ETCD_CONFIGMAPS, "openshift-etcd", "etcd-metrics-ca-bundle");
+        ann = json_get_object(cm->json, "metadata.annotations");
+        assert_string_equal(ANN("openshift.io/owning-component"), "etcd");
+        assert_non_null(strstr(ANN("openshift.io/description"), "etcd-metric-signer"));
+        ann = json_get_object(cm->json, "metadata.labels");
+        assert_string_equal(ANN("auth.openshift.io/managed-certificate-type"), "ca-bundle");
+        ann = json_get_object(fixture_get(f, W_ETCD_CONFIGMAPS, "openshift-etcd", "etcd-all-bundles")->json,
+                              "metadata.annotations");
+        assert_string_equal(ANN("openshift.io/owning-component"), "Etcd");
+        ann = json_get_object(fixture_get(f, W_ETCD_SECRETS, "openshift-etcd", "etcd-all-certs")->json,
+                              "metadata.annotations");
+        assert_string_equal(ANN("openshift.io/owning-component"), "Etcd");
+
+        /* A bundle of an older release, its data current and no metadata: written once, same data. */
+        cJSON *bare = cJSON_Duplicate(cm->json, true);
+        cJSON_DeleteItemFromObjectCaseSensitive(json_get_object(bare, "metadata"), "annotations");
+        cJSON_DeleteItemFromObjectCaseSensitive(json_get_object(bare, "metadata"), "labels");
+        _cleanup_free_ char *before = strdup(cm_data(f, "etcd-metrics-ca-bundle", "ca-bundle.crt"));
+        fixture_add_object(f, W_ETCD_CONFIGMAPS, bare);
+        sync_ok(f);
+        const Intent *b = fixture_find(f, INTENT_UPDATE, "configmaps", "etcd-metrics-ca-bundle");
+        assert_non_null(b);
+        assert_string_equal(json_string(cJSON_GetObjectItemCaseSensitive(json_get_object(b->object, "data"),
+                                                                         "ca-bundle.crt")),
+                            before);
+        assert_int_equal(issued(f), 0);
+        feed(f);
+        sync_ok(f);
+        assert_null(fixture_find(f, INTENT_UPDATE, "configmaps", "etcd-metrics-ca-bundle"));
 #undef ANN
         fixture_free(f);
 }
