@@ -37,6 +37,8 @@ static const SignerSpec signer_specs[_CERT_SIGNER_MAX] = {
 };
 
 const char *const cert_signer_names[] = {SECRET_ETCD_SIGNER, SECRET_ETCD_METRIC_SIGNER, NULL};
+/* Upstream's label values of openshift_etcd_operator_signer_expiration_days for those two. */
+const char *const cert_signer_metric_labels[] = {"signer-ca", "metrics-signer-ca", NULL};
 
 typedef struct Signer {
         const SignerSpec *spec;

@@ -34,6 +34,10 @@ int backup_last_completed(InformerFactory *f, usec_t *ret);
 
 /* controllers/cert-signer.c: days until a signer in openshift-etcd expires,
  * for openshift_etcd_operator_signer_expiration_days{name}; `name` is one
- * of cert_signer_names (NULL-terminated). -ENOENT when it is not cached. */
+ * of cert_signer_names (NULL-terminated). -ENOENT when it is not cached.
+ * The metric's label is upstream's: cert_signer_metric_labels[i] for
+ * cert_signer_names[i] (signer-ca for etcd-signer, metrics-signer-ca for
+ * etcd-metric-signer). */
 extern const char *const cert_signer_names[];
+extern const char *const cert_signer_metric_labels[];
 int cert_signer_expiration_days(InformerFactory *f, const char *name, usec_t now, double *ret);

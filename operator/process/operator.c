@@ -320,7 +320,7 @@ static int collect(MetricsRegistry *reg, void *userdata)
                 double days = 0;
                 if (cert_signer_expiration_days(o->informers, cert_signer_names[i], now_usec(CLOCK_REALTIME),
                                                 &days) >= 0)
-                        (void) metrics_set(o->m_signer_days, days, cert_signer_names[i], NULL);
+                        (void) metrics_set(o->m_signer_days, days, cert_signer_metric_labels[i], NULL);
         }
         return 0;
 }

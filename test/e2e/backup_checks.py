@@ -161,11 +161,11 @@ def check_etcd_backups(env, c):
     def last_backup():
         text = c.operator_metrics()
         m = re.search(r"^openshift_etcd_operator_last_backup_timestamp_seconds (\S+)$", text, re.M)
-        signer = re.search(r'^openshift_etcd_operator_signer_expiration_days\{name="etcd-signer"\} (\S+)$',
+        signer = re.search(r'^openshift_etcd_operator_signer_expiration_days\{name="signer-ca"\} (\S+)$',
                            text, re.M)
         return (float(m.group(1)), float(signer.group(1))) if m and signer else None
     seen, signer_days = wait_for("the last-backup metric", last_backup, 30)
-    log("metrics: last backup at %.0f (e2e-backup-a completed at %d), etcd-signer expires in %.0f days"
+    log("metrics: last backup at %.0f (e2e-backup-a completed at %d), signer-ca (etcd-signer) expires in %.0f days"
         % (seen, done, signer_days))
     assert done <= seen <= time.time() + 1, (done, seen)
     assert signer_days > 300, signer_days
