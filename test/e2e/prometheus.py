@@ -249,11 +249,43 @@ class Prometheus:
         raise AssertionError("Prometheus's targets never all up (%s): %s" % (want, self.targets()))
 
 
+# Dashboard queries that may answer nothing on a healthy cluster: no backup has completed in
+# these scenarios, and gRPC requests that did not end OK may never have happened.
+DASHBOARD_MAY_BE_EMPTY = {("Last backup", "A"), ("gRPC requests", "B")}
+
+
+def check_dashboard(c, prom, timeout=90):
+    """The console's etcd dashboard as the cluster holds it (the ConfigMap the payload applied):
+    every query answers on the live Prometheus, and all but DASHBOARD_MAY_BE_EMPTY with data."""
+    cm = c.env.get_json("configmap", "-n", "openshift-config-managed", "grafana-dashboard-etcd")
+    assert cm, "no ConfigMap openshift-config-managed/grafana-dashboard-etcd"
+    dash = json.loads(cm["data"]["etcd.json"])
+    queries = [(p["title"], q["refId"], q["expr"]) for p in dash["panels"] for q in p["targets"]]
+    pending = {}
+
+    def answered():
+        pending.clear()
+        for title, ref, expr in queries:
+            d = prom.api("/api/v1/query", query=expr)
+            if d is None:
+                pending[(title, ref)] = "an error"
+            elif not d.get("result") and (title, ref) not in DASHBOARD_MAY_BE_EMPTY:
+                pending[(title, ref)] = "no data"
+        return not pending
+    t0 = time.monotonic()
+    try:
+        wait_for("every dashboard query to answer with data", answered, timeout, interval=3)
+    except AssertionError:
+        raise AssertionError("dashboard queries without an answer: %s" % pending)
+    log("prometheus: the dashboard's %d queries answer with data (%.0f s)" % (len(queries), time.monotonic() - t0))
+
+
 def check_members_down_alert(c, victim="master-1"):
     """On a settled cluster: Prometheus scrapes every etcd member (job etcd, through the metrics
     proxy) and the operator (job etcd-operator) as the ServiceMonitors say; etcd on `victim`
     stops (its static pod manifest taken away, as a dead disk would), etcdMembersDown fires;
-    etcd comes back, and the alert resolves."""
+    etcd comes back, and the alert resolves. Before the stop, the console dashboard's queries
+    answer with data (check_dashboard)."""
     # The operator runs as a process at .2 where its Deployment's pod would be.
     prom = Prometheus(c, {("openshift-etcd-operator", "metrics"): c.env.ip(2)}).start()
     want = {"etcd": len(c.masters), "etcd-operator": 1}
@@ -263,6 +295,7 @@ def check_members_down_alert(c, victim="master-1"):
         time.monotonic() - t0, sorted((t[0], t[1]) for t in targets)))
     wait_for("a rule evaluation over the scraped series", lambda: prom.api("/api/v1/rules"), 30)
     assert not prom.firing("etcdMembersDown"), prom.firing("etcdMembersDown")
+    check_dashboard(c, prom)
     root = c.node_root(victim)
     manifest = os.path.join(root, "etc/kubernetes/manifests/etcd-pod.yaml")
     away = os.path.join(root, "etcd-pod.yaml.away")
