@@ -3,13 +3,17 @@
  * Uploads stream from the file: each part (or the whole object) is read once
  * for its MD5 and SHA-256, which the signature and the later check need
  * before anything is sent, and once more as it is sent; a buffer of
- * HASH_CHUNK bytes instead of a part in memory. */
+ * HASH_CHUNK bytes instead of a part in memory. Where MD5 is refused (FIPS,
+ * s3_md5_available()), the SHA-256 alone: a single PUT also carries it as
+ * x-amz-checksum-sha256, the parts' ETags are taken as the store gives them,
+ * and the object is checked by its size. */
 #include <fcntl.h>
 #include <inttypes.h>
 #include <stdio.h>
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include "base/base64.h"
 #include "base/fileio.h"
 #include "base/log.h"
 #include "s3-internal.h"
@@ -153,20 +157,22 @@ static inline void md_ctx_freep(EVP_MD_CTX **c)
         EVP_MD_CTX_free(*c);
 }
 
-/* `len` bytes of fd at `off`: their MD5 (and into `whole`, when given) and their SHA-256 as hex. */
-static int hash_region(int fd, uint64_t off, uint64_t len, EVP_MD_CTX *whole, unsigned char md5[DIGEST_MD5],
-                       char sha_hex[2 * DIGEST_SHA256 + 1], char **ret_error)
+/* `len` bytes of fd at `off`: their MD5 (and into `whole`, when given; neither when md5 is NULL,
+ * where MD5 is refused) and their SHA-256, as hex and (when sha_b64 is given) as base64. */
+static int hash_region(int fd, uint64_t off, uint64_t len, EVP_MD_CTX *whole, unsigned char *md5,
+                       char sha_hex[2 * DIGEST_SHA256 + 1], char *sha_b64, size_t b64_size, char **ret_error)
 {
-        _cleanup_(md_ctx_freep) EVP_MD_CTX *m = EVP_MD_CTX_new(), *sha = EVP_MD_CTX_new();
+        _cleanup_(md_ctx_freep) EVP_MD_CTX *m = md5 ? EVP_MD_CTX_new() : NULL, *sha = EVP_MD_CTX_new();
         _cleanup_free_ char *buf = malloc(HASH_CHUNK);
         unsigned char digest[DIGEST_SHA256];
         unsigned len_md5 = 0, len_sha = 0;
         uint64_t done = 0;
 
-        if (!m || !sha || !buf)
+        if ((md5 && !m) || !sha || !buf)
                 return -ENOMEM;
-        if (EVP_DigestInit_ex(m, EVP_md5(), NULL) != 1 || EVP_DigestInit_ex(sha, EVP_sha256(), NULL) != 1)
-                return set_error(ret_error, -EIO, "MD5 failed");
+        if ((m && EVP_DigestInit_ex(m, EVP_md5(), NULL) != 1) ||
+            EVP_DigestInit_ex(sha, EVP_sha256(), NULL) != 1)
+                return set_error(ret_error, -EIO, "MD5 or SHA-256 failed");
         while (done < len) {
                 size_t want = (size_t) MIN((uint64_t) HASH_CHUNK, len - done);
                 ssize_t k = pread(fd, buf, want, (off_t) (off + done));
@@ -176,22 +182,31 @@ static int hash_region(int fd, uint64_t off, uint64_t len, EVP_MD_CTX *whole, un
                         return set_error(ret_error, k < 0 ? -errno : -EIO,
                                          "cannot read the file to upload: %s",
                                          k < 0 ? strerror(errno) : "it shrank while being read");
-                if (EVP_DigestUpdate(m, buf, (size_t) k) != 1 ||
+                if ((m && EVP_DigestUpdate(m, buf, (size_t) k) != 1) ||
                     EVP_DigestUpdate(sha, buf, (size_t) k) != 1 ||
                     (whole && EVP_DigestUpdate(whole, buf, (size_t) k) != 1))
-                        return set_error(ret_error, -EIO, "MD5 failed");
+                        return set_error(ret_error, -EIO, "MD5 or SHA-256 failed");
                 done += (uint64_t) k;
         }
-        if (EVP_DigestFinal_ex(m, md5, &len_md5) != 1 || EVP_DigestFinal_ex(sha, digest, &len_sha) != 1)
-                return set_error(ret_error, -EIO, "MD5 failed");
+        if ((m && EVP_DigestFinal_ex(m, md5, &len_md5) != 1) ||
+            EVP_DigestFinal_ex(sha, digest, &len_sha) != 1)
+                return set_error(ret_error, -EIO, "MD5 or SHA-256 failed");
         s3_to_hex(digest, DIGEST_SHA256, sha_hex);
+        if (sha_b64) {
+                _cleanup_free_ char *b64 = base64_encode(digest, DIGEST_SHA256);
+                if (!b64 || strlen(b64) >= b64_size)
+                        return -ENOMEM;
+                strcpy(sha_b64, b64);
+        }
         return 0;
 }
 
 /* The object as uploaded is the file: its size, and its ETag where S3
  * computes ETags as MD5s (single PUT: the MD5; multipart: the MD5 of the
  * parts' MD5s, "-N", as S3, MinIO and Ceph do; `alt_etag`, the whole
- * object's MD5, is what some stores such as s3rver give instead). */
+ * object's MD5, is what some stores such as s3rver give instead). Without
+ * want_etag (no MD5 here) the size only: the store has checked the content
+ * against the signed SHA-256 of every request. */
 static int check_uploaded(const S3Store *s, const char *key, uint64_t size, const char *want_etag,
                           const char *alt_etag, char **ret_error)
 {
@@ -200,7 +215,7 @@ static int check_uploaded(const S3Store *s, const char *key, uint64_t size, cons
         if (r < 0)
                 return r;
         /* With SSE-KMS the ETag is no MD5 of the content (AWS documents it): the size only. */
-        bool etag_is_md5 = !streq_ptr(s->sse, "aws:kms");
+        bool etag_is_md5 = want_etag && !streq_ptr(s->sse, "aws:kms");
         if (o.size != size)
                 r = set_error(ret_error, -EIO,
                               "S3 PUT s3://%s/%s: the stored object has %" PRIu64
@@ -222,20 +237,24 @@ static int put_single(const S3Store *s, const char *key, int fd, uint64_t size, 
         _cleanup_(s3_request_done) S3Request q = s3_request_new(s, "PUT", "PUT", key);
         unsigned char md5[DIGEST_MD5];
         char etag[2 * DIGEST_MD5 + 1];
+        bool have_md5 = s3_md5_available();
         int r;
 
         if (!(q.url = s3_url(s, key, NULL)))
                 return -ENOMEM;
-        if ((r = hash_region(fd, 0, size, NULL, md5, q.body_sha256, ret_error)) < 0)
+        /* Without MD5 the store checks (and keeps) the SHA-256 it is told. */
+        if ((r = hash_region(fd, 0, size, NULL, have_md5 ? md5 : NULL, q.body_sha256,
+                             have_md5 ? NULL : q.checksum_sha256, sizeof q.checksum_sha256, ret_error)) < 0)
                 return r;
-        s3_to_hex(md5, sizeof md5, etag);
+        if (have_md5)
+                s3_to_hex(md5, sizeof md5, etag);
         q.body_fd = fd;
         q.body_len = size;
         q.content_type = "application/octet-stream";
         q.sse = true;
         if ((r = s3_request_perform(&q, ret_error)) < 0)
                 return r;
-        return check_uploaded(s, key, size, etag, NULL, ret_error);
+        return check_uploaded(s, key, size, have_md5 ? etag : NULL, NULL, ret_error);
 }
 
 static void abort_upload(const S3Store *s, const char *key, const char *enc_id)
@@ -268,9 +287,11 @@ static int start_upload(const S3Store *s, const char *key, char **ret_id, char *
         return 0;
 }
 
-/* Part `i` (of `part` bytes, the last maybe shorter) from the file: its MD5 into md5s[i]. */
+/* Part `i` (of `part` bytes, the last maybe shorter) from the file: its MD5 into md5s[i], checked
+ * against the ETag the store gives; without MD5 (md5 NULL), that ETag into `etag`. */
 static int put_part(const S3Store *s, const char *key, const char *enc_id, int fd, uint64_t size,
-                    size_t part, size_t i, EVP_MD_CTX *whole, unsigned char *md5, char **ret_error)
+                    size_t part, size_t i, EVP_MD_CTX *whole, unsigned char *md5, char etag[static ETAG_MAX],
+                    char **ret_error)
 {
         _cleanup_(s3_request_done) S3Request q = s3_request_new(s, "upload part", "PUT", key);
         _cleanup_free_ char *query = strdup_printf("partNumber=%zu&uploadId=%s", i + 1, enc_id);
@@ -280,14 +301,23 @@ static int put_part(const S3Store *s, const char *key, const char *enc_id, int f
 
         if (!query || !(q.url = s3_url(s, key, query)))
                 return -ENOMEM;
-        if ((r = hash_region(fd, off, want, whole, md5, q.body_sha256, ret_error)) < 0)
+        if ((r = hash_region(fd, off, want, whole, md5, q.body_sha256, NULL, 0, ret_error)) < 0)
                 return r;
-        s3_to_hex(md5, DIGEST_MD5, hex);
         q.body_fd = fd;
         q.body_offset = off;
         q.body_len = want;
         if ((r = s3_request_perform(&q, ret_error)) < 0)
                 return r;
+        if (!md5) {
+                if (!q.etag[0] || strlen(q.etag) >= ETAG_MAX || strpbrk(q.etag, "<>&\"'"))
+                        return set_error(ret_error, -EBADMSG,
+                                         "S3 upload part %zu of s3://%s/%s: no usable ETag in "
+                                         "the answer",
+                                         i + 1, s->bucket, key);
+                strcpy(etag, q.etag);
+                return 0;
+        }
+        s3_to_hex(md5, DIGEST_MD5, hex);
         if (!streq(q.etag, hex))
                 return set_error(ret_error, -EIO,
                                  "S3 upload part %zu of s3://%s/%s: ETag %s, the part sent has MD5 %s",
@@ -319,7 +349,8 @@ static int complete_upload(const S3Store *s, const char *key, const char *enc_id
 }
 
 /* The multipart upload itself, the whole file's MD5 into `whole`; `etag`
- * gets the ETag S3 computes for it. */
+ * gets the ETag S3 computes for it. Without MD5 (whole NULL) the parts' ETags
+ * are the store's and `etag` stays empty. */
 static int put_parts(const S3Store *s, const char *key, int fd, uint64_t size, EVP_MD_CTX *whole,
                      char etag[static ETAG_MAX], char **ret_error)
 {
@@ -327,7 +358,10 @@ static int put_parts(const S3Store *s, const char *key, int fd, uint64_t size, E
         _cleanup_free_ unsigned char *md5s = NULL;
         size_t part = s->part_size, n_parts, xml_len = 0;
         unsigned char md5[DIGEST_MD5];
+        bool have_md5 = whole != NULL;
         int r;
+
+        etag[0] = 0;
 
         /* S3 takes at most 10000 parts: larger files get larger parts (whole MiB). */
         if ((size + part - 1) / part > S3_MAX_PARTS)
@@ -346,11 +380,13 @@ static int put_parts(const S3Store *s, const char *key, int fd, uint64_t size, E
         log_info("uploading s3://%s/%s: %" PRIu64 " bytes in %zu parts of %zu MiB", s->bucket, key, size,
                  n_parts, part >> 20);
         for (size_t i = 0; i < n_parts; i++) {
-                char hex[2 * DIGEST_MD5 + 1];
-                r = put_part(s, key, enc_id, fd, size, part, i, whole, md5s + i * DIGEST_MD5, ret_error);
+                char hex[ETAG_MAX];
+                r = put_part(s, key, enc_id, fd, size, part, i, whole,
+                             have_md5 ? md5s + i * DIGEST_MD5 : NULL, hex, ret_error);
                 if (r < 0)
                         goto fail;
-                s3_to_hex(md5s + i * DIGEST_MD5, DIGEST_MD5, hex);
+                if (have_md5)
+                        s3_to_hex(md5s + i * DIGEST_MD5, DIGEST_MD5, hex);
                 xml_len += (size_t) sprintf(done_xml + xml_len,
                                             "<Part><PartNumber>%zu</PartNumber><ETag>\"%s\"</ETag></Part>",
                                             i + 1, hex);
@@ -360,6 +396,8 @@ static int put_parts(const S3Store *s, const char *key, int fd, uint64_t size, E
         xml_len += (size_t) sprintf(done_xml + xml_len, "</CompleteMultipartUpload>");
         if ((r = complete_upload(s, key, enc_id, done_xml, xml_len, ret_error)) < 0)
                 goto fail;
+        if (!have_md5)
+                return 0;
         if (s3_digest(EVP_md5(), md5s, n_parts * DIGEST_MD5, md5) < 0)
                 return set_error(ret_error, -EIO, "MD5 failed");
         s3_to_hex(md5, sizeof md5, etag);
@@ -372,15 +410,18 @@ fail:
 
 static int put_multipart(const S3Store *s, const char *key, int fd, uint64_t size, char **ret_error)
 {
-        _cleanup_(md_ctx_freep) EVP_MD_CTX *whole = EVP_MD_CTX_new();
+        bool have_md5 = s3_md5_available();
+        _cleanup_(md_ctx_freep) EVP_MD_CTX *whole = have_md5 ? EVP_MD_CTX_new() : NULL;
         unsigned char md5[DIGEST_MD5];
         char etag[ETAG_MAX], whole_hex[2 * DIGEST_MD5 + 1];
         unsigned int len = 0;
         int r;
 
-        if (!whole || EVP_DigestInit_ex(whole, EVP_md5(), NULL) != 1)
+        if (have_md5 && (!whole || EVP_DigestInit_ex(whole, EVP_md5(), NULL) != 1))
                 return -ENOMEM;
         r = put_parts(s, key, fd, size, whole, etag, ret_error);
+        if (r >= 0 && !have_md5)
+                return check_uploaded(s, key, size, NULL, NULL, ret_error);
         if (r >= 0 && EVP_DigestFinal_ex(whole, md5, &len) != 1)
                 r = set_error(ret_error, -EIO, "MD5 failed");
         if (r < 0)

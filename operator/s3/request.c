@@ -120,6 +120,11 @@ static int request_build(const S3Request *q, const HttpTls *tls, HttpRequest **r
         (void) snprintf(hdr, sizeof hdr, "x-amz-content-sha256: %s", q->body_sha256);
         if ((r = http_request_add_header(req, hdr)) < 0)
                 return r;
+        if (q->checksum_sha256[0]) {
+                (void) snprintf(hdr, sizeof hdr, "x-amz-checksum-sha256: %s", q->checksum_sha256);
+                if ((r = http_request_add_header(req, hdr)) < 0)
+                        return r;
+        }
         if (q->content_type) {
                 (void) snprintf(hdr, sizeof hdr, "Content-Type: %s", q->content_type);
                 if ((r = http_request_add_header(req, hdr)) < 0)

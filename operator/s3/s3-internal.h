@@ -21,6 +21,10 @@ char *s3_xml_get(const char *xml, const char *tag);
 char *s3_etag_unquote(char *etag);
 
 int s3_digest(const EVP_MD *md, const void *p, size_t n, unsigned char *out);
+/* Whether this process may compute MD5. A FIPS-enabled host refuses it (OpenSSL's FIPS provider
+ * has no MD5): uploads then send x-amz-checksum-sha256, which the store checks and keeps, and
+ * are checked by size instead of by their MD5 ETags. Asked once. */
+bool s3_md5_available(void);
 /* n bytes as 2n lower-case hex digits and a NUL. */
 void s3_to_hex(const unsigned char *d, size_t n, char *out);
 
@@ -38,6 +42,7 @@ typedef struct S3Request {
         uint64_t body_offset;
         uint64_t body_len;
         char body_sha256[2 * DIGEST_SHA256 + 1];
+        char checksum_sha256[64]; /* base64 SHA-256 for x-amz-checksum-sha256; "" sends none */
         const char *content_type;
         bool sse;         /* send the store's server-side encryption headers (object creation) */
         int out_fd;       /* GET: the body goes here (-1: into resp) */

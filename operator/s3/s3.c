@@ -11,6 +11,8 @@
 #include <string.h>
 #include <unistd.h>
 
+#include <openssl/err.h>
+
 #include "base/fileio.h"
 #include "base/log.h"
 #include "base/timeutil.h"
@@ -416,6 +418,23 @@ int s3_parse_list_page(const char *xml, S3ObjectList *l, char **ret_next)
 }
 
 /* ---- digests ---- */
+
+bool s3_md5_available(void)
+{
+        static int available = -1;
+
+        if (available < 0) {
+                EVP_MD *md = EVP_MD_fetch(NULL, "MD5", NULL);
+                available = md != NULL;
+                EVP_MD_free(md);
+                if (!available) {
+                        ERR_clear_error();
+                        log_info("MD5 is not available here (a FIPS host): uploads are checked by their "
+                                 "SHA-256 (signed payload, x-amz-checksum-sha256) and size, not by ETag");
+                }
+        }
+        return available;
+}
 
 int s3_digest(const EVP_MD *md, const void *p, size_t n, unsigned char *out)
 {

@@ -35,8 +35,13 @@ JavaScript (test/s3/s3-client.js) and the other way round:
   (a peer whose "bucket policy" demands it refuses uploads without it), and
   aws:kms with sseKMSKeyId sends both headers;
 - the peer itself refuses the SDK with a wrong secret, accepts curl's own
-  SigV4 signer, and refuses it when the body is not the one signed.
-Usage: test_s3.py BINARY SOURCE_DIR"""
+  SigV4 signer, and refuses it when the body is not the one signed;
+- a FIPS host (issue 35 item 8): with MD5 refused to the process (NO_MD5_SHIM,
+  test/integration/no-md5-shim.c, in LD_PRELOAD) the single PUT and the
+  multipart upload still succeed and read back byte for byte, the single PUT
+  carrying x-amz-checksum-sha256 (signed, and checked by the peer as S3 checks
+  it), and the command says that it checks by SHA-256 and size instead of ETag.
+Usage: test_s3.py BINARY SOURCE_DIR NO_MD5_SHIM"""
 import hashlib
 import hmac
 import http.server
@@ -50,7 +55,7 @@ import tempfile
 import threading
 import time
 
-BIN, SRC = sys.argv[1], sys.argv[2]
+BIN, SRC, NO_MD5_SHIM = sys.argv[1], sys.argv[2], sys.argv[3]
 S3DIR = os.path.join(SRC, "test", "s3")
 AK, SK, BUCKET = "AKIACEOTEST", "s3cr3t/with+odd=chars", "etcd-backups"
 BACKUP_KEY = "this-clusters-backup-key-0123456789abcdef"
@@ -129,11 +134,11 @@ def main():
 
         good = creds("good")
 
-        def ours(*args, d=good, bucket=BUCKET, prefix="clusters/prod-1"):
+        def ours(*args, d=good, bucket=BUCKET, prefix="clusters/prod-1", env=None):
             argv = [BIN, "s3"] + list(args) + ["--credentials-dir", d, "--bucket", bucket]
             if prefix:
                 argv += ["--prefix", prefix]
-            return subprocess.run(argv, capture_output=True, text=True, timeout=120)
+            return subprocess.run(argv, capture_output=True, text=True, timeout=120, env=env)
 
         def sdk(*args):
             r = subprocess.run(["node", os.path.join(S3DIR, "s3-client.js"), "--endpoint", endpoint,
@@ -157,6 +162,24 @@ def main():
         for key, path in [("clusters/prod-1/" + odd, small), ("clusters/prod-1/big.db", big)]:
             got = json.loads(sdk("sha256", key))
             assert got["sha256"] == sha(path) and got["size"] == os.path.getsize(path), (key, got)
+
+        # A FIPS host: MD5 refused to the process. The uploads go on, checked by SHA-256 and size.
+        asan = os.environ.get("ASAN_OPTIONS", "")
+        fips = dict(os.environ, LD_PRELOAD=NO_MD5_SHIM,
+                    ASAN_OPTIONS=(asan + ":" if asan else "") + "verify_asan_link_order=0")
+        r = ours("put", small, "small.db", env=fips, prefix="fips-host")
+        assert r.returncode == 0 and "MD5 is not available" in r.stderr, r.stderr
+        r = ours("put", big, "big.db", "--part-size", "5", env=fips, prefix="fips-host")
+        assert r.returncode == 0 and "3 parts of 5 MiB" in r.stderr, r.stderr
+        for key, path in [("fips-host/small.db", small), ("fips-host/big.db", big)]:
+            got = json.loads(sdk("sha256", key))
+            assert got["sha256"] == sha(path) and got["size"] == os.path.getsize(path), (key, got)
+        with open(log) as f:
+            fips_puts = [ln.split()[3:] for ln in f if "/fips-host/small.db" in ln and ln.split()[1] == "PUT"]
+        assert fips_puts == [["1048576", "checksum=sha256", "signed"]], fips_puts
+        # Without the shim, the same process computes MD5 and sends no checksum header.
+        r = ours("put", small, "small-md5.db", prefix="fips-host")
+        assert r.returncode == 0 and "MD5 is not available" not in r.stderr, r.stderr
 
         # The other way: what the SDK wrote, through `s3 get`.
         sdk("put", "clusters/prod-1/from-sdk.db", big)

@@ -7,8 +7,10 @@
 // the signed headers, the payload hash checked against the body, and the
 // request time within 15 minutes. Errors are S3's XML: 403
 // InvalidAccessKeyId / SignatureDoesNotMatch / AccessDenied /
-// RequestTimeTooSkewed, 400 XAmzContentSHA256Mismatch. Requests that pass go
-// to s3rver unchanged but for the Authorization header.
+// RequestTimeTooSkewed, 400 XAmzContentSHA256Mismatch. An x-amz-checksum-sha256
+// header must be signed and the body's SHA-256 (400 BadDigest), as S3 checks
+// it; its log line shows checksum=sha256. Requests that pass go to s3rver
+// unchanged but for the Authorization header.
 //
 // Server-side encryption, which s3rver ignores: an x-amz-server-side-encryption
 // header (and its -aws-kms-key-id) must be among the signed headers, as S3
@@ -119,6 +121,15 @@ async function check(o, req, body) {
   for (const h of Object.keys(req.headers))
     if (h.startsWith('x-amz-server-side-encryption') && !a.signed.includes(h))
       return [403, 'AccessDenied', `There were headers present in the request which were not signed: ${h}`];
+  // A checksum of the content (x-amz-checksum-sha256, base64), as S3 checks it before it stores
+  // the object (s3rver ignores it): signed, and the body's.
+  const cs = req.headers['x-amz-checksum-sha256'];
+  if (cs !== undefined) {
+    if (!a.signed.includes('x-amz-checksum-sha256'))
+      return [403, 'AccessDenied', 'There were headers present in the request which were not signed: x-amz-checksum-sha256'];
+    if (cs !== crypto.createHash('sha256').update(body).digest('base64'))
+      return [400, 'BadDigest', 'The SHA256 you specified did not match the calculated checksum.'];
+  }
   const sse = req.headers['x-amz-server-side-encryption'];
   if (sse !== undefined && sse !== 'AES256' && sse !== 'aws:kms')
     return [400, 'InvalidArgument', `The encryption method specified is not supported: ${sse}`];
@@ -179,7 +190,8 @@ async function main() {
         err = [500, 'InternalError', String(e)];
       }
       const sse = req.headers['x-amz-server-side-encryption'], kms = req.headers['x-amz-server-side-encryption-aws-kms-key-id'];
-      const sseNote = sse === undefined ? '' : ` sse=${sse}` + (kms === undefined ? '' : ` kms=${kms}`);
+      const sseNote = (sse === undefined ? '' : ` sse=${sse}` + (kms === undefined ? '' : ` kms=${kms}`)) +
+        (req.headers['x-amz-checksum-sha256'] === undefined ? '' : ' checksum=sha256');
       if (log) log.write(`${new Date().toISOString()} ${req.method} ${req.url} ${body.length}${sseNote} ${err ? err[1] : 'signed'}\n`);
       if (err) {
         counts.refused++;
