@@ -75,6 +75,9 @@ static int sync_teardown(const SyncContext *ctx, Plan *p)
         const EtcdViewSnapshot *s = op_etcd(ctx);
         char why[256];
 
+        if (topology_holds_back(ctx, p))
+                return 0;
+
         if (!s || s->error < 0 || !s->members) {
                 plan_requeue_after(p, 5 * USEC_PER_SEC);
                 return 0;

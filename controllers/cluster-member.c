@@ -67,6 +67,9 @@ static int sync_cluster_member(const SyncContext *ctx, Plan *p)
         size_t n = 0;
         int r;
 
+        if (topology_holds_back(ctx, p))
+                return 0;
+
         if (!s || s->error < 0 || !s->members) {
                 plan_waiting(p, "MemberAddWaiting",
                              "no member is added or promoted: the etcd member list is unknown");
@@ -192,9 +195,9 @@ static int sync_cluster_member(const SyncContext *ctx, Plan *p)
         return 0;
 }
 
-static const WatchSpec *const watches[] = {OP_WATCH(W_MASTER_NODES), OP_WATCH(W_ETCD_PODS),
-                                           OP_WATCH(W_ETCD_CR), OP_WATCH(W_MASTER_MACHINES),
-                                           OP_WATCH(W_ETCD_SECRETS) /* voter_on_old_certificate */};
+static const WatchSpec *const watches[] = {
+        OP_WATCH(W_INFRASTRUCTURES), OP_WATCH(W_MASTER_NODES), OP_WATCH(W_ETCD_PODS), OP_WATCH(W_ETCD_CR),
+        OP_WATCH(W_MASTER_MACHINES), OP_WATCH(W_ETCD_SECRETS) /* voter_on_old_certificate */};
 
 const ControllerSpec controller_cluster_member = {
         .name = "ClusterMemberController",

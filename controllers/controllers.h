@@ -26,6 +26,7 @@ extern const ControllerSpec controller_backup_removal;
 extern const ControllerSpec controller_machine_hooks;
 extern const ControllerSpec controller_member_removal;
 extern const ControllerSpec controller_config_overrides;
+extern const ControllerSpec controller_topology;
 
 /* controllers/backup.c: when the newest EtcdBackup (one now, or one a Backup's
  * schedule made) completed, for openshift_etcd_operator_last_backup_timestamp_seconds;

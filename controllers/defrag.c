@@ -280,6 +280,9 @@ static int sync_defrag(const SyncContext *ctx, Plan *p)
         const char *disabled = disabled_reason(ctx);
         const EtcdMaintLog *log = op_state(ctx)->maint;
 
+        if (topology_holds_back(ctx, p))
+                return 0;
+
         if (disabled)
                 plan_condition(p, DISABLED_COND, "True", "AsExpected", "%s", disabled);
         else

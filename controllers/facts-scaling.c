@@ -33,10 +33,44 @@ static bool delayed_bootstrap(const SyncContext *ctx)
                        cJSON_GetObjectItemCaseSensitive(ann, DELAYED_HA_BOOTSTRAP_ANNOTATION));
 }
 
-ScalingStrategy scaling_strategy(const SyncContext *ctx)
+const char *control_plane_topology(const SyncContext *ctx)
 {
         const KubeObject *infra = op_get(ctx, W_INFRASTRUCTURES, NULL, "cluster");
-        const char *topology = infra ? json_get_string(infra->json, "status.controlPlaneTopology") : NULL;
+        return infra ? json_get_string(infra->json, "status.controlPlaneTopology") : NULL;
+}
+
+const char *topology_unsupported(const SyncContext *ctx)
+{
+        static const struct {
+                const char *topology, *why;
+        } unsupported[] = {
+                {"DualReplica", "two masters whose etcd the cluster's fencing agent runs"},
+                {"HighlyAvailableArbiter", "two masters and an arbiter node, whose etcd member this "
+                                           "operator does not yet count"},
+                {"External", "a control plane hosted outside the cluster"},
+        };
+        const char *t = control_plane_topology(ctx);
+
+        for (size_t i = 0; t && i < ELEMENTSOF(unsupported); i++)
+                if (streq(t, unsupported[i].topology))
+                        return unsupported[i].why;
+        return NULL;
+}
+
+bool topology_holds_back(const SyncContext *ctx, Plan *p)
+{
+        const char *why = topology_unsupported(ctx);
+        if (!why)
+                return false;
+        plan_waiting(p, "UnsupportedControlPlaneTopology",
+                     "nothing done: controlPlaneTopology is %s (%s), which this operator does not manage",
+                     control_plane_topology(ctx), why);
+        return true;
+}
+
+ScalingStrategy scaling_strategy(const SyncContext *ctx)
+{
+        const char *topology = control_plane_topology(ctx);
 
         if (etcd_unsafe_non_ha(ctx))
                 return SCALING_UNSAFE;

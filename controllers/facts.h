@@ -234,6 +234,17 @@ typedef enum ScalingStrategy {
  * and the openshift-etcd namespace (W_ETCD_CR, W_INFRASTRUCTURES,
  * W_KUBE_SYSTEM_CONFIGMAPS, W_NAMESPACES). */
 ScalingStrategy scaling_strategy(const SyncContext *ctx);
+
+/* infrastructures/cluster status.controlPlaneTopology (W_INFRASTRUCTURES), NULL when unset. */
+const char *control_plane_topology(const SyncContext *ctx);
+/* Why this operator does not manage etcd on the cluster's topology, in a phrase: DualReplica
+ * (two masters, etcd run by the fencing agent), HighlyAvailableArbiter (not yet: issue 36),
+ * External (a hosted control plane); NULL for HighlyAvailable, SingleReplica or unset. */
+const char *topology_unsupported(const SyncContext *ctx);
+/* For the controllers that change etcd's pods or membership: true (and the plan waiting,
+ * reason UnsupportedControlPlaneTopology) on such a topology, where they do nothing rather
+ * than act as on three masters. ControlPlaneTopologyController reports it as Degraded. */
+bool topology_holds_back(const SyncContext *ctx, Plan *p);
 const char *scaling_strategy_to_string(ScalingStrategy s);
 /* Members (the bootstrap one included) that must be healthy voters before
  * the bootstrap member may go: HA 4, delayed HA 3, single member 2. */

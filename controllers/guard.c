@@ -123,6 +123,9 @@ static int sync_guard(const SyncContext *ctx, Plan *p)
         char missing[256] = "";
         int r;
 
+        if (topology_holds_back(ctx, p))
+                return 0;
+
         if (scaling_is_single_member(scaling_strategy(ctx))) {
                 plan_condition(p, DEGRADED_COND, "False", "AsExpected", "%s",
                                "a single-member control plane has no quorum to guard");

@@ -529,6 +529,9 @@ static int sync_installer(const SyncContext *ctx, Plan *p)
         int64_t limit = 0;
         int r;
 
+        if (topology_holds_back(ctx, p))
+                return 0;
+
         if (!st.cr || json_get_int64(st.cr->json, "status.latestAvailableRevision", &st.latest) < 0 ||
             st.latest <= 0)
                 return 0;
@@ -543,10 +546,15 @@ static int sync_installer(const SyncContext *ctx, Plan *p)
         return r;
 }
 
-static const WatchSpec *const watches[] = {
-        OP_WATCH(W_ETCD_CR),         OP_WATCH(W_MASTER_NODES),           OP_WATCH(W_ETCD_PODS),
-        OP_WATCH(W_ETCD_CONFIGMAPS), OP_WATCH(W_KUBE_SYSTEM_CONFIGMAPS), OP_WATCH(W_KUBE_SYSTEM_EVENTS),
-        OP_WATCH(W_ETCD_SECRETS) /* etcd-all-certs-<N>: moved masters' aliases */};
+static const WatchSpec
+        *const watches[] = {OP_WATCH(W_INFRASTRUCTURES),
+                            OP_WATCH(W_ETCD_CR),
+                            OP_WATCH(W_MASTER_NODES),
+                            OP_WATCH(W_ETCD_PODS),
+                            OP_WATCH(W_ETCD_CONFIGMAPS),
+                            OP_WATCH(W_KUBE_SYSTEM_CONFIGMAPS),
+                            OP_WATCH(W_KUBE_SYSTEM_EVENTS),
+                            OP_WATCH(W_ETCD_SECRETS) /* etcd-all-certs-<N>: moved masters' aliases */};
 
 const ControllerSpec controller_installer = {
         .name = "InstallerController",

@@ -66,6 +66,9 @@ static int sync_machine_hooks(const SyncContext *ctx, Plan *p)
         size_t n = 0;
         int r;
 
+        if (topology_holds_back(ctx, p))
+                return 0;
+
         if (!machine_api_functional(ctx))
                 return 0; /* no Machine API (or none Running yet): nothing drains on its own */
         if ((r = op_list(ctx, W_MASTER_MACHINES, &machines, &n)) < 0)
@@ -118,8 +121,8 @@ static int sync_machine_hooks(const SyncContext *ctx, Plan *p)
         return 0;
 }
 
-static const WatchSpec *const watches[] = {OP_WATCH(W_MASTER_MACHINES), OP_WATCH(W_MASTER_NODES),
-                                           OP_WATCH(W_ETCD_PODS)};
+static const WatchSpec *const watches[] = {OP_WATCH(W_INFRASTRUCTURES), OP_WATCH(W_MASTER_MACHINES),
+                                           OP_WATCH(W_MASTER_NODES), OP_WATCH(W_ETCD_PODS)};
 
 const ControllerSpec controller_machine_hooks = {
         .name = "MachineDeletionHooksController",

@@ -219,6 +219,9 @@ static int sync_member_removal(const SyncContext *ctx, Plan *p)
         const KubeObject *pick_machine = NULL;
         char why[256], hex[17];
 
+        if (topology_holds_back(ctx, p))
+                return 0;
+
         if (!s || s->error < 0 || !s->members) {
                 plan_requeue_after(p, 5 * USEC_PER_SEC);
                 return 0;
@@ -329,9 +332,9 @@ static int sync_member_removal(const SyncContext *ctx, Plan *p)
 }
 
 static const WatchSpec *const watches[] = {
-        OP_WATCH(W_MASTER_MACHINES), OP_WATCH(W_MASTER_NODES),           OP_WATCH(W_ETCD_CONFIGMAPS),
-        OP_WATCH(W_ETCD_CR),         OP_WATCH(W_KUBE_SYSTEM_CONFIGMAPS), OP_WATCH(W_KUBE_SYSTEM_EVENTS),
-        OP_WATCH(W_ETCD_PODS)};
+        OP_WATCH(W_INFRASTRUCTURES),    OP_WATCH(W_MASTER_MACHINES), OP_WATCH(W_MASTER_NODES),
+        OP_WATCH(W_ETCD_CONFIGMAPS),    OP_WATCH(W_ETCD_CR),         OP_WATCH(W_KUBE_SYSTEM_CONFIGMAPS),
+        OP_WATCH(W_KUBE_SYSTEM_EVENTS), OP_WATCH(W_ETCD_PODS)};
 
 const ControllerSpec controller_member_removal = {
         .name = "ClusterMemberRemovalController",

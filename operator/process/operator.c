@@ -51,6 +51,7 @@ static const ControllerSpec *const controllers[] = {
         &controller_etcd_endpoints,
         &controller_bootstrap_teardown,
         &controller_config_overrides,
+        &controller_topology,
         &controller_status,
 };
 /* clang-format on */
