@@ -13,7 +13,9 @@
  * unless WATCH_BENCH_KEEP_ALL=1; kept_json_bytes is the mean size of a cached
  * object printed as compact JSON, i.e. what the cache keeps of each pod.
  * Events parse into the scratch arena as in the operator (base/json.h)
- * unless WATCH_BENCH_NO_SCRATCH=1 (scratch=on|off). */
+ * unless WATCH_BENCH_NO_SCRATCH=1 (scratch=on|off). The server is a plain
+ * http:// URL (the replay server) or a kubeconfig file (kube-apiserver with its
+ * credentials: bench/watch-bench-kube.py). */
 #include <stdio.h>
 #include <stdlib.h>
 #include <sys/resource.h>
@@ -61,10 +63,20 @@ static int parse_u64(const char *s, uint64_t *ret)
         return 0;
 }
 
+/* A plain-http URL (the replay server), or a kubeconfig file (kube-apiserver, its credentials). */
 static KubeConfig *config_for(const char *server)
 {
-        _cleanup_(kube_config_freep) KubeConfig *cfg = calloc(1, sizeof *cfg);
+        _cleanup_(kube_config_freep) KubeConfig *cfg = NULL;
 
+        if (!startswith(server, "http://") && !startswith(server, "https://")) {
+                _cleanup_free_ char *err = NULL;
+                if (kube_config_from_files(server, NULL, &cfg, &err) < 0) {
+                        log_error("%s: %s", server, strempty(err));
+                        return NULL;
+                }
+                return TAKE_PTR(cfg);
+        }
+        cfg = calloc(1, sizeof *cfg);
         if (!cfg)
                 return NULL;
         cfg->server = strdup(server);
@@ -151,7 +163,7 @@ int main(int argc, char *argv[])
 
         if (argc < 3 || argc > 4 || parse_u64(argv[2], &target) < 0 ||
             (argc == 4 && parse_u64(argv[3], &timeout_s) < 0)) {
-                fprintf(stderr, "usage: %s http://127.0.0.1:PORT EVENTS [TIMEOUT_SECONDS]\n",
+                fprintf(stderr, "usage: %s http://127.0.0.1:PORT|KUBECONFIG EVENTS [TIMEOUT_SECONDS]\n",
                         program_invocation_short_name);
                 return 2;
         }
