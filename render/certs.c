@@ -202,12 +202,11 @@ bool cert_annotations_current(const cJSON *obj, const char *cert_pem)
         _cleanup_(X509_freep) X509 *x = NULL;
         usec_t not_after = 0;
         char want[64];
-        const cJSON *ann = json_get_object(obj, "metadata.annotations");
 
         if (!cert_pem || pki_cert_from_pem(cert_pem, &x) < 0 || pki_cert_get_not_after(x, &not_after) < 0)
                 return true; /* nothing to describe */
-        return streq_ptr(json_string(cJSON_GetObjectItemCaseSensitive(ann, CERT_ANN_NOT_AFTER)),
+        return streq_ptr(meta_string(obj, "metadata.annotations", CERT_ANN_NOT_AFTER),
                          format_rfc3339(want, sizeof want, not_after)) &&
-               streq_ptr(json_string(cJSON_GetObjectItemCaseSensitive(ann, CERT_ANN_COMPONENT)),
+               streq_ptr(meta_string(obj, "metadata.annotations", CERT_ANN_COMPONENT),
                          CERT_OWNING_COMPONENT);
 }
