@@ -158,7 +158,7 @@ static int sync_teardown(const SyncContext *ctx, Plan *p)
 static const WatchSpec *const watches[] = {
         OP_WATCH(W_ETCD_CONFIGMAPS), OP_WATCH(W_KUBE_SYSTEM_CONFIGMAPS), OP_WATCH(W_KUBE_SYSTEM_EVENTS),
         OP_WATCH(W_KUBEAPISERVERS),  OP_WATCH(W_KAS_CONFIGMAPS),         OP_WATCH(W_ETCD_CR),
-        OP_WATCH(W_MASTER_NODES),    OP_WATCH(W_INFRASTRUCTURES),        OP_WATCH(W_NAMESPACES)};
+        OP_WATCH_ETCD_NODES,         OP_WATCH(W_INFRASTRUCTURES),        OP_WATCH(W_NAMESPACES)};
 
 const ControllerSpec controller_bootstrap_teardown = {
         .name = "BootstrapTeardownController",

@@ -70,7 +70,7 @@ static int sync_cert_cleaner(const SyncContext *ctx, Plan *p)
                 const char *node = node_of_secret(sec->name);
                 if (!node || !streq_ptr(json_get_string(sec->json, "type"), "kubernetes.io/tls") ||
                     !streq_ptr(kube_object_annotation(sec, CERT_ANN_COMPONENT), CERT_OWNING_COMPONENT) ||
-                    op_get(ctx, W_MASTER_NODES, NULL, node))
+                    op_get_etcd_node(ctx, node))
                         continue;
                 if (certificate_in_use(s, sec, node)) {
                         plan_waiting(p, "CertCleanerWaiting",
@@ -88,9 +88,10 @@ static int sync_cert_cleaner(const SyncContext *ctx, Plan *p)
         return 0;
 }
 
-static const WatchSpec *const watches[] = {OP_WATCH(W_ETCD_SECRETS), OP_WATCH(W_MASTER_NODES),
-                                           OP_WATCH(W_ETCD_CONFIGMAPS), OP_WATCH(W_KUBE_SYSTEM_CONFIGMAPS),
-                                           OP_WATCH(W_KUBE_SYSTEM_EVENTS)};
+static const WatchSpec *const watches[] = {
+        OP_WATCH(W_ETCD_SECRETS),           OP_WATCH_ETCD_NODES,
+        OP_WATCH(W_INFRASTRUCTURES),        OP_WATCH(W_ETCD_CONFIGMAPS),
+        OP_WATCH(W_KUBE_SYSTEM_CONFIGMAPS), OP_WATCH(W_KUBE_SYSTEM_EVENTS)};
 
 const ControllerSpec controller_cert_cleaner = {
         .name = "EtcdCertCleanerController",

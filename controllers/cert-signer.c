@@ -574,7 +574,7 @@ static int sync_cert_signer(const SyncContext *ctx, Plan *p)
 
         if (!s.all_certs)
                 return -ENOMEM;
-        if ((r = op_list(ctx, W_MASTER_NODES, &s.nodes, &s.n_nodes)) < 0)
+        if ((r = op_list_etcd_nodes(ctx, &s.nodes, &s.n_nodes)) < 0)
                 return r;
         for (size_t i = 0; i < ELEMENTSOF(s.signers); i++) {
                 s.signers[i] = (Signer){.spec = &signer_specs[i], .rolled_out = -1};
@@ -608,8 +608,9 @@ int cert_signer_expiration_days(InformerFactory *f, const char *name, usec_t now
         return pki_cert_expiration_days(crt, now, ret);
 }
 
-static const WatchSpec *const watches[] = {OP_WATCH(W_MASTER_NODES), OP_WATCH(W_ETCD_SECRETS),
-                                           OP_WATCH(W_ETCD_CONFIGMAPS), OP_WATCH(W_ETCD_CR)};
+static const WatchSpec *const watches[] = {OP_WATCH_ETCD_NODES, OP_WATCH(W_INFRASTRUCTURES),
+                                           OP_WATCH(W_ETCD_SECRETS), OP_WATCH(W_ETCD_CONFIGMAPS),
+                                           OP_WATCH(W_ETCD_CR)};
 
 const ControllerSpec controller_cert_signer = {
         .name = "EtcdCertSignerController",

@@ -131,7 +131,7 @@ static int sync_cluster_member(const SyncContext *ctx, Plan *p)
                 plan_requeue_after(p, 5 * USEC_PER_SEC);
                 return 0;
         }
-        r = op_list(ctx, W_MASTER_NODES, &nodes, &n);
+        r = op_list_etcd_nodes(ctx, &nodes, &n);
         if (r < 0)
                 return r;
         if (!master_joining(ctx, s))
@@ -196,7 +196,7 @@ static int sync_cluster_member(const SyncContext *ctx, Plan *p)
 }
 
 static const WatchSpec *const watches[] = {
-        OP_WATCH(W_INFRASTRUCTURES), OP_WATCH(W_MASTER_NODES), OP_WATCH(W_ETCD_PODS), OP_WATCH(W_ETCD_CR),
+        OP_WATCH(W_INFRASTRUCTURES), OP_WATCH_ETCD_NODES,     OP_WATCH(W_ETCD_PODS), OP_WATCH(W_ETCD_CR),
         OP_WATCH(W_MASTER_MACHINES), OP_WATCH(W_ETCD_SECRETS) /* voter_on_old_certificate */};
 
 const ControllerSpec controller_cluster_member = {

@@ -31,6 +31,7 @@
 /* clang-format off */
 #define OPERATOR_WATCHES(X)                                                                        \
         X(W_MASTER_NODES,           KUBE_NODES,            NULL,           "node-role.kubernetes.io/master", NULL) \
+        X(W_ARBITER_NODES,          KUBE_NODES,            NULL,           "node-role.kubernetes.io/arbiter", NULL) /* op_list_etcd_nodes */ \
         X(W_ETCD_CR,                KUBE_ETCDS,            NULL,           NULL,                  NULL) /* the singleton "cluster" */ \
         X(W_ETCD_CONFIGMAPS,        KUBE_CONFIGMAPS,       NS_ETCD,        NULL,                  NULL)                   \
         X(W_ETCD_SECRETS,           KUBE_SECRETS,          NS_ETCD,        NULL,                  NULL)                   \

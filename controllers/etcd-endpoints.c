@@ -50,7 +50,7 @@ static int nodes_data(const SyncContext *ctx, cJSON *data)
         size_t n = 0;
         int r;
 
-        r = op_list(ctx, W_MASTER_NODES, &nodes, &n);
+        r = op_list_etcd_nodes(ctx, &nodes, &n);
         if (r < 0)
                 return r;
         for (size_t i = 0; i < n; i++) {
@@ -133,9 +133,9 @@ static int sync_etcd_endpoints(const SyncContext *ctx, Plan *p)
         return remove_annotation ? plan_remove_annotation(p, bip) : 0;
 }
 
-static const WatchSpec *const watches[] = {OP_WATCH(W_ETCD_CONFIGMAPS), OP_WATCH(W_KUBE_SYSTEM_CONFIGMAPS),
-                                           OP_WATCH(W_KUBE_SYSTEM_EVENTS), OP_WATCH(W_MASTER_NODES),
-                                           OP_WATCH(W_ETCD_CR)};
+static const WatchSpec *const watches[] = {
+        OP_WATCH(W_ETCD_CONFIGMAPS), OP_WATCH(W_KUBE_SYSTEM_CONFIGMAPS), OP_WATCH(W_KUBE_SYSTEM_EVENTS),
+        OP_WATCH_ETCD_NODES,         OP_WATCH(W_INFRASTRUCTURES),        OP_WATCH(W_ETCD_CR)};
 
 const ControllerSpec controller_etcd_endpoints = {
         .name = "EtcdEndpoints",

@@ -19,7 +19,7 @@ bool is_bootstrap_member(const SyncContext *ctx, const EtcdMemberState *m, const
         IpAddr a;
         if (streq_ptr(m->name, BOOTSTRAP_MEMBER_NAME))
                 return true;
-        if (m->name && op_get(ctx, W_MASTER_NODES, NULL, m->name))
+        if (m->name && op_get_etcd_node(ctx, m->name))
                 return false;
         return ip && ip_parse(ip, &a) >= 0 && etcd_member_has_ip(m, &a);
 }

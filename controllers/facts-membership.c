@@ -153,7 +153,7 @@ const KubeObject *node_of_member(const SyncContext *ctx, const EtcdViewSnapshot 
 {
         _cleanup_free_ const KubeObject **nodes = NULL;
         size_t n = 0;
-        if (!m || op_list(ctx, W_MASTER_NODES, &nodes, &n) < 0)
+        if (!m || op_list_etcd_nodes(ctx, &nodes, &n) < 0)
                 return NULL;
         for (size_t k = 0; k < n; k++)
                 if (member_of_node(s, nodes[k]) == m)
@@ -186,7 +186,7 @@ const KubeObject *moved_master_of_member(const SyncContext *ctx, const EtcdMembe
         bool has;
 
         if (!m || !m->name || !m->member || m->member->n_peer_urls == 0 ||
-            op_list(ctx, W_MASTER_NODES, &nodes, &n) < 0)
+            op_list_etcd_nodes(ctx, &nodes, &n) < 0)
                 return NULL;
         for (size_t k = 0; k < n; k++) {
                 size_t ips = node_ips_against_member(nodes[k], m, &has);
@@ -202,7 +202,7 @@ const KubeObject *master_joining(const SyncContext *ctx, const EtcdViewSnapshot 
 {
         _cleanup_free_ const KubeObject **nodes = NULL;
         size_t n = 0;
-        if (op_list(ctx, W_MASTER_NODES, &nodes, &n) < 0)
+        if (op_list_etcd_nodes(ctx, &nodes, &n) < 0)
                 return NULL;
         for (size_t k = 0; k < n; k++)
                 if (!member_of_node(s, nodes[k]) &&

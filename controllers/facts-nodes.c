@@ -27,6 +27,53 @@ const char *node_internal_ip(const KubeObject *node)
         return NULL;
 }
 
+bool topology_has_arbiter(const SyncContext *ctx)
+{
+        return streq_ptr(control_plane_topology(ctx), "HighlyAvailableArbiter");
+}
+
+static int by_name(const void *a, const void *b)
+{
+        const KubeObject *x = *(const KubeObject *const *) a, *y = *(const KubeObject *const *) b;
+        return strcmp(x->name, y->name);
+}
+
+int op_list_etcd_nodes(const SyncContext *ctx, const KubeObject ***ret, size_t *ret_n)
+{
+        _cleanup_free_ const KubeObject **masters = NULL, **arbiters = NULL;
+        size_t nm = 0, na = 0, n = 0;
+        int r = op_list(ctx, W_MASTER_NODES, &masters, &nm);
+        if (r < 0)
+                return r;
+        if (topology_has_arbiter(ctx) && (r = op_list(ctx, W_ARBITER_NODES, &arbiters, &na)) < 0)
+                return r;
+        if (na == 0) {
+                *ret = TAKE_PTR(masters);
+                *ret_n = nm;
+                return 0;
+        }
+        const KubeObject **all = calloc(nm + na, sizeof *all);
+        if (!all)
+                return -ENOMEM;
+        for (size_t i = 0; i < nm; i++)
+                all[n++] = masters[i];
+        for (size_t i = 0; i < na; i++)
+                if (!op_get(ctx, W_MASTER_NODES, NULL, arbiters[i]->name)) /* labelled both: once */
+                        all[n++] = arbiters[i];
+        qsort(all, n, sizeof *all, by_name);
+        *ret = all;
+        *ret_n = n;
+        return 0;
+}
+
+const KubeObject *op_get_etcd_node(const SyncContext *ctx, const char *name)
+{
+        const KubeObject *node = op_get(ctx, W_MASTER_NODES, NULL, name);
+        if (!node && topology_has_arbiter(ctx))
+                node = op_get(ctx, W_ARBITER_NODES, NULL, name);
+        return node;
+}
+
 static bool ready_condition_true(const KubeObject *o)
 {
         cJSON *c;
@@ -131,7 +178,7 @@ const KubeObject *voter_on_old_certificate(const SyncContext *ctx, const EtcdVie
         _cleanup_free_ const KubeObject **nodes = NULL;
         size_t n = 0;
         EtcdAddressAlias a;
-        if (!s || op_list(ctx, W_MASTER_NODES, &nodes, &n) < 0)
+        if (!s || op_list_etcd_nodes(ctx, &nodes, &n) < 0)
                 return NULL;
         for (size_t i = 0; i < n; i++) {
                 const EtcdMemberState *m = member_of_node(s, nodes[i]);

@@ -45,8 +45,6 @@ const char *topology_unsupported(const SyncContext *ctx)
                 const char *topology, *why;
         } unsupported[] = {
                 {"DualReplica", "two masters whose etcd the cluster's fencing agent runs"},
-                {"HighlyAvailableArbiter", "two masters and an arbiter node, whose etcd member this "
-                                           "operator does not yet count"},
                 {"External", "a control plane hosted outside the cluster"},
         };
         const char *t = control_plane_topology(ctx);
@@ -112,6 +110,11 @@ bool scaling_is_single_member(ScalingStrategy s)
         return s == SCALING_UNSAFE || s == SCALING_BOOTSTRAP_IN_PLACE;
 }
 
+bool single_node_by_design(const SyncContext *ctx)
+{
+        return streq_ptr(control_plane_topology(ctx), "SingleReplica") || bootstrap_in_place(ctx);
+}
+
 size_t desired_control_plane_replicas(const SyncContext *ctx)
 {
         const KubeObject *cm = op_get(ctx, W_KUBE_SYSTEM_CONFIGMAPS, NS_KUBE_SYSTEM, "cluster-config-v1");
@@ -119,8 +122,14 @@ size_t desired_control_plane_replicas(const SyncContext *ctx)
         _cleanup_(cJSON_Deletep) cJSON *ic = NULL;
         int64_t replicas = 0;
 
+        int64_t arbiters = 0;
+
         if (!text || yaml_parse(text, strlen(text), &ic, NULL) < 0 ||
             json_get_int64(ic, "controlPlane.replicas", &replicas) < 0 || replicas < 1 || replicas > 15)
                 return 0;
-        return (size_t) replicas;
+        /* Two masters and an arbiter: the arbiter's member is one of the voters. */
+        if (topology_has_arbiter(ctx) &&
+            (json_get_int64(ic, "arbiter.replicas", &arbiters) < 0 || arbiters < 0 || arbiters > 15))
+                return 0;
+        return (size_t) (replicas + arbiters);
 }

@@ -16,6 +16,17 @@
 
 /* ---- Nodes and pods (facts-nodes.c) ---- */
 
+/* The nodes that run an etcd member: the masters and, on controlPlaneTopology
+ * HighlyAvailableArbiter, the arbiter nodes too (label node-role.kubernetes.io/arbiter;
+ * upstream's multi-selector lister), sorted by name, each once. A controller calling these
+ * declares OP_WATCH_ETCD_NODES (and W_INFRASTRUCTURES, which says the topology). Borrowed
+ * objects; free the array with free(). */
+#define OP_WATCH_ETCD_NODES OP_WATCH(W_MASTER_NODES), OP_WATCH(W_ARBITER_NODES)
+bool topology_has_arbiter(const SyncContext *ctx);
+int op_list_etcd_nodes(const SyncContext *ctx, const KubeObject ***ret, size_t *ret_n);
+/* The etcd node (as op_list_etcd_nodes counts them) named `name`, NULL when there is none. */
+const KubeObject *op_get_etcd_node(const SyncContext *ctx, const char *name);
+
 /* The first InternalIP of a Node as written there, NULL if it has none. */
 const char *node_internal_ip(const KubeObject *node);
 /* The Node's Ready condition is True. */
@@ -238,8 +249,9 @@ ScalingStrategy scaling_strategy(const SyncContext *ctx);
 /* infrastructures/cluster status.controlPlaneTopology (W_INFRASTRUCTURES), NULL when unset. */
 const char *control_plane_topology(const SyncContext *ctx);
 /* Why this operator does not manage etcd on the cluster's topology, in a phrase: DualReplica
- * (two masters, etcd run by the fencing agent), HighlyAvailableArbiter (not yet: issue 36),
- * External (a hosted control plane); NULL for HighlyAvailable, SingleReplica or unset. */
+ * (two masters, etcd run by the fencing agent), External (a hosted control plane); NULL for
+ * HighlyAvailable, HighlyAvailableArbiter (whose arbiter node's member counts as a master's:
+ * op_list_etcd_nodes), SingleReplica or unset. */
 const char *topology_unsupported(const SyncContext *ctx);
 /* For the controllers that change etcd's pods or membership: true (and the plan waiting,
  * reason UnsupportedControlPlaneTopology) on such a topology, where they do nothing rather
@@ -252,10 +264,15 @@ size_t scaling_members_before_teardown(ScalingStrategy s);
 /* A cluster of one member by design: rollouts cannot keep quorum with one to
  * spare, and no gate asks them to. */
 bool scaling_is_single_member(ScalingStrategy s);
+/* A control plane of one node by design: controlPlaneTopology SingleReplica, or installed in
+ * place (install-config bootstrapInPlace). Not the unsafe non-HA override, which a runbook
+ * sets on a cluster of three for a while. */
+bool single_node_by_design(const SyncContext *ctx);
 
 /* controlPlane.replicas of the install-config (kube-system/cluster-config-v1,
- * W_KUBE_SYSTEM_CONFIGMAPS): the masters the cluster is meant to have. 0 when
- * unknown: nothing that needs the number is done then. */
+ * W_KUBE_SYSTEM_CONFIGMAPS), plus arbiter.replicas on controlPlaneTopology
+ * HighlyAvailableArbiter (W_INFRASTRUCTURES): the members the cluster is meant to have.
+ * 0 when unknown: nothing that needs the number is done then. */
 size_t desired_control_plane_replicas(const SyncContext *ctx);
 
 /* ---- etcd's configuration (facts-config.c) ---- */

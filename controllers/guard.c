@@ -131,7 +131,7 @@ static int sync_guard(const SyncContext *ctx, Plan *p)
                                "a single-member control plane has no quorum to guard");
                 return 0;
         }
-        if ((r = op_list(ctx, W_MASTER_NODES, &nodes, &n_nodes)) < 0 ||
+        if ((r = op_list_etcd_nodes(ctx, &nodes, &n_nodes)) < 0 ||
             (r = op_list(ctx, W_ETCD_PODS, &pods, &n_pods)) < 0)
                 return r;
         if (n_nodes == 0)
@@ -193,7 +193,7 @@ static int sync_guard(const SyncContext *ctx, Plan *p)
 }
 
 static const WatchSpec *const watches[] = {
-        OP_WATCH(W_MASTER_NODES),    OP_WATCH(W_ETCD_PODS), OP_WATCH(W_ETCD_PDBS),
+        OP_WATCH_ETCD_NODES,         OP_WATCH(W_ETCD_PODS), OP_WATCH(W_ETCD_PDBS),
         OP_WATCH(W_INFRASTRUCTURES), OP_WATCH(W_ETCD_CR),   OP_WATCH(W_KUBE_SYSTEM_CONFIGMAPS),
         OP_WATCH(W_NAMESPACES),
 };

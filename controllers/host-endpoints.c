@@ -29,7 +29,7 @@ static cJSON *build_subset(const SyncContext *ctx, size_t *ret_n, size_t *ret_re
         size_t n_nodes = 0, n = 0, refused = 0;
         char ip[INET6_ADDRSTRLEN];
 
-        if (op_list(ctx, W_MASTER_NODES, &nodes, &n_nodes) < 0)
+        if (op_list_etcd_nodes(ctx, &nodes, &n_nodes) < 0)
                 return NULL;
         _cleanup_(cJSON_Deletep) cJSON *subset = cJSON_CreateObject();
         cJSON *addrs = cJSON_AddArrayToObject(subset, "addresses");
@@ -143,8 +143,8 @@ static int sync_host_endpoints(const SyncContext *ctx, Plan *p)
         return 0;
 }
 
-static const WatchSpec *const watches[] = {OP_WATCH(W_MASTER_NODES), OP_WATCH(W_ETCD_ENDPOINTS),
-                                           OP_WATCH(W_ETCD_CONFIGMAPS)};
+static const WatchSpec *const watches[] = {OP_WATCH_ETCD_NODES, OP_WATCH(W_INFRASTRUCTURES),
+                                           OP_WATCH(W_ETCD_ENDPOINTS), OP_WATCH(W_ETCD_CONFIGMAPS)};
 
 const ControllerSpec controller_host_endpoints = {
         .name = "HostEndpoints",

@@ -73,7 +73,7 @@ static int state_load(const SyncContext *ctx, State *st)
 {
         _cleanup_free_ const KubeObject **nodes = NULL;
         size_t n = 0;
-        int r = op_list(ctx, W_MASTER_NODES, &nodes, &n);
+        int r = op_list_etcd_nodes(ctx, &nodes, &n);
         if (r < 0)
                 return r;
         const EtcdViewSnapshot *s = op_etcd(ctx);
@@ -118,6 +118,25 @@ static bool member_up(const EtcdMemberState *m, void *userdata)
         return m->healthy;
 }
 
+/* The node runs the only voting member of a cluster of one node by design (SingleReplica or
+ * installed in place): there is no other member to keep quorum with, and each revision costs
+ * the outage of one restart, as upstream's installer does on a single node. */
+static bool sole_voter_by_design(const State *st, const NodeInfo *ni)
+{
+        return ni->member && !ni->member->is_learner && st->s && etcd_view_count_voters(st->s) == 1 &&
+               single_node_by_design(st->ctx);
+}
+
+/* The installer may restart the node's member alone (its own guard told so by
+ * --etcd-sole-voter-may-restart): a single node by design, or, after a quorum restore on a
+ * master that moved, the one voter left under the runbook's unsafe non-HA override. */
+static bool sole_voter_may_restart(const State *st, const NodeInfo *ni)
+{
+        if (sole_voter_by_design(st, ni))
+                return true;
+        return ni->moved_voter && etcd_unsafe_non_ha(st->ctx) && st->s && etcd_view_count_voters(st->s) == 1;
+}
+
 /* Restarting the node's etcd keeps quorum (etcd_view_restart_keeps_quorum). */
 static bool restart_is_safe(const State *st, const NodeInfo *ni, char *why, size_t n)
 {
@@ -128,10 +147,10 @@ static bool restart_is_safe(const State *st, const NodeInfo *ni, char *why, size
         }
         if (!ni->member)
                 return true;
-        /* The one voter left after a quorum restore on a master that moved: nothing can join
-         * before it restarts with certificates for its address. The runbook's unsafe non-HA
-         * override accepts that outage; without it, this waits. */
-        if (ni->moved_voter && etcd_unsafe_non_ha(st->ctx) && etcd_view_count_voters(st->s) == 1)
+        /* A single node's only member; or the one voter left after a quorum restore on a master
+         * that moved: nothing can join before it restarts with certificates for its address.
+         * The runbook's unsafe non-HA override accepts that outage; without it, this waits. */
+        if (sole_voter_may_restart(st, ni))
                 return true;
         EtcdQuorumHints h = {.leaving = st->leaving, .up = member_up, .userdata = (void *) st};
         if (etcd_view_restart_keeps_quorum(st->s, ni->member->id, &h, &up, &voters, &q))
@@ -386,13 +405,16 @@ static int start_installer(const State *st, Plan *p, const NodeInfo *ni)
         if (r >= 0)
                 r = installer_pod_add_aliases(obj, aliases, n_aliases);
         /* restart_is_safe's exception, passed on to the installer's own quorum guard. */
-        bool sole = ni->moved_voter && etcd_unsafe_non_ha(st->ctx) && st->s &&
-                    etcd_view_count_voters(st->s) == 1;
+        bool sole = sole_voter_may_restart(st, ni);
         if (r >= 0 && sole)
                 r = installer_pod_allow_sole_voter_restart(obj);
         if (r < 0)
                 return log_error_errno(r, "cannot render installer pod %s for node %s", name, node);
-        if (sole)
+        if (sole && sole_voter_by_design(st, ni))
+                log_info("node %s runs the only member of a single-node control plane: its installer "
+                         "restarts it alone (etcd and the API are down for that restart)",
+                         node);
+        else if (sole)
                 log_warning("node %s runs the only voting member, on a certificate for its old address: its "
                             "installer may restart it alone (the unsafe non-HA override is set)",
                             node);
@@ -549,7 +571,7 @@ static int sync_installer(const SyncContext *ctx, Plan *p)
 static const WatchSpec
         *const watches[] = {OP_WATCH(W_INFRASTRUCTURES),
                             OP_WATCH(W_ETCD_CR),
-                            OP_WATCH(W_MASTER_NODES),
+                            OP_WATCH_ETCD_NODES,
                             OP_WATCH(W_ETCD_PODS),
                             OP_WATCH(W_ETCD_CONFIGMAPS),
                             OP_WATCH(W_KUBE_SYSTEM_CONFIGMAPS),

@@ -111,7 +111,7 @@ static int sync_machine_hooks(const SyncContext *ctx, Plan *p)
                 }
                 /* Deleting, hook lifted: the guard of its cordoned node goes without an eviction. */
                 const char *node_name = json_get_string(machine->json, "status.nodeRef.name");
-                const KubeObject *node = node_name ? op_get(ctx, W_MASTER_NODES, NULL, node_name) : NULL;
+                const KubeObject *node = node_name ? op_get_etcd_node(ctx, node_name) : NULL;
                 _cleanup_free_ char *guard = node_name ? strdup_printf("etcd-guard-%s", node_name) : NULL;
                 const KubeObject *pod = guard ? op_get(ctx, W_ETCD_PODS, NS_ETCD, guard) : NULL;
                 if (node && json_get_bool(node->json, "spec.unschedulable", false) && pod &&
@@ -122,7 +122,7 @@ static int sync_machine_hooks(const SyncContext *ctx, Plan *p)
 }
 
 static const WatchSpec *const watches[] = {OP_WATCH(W_INFRASTRUCTURES), OP_WATCH(W_MASTER_MACHINES),
-                                           OP_WATCH(W_MASTER_NODES), OP_WATCH(W_ETCD_PODS)};
+                                           OP_WATCH_ETCD_NODES, OP_WATCH(W_ETCD_PODS)};
 
 const ControllerSpec controller_machine_hooks = {
         .name = "MachineDeletionHooksController",

@@ -332,7 +332,7 @@ static int sync_member_removal(const SyncContext *ctx, Plan *p)
 }
 
 static const WatchSpec *const watches[] = {
-        OP_WATCH(W_INFRASTRUCTURES),    OP_WATCH(W_MASTER_MACHINES), OP_WATCH(W_MASTER_NODES),
+        OP_WATCH(W_INFRASTRUCTURES),    OP_WATCH(W_MASTER_MACHINES), OP_WATCH_ETCD_NODES,
         OP_WATCH(W_ETCD_CONFIGMAPS),    OP_WATCH(W_ETCD_CR),         OP_WATCH(W_KUBE_SYSTEM_CONFIGMAPS),
         OP_WATCH(W_KUBE_SYSTEM_EVENTS), OP_WATCH(W_ETCD_PODS)};
 

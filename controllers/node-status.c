@@ -257,7 +257,7 @@ static int sync_node_status(const SyncContext *ctx, Plan *p)
 
         if (!cr)
                 return 0;
-        r = op_list(ctx, W_MASTER_NODES, &nodes, &n);
+        r = op_list_etcd_nodes(ctx, &nodes, &n);
         if (r < 0)
                 return r;
         _cleanup_(cJSON_Deletep) cJSON *entries = NULL;
@@ -268,8 +268,8 @@ static int sync_node_status(const SyncContext *ctx, Plan *p)
         return 0;
 }
 
-static const WatchSpec *const watches[] = {OP_WATCH(W_ETCD_CR), OP_WATCH(W_MASTER_NODES),
-                                           OP_WATCH(W_ETCD_PODS)};
+static const WatchSpec *const watches[] = {OP_WATCH(W_ETCD_CR), OP_WATCH_ETCD_NODES,
+                                           OP_WATCH(W_INFRASTRUCTURES), OP_WATCH(W_ETCD_PODS)};
 
 const ControllerSpec controller_node_status = {
         .name = "NodeController",

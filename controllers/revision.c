@@ -238,7 +238,7 @@ static const WatchSpec *const watches[] = {OP_WATCH(W_ETCD_CR),
                                            OP_WATCH(W_KUBE_SYSTEM_EVENTS),
                                            OP_WATCH(W_MASTER_MACHINES),
                                            OP_WATCH(W_INFRASTRUCTURES),
-                                           OP_WATCH(W_MASTER_NODES),
+                                           OP_WATCH_ETCD_NODES,
                                            OP_WATCH(W_NAMESPACES)};
 
 const ControllerSpec controller_revision = {

@@ -122,7 +122,7 @@ static int node_env(const SyncContext *ctx, bool v6, EnvList *env, size_t *ret_m
 {
         _cleanup_free_ const KubeObject **nodes = NULL;
         size_t n = 0;
-        int r = op_list(ctx, W_MASTER_NODES, &nodes, &n);
+        int r = op_list_etcd_nodes(ctx, &nodes, &n);
         if (r < 0)
                 return r;
         for (size_t i = 0; i < n && r >= 0; i++) {
@@ -334,7 +334,7 @@ static int sync_target_config(const SyncContext *ctx, Plan *p)
         return r < 0 ? r : 0;
 }
 
-static const WatchSpec *const watches[] = {OP_WATCH(W_MASTER_NODES),    OP_WATCH(W_ETCD_CR),
+static const WatchSpec *const watches[] = {OP_WATCH_ETCD_NODES,         OP_WATCH(W_ETCD_CR),
                                            OP_WATCH(W_ETCD_CONFIGMAPS), OP_WATCH(W_NETWORKS),
                                            OP_WATCH(W_INFRASTRUCTURES), OP_WATCH(W_APISERVERS)};
 

@@ -1,10 +1,10 @@
 /* ControlPlaneTopologyController: infrastructures/cluster status.controlPlaneTopology names a
  * topology this operator does not manage etcd on (facts.h topology_unsupported(): DualReplica,
- * where the cluster's fencing agent runs etcd; HighlyAvailableArbiter, not yet; External, a
- * hosted control plane): condition ControlPlaneTopologyDegraded True, reason
- * UnsupportedControlPlaneTopology, saying so, while the controllers that change etcd's pods or
- * membership hold back (topology_holds_back()); rather that than acting as on three masters.
- * False (AsExpected) on HighlyAvailable, SingleReplica, or none set. */
+ * where the cluster's fencing agent runs etcd; External, a hosted control plane): condition
+ * ControlPlaneTopologyDegraded True, reason UnsupportedControlPlaneTopology, saying so, while the
+ * controllers that change etcd's pods or membership hold back (topology_holds_back()); rather that than
+ * acting as on three masters. False (AsExpected) on HighlyAvailable, HighlyAvailableArbiter (the arbiter
+ * node runs the third member: facts.h op_list_etcd_nodes), SingleReplica, or none set. */
 #include "controllers.h"
 #include "facts.h"
 

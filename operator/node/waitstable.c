@@ -8,7 +8,7 @@
  * --stable:
  *   - the latest revision carries the current spec.forceRedeploymentReason
  *     (revision-status-<latest>), so it was made after the runbook's patch;
- *   - every master node is in status.nodeStatuses at that revision;
+ *   - every master node (and arbiter node) is in status.nodeStatuses at that revision;
  *   - EtcdMembersAvailable is True with "<masters> members are available";
  *   - clusteroperator/etcd is Available=True, Progressing=False.
  * It says what it waits for every 10 s, and exits 1 at --timeout. */
@@ -51,7 +51,7 @@ static const char *condition(const cJSON *obj, const char *type, const char **re
 /* 0 when stable now; else > 0 with what is missing in `why`; < 0 on API errors. */
 static int check_stable(KubeSync *ks, char *why, size_t size)
 {
-        _cleanup_(cJSON_Deletep) cJSON *cr = NULL, *nodes = NULL, *co = NULL, *rs = NULL;
+        _cleanup_(cJSON_Deletep) cJSON *cr = NULL, *nodes = NULL, *arbiters = NULL, *co = NULL, *rs = NULL;
         const char *msg = NULL;
         int r;
 
@@ -59,6 +59,10 @@ static int check_stable(KubeSync *ks, char *why, size_t size)
                     0 ||
             (r = kube_sync_get(ks, "/api/v1/nodes?labelSelector=node-role.kubernetes.io%2Fmaster",
                                10 * USEC_PER_SEC, &nodes)) < 0 ||
+            /* An arbiter node runs a member too (controlPlaneTopology HighlyAvailableArbiter);
+             * no other topology has nodes of that role. */
+            (r = kube_sync_get(ks, "/api/v1/nodes?labelSelector=node-role.kubernetes.io%2Farbiter",
+                               10 * USEC_PER_SEC, &arbiters)) < 0 ||
             (r = kube_sync_get(ks, "/apis/config.openshift.io/v1/clusteroperators/etcd", 10 * USEC_PER_SEC,
                                &co)) < 0) {
                 (void) snprintf(why, size, "the API: %s", kube_strerror(r));
@@ -90,7 +94,20 @@ static int check_stable(KubeSync *ks, char *why, size_t size)
         }
         size_t masters = 0;
         const cJSON *n, *ns;
-        JSON_ARRAY_FOREACH (n, json_get_array(nodes, "items")) {
+        cJSON *items = json_get_array(nodes, "items"), *more = json_get_array(arbiters, "items");
+        /* The arbiters after the masters, each node once (one may carry both labels). */
+        while (more && cJSON_GetArraySize(more) > 0) {
+                cJSON *a = cJSON_DetachItemFromArray(more, 0);
+                bool dup = false;
+                JSON_ARRAY_FOREACH (n, items)
+                        dup = dup || streq_ptr(json_get_string(n, "metadata.name"),
+                                               json_get_string(a, "metadata.name"));
+                if (dup || !items)
+                        cJSON_Delete(a);
+                else
+                        cJSON_AddItemToArray(items, a);
+        }
+        JSON_ARRAY_FOREACH (n, items) {
                 const char *name = strempty(json_get_string(n, "metadata.name"));
                 bool at = false;
                 masters++;

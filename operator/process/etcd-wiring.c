@@ -41,6 +41,10 @@ static int add_url(char **urls, size_t *n, const char *ip)
         return 0;
 }
 
+/* The nodes whose members etcd is reached on: the masters, and an arbiter node's member as a
+ * master's (only controlPlaneTopology HighlyAvailableArbiter has arbiter nodes). */
+static const OperatorWatch node_watches[] = {W_MASTER_NODES, W_ARBITER_NODES};
+
 static void update_endpoints(EtcdWiring *w)
 {
         char *urls[MAX_URLS] = {};
@@ -55,11 +59,13 @@ static void update_endpoints(EtcdWiring *w)
         const char *bootstrap = kube_object_annotation(cm, BOOTSTRAP_IP_ANNOTATION);
         if (bootstrap)
                 (void) add_url(urls, &n, bootstrap);
-        _cleanup_free_ const KubeObject **nodes = NULL;
-        size_t nn = 0;
-        if (informer_list(informer(w, W_MASTER_NODES), &nodes, &nn) >= 0)
-                for (size_t i = 0; i < nn; i++)
-                        (void) add_url(urls, &n, node_internal_ip(nodes[i]));
+        for (size_t k = 0; k < ELEMENTSOF(node_watches); k++) {
+                _cleanup_free_ const KubeObject **nodes = NULL;
+                size_t nn = 0;
+                if (informer_list(informer(w, node_watches[k]), &nodes, &nn) >= 0)
+                        for (size_t i = 0; i < nn; i++)
+                                (void) add_url(urls, &n, node_internal_ip(nodes[i]));
+        }
 
         size_t len = 1;
         for (size_t i = 0; i < n; i++)
@@ -97,14 +103,16 @@ static void update_aliases(EtcdWiring *w)
         EtcdAddressAlias aliases[MAX_URLS] = {};
         size_t n = 0;
         const KubeObject *cr = informer_get(informer(w, W_ETCD_CR), NULL, "cluster");
-        _cleanup_free_ const KubeObject **nodes = NULL;
-        size_t nn = 0;
         _cleanup_free_ char *key = NULL;
 
-        if (informer_list(informer(w, W_MASTER_NODES), &nodes, &nn) < 0)
-                return;
-        for (size_t i = 0; i < nn && n < ELEMENTSOF(aliases); i++)
-                n += node_address_alias(cr, nodes[i], etcd_secret, w, &aliases[n]) > 0;
+        for (size_t k = 0; k < ELEMENTSOF(node_watches); k++) {
+                _cleanup_free_ const KubeObject **nodes = NULL;
+                size_t nn = 0;
+                if (informer_list(informer(w, node_watches[k]), &nodes, &nn) < 0)
+                        return;
+                for (size_t i = 0; i < nn && n < ELEMENTSOF(aliases); i++)
+                        n += node_address_alias(cr, nodes[i], etcd_secret, w, &aliases[n]) > 0;
+        }
         for (size_t i = 0; i < n; i++) {
                 _cleanup_free_ char *k = strdup_printf("%s%s%s as %s", strempty(key), i ? ", " : "",
                                                        aliases[i].serves_on, aliases[i].named);
@@ -191,7 +199,7 @@ int etcd_wiring_new(EtcdClient *c, InformerFactory *f, const EtcdWiringFiles *fi
                 log_info("etcd client credentials from %s", files->cert);
         }
         static const OperatorWatch watched[] = {W_ETCD_CONFIGMAPS, W_ETCD_SECRETS, W_MASTER_NODES,
-                                                W_ETCD_CR};
+                                                W_ARBITER_NODES, W_ETCD_CR};
         for (size_t i = 0; i < ELEMENTSOF(watched); i++) {
                 Informer *inf = informer(w, watched[i]);
                 if (!inf)

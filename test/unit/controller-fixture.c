@@ -89,17 +89,28 @@ void fixture_delete(Fixture *f, OperatorWatch w, const char *ns, const char *nam
         apply(f, w, "DELETED", obj);
 }
 
-void fixture_master(Fixture *f, const char *name, const char *ip, bool ready)
+static void add_node(Fixture *f, OperatorWatch w, const char *role, const char *name, const char *ip,
+                     bool ready)
 {
         char json[1024];
         (void) snprintf(
                 json, sizeof json,
                 "{\"apiVersion\":\"v1\",\"kind\":\"Node\",\"metadata\":{\"name\":\"%s\",\"uid\":\"uid-%s\","
-                "\"labels\":{\"node-role.kubernetes.io/master\":\"\"}},\"status\":{\"addresses\":[{\"type\":"
+                "\"labels\":{\"node-role.kubernetes.io/%s\":\"\"}},\"status\":{\"addresses\":[{\"type\":"
                 "\"InternalIP\",\"address\":\"%s\"},{\"type\":\"Hostname\",\"address\":\"%s\"}],"
                 "\"conditions\":[{\"type\":\"Ready\",\"status\":\"%s\"}]}}",
-                name, name, ip, name, ready ? "True" : "False");
-        fixture_add(f, W_MASTER_NODES, json);
+                name, name, role, ip, name, ready ? "True" : "False");
+        fixture_add(f, w, json);
+}
+
+void fixture_master(Fixture *f, const char *name, const char *ip, bool ready)
+{
+        add_node(f, W_MASTER_NODES, "master", name, ip, ready);
+}
+
+void fixture_arbiter(Fixture *f, const char *name, const char *ip, bool ready)
+{
+        add_node(f, W_ARBITER_NODES, "arbiter", name, ip, ready);
 }
 
 static EtcdViewSnapshot *snap_of(Fixture *f)

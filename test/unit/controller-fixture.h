@@ -23,6 +23,8 @@ void fixture_add(Fixture *f, OperatorWatch w, const char *json);
 void fixture_delete(Fixture *f, OperatorWatch w, const char *ns, const char *name);
 /* A master Node with an InternalIP and Ready status. */
 void fixture_master(Fixture *f, const char *name, const char *ip, bool ready);
+/* A Node labelled node-role.kubernetes.io/arbiter (counted on HighlyAvailableArbiter only). */
+void fixture_arbiter(Fixture *f, const char *name, const char *ip, bool ready);
 /* An etcd member in the snapshot (creates the snapshot on first use). */
 void fixture_member(Fixture *f, uint64_t id, const char *name, const char *ip, bool learner, bool started,
                     bool healthy);

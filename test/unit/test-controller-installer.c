@@ -283,6 +283,64 @@ static void test_moved_sole_voter(void **state)
         fixture_free(f);
 }
 
+/* One master by design (SingleReplica, or installed in place): its only member restarts into each
+ * revision, nothing else could keep quorum, and its installer's own guard is told so. The same
+ * single voter on a cluster meant for three waits (the member that would keep quorum is missing). */
+static void test_single_node_restarts_its_only_member(void **state)
+{
+        static const char *const topologies[] = {"SingleReplica", NULL};
+        (void) state;
+        for (size_t k = 0; k < ELEMENTSOF(topologies); k++) {
+                Fixture *f = fixture_new();
+                fixture_master(f, "master-0", "10.0.0.1", true);
+                fixture_etcd_pod(f, "master-0", 1, true);
+                fixture_member(f, 1, "master-0", "10.0.0.1", false, true, true);
+                fixture_etcd_cr(f, NULL,
+                                "\"latestAvailableRevision\":2,\"nodeStatuses\":[{\"nodeName\":\"master-0\","
+                                "\"currentRevision\":1}]");
+                if (topologies[k])
+                        fixture_addf(
+                                f, W_INFRASTRUCTURES,
+                                "{\"apiVersion\":\"config.openshift.io/v1\",\"kind\":\"Infrastructure\","
+                                "\"metadata\":{\"name\":\"cluster\"},\"status\":{\"controlPlaneTopology\":"
+                                "\"%s\"}}",
+                                topologies[k]);
+                else /* installed in place: the install-config says so */
+                        fixture_addf(
+                                f, W_KUBE_SYSTEM_CONFIGMAPS,
+                                "{\"apiVersion\":\"v1\",\"kind\":\"ConfigMap\",\"metadata\":{\"name\":"
+                                "\"cluster-config-v1\",\"namespace\":\"kube-system\"},\"data\":{"
+                                "\"install-config\":\"controlPlane:\\n  replicas: 1\\nbootstrapInPlace:\\n"
+                                "  installationDisk: /dev/vda\\n\"}}");
+                assert_int_equal(fixture_sync(f, &controller_installer), 0);
+                const Intent *i = fixture_find(f, INTENT_UPDATE_STATUS, "etcds", "cluster");
+                assert_non_null(i);
+                assert_int_equal(field(entry_in(i->object, "master-0"), "targetRevision"), 2);
+                assert_int_equal(fixture_feed(f, W_ETCD_CR), 1);
+                assert_int_equal(fixture_sync(f, &controller_installer), 0);
+                const Intent *pod = expect_pod(f, "installer-2-master-0");
+                cJSON *cmd = json_get_array(
+                        cJSON_GetArrayItem(json_get_array(pod->object, "spec.containers"), 0), "command");
+                assert_string_equal(cJSON_GetArrayItem(cmd, cJSON_GetArraySize(cmd) - 1)->valuestring,
+                                    "--etcd-sole-voter-may-restart");
+                fixture_free(f);
+        }
+
+        /* HighlyAvailable with a single voter left: restarting it would cost quorum; it waits. */
+        Fixture *f = fixture_new();
+        fixture_master(f, "master-0", "10.0.0.1", true);
+        fixture_etcd_pod(f, "master-0", 1, true);
+        fixture_member(f, 1, "master-0", "10.0.0.1", false, true, true);
+        fixture_etcd_cr(f, NULL,
+                        "\"latestAvailableRevision\":2,\"nodeStatuses\":[{\"nodeName\":\"master-0\","
+                        "\"currentRevision\":1}]");
+        assert_int_equal(fixture_sync(f, &controller_installer), 0);
+        assert_int_equal(fixture_count(f, INTENT_CREATE), 0);
+        assert_int_equal(fixture_count(f, INTENT_UPDATE_STATUS), 0);
+        assert_non_null(strstr(strempty(f->plan.waiting), "would leave 0 of 1 voting members up"));
+        fixture_free(f);
+}
+
 static void test_unready_before_ready(void **state)
 {
         Fixture *f = masters(2, (const int[]){1, 1, 1});
@@ -667,6 +725,7 @@ int main(void)
                 cmocka_unit_test(test_non_member_first_then_pod),
                 cmocka_unit_test(test_moved_master_alias),
                 cmocka_unit_test(test_moved_sole_voter),
+                cmocka_unit_test(test_single_node_restarts_its_only_member),
                 cmocka_unit_test(test_unready_before_ready),
                 cmocka_unit_test(test_voter_restart_needs_quorum_to_spare),
                 cmocka_unit_test(test_stale_view_after_promotion),

@@ -1,7 +1,9 @@
 /* ControlPlaneTopologyController and the hold of the controllers that change etcd's pods or
- * membership (facts.h topology_holds_back()) as tables: on DualReplica, HighlyAvailableArbiter
- * and External, Degraded with the topology named, and none of those controllers plans a
- * change, each saying why; on HighlyAvailable, SingleReplica or none, nothing held back. */
+ * membership (facts.h topology_holds_back()) as tables: on DualReplica and External, Degraded
+ * with the topology named, and none of those controllers plans a change, each saying why; on
+ * HighlyAvailable, HighlyAvailableArbiter, SingleReplica or none, nothing held back. On
+ * HighlyAvailableArbiter the arbiter node runs a member as a master does (guard, member add,
+ * installer, desired size); on any other topology an arbiter-labelled node is nobody's. */
 #include <setjmp.h>
 #include <stdarg.h>
 #include <stddef.h>
@@ -55,7 +57,7 @@ static void test_condition(void **state)
                 {"HighlyAvailable", "False", "AsExpected", NULL},
                 {"SingleReplica", "False", "AsExpected", NULL},
                 {"DualReplica", "True", "UnsupportedControlPlaneTopology", "fencing agent"},
-                {"HighlyAvailableArbiter", "True", "UnsupportedControlPlaneTopology", "arbiter"},
+                {"HighlyAvailableArbiter", "False", "AsExpected", NULL},
                 {"External", "True", "UnsupportedControlPlaneTopology", "hosted"},
         };
         (void) state;
@@ -109,12 +111,72 @@ static void test_ha_acts(void **state)
         fixture_free(f);
 }
 
+/* Two masters with voters and an arbiter node. */
+static Fixture *two_masters_and_arbiter(const char *t, bool arbiter_member)
+{
+        Fixture *f = fixture_new();
+        fixture_master(f, "master-0", "10.0.0.10", true);
+        fixture_master(f, "master-1", "10.0.0.11", true);
+        fixture_arbiter(f, "arbiter-0", "10.0.0.20", true);
+        fixture_etcd_pod(f, "master-0", 1, true);
+        fixture_etcd_pod(f, "master-1", 1, true);
+        fixture_member(f, 1, "master-0", "10.0.0.10", false, true, true);
+        fixture_member(f, 2, "master-1", "10.0.0.11", false, true, true);
+        if (arbiter_member) {
+                fixture_etcd_pod(f, "arbiter-0", 1, true);
+                fixture_member(f, 3, "arbiter-0", "10.0.0.20", false, true, true);
+        }
+        topology(f, t);
+        return f;
+}
+
+static void test_arbiter_runs_a_member(void **state)
+{
+        (void) state;
+        /* A guard on each of the three. */
+        Fixture *f = two_masters_and_arbiter("HighlyAvailableArbiter", true);
+        assert_int_equal(fixture_sync(f, &controller_guard), 0);
+        assert_int_equal(fixture_count(f, INTENT_CREATE), 3);
+        assert_non_null(fixture_find(f, INTENT_CREATE, "pods", "etcd-guard-arbiter-0"));
+        fixture_free(f);
+
+        /* The arbiter's etcd pod runs and waits for its membership: added as a learner. */
+        f = two_masters_and_arbiter("HighlyAvailableArbiter", false);
+        fixture_addf(
+                f, W_ETCD_PODS,
+                "{\"apiVersion\":\"v1\",\"kind\":\"Pod\",\"metadata\":{\"name\":\"etcd-arbiter-0\","
+                "\"namespace\":\"openshift-etcd\",\"labels\":{\"app\":\"etcd\",\"revision\":\"1\"}},"
+                "\"spec\":{\"nodeName\":\"arbiter-0\"},\"status\":{\"phase\":\"Running\","
+                "\"containerStatuses\":[{\"name\":\"etcd\",\"ready\":false,\"started\":true,"
+                "\"restartCount\":0,\"state\":{\"running\":{\"startedAt\":\"2026-11-30T00:00:00Z\"}}}]}}");
+        assert_int_equal(fixture_sync(f, &controller_cluster_member), 0);
+        const Intent *add = fixture_find(f, INTENT_ETCD_ADD_LEARNER, NULL, "arbiter-0");
+        assert_non_null(add);
+        assert_string_equal(add->peer_url, "https://10.0.0.20:2380");
+        fixture_free(f);
+}
+
+/* On three-master HA a node labelled arbiter is no etcd node: no guard, no member for it. */
+static void test_arbiter_label_alone_counts_for_nothing(void **state)
+{
+        (void) state;
+        Fixture *f = two_masters_and_arbiter("HighlyAvailable", false);
+        assert_int_equal(fixture_sync(f, &controller_guard), 0);
+        assert_int_equal(fixture_count(f, INTENT_CREATE), 2);
+        assert_null(fixture_find(f, INTENT_CREATE, "pods", "etcd-guard-arbiter-0"));
+        assert_int_equal(fixture_sync(f, &controller_cluster_member), 0);
+        assert_int_equal(fixture_count(f, INTENT_ETCD_ADD_LEARNER), 0);
+        fixture_free(f);
+}
+
 int main(void)
 {
         const struct CMUnitTest tests[] = {
                 cmocka_unit_test(test_condition),
                 cmocka_unit_test(test_controllers_hold_back),
                 cmocka_unit_test(test_ha_acts),
+                cmocka_unit_test(test_arbiter_runs_a_member),
+                cmocka_unit_test(test_arbiter_label_alone_counts_for_nothing),
         };
         return cmocka_run_group_tests(tests, NULL, NULL);
 }
