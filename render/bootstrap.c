@@ -260,15 +260,49 @@ static int write_configmap(const char *root, const char *name, const char *const
         return write_yaml(root, rel, c, 0644);
 }
 
-static int write_endpoints_cm(const char *root, const char *bootstrap_ip)
+/* etcd-endpoints: with a bootstrap host, empty but for the annotation naming the bootstrap
+ * member's address (kube-apiserver adds it; the operator removes it with the member). Installed
+ * in place, the member is the master's own from the start: its address is published as data, as
+ * the EtcdEndpointsController would (the key is the address in unpadded base64, as upstream's
+ * render writes it; the controller rewrites it under the member's ID once it runs). */
+static int write_endpoints_cm(const char *root, const char *bootstrap_ip, bool in_place)
 {
         _cleanup_(cJSON_Deletep) cJSON *c =
                 kube_object_skeleton(&KUBE_CONFIGMAPS, NS_ETCD, CM_ETCD_ENDPOINTS);
-        cJSON *ann = c ? cJSON_AddObjectToObject(json_get_object(c, "metadata"), "annotations") : NULL;
-        if (!ann || !cJSON_AddStringToObject(ann, BOOTSTRAP_IP_ANNOTATION, bootstrap_ip) ||
-            !cJSON_AddObjectToObject(c, "data"))
+        cJSON *data = c ? cJSON_AddObjectToObject(c, "data") : NULL;
+        if (!data)
                 return -ENOMEM;
+        if (in_place) {
+                _cleanup_free_ char *key = base64_encode(bootstrap_ip, strlen(bootstrap_ip));
+                if (!key)
+                        return -ENOMEM;
+                key[strcspn(key, "=")] = '\0';
+                if (!cJSON_AddStringToObject(data, key, bootstrap_ip))
+                        return -ENOMEM;
+        } else {
+                cJSON *ann = cJSON_AddObjectToObject(json_get_object(c, "metadata"), "annotations");
+                if (!ann || !cJSON_AddStringToObject(ann, BOOTSTRAP_IP_ANNOTATION, bootstrap_ip))
+                        return -ENOMEM;
+        }
         return write_yaml(root, "manifests/00_etcd-endpoints-cm.yaml", c, 0644);
+}
+
+/* The openshift-etcd namespace, with the assisted installer's delayed-bootstrap annotation
+ * when its marker was found (the operator reads either of the two names; this is the newer). */
+static int write_namespace(const char *root, bool delayed_ha)
+{
+        const Asset *a = asset_find("bootstrap/00_openshift-etcd-ns.yaml");
+        _cleanup_(cJSON_Deletep) cJSON *ns = NULL;
+        if (!a)
+                return -ENOENT;
+        if (!delayed_ha)
+                return write_out(root, "manifests/00_openshift-etcd-ns.yaml", a->data, 0644);
+        if (yaml_parse(a->data, strlen(a->data), &ns, NULL) < 0)
+                return -EINVAL;
+        cJSON *ann = json_get_object(ns, "metadata.annotations");
+        if (!ann || !cJSON_AddStringToObject(ann, DELAYED_BOOTSTRAP_ANNOTATION, ""))
+                return -ENOMEM;
+        return write_yaml(root, "manifests/00_openshift-etcd-ns.yaml", ns, 0644);
 }
 
 static int write_pod(const RenderOptions *o, const char *root, char **ret_error)
@@ -292,7 +326,14 @@ static int write_pod(const RenderOptions *o, const char *root, char **ret_error)
         (void) snprintf(max_learners, sizeof max_learners, "%u", MAX(o->inputs->control_plane_replicas, 1u));
         /* A cluster token unique to this cluster: member and cluster IDs derive from it. */
         (void) snprintf(token, sizeof token, "etcd-bootstrap-%llx", (unsigned long long) o->now);
+        /* Installed in place, the node boots into this pod as its master's etcd (the installer
+         * copies it to the node's etcd-pod.yaml): it is the node's member from the start, named
+         * as the node, its static pod named as the revisions' ("etcd", mirrored as
+         * etcd-<node>). With a bootstrap host: member etcd-bootstrap, removed after install. */
+        bool in_place = o->inputs->bootstrap_in_place;
         const TemplateVar vars[] = {
+                {"POD_NAME", in_place ? "etcd" : "etcd-bootstrap-member"},
+                {"MEMBER_NAME", in_place ? o->hostname : "etcd-bootstrap"},
                 {"ETCD_IMAGE", o->etcd_image},
                 {"HOSTNAME", o->hostname},
                 {"URL_HOST", url_host},
@@ -395,13 +436,15 @@ static int write_tree(const RenderOptions *o, const CertSet *s, const char *root
                                     (const char *const[]){"server-ca-bundle.crt", ca,
                                                           "metrics-ca-bundle.crt", metrics_ca, NULL});
         if (r >= 0)
-                r = write_endpoints_cm(root, ip_to_string(&o->bootstrap_ip, ip, sizeof ip));
+                r = write_endpoints_cm(root, ip_to_string(&o->bootstrap_ip, ip, sizeof ip),
+                                       o->inputs->bootstrap_in_place);
+        if (r >= 0)
+                r = write_namespace(root, o->delayed_ha && !o->inputs->bootstrap_in_place);
         /* The manifests that start the operator once the cluster runs: the release payload's
          * (manifests/operator/0000_20_*), images substituted as the release build does. */
         if (r >= 0)
                 r = write_payload(o, root, ret_error);
         static const char *const statics[][2] = {
-                {"bootstrap/00_openshift-etcd-ns.yaml", "manifests/00_openshift-etcd-ns.yaml"},
                 {"bootstrap/openshift-etcd-svc.yaml", "manifests/openshift-etcd-svc.yaml"},
         };
         for (size_t i = 0; r >= 0 && i < ELEMENTSOF(statics); i++) {

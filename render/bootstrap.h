@@ -20,6 +20,9 @@ typedef struct RenderOptions {
         IpAddr bootstrap_ip;
         bool listen_on_node_ip; /* listeners and local connections on the node IP (test harness) */
         bool slower_hardware;   /* controlPlaneHardwareSpeed: Slower (500/2500 ms) */
+        /* The assisted installer's marker file exists: the openshift-etcd namespace gets the
+         * delayed-bootstrap annotation (bootstrap may finish on two masters). */
+        bool delayed_ha;
         PkiKeyType key_type;
         usec_t now; /* CLOCK_REALTIME */
         const RenderInputs *inputs;

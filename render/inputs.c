@@ -1,5 +1,6 @@
 /* Reading render's inputs. */
 #include <ifaddrs.h>
+#include <inttypes.h>
 #include <stdarg.h>
 
 #include "base/json.h"
@@ -164,6 +165,15 @@ int render_read_cluster_config(const char *path, RenderInputs *in, char **ret_er
                         path);
         in->control_plane_replicas = (unsigned) replicas;
         in->bootstrap_in_place = json_get_object(ic, "bootstrapInPlace") != NULL;
+        /* The node installed in place is the cluster's master: there is no other host to run a
+         * bootstrap member beside it, nor to scale out to at install time. */
+        if (in->bootstrap_in_place && replicas != 1)
+                return set_error(ret_error, -EINVAL,
+                                 "%s: data.install-config: bootstrapInPlace needs controlPlane.replicas: 1 "
+                                 "(it has %" PRId64 "): a node installed in place is the single master; "
+                                 "remove bootstrapInPlace to install %" PRId64
+                                 " masters from a bootstrap host",
+                                 path, replicas, replicas);
         cJSON *platform = json_get_object(ic, "platform");
         JSON_ARRAY_FOREACH (v, platform) {
                 if (cJSON_IsObject(v) && (r = add_vips(path, v, v->string, in, ret_error)) < 0)

@@ -4,10 +4,15 @@
  * cluster manifests (render/bootstrap.h). Bad input: one line naming the
  * file and field, exit 2, output directory untouched. */
 #include <getopt.h>
+#include <unistd.h>
 
+#include "base/contract.h"
 #include "base/log.h"
 #include "node.h"
 #include "render/bootstrap.h"
+
+/* Where the assisted installer leaves its marker on the bootstrap host (upstream's default). */
+#define DEFAULT_DELAYED_HA_MARKER "/assets/assisted-install-bootstrap"
 
 static void help(FILE *out)
 {
@@ -31,6 +36,10 @@ static void help(FILE *out)
                 "  --listen-on-node-ip           listen on the node IP instead of 0.0.0.0 (test harness)\n"
                 "  --control-plane-hardware-speed Standard|Slower   etcd timings (default Standard)\n"
                 "  --key-type rsa|ecdsa          private keys: RSA 2048 (default) or ECDSA P-256\n"
+                "  --delayed-ha-bootstrap-scaling-marker-file FILE   the assisted installer's marker\n"
+                "                                (default " DEFAULT_DELAYED_HA_MARKER "): when it exists,\n"
+                "                                bootstrap may finish on two masters (namespace\n"
+                "                                annotation " DELAYED_BOOTSTRAP_ANNOTATION ")\n"
                 "  -v=N                          log verbosity\n"
                 "\n"
                 "Exit codes: 0 written, 1 runtime failure, 2 bad input (nothing written).\n");
@@ -38,7 +47,7 @@ static void help(FILE *out)
 
 typedef struct Flags {
         const char *out, *image, *network, *cluster, *infra, *bootstrap_ip, *hostname, *speed, *key_type,
-                *operator_image;
+                *operator_image, *delayed_ha_marker;
         bool node_ip;
 } Flags;
 
@@ -55,7 +64,8 @@ static int parse(int argc, char *argv[], Flags *f)
                 A_NODEIP,
                 A_SPEED,
                 A_KEY,
-                A_OPIMG
+                A_OPIMG,
+                A_DELAYED
         };
         static const struct option options[] = {
                 {"asset-output-dir", required_argument, NULL, A_OUT},
@@ -69,6 +79,7 @@ static int parse(int argc, char *argv[], Flags *f)
                 {"control-plane-hardware-speed", required_argument, NULL, A_SPEED},
                 {"key-type", required_argument, NULL, A_KEY},
                 {"operator-image", required_argument, NULL, A_OPIMG},
+                {"delayed-ha-bootstrap-scaling-marker-file", required_argument, NULL, A_DELAYED},
                 {"help", no_argument, NULL, 'h'},
                 {},
         };
@@ -109,6 +120,9 @@ static int parse(int argc, char *argv[], Flags *f)
                         break;
                 case A_KEY:
                         f->key_type = optarg;
+                        break;
+                case A_DELAYED:
+                        f->delayed_ha_marker = optarg;
                         break;
                 case A_OPIMG:
                         f->operator_image = optarg;
@@ -201,6 +215,20 @@ static int render_main(int argc, char *argv[])
                         return log_error_errno(r, "cannot list this host's addresses"), EXIT_RUNTIME;
                 if (render_pick_bootstrap_ip(&in, addrs, n, &o.bootstrap_ip, &err) < 0)
                         return log_error("%s", err), EXIT_USAGE;
+        }
+        /* The assisted installer leaves its marker on the bootstrap host; installed in place
+         * there is no second master to wait for. */
+        const char *marker = f.delayed_ha_marker ? f.delayed_ha_marker : DEFAULT_DELAYED_HA_MARKER;
+        if (access(marker, F_OK) == 0) {
+                if (in.bootstrap_in_place)
+                        log_warning("render: %s exists but the install-config has bootstrapInPlace: "
+                                    "single node, no delayed HA",
+                                    marker);
+                else {
+                        o.delayed_ha = true;
+                        log_info("render: %s exists: bootstrap may finish on two masters (delayed HA)",
+                                 marker);
+                }
         }
         r = render_bootstrap(&o, &err);
         if (r < 0) {

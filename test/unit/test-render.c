@@ -106,6 +106,11 @@ static void test_input_errors(void **state)
                       "controlPlane:\n      "
                       "replicas: 0\n"),
                    "controlPlane.replicas: expected a number from 1 to 7");
+        expect_bad(render_read_cluster_config,
+                   CM("    networking:\n      machineNetwork:\n      - cidr: 10.0.0.0/16\n    "
+                      "controlPlane:\n      replicas: 3\n    bootstrapInPlace:\n      installationDisk: "
+                      "/dev/sda\n"),
+                   "bootstrapInPlace needs controlPlane.replicas: 1 (it has 3)");
         expect_bad(
                 render_read_cluster_config,
                 CM("    networking:\n      machineNetwork:\n      - cidr: 10.0.0.0/16\n    platform:\n      "
@@ -450,6 +455,63 @@ static void test_render_tree(void **state)
         assert_string_equal(before, after);
 }
 
+static char *read_out(const char *out, const char *rel)
+{
+        _cleanup_free_ char *p = strdup_printf("%s/%s", out, rel);
+        char *text = NULL;
+        assert_int_equal(read_full_file(p, 1 << 20, &text, NULL), 0);
+        return text;
+}
+
+/* Installed in place (install-config bootstrapInPlace, one master): the bootstrap member is the
+ * node's own (named as the host, its static pod named as the revisions' so that it is mirrored
+ * as etcd-<host>), and etcd-endpoints publishes its address instead of the bootstrap annotation.
+ * The assisted installer's delayed HA: the namespace's annotation. Neither: as the golden tree. */
+static void test_render_variants(void **state)
+{
+        static const char ic[] =
+                "kind: ConfigMap\ndata:\n  install-config: |\n    networking:\n      machineNetwork:\n"
+                "      - cidr: 192.168.111.0/24\n    controlPlane:\n      replicas: 1\n"
+                "    bootstrapInPlace:\n      installationDisk: /dev/sda\n";
+        _cleanup_free_ char *cc = write_tmp("bip.yaml", ic), *out = strdup_printf("%s/bip", dir),
+                            *err = NULL;
+        RenderInputs in;
+        (void) state;
+        load_good(&in);
+        assert_int_equal(render_read_cluster_config(cc, &in, &err), 0);
+        assert_true(in.bootstrap_in_place);
+        RenderOptions o = options(out, &in);
+        o.hostname = "master-0";
+        assert_int_equal(render_bootstrap(&o, &err), 0);
+        _cleanup_free_ char *pod = read_out(out, "etc-kubernetes/manifests/etcd-member-pod.yaml"),
+                            *cm = read_out(out, "manifests/00_etcd-endpoints-cm.yaml"),
+                            *ns = read_out(out, "manifests/00_openshift-etcd-ns.yaml");
+        assert_non_null(strstr(pod, "\n  name: etcd\n"));
+        assert_non_null(strstr(pod, "--name=master-0 "));
+        assert_non_null(strstr(pod, "--initial-cluster=master-0=https://192.168.111.20:2380"));
+        assert_null(strstr(pod, "--name=etcd-bootstrap"));
+        assert_null(strstr(pod, "etcd-bootstrap-member"));
+        /* base64("192.168.111.20") without its padding, as upstream's render keys it. */
+        assert_non_null(strstr(cm, "MTkyLjE2OC4xMTEuMjA: 192.168.111.20"));
+        assert_null(strstr(cm, "etcd-bootstrap"));
+        assert_null(strstr(ns, "delayed"));
+
+        /* Delayed HA on three masters from a bootstrap host. */
+        _cleanup_free_ char *out2 = strdup_printf("%s/delayed", dir);
+        load_good(&in);
+        o = options(out2, &in);
+        o.delayed_ha = true;
+        assert_int_equal(render_bootstrap(&o, &err), 0);
+        _cleanup_free_ char *ns2 = read_out(out2, "manifests/00_openshift-etcd-ns.yaml"),
+                            *pod2 = read_out(out2, "etc-kubernetes/manifests/etcd-member-pod.yaml"),
+                            *cm2 = read_out(out2, "manifests/00_etcd-endpoints-cm.yaml");
+        assert_non_null(strstr(ns2, "openshift.io/delayed-bootstrap: \"\""));
+        assert_non_null(strstr(ns2, "pod-security.kubernetes.io/enforce: privileged"));
+        assert_non_null(strstr(pod2, "\n  name: etcd-bootstrap-member\n"));
+        assert_non_null(strstr(pod2, "--name=etcd-bootstrap "));
+        assert_non_null(strstr(cm2, "alpha.installer.openshift.io/etcd-bootstrap: 192.168.111.20"));
+}
+
 static int setup(void **state)
 {
         data_dir = getenv("TEST_DATA");
@@ -676,12 +738,12 @@ static void test_etcd_scripts_env(void **state)
 int main(void)
 {
         const struct CMUnitTest tests[] = {
-                cmocka_unit_test(test_inputs),           cmocka_unit_test(test_input_errors),
-                cmocka_unit_test(test_bootstrap_ip),     cmocka_unit_test(test_template),
-                cmocka_unit_test(test_staticpod),        cmocka_unit_test(test_render_tree),
-                cmocka_unit_test(test_installer_pod),    cmocka_unit_test(test_etcd_defaults),
-                cmocka_unit_test(test_etcd_scripts_env), cmocka_unit_test(test_tls_profile),
-                cmocka_unit_test(test_payload_images),
+                cmocka_unit_test(test_inputs),          cmocka_unit_test(test_input_errors),
+                cmocka_unit_test(test_bootstrap_ip),    cmocka_unit_test(test_template),
+                cmocka_unit_test(test_staticpod),       cmocka_unit_test(test_render_tree),
+                cmocka_unit_test(test_render_variants), cmocka_unit_test(test_installer_pod),
+                cmocka_unit_test(test_etcd_defaults),   cmocka_unit_test(test_etcd_scripts_env),
+                cmocka_unit_test(test_tls_profile),     cmocka_unit_test(test_payload_images),
         };
         return cmocka_run_group_tests(tests, setup, teardown);
 }
