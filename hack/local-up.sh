@@ -8,12 +8,23 @@
 # kubelet simulator, three simulated masters, the operator, and the
 # installer's part (hack/cluster-actors.py: bootstrap complete, then the
 # bootstrap host destroyed once its member is removed). It shows progress as
-# it happens and returns once the cluster has settled (three members,
+# it happens and returns once the cluster has settled (its members voting,
 # bootstrap member removed and its host gone, clusteroperator/etcd
 # Available), leaving it running.
 #
-#   hack/local-up.sh          start (state under .local-up/)
-#   hack/local-up.sh --down   stop everything it started (by PID)
+#   hack/local-up.sh [--topology T]   start (state under .local-up/)
+#   hack/local-up.sh --down           stop everything it started (by PID)
+#
+# --topology (infrastructures/cluster status.controlPlaneTopology):
+#   ha       three masters from a bootstrap host (HighlyAvailable; the default)
+#   sno      one master, installed in place (SingleReplica, install-config
+#            bootstrapInPlace): the bootstrap runs on master-0 itself, which then
+#            "reboots" into its master role with the same etcd data and member
+#   arbiter  two masters and arbiter-0, a node labelled and tainted
+#            node-role.kubernetes.io/arbiter that runs only etcd (HighlyAvailableArbiter)
+#   delayed-ha  three masters as the assisted installer brings them: render finds its
+#            marker (delayed HA), the bootstrap completes on master-0 and master-1, and
+#            master-2 joins once the bootstrap host is gone
 # LOCAL_UP_DIR (state), LOCAL_UP_NET (first three octets of its loopback
 # addresses, default 127.0.100) and LOCAL_UP_BUILD (a build tree to use as it
 # is, skipping install and build) change the defaults.
@@ -21,7 +32,7 @@ set -euo pipefail
 root=$(cd "$(dirname "$0")/.." && pwd)
 state=${LOCAL_UP_DIR:-$root/.local-up}
 net=${LOCAL_UP_NET:-127.0.100}
-masters=(master-0 master-1 master-2)
+topology=ha
 
 # running PID: the process exists and is not a zombie (an exited child of ours that PID 1
 # has not reaped yet answers kill -0 too).
@@ -54,13 +65,47 @@ down() {
         echo "local-up: stopped"
 }
 
+usage() { echo "usage: hack/local-up.sh [--topology ha|sno|arbiter|delayed-ha] | --down" >&2; exit 2; }
 if [ "${1:-}" = "--down" ]; then
+        [ $# -eq 1 ] || usage
         down
         exit 0
 fi
-if [ $# -gt 0 ]; then
-        echo "usage: hack/local-up.sh [--down]" >&2
-        exit 2
+while [ $# -gt 0 ]; do
+        case $1 in
+        --topology) [ $# -ge 2 ] || usage; topology=$2; shift ;;
+        --topology=*) topology=${1#--topology=} ;;
+        *) usage ;;
+        esac
+        shift
+done
+# The nodes that run etcd: masters first, then arbiters, at $net.10, .11, ...
+arbiters=() late=()
+case $topology in
+ha) masters=(master-0 master-1 master-2) cp_topology=HighlyAvailable infra_topology=HighlyAvailable ;;
+delayed-ha) masters=(master-0 master-1 master-2) late=(master-2) cp_topology=HighlyAvailable
+        infra_topology=HighlyAvailable ;;
+sno) masters=(master-0) cp_topology=SingleReplica infra_topology=SingleReplica ;;
+arbiter) masters=(master-0 master-1) arbiters=(arbiter-0) cp_topology=HighlyAvailableArbiter
+        infra_topology=HighlyAvailable ;;
+*) echo "local-up: --topology: \"$topology\" is not ha, sno, arbiter or delayed-ha" >&2; exit 2 ;;
+esac
+etcd_nodes=("${masters[@]}" "${arbiters[@]}")
+# The masters there at install time (kube-apiserver runs on them from the start).
+early=()
+for m in "${masters[@]}"; do [[ " ${late[*]} " == *" $m "* ]] || early+=("$m"); done
+node_ip() { # NAME: its address
+        local i
+        for i in "${!etcd_nodes[@]}"; do
+                [ "${etcd_nodes[$i]}" = "$1" ] && { echo "$net.$((10 + i))"; return; }
+        done
+        return 1
+}
+# Installed in place, the bootstrap runs on master-0 (same address, same disk).
+if [ "$topology" = sno ]; then
+        bootstrap_ip=$net.10 bootstrap_host=master-0 bootstrap_root=master-0
+else
+        bootstrap_ip=$net.5 bootstrap_host=bootstrap bootstrap_root=bootstrap
 fi
 
 if [ -n "${LOCAL_UP_BUILD:-}" ]; then
@@ -93,25 +138,47 @@ start_bg() { # name command...
         echo $! >"$state/pids/$name.pid"
 }
 
-echo "local-up: render on the bootstrap host ($net.5)"
+# The assisted installer's marker on the bootstrap host: bootstrap may complete on two masters.
+[ "$topology" = delayed-ha ] && touch "$state/assisted-install-bootstrap"
+# The install-config of the topology: the test data's (three masters, two workers), changed as
+# the installer's would be for one node installed in place or two masters and an arbiter.
+python3 - "$root/test/data/render/cluster-config.yaml" "$topology" >"$state/cluster-config.yaml" <<'PY'
+import sys
+text, topology = open(sys.argv[1]).read(), sys.argv[2]
+cp = "    controlPlane:\n      architecture: amd64\n      hyperthreading: Enabled\n      name: master\n      platform: {}\n      replicas: 3\n"
+assert cp in text
+if topology == "sno":
+    text = text.replace(cp, cp.replace("replicas: 3", "replicas: 1") +
+                        "    bootstrapInPlace:\n      installationDisk: /dev/vda\n")
+    text = text.replace("      name: worker\n      platform: {}\n      replicas: 2\n",
+                        "      name: worker\n      platform: {}\n      replicas: 0\n")
+elif topology == "arbiter":
+    text = text.replace(cp, cp.replace("replicas: 3", "replicas: 2") +
+                        "    arbiter:\n      architecture: amd64\n      hyperthreading: Enabled\n"
+                        "      name: arbiter\n      platform: {}\n      replicas: 1\n")
+sys.stdout.write(text)
+PY
+echo "local-up: topology $topology ($cp_topology): etcd on ${etcd_nodes[*]}"
+echo "local-up: render on the bootstrap host ($bootstrap_ip, the disk of node $bootstrap_root)"
 "$bin" render --asset-output-dir "$state/assets" --etcd-image quay.io/openshift/etcd:local \
         --operator-image quay.io/openshift/cluster-etcd-operator:local \
         --network-config-file "$root/test/data/render/network.yaml" \
-        --cluster-configmap-file "$root/test/data/render/cluster-config.yaml" \
+        --cluster-configmap-file "$state/cluster-config.yaml" \
         --infra-config-file "$root/test/data/render/infrastructure.yaml" \
-        --bootstrap-ip "$net.5" --hostname bootstrap --listen-on-node-ip \
+        --bootstrap-ip "$bootstrap_ip" --hostname "$bootstrap_host" --listen-on-node-ip \
+        --delayed-ha-bootstrap-scaling-marker-file "$state/assisted-install-bootstrap" \
         --control-plane-hardware-speed Slower --key-type ecdsa 2>>"$state/logs/render.log"
 tls=$state/assets/tls
 
 # As on a bootstrap host, the API server is configured against the bootstrap
 # etcd before that etcd runs; the kubelets retry the API until it serves.
-echo "local-up: kube-apiserver on https://$net.1:6443 (behind haproxy), stored in the bootstrap etcd (https://$net.5:2379)"
+echo "local-up: kube-apiserver on https://$net.1:6443 (behind haproxy), stored in the bootstrap etcd (https://$bootstrap_ip:2379)"
 # test/kube/control-plane: kube-apiserver, kube-controller-manager and kube-scheduler, and the
 # kube-apiserver operator's part: it follows the etcd-endpoints the operator publishes.
 start_bg control-plane python3 "$root/test/kube/control-plane" run --dir "$state/kube" --ip "$net.1" --port 6443 \
-        --etcd-servers "https://$net.5:2379" --etcd-cacert "$tls/etcd-ca-bundle.crt" \
+        --etcd-servers "https://$bootstrap_ip:2379" --etcd-cacert "$tls/etcd-ca-bundle.crt" \
         --etcd-cert "$tls/etcd-client.crt" --etcd-key "$tls/etcd-client.key" \
-        --kas-node-names "$(IFS=,; echo "${masters[*]}")" --goaway-chance 0.001 \
+        --kas-node-names "$(IFS=,; echo "${early[*]}")" --goaway-chance 0.001 \
         --etcd-local-file "$state/masters-local-etcd"
 for _ in $(seq 1 600); do
         [ -f "$state/kube/kubeconfig" ] && break
@@ -126,22 +193,27 @@ images=$(dirname "$bin")/images
 image_flags=(--image "quay.io/openshift/etcd[@:]*=$images/etcd"
         --image "quay.io/openshift/*cluster-etcd-operator[@:]*=$images/operator"
         --image "quay.io/openshift/*:sim=$images/base")
-echo "local-up: kubelets: bootstrap ($net.5) and ${masters[*]} ($net.10-12), each as its node (system:node:NAME)"
+echo "local-up: kubelets: bootstrap ($bootstrap_ip) and ${etcd_nodes[*]}, each as its node (system:node:NAME)"
 # Each master's kube-apiserver reaches its own etcd at localhost (control-plane --etcd-local-file).
-printf '%s\n' "$net.10" "$net.11" "$net.12" >"$state/masters-local-etcd"
+for m in "${early[@]}"; do node_ip "$m"; done >"$state/masters-local-etcd"
 node_kubeconfig() { python3 "$root/test/kube/control-plane" node-kubeconfig "$state/kube" "$1"; }
-mkdir -p "$state/nodes/bootstrap/etc"
-cp -r "$state/assets/etc-kubernetes" "$state/nodes/bootstrap/etc/kubernetes"
-start_bg kubelet-bootstrap "$root/test/sim/kubelet-sim" --node-name bootstrap --node-ip "$net.5" \
-        --root "$state/nodes/bootstrap" --kubeconfig "$(node_kubeconfig bootstrap)" --operator-binary "$bin" \
+mkdir -p "$state/nodes/$bootstrap_root/etc"
+cp -r "$state/assets/etc-kubernetes" "$state/nodes/$bootstrap_root/etc/kubernetes"
+start_bg kubelet-bootstrap "$root/test/sim/kubelet-sim" --node-name bootstrap --node-ip "$bootstrap_ip" \
+        --root "$state/nodes/$bootstrap_root" --kubeconfig "$(node_kubeconfig bootstrap)" --operator-binary "$bin" \
         "${image_flags[@]}"
-for i in 0 1 2; do
-        mkdir -p "$state/nodes/master-$i"
+start_node_kubelet() { # NAME
+        local role=()
         # NodeRestriction forbids a kubelet node-role labels: set below, as the installer does.
-        start_bg "kubelet-master-$i" "$root/test/sim/kubelet-sim" --node-name "master-$i" \
-                --node-ip "$net.$((10 + i))" --root "$state/nodes/master-$i" \
-                --kubeconfig "$(node_kubeconfig "master-$i")" --operator-binary "$bin" --master --no-role-labels \
-                --backoff-base 0.5 --backoff-max 5 --startup-probe-step 0.5 "${image_flags[@]}"
+        case " ${masters[*]} " in *" $1 "*) role=(--master --no-role-labels) ;; esac
+        mkdir -p "$state/nodes/$1"
+        start_bg "kubelet-$1" "$root/test/sim/kubelet-sim" --node-name "$1" --node-ip "$(node_ip "$1")" \
+                --root "$state/nodes/$1" --kubeconfig "$(node_kubeconfig "$1")" --operator-binary "$bin" \
+                "${role[@]}" --backoff-base 0.5 --backoff-max 5 --startup-probe-step 0.5 "${image_flags[@]}"
+}
+# Installed in place, master-0 is the bootstrap host until its reboot (below).
+for n in "${etcd_nodes[@]}"; do
+        [ "$topology" = sno ] || [[ " ${late[*]} " == *" $n "* ]] || start_node_kubelet "$n"
 done
 for _ in $(seq 1 1800); do
         [ -f "$state/kube/ready" ] && break
@@ -152,19 +224,34 @@ done
 echo "local-up: the bootstrap etcd runs; kube-apiserver serves from it"
 kc version | sed 's/^/  /'
 
-for m in "${masters[@]}"; do
-        for _ in $(seq 1 300); do
-                kc label --overwrite node "$m" node-role.kubernetes.io/master= \
-                        node-role.kubernetes.io/control-plane= >/dev/null 2>&1 && break
-                sleep 0.2
+label_nodes() {
+        local m
+        for m in "${masters[@]}"; do
+                [ -f "$state/pids/kubelet-$m.pid" ] || continue # a later master: labelled when it joins
+                for _ in $(seq 1 300); do
+                        kc label --overwrite node "$m" node-role.kubernetes.io/master= \
+                                node-role.kubernetes.io/control-plane= >/dev/null 2>&1 && break
+                        sleep 0.2
+                done
         done
-done
+        # An arbiter node: its role label, and the taint its kubelet registers with on a real
+        # cluster (--register-with-taints), so that nothing but what tolerates it lands there.
+        for m in "${arbiters[@]}"; do
+                for _ in $(seq 1 300); do
+                        kc label --overwrite node "$m" node-role.kubernetes.io/arbiter= >/dev/null 2>&1 &&
+                                kc taint --overwrite node "$m" node-role.kubernetes.io/arbiter=:NoSchedule \
+                                        >/dev/null 2>&1 && break
+                        sleep 0.2
+                done
+        done
+}
+[ "$topology" = sno ] || label_nodes
 echo "local-up: the cluster-version operator's objects"
 kc apply -f "$root/manifests/local-up/" >/dev/null
 kc patch etcd cluster --type=merge -p '{"spec":{"unsupportedConfigOverrides":{"listenOnNodeIP":true}}}' >/dev/null
-kc patch infrastructure cluster --subresource=status --type=merge -p '{"status":{"infrastructureName":"local-up","platformStatus":{"type":"None"},"controlPlaneTopology":"HighlyAvailable","infrastructureTopology":"HighlyAvailable"}}' >/dev/null
+kc patch infrastructure cluster --subresource=status --type=merge -p '{"status":{"infrastructureName":"local-up","platformStatus":{"type":"None"},"controlPlaneTopology":"'$cp_topology'","infrastructureTopology":"'$infra_topology'"}}' >/dev/null
 kc create namespace openshift-kube-apiserver >/dev/null 2>&1 || true
-kc apply -f "$root/test/data/render/cluster-config.yaml" >/dev/null
+kc apply -f "$state/cluster-config.yaml" >/dev/null
 # The control plane may have created kubeapiservers/cluster already (it publishes its revisions there).
 kc create -f - >/dev/null 2>&1 <<'KAS' || kc patch kubeapiserver cluster --type=merge -p '{"spec":{"managementState":"Managed"}}' >/dev/null
 apiVersion: operator.openshift.io/v1
@@ -191,6 +278,31 @@ done
 for f in "$root"/manifests/operator/0000_90_*.yaml; do
         kc apply -f "$f" >/dev/null
 done
+if [ "$topology" = sno ]; then
+        # The end of the live system: bootkube is done, the node writes its master's disk and
+        # reboots (the installer's bootstrap-in-place: the bootstrap etcd's data stays in
+        # /var/lib/etcd and its pod becomes the node's etc/kubernetes/manifests/etcd-pod.yaml),
+        # then comes up as master-0 and its kubelet runs that pod: the same member, on the
+        # same address, now the master's, which the operator takes over with its revisions.
+        echo "local-up: bootstrap in place: master-0 reboots from its live system into its master role"
+        pid=$(cat "$state/pids/kubelet-bootstrap.pid")
+        kill -TERM "$pid"
+        for _ in $(seq 1 300); do running "$pid" || break; sleep 0.1; done
+        ! running "$pid" || { echo "local-up: the live system's kubelet did not stop" >&2; false; }
+        rm -f "$state/pids/kubelet-bootstrap.pid"
+        manifests=$state/nodes/master-0/etc/kubernetes/manifests
+        mv "$manifests/etcd-member-pod.yaml" "$manifests/etcd-pod.yaml"
+        start_node_kubelet master-0
+        # kube-apiserver serves again once master-0's etcd runs; the live system's Node and
+        # mirror pod go, as the node lifecycle controller and the pod GC would see to.
+        for _ in $(seq 1 300); do
+                kc delete node bootstrap --ignore-not-found --wait=false >/dev/null 2>&1 &&
+                        kc delete pods -n openshift-etcd --field-selector spec.nodeName=bootstrap \
+                                --grace-period=0 --force --ignore-not-found --wait=false >/dev/null 2>&1 && break
+                sleep 0.5
+        done
+        label_nodes
+fi
 start_bg cluster-actors python3 "$root/hack/cluster-actors.py" "$KUBECONFIG" "$state/pids/kubelet-bootstrap.pid"
 
 # service-ca and the monitoring stack's parts (neither runs here): the serving certificate of
@@ -238,6 +350,16 @@ settled() {
         co=$(kc get co etcd -o jsonpath='{range .status.conditions[*]}{.type}={.status} {end}' 2>/dev/null) || return 1
         [[ $co == *"Available=True"* && $co == *"Progressing=False"* && $co == *"Degraded=False"* ]] || return 1
         [ "$(kc get etcd cluster -o jsonpath='{.status.conditions[?(@.type=="EtcdBootstrapMemberRemoved")].status}')" = True ] || return 1
+        # Every etcd node at the latest revision (the ClusterOperator may still show what it was
+        # before a single node's API outage).
+        local latest cur c n=0
+        read -r latest cur <<<"$(kc get etcd cluster -o jsonpath='{.status.latestAvailableRevision} {range .status.nodeStatuses[*]}{.currentRevision} {end}')" || return 1
+        [ -n "$latest" ] && [ "$latest" -gt 0 ] || return 1
+        for c in $cur; do
+                [ "$c" = "$latest" ] || return 1
+                n=$((n + 1))
+        done
+        [ "$n" = "${#etcd_nodes[@]}" ] || return 1
         # The installer's last step: the bootstrap host is destroyed.
         ! kill -0 "$(cat "$state/pids/kubelet-bootstrap.pid" 2>/dev/null)" 2>/dev/null
 }
@@ -262,13 +384,22 @@ until settled; do
                 seen[$log]=$total
         done
         [ -z "${batch//$'\n'/}" ] || grep -v '^$' <<<"$batch" | sort -s -k1,1 | sed 's/^/  /'
+        # Delayed HA: the later masters join once the bootstrap host is gone (the assisted
+        # installer reboots it into one of them).
+        if [ ${#late[@]} -gt 0 ] && [ ! -f "$state/pids/kubelet-${late[0]}.pid" ] &&
+                [ "$(kc get etcd cluster -o jsonpath='{.status.conditions[?(@.type=="EtcdBootstrapMemberRemoved")].status}' 2>/dev/null)" = True ] &&
+                ! kill -0 "$(cat "$state/pids/kubelet-bootstrap.pid" 2>/dev/null)" 2>/dev/null; then
+                echo "  $(date +%H:%M:%S) local-up: bootstrap done on ${early[*]}; ${late[*]} join now (delayed HA)"
+                for m in "${late[@]}"; do start_node_kubelet "$m"; done
+                label_nodes
+        fi
         sleep 1
 done
 trap - ERR
 
 # What the other control-plane operators would leave on the masters, so the
 # disaster-recovery runbooks (docs/runbooks/) work here too.
-python3 "$root/hack/control-plane-fixture.py" "$KUBECONFIG" "$state"/nodes/master-{0,1,2}
+python3 "$root/hack/control-plane-fixture.py" "$KUBECONFIG" "${masters[@]/#/$state/nodes/}"
 
 echo
 kc get etcd cluster -o jsonpath='{range .status.conditions[?(@.status=="True")]}{.type}: {.reason} {.message}{"\n"}{end}' | grep -v "Degraded:" || true
@@ -283,8 +414,8 @@ fi
 cat <<MSG
 
 The control plane is up: kube-apiserver $(kc version -o json | python3 -c 'import json,sys; print(json.load(sys.stdin)["serverVersion"]["gitVersion"])') with kube-controller-manager
-and kube-scheduler on https://$net.1:6443, stored in the etcd the operator runs on ${masters[*]}
-($net.10-12, kubelets simulated); the bootstrap member is gone.
+and kube-scheduler on https://$net.1:6443, stored in the etcd the operator runs on ${etcd_nodes[*]}
+($net.10-$((9 + ${#etcd_nodes[@]})), kubelets simulated; topology $topology, $cp_topology); the bootstrap member is gone.
 
 export KUBECONFIG=$KUBECONFIG
 export PATH=$kube_bin:\$PATH    # kubectl $(kubectl version --client -o json | python3 -c 'import json,sys; print(json.load(sys.stdin)["clientVersion"]["gitVersion"])')

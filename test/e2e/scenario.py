@@ -46,13 +46,16 @@ class Watcher(threading.Thread):
     # resume are no evidence either way.
     RESUME_SETTLE = 2.0
 
-    def __init__(self, etcd, endpoints, two_voter_restarts=False):
+    def __init__(self, etcd, endpoints, two_voter_restarts=False, single_member=False):
         """two_voter_restarts: a voter of two may stop (the disaster-recovery runbooks'
         unsafe override allows the rollout to restart one); otherwise that is a violation,
-        as quorum is lost for as long as the restart lasts."""
+        as quorum is lost for as long as the restart lasts. single_member: a cluster of one
+        member by design (a single node installed in place): its restarts cost quorum and are
+        not judged, while a second member ever listed is a violation."""
         super().__init__(daemon=True)
         self.etcd, self.endpoints = etcd, endpoints
         self.two_voter_restarts = two_voter_restarts
+        self.single_member = single_member
         self.stop = threading.Event()
         self.violations, self.history = [], []
         self.last = None
@@ -118,6 +121,8 @@ class Watcher(threading.Thread):
             self.sick = sick
             self.member_ids.update(m["ID"] for m in members if m.get("ID"))
             pending = [m for m in members if m.get("isLearner") or not m.get("name")]
+            if self.single_member and len(members) > 1:
+                self.violations.append("a second member on a single-member cluster: %s" % members)
             if len(pending) > 1:
                 self.violations.append("two pending members at once: %s" % pending)
             if len(voters) >= 3:
@@ -128,7 +133,7 @@ class Watcher(threading.Thread):
                 stopped = [n for n, why in sick.items() if why.startswith("ConnectionRefused")]
                 if stopped:
                     self.violations.append("voter %s of two stopped (quorum lost while it restarts)" % stopped[0])
-            if voters and healthy < len(voters) // 2 + 1:
+            if voters and healthy < len(voters) // 2 + 1 and not (self.single_member and len(voters) == 1):
                 self.lost_since = self.lost_since or time.monotonic()
                 if time.monotonic() - self.lost_since > self.QUORUM_LOSS_MAX:
                     self.violations.append("quorum lost for %.1f s (more than an election): %d healthy of %d "

@@ -1,0 +1,275 @@
+#!/usr/bin/env python3
+"""e2e/topology-sno, -arbiter and -delayed-ha: the demo (hack/local-up.sh --topology T) as a
+user runs it, on the test's build tree, in a scratch directory on loopback addresses of its own,
+with the 50 ms writer and the invariant watcher (scenario.py) on etcd from the moment the
+bootstrap member serves until the cluster has settled. Then:
+
+  sno      one voter, master-0, the only member ever listed (the member the bootstrap ran on
+           the node is the master's: nothing added, nothing removed, through the node's
+           reboot and the operator's first revision); its pod at an operator revision.
+  arbiter  three voters: master-0, master-1 and arbiter-0; an etcd pod at the latest revision
+           and a quorum guard on each of the three (the arbiter included); the arbiter node
+           tainted, and no pod there but etcd's own (its static pod, installer, guard,
+           pruner).
+           Then the restore runbook's single-node form, word for word (runbook.py): a backup
+           (backup.md), an object created after it, restore-after-quorum-loss.md from its
+           step 3 (no other master to stop): one voter again, the object gone, every write
+           acknowledged before the backup there, the old data dir moved aside.
+  delayed-ha  openshift-etcd annotated openshift.io/delayed-bootstrap by render (the assisted
+           installer's marker); the bootstrap member removed while master-0 and master-1 were
+           the only members (the cluster ran on those two), then master-2 added: three voters.
+  all      clusteroperator/etcd Available, not Progressing, not Degraded;
+           ControlPlaneTopologyDegraded False; no acknowledged write lost; no invariant broken
+           (membership changed only with every voter healthy, never two pending members, quorum
+           never lost longer than an election, except for the restarts of a single member);
+           `local-up.sh --down` stops every process it started.
+
+Usage: test_topology.py BUILD_DIR sno|arbiter|delayed-ha"""
+import json
+import os
+import random
+import shutil
+import signal
+import subprocess
+import sys
+import tempfile
+import time
+
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+from e2e import ROOT, keep_test_dirs, log, wait_for  # noqa: E402
+from etcdhttp import Etcd  # noqa: E402
+from runbook import Runbook  # noqa: E402
+from scenario import Watcher, Writer  # noqa: E402
+
+SHAPES = {
+    "sno": {"masters": ["master-0"], "arbiters": [], "bootstrap": 10},
+    "arbiter": {"masters": ["master-0", "master-1"], "arbiters": ["arbiter-0"], "bootstrap": 5},
+    "delayed-ha": {"masters": ["master-0", "master-1", "master-2"], "arbiters": [], "bootstrap": 5},
+}
+
+
+class Admin:
+    """What runbook.py needs of a scenario: the admin's kubeconfig."""
+
+    def __init__(self, kubeconfig):
+        self.kubeconfig = kubeconfig
+
+
+def restore_single_node(state, files, eps, kubectl):
+    """backup.md, then restore-after-quorum-loss.md on the one master, under the writer and
+    a watcher of a single-member cluster."""
+    node_root = os.path.join(state, "nodes", "master-0")
+    roots = {"master-0": node_root}
+    # <other-host>: none on a single node (its block runs for each, so not at all); the
+    # store's placeholders belong to steps not run here.
+    hosts = {"<backup-host>": "master-0", "<recovery-host>": "master-0", "<other-host>": [],
+             "<bucket>": "unused", "<prefix>": "unused"}
+    admin = Admin(os.path.join(state, "kube", "kubeconfig"))
+    etcd = Etcd(*files)
+    watcher = Watcher(Etcd(*files), lambda: eps, single_member=True)
+    writer = Writer(Etcd(*files), lambda: eps)
+    watcher.start()
+    writer.start()
+    try:
+        wait_for("writes before the backup", lambda: len(writer.acked) >= 20, 60)
+        acked_before = list(writer.acked)
+        Runbook(admin, "backup.md", hosts, roots).run(last=2)  # the check, the backup on the master
+        backup = os.path.join(node_root, "home/core/assets/backup")
+        names = sorted(os.listdir(backup))
+        assert [f.split("_")[0] for f in names] == ["checksums", "snapshot", "static"], names
+        kubectl("create", "configmap", "-n", "default", "made-after-the-backup")
+        book = Runbook(admin, "restore-after-quorum-loss.md", hosts, roots)
+        t0 = time.monotonic()
+        book.run(first=2)  # step 1 fetches from a store; step 2 has no other master
+        log("restore runbook on the single node: %.0f s" % (time.monotonic() - t0))
+    finally:
+        writer.stop.set()
+        watcher.stop.set()
+        writer.join()
+        watcher.join()
+    members = etcd.members(eps)
+    got = sorted((m.get("name"), bool(m.get("isLearner"))) for m in members)
+    assert got == [("master-0", False)], "members after the restore: %s" % got
+    r = subprocess.run(["kubectl", "--kubeconfig", admin.kubeconfig, "get", "configmap", "-n", "default",
+                        "made-after-the-backup"], capture_output=True, text=True)
+    assert r.returncode != 0 and "NotFound" in r.stderr, "the object made after the backup: %s" % (r.stdout + r.stderr)
+    lost = [k for k in acked_before if etcd.get(eps, k) is None]
+    assert not lost, "writes acknowledged before the backup lost: %s" % lost[:5]
+    moved = os.path.join(node_root, "var/lib/etcd-backup")
+    assert os.path.isdir(moved) and os.listdir(moved), "the old data dir was not moved aside to %s" % moved
+    assert not watcher.violations, "invariants broken during the restore: %s" % watcher.violations[:5]
+    log("restored: one voter, the later object gone, %d writes from before the backup there, the old data "
+        "in /var/lib/etcd-backup" % len(acked_before))
+
+
+def main():
+    # ctest's timeout, or a user's ^C: the finally below still stops the cluster.
+    signal.signal(signal.SIGTERM, lambda signum, frame: sys.exit(128 + signum))
+    build, topology = os.path.abspath(sys.argv[1]), sys.argv[2]
+    shape = SHAPES[topology]
+    nodes = shape["masters"] + shape["arbiters"]
+    d = tempfile.mkdtemp(prefix="ceo-topology-", dir="/dev/shm" if os.path.isdir("/dev/shm") else None)
+    net = "127.%d.%d" % (random.randint(20, 219), random.randint(1, 250))
+    env = dict(os.environ, LOCAL_UP_DIR=os.path.join(d, "state"), LOCAL_UP_NET=net, LOCAL_UP_BUILD=build)
+    kube_bin = subprocess.run(["bash", os.path.join(ROOT, "hack", "build-kube.sh"), "--bin-dir"],
+                              capture_output=True, text=True, check=True).stdout.strip()
+    env["PATH"] = kube_bin + ":" + env["PATH"]
+    os.environ["PATH"] = env["PATH"]  # the runbooks' kubectl (runbook.py runs with this process's)
+    local_up = os.path.join(ROOT, "hack", "local-up.sh")
+    state = env["LOCAL_UP_DIR"]
+    out = open(os.path.join(d, "out.log"), "w")
+    ok = False
+    watcher = writer = None
+    proc = subprocess.Popen(["bash", local_up, "--topology", topology], env=env, stdout=out,
+                            stderr=subprocess.STDOUT, stdin=subprocess.DEVNULL)
+    try:
+        tls = os.path.join(state, "assets", "tls")
+        ips = ["%s.%d" % (net, shape["bootstrap"])] + ["%s.%d" % (net, 10 + i) for i in range(len(nodes))]
+        eps = sorted(set("https://%s:2379" % ip for ip in ips))
+        wait_for("render's client certificate", lambda: os.path.exists(os.path.join(tls, "etcd-client.key")), 120)
+        files = [os.path.join(tls, f) for f in ("etcd-ca-bundle.crt", "etcd-client.crt", "etcd-client.key")]
+        etcd = Etcd(*files)
+        wait_for("the bootstrap etcd", lambda: proc.poll() is None and etcd.healthy(eps[0] if topology != "sno"
+                                                                                 else "https://%s.10:2379" % net), 180)
+        watcher = Watcher(Etcd(*files), lambda: eps, single_member=topology == "sno")
+        writer = Writer(Etcd(*files), lambda: eps)
+        watcher.start()
+        writer.start()
+        t0 = time.monotonic()
+        try:
+            rc = proc.wait(timeout=660)
+        except subprocess.TimeoutExpired:
+            raise AssertionError("hack/local-up.sh --topology %s did not return in 11 minutes" % topology)
+        assert rc == 0, "hack/local-up.sh --topology %s failed (exit %d)" % (topology, rc)
+        log("local-up --topology %s settled %.0f s after the bootstrap etcd served" % (topology, time.monotonic() - t0))
+        text = open(os.path.join(d, "out.log")).read()
+        assert "The control plane is up: kube-apiserver v1." in text, "no summary"
+        assert "refused no request of theirs" in text, "RBAC denied requests"
+        time.sleep(3)  # a few more samples of the settled cluster
+        writer.stop.set()
+        watcher.stop.set()
+        writer.join()
+        watcher.join()
+
+        kubeconfig = os.path.join(state, "kube", "kubeconfig")
+
+        def kubectl(*args):
+            r = subprocess.run(["kubectl", "--kubeconfig", kubeconfig] + list(args), env=env,
+                               capture_output=True, text=True)
+            assert r.returncode == 0, "kubectl %s: %s" % (" ".join(args), r.stderr)
+            return json.loads(r.stdout) if "-o" in args and "json" in args else r.stdout
+
+        def conditions(obj):
+            return {c["type"]: c for c in (obj.get("status") or {}).get("conditions", [])}
+
+        # etcd's own view: the members, all voters, named as the nodes.
+        members = etcd.members(eps)
+        got = sorted((m.get("name"), bool(m.get("isLearner"))) for m in members)
+        want = sorted((n, False) for n in nodes)
+        assert got == want, "members %s, wanted %s" % (got, want)
+        log("members: %s" % ", ".join(n for n, _ in got))
+        if topology == "sno":
+            assert len(watcher.member_ids) == 1, \
+                "members ever listed: %d (the node's own member alone was expected)" % len(watcher.member_ids)
+
+        co = conditions(kubectl("get", "co", "etcd", "-o", "json"))
+        for t, want_status in (("Available", "True"), ("Progressing", "False"), ("Degraded", "False")):
+            assert co[t]["status"] == want_status, "clusteroperator/etcd %s=%s: %s" % (
+                t, co[t]["status"], co[t].get("message"))
+        cr = kubectl("get", "etcd", "cluster", "-o", "json")
+        cc = conditions(cr)
+        assert cc["ControlPlaneTopologyDegraded"]["status"] == "False", cc["ControlPlaneTopologyDegraded"]
+        latest = cr["status"]["latestAvailableRevision"]
+        statuses = {s["nodeName"]: s.get("currentRevision") for s in cr["status"].get("nodeStatuses", [])}
+        assert sorted(statuses) == sorted(nodes), "nodeStatuses %s, wanted %s" % (statuses, nodes)
+        pods = kubectl("get", "pods", "-n", "openshift-etcd", "-o", "json")["items"]
+        by_name = {p["metadata"]["name"]: p for p in pods}
+        for n in nodes:
+            assert statuses[n] == latest, "node %s at revision %s, latest %s" % (n, statuses[n], latest)
+            pod = by_name.get("etcd-" + n)
+            assert pod, "no etcd pod on %s" % n
+            assert pod["metadata"].get("labels", {}).get("revision") == str(latest), \
+                "etcd-%s runs revision %s, latest %s" % (n, pod["metadata"].get("labels", {}).get("revision"), latest)
+        log("revision %d on %s" % (latest, ", ".join(nodes)))
+        if topology == "arbiter":
+            for n in nodes:
+                assert "etcd-guard-" + n in by_name, "no quorum guard on %s" % n
+            node = kubectl("get", "node", "arbiter-0", "-o", "json")
+            taints = [t["key"] for t in node["spec"].get("taints") or []]
+            assert "node-role.kubernetes.io/arbiter" in taints, "arbiter-0 taints: %s" % taints
+            on_arbiter = [p["metadata"]["namespace"] + "/" + p["metadata"]["name"]
+                          for p in kubectl("get", "pods", "-A", "-o", "json")["items"]
+                          if p["spec"].get("nodeName") == "arbiter-0"]
+            strays = [p for p in on_arbiter if not p.startswith("openshift-etcd/")]
+            assert not strays, "pods on the arbiter besides etcd's: %s" % strays
+            log("arbiter-0: tainted, its pods %s" % ", ".join(sorted(on_arbiter)))
+
+        lost = [k for k in writer.acked if etcd.get(eps, k) is None]
+        log("writer: %d acknowledged, %d failed, %d lost" % (len(writer.acked), writer.failed, len(lost)))
+        assert writer.acked, "the writer never succeeded"
+        assert not lost, "acknowledged writes lost: %s" % lost[:5]
+        assert not watcher.violations, "invariants broken: %s" % watcher.violations[:5]
+        log("watcher: %d membership changes, no invariant broken" % watcher.changes)
+
+        if topology == "delayed-ha":
+            ns = kubectl("get", "namespace", "openshift-etcd", "-o", "json")
+            assert "openshift.io/delayed-bootstrap" in (ns["metadata"].get("annotations") or {}), \
+                "openshift-etcd annotations: %s" % ns["metadata"].get("annotations")
+            shapes = [shape for _, shape, _ in watcher.history]
+            two = [("master-0", False), ("master-1", False)]
+            assert two in shapes, "the cluster never ran on master-0 and master-1 alone: %s" % shapes
+            assert shapes.index(two) < len(shapes) - 1, "nothing joined after the bootstrap: %s" % shapes
+            log("the bootstrap ended on two masters; master-2 joined after: %s" % " -> ".join(
+                "+".join(n for n, _ in sh) for sh in shapes))
+        if topology == "sno":
+            restore_single_node(state, files, eps, kubectl)
+            co = conditions(kubectl("get", "co", "etcd", "-o", "json"))
+            assert co["Available"]["status"] == "True", co["Available"]
+
+        pids = []
+        for sub in ("pids", "kube"):
+            p = os.path.join(state, sub)
+            for f in os.listdir(p) if os.path.isdir(p) else []:
+                if f.endswith(".pid"):
+                    try:
+                        pids.append(int(open(os.path.join(p, f)).read()))
+                    except (OSError, ValueError):
+                        pass
+        subprocess.run(["bash", local_up, "--down"], env=env, check=True, capture_output=True)
+        for pid in pids:
+            r = subprocess.run(["ps", "-o", "stat=", "-p", str(pid)], capture_output=True, text=True)
+            if r.returncode == 0 and not r.stdout.strip().startswith("Z"):
+                raise AssertionError("pid %d still runs after --down" % pid)
+        log("ok: --topology %s settled as it should; --down stopped %d processes" % (topology, len(pids)))
+        ok = True
+    finally:
+        if writer:
+            writer.stop.set()
+        if watcher:
+            watcher.stop.set()
+        if proc.poll() is None:
+            proc.terminate()
+            try:
+                proc.wait(timeout=30)
+            except subprocess.TimeoutExpired:
+                proc.kill()
+        subprocess.run(["bash", local_up, "--down"], env=env, capture_output=True)
+        out.close()
+        if not ok:
+            try:
+                print("".join(open(os.path.join(d, "out.log")).readlines()[-40:]))
+            except OSError:
+                pass
+            logs = os.path.join(state, "logs")
+            for f in sorted(os.listdir(logs)) if os.path.isdir(logs) else []:
+                print("---- %s" % f)
+                print("".join(open(os.path.join(logs, f), errors="replace").readlines()[-15:]))
+        if keep_test_dirs():
+            print("kept %s" % d)
+        else:
+            shutil.rmtree(d, ignore_errors=True)
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
