@@ -58,9 +58,15 @@ static const struct {
         {"Modern", modern_ciphers, ELEMENTSOF(modern_ciphers), "VersionTLS13"},
 };
 
-/* OpenSSL name -> IANA name, TLS 1.2 and older suites only (TLS 1.3 suites are
- * not configurable in Go, so they have no entry and are left out). */
+/* OpenSSL name -> IANA name. The TLS 1.3 suites are named alike in both, and listed first in
+ * the Old and Intermediate profiles, as library-go's table and upstream's ETCD_CIPHER_SUITES have them:
+ * etcd (3.5 and 3.6) and its grpc-proxy take the names (Go does not let TLS 1.3 suites be
+ * chosen, so they change nothing on the wire), and a list that names them is upstream's
+ * byte for byte. With TLS 1.3 as the minimum, etcd takes no list at all (below). */
 static const char *const openssl_to_iana[][2] = {
+        {"TLS_AES_128_GCM_SHA256", "TLS_AES_128_GCM_SHA256"},
+        {"TLS_AES_256_GCM_SHA384", "TLS_AES_256_GCM_SHA384"},
+        {"TLS_CHACHA20_POLY1305_SHA256", "TLS_CHACHA20_POLY1305_SHA256"},
         {"ECDHE-ECDSA-AES128-GCM-SHA256", "TLS_ECDHE_ECDSA_WITH_AES_128_GCM_SHA256"},
         {"ECDHE-RSA-AES128-GCM-SHA256", "TLS_ECDHE_RSA_WITH_AES_128_GCM_SHA256"},
         {"ECDHE-ECDSA-AES256-GCM-SHA384", "TLS_ECDHE_ECDSA_WITH_AES_256_GCM_SHA384"},
@@ -192,7 +198,8 @@ int etcd_tls_from_profile(const cJSON *profile, EtcdTls *ret, char *why, size_t 
         if (streq(etcd_min, "TLS1.3")) {
                 free(suites);
                 suites = NULL;
-        } else if (!suites) {
+        } else if (!suites || !strstr(suites, "_WITH_")) {
+                free(suites);
                 (void) snprintf(why, why_size,
                                 "spec.tlsSecurityProfile.custom.ciphers: none is a TLS 1.2 cipher etcd "
                                 "can use; add ECDHE-ECDSA-AES128-GCM-SHA256 or "

@@ -21,6 +21,7 @@
 
 /* The Intermediate TLS profile's suites as etcd takes them (openshift/api, library-go). */
 #define INTERMEDIATE_SUITES                                                              \
+        "TLS_AES_128_GCM_SHA256,TLS_AES_256_GCM_SHA384,TLS_CHACHA20_POLY1305_SHA256,"    \
         "TLS_ECDHE_ECDSA_WITH_AES_128_GCM_SHA256,TLS_ECDHE_RSA_WITH_AES_128_GCM_SHA256," \
         "TLS_ECDHE_ECDSA_WITH_AES_256_GCM_SHA384,TLS_ECDHE_RSA_WITH_AES_256_GCM_SHA384," \
         "TLS_ECDHE_ECDSA_WITH_CHACHA20_POLY1305_SHA256,TLS_ECDHE_RSA_WITH_CHACHA20_POLY1305_SHA256"
@@ -568,8 +569,9 @@ static void test_tls_profile(void **state)
         expect_tls("{}", INTERMEDIATE_SUITES, "TLS1.2", "Intermediate");
         expect_tls("{\"type\":\"Intermediate\",\"intermediate\":{}}", INTERMEDIATE_SUITES, "TLS1.2",
                    "Intermediate");
-        /* Old: every suite etcd has a name for, in the profile's order; no DHE and no
-         * SHA-384 CBC (library-go has no IANA name for them); etcd's floor is TLS 1.2. */
+        /* Old: every suite etcd has a name for, in the profile's order (the TLS 1.3 names
+         * first, as upstream's); no DHE and no SHA-384 CBC (library-go has no IANA name for
+         * them); etcd's floor is TLS 1.2. */
         expect_tls("{\"type\":\"Old\",\"old\":{}}",
                    INTERMEDIATE_SUITES
                    ",TLS_ECDHE_ECDSA_WITH_AES_128_CBC_SHA256,"
@@ -582,14 +584,15 @@ static void test_tls_profile(void **state)
                    "TLS1.2", "Old");
         /* Modern: TLS 1.3 only, where etcd takes no suite list at all. */
         expect_tls("{\"type\":\"Modern\",\"modern\":{}}", NULL, "TLS1.3", "Modern");
-        /* Custom: its own list, each suite once, unknown names left out. */
-        expect_tls("{\"type\":\"Custom\",\"custom\":{\"minTLSVersion\":\"VersionTLS11\",\"ciphers\":"
-                   "[\"DHE-RSA-AES128-GCM-SHA256\",\"ECDHE-RSA-AES256-GCM-SHA384\",\"AES128-SHA256\","
-                   "\"AES128-SHA\",\"ECDHE-RSA-AES256-GCM-SHA384\",\"TLS_AES_128_GCM_SHA256\","
-                   "\"ECDHE-RSA-AES128-GCM-SHA256\"]}}",
-                   "TLS_ECDHE_RSA_WITH_AES_256_GCM_SHA384,TLS_RSA_WITH_AES_128_CBC_SHA256,"
-                   "TLS_RSA_WITH_AES_128_CBC_SHA,TLS_ECDHE_RSA_WITH_AES_128_GCM_SHA256",
-                   "TLS1.2", "Custom");
+        /* Custom: its own list, each suite once, unknown names left out (a TLS 1.3 name kept). */
+        expect_tls(
+                "{\"type\":\"Custom\",\"custom\":{\"minTLSVersion\":\"VersionTLS11\",\"ciphers\":"
+                "[\"DHE-RSA-AES128-GCM-SHA256\",\"ECDHE-RSA-AES256-GCM-SHA384\",\"AES128-SHA256\","
+                "\"AES128-SHA\",\"ECDHE-RSA-AES256-GCM-SHA384\",\"TLS_AES_128_GCM_SHA256\","
+                "\"ECDHE-RSA-AES128-GCM-SHA256\"]}}",
+                "TLS_ECDHE_RSA_WITH_AES_256_GCM_SHA384,TLS_RSA_WITH_AES_128_CBC_SHA256,"
+                "TLS_RSA_WITH_AES_128_CBC_SHA,TLS_AES_128_GCM_SHA256,TLS_ECDHE_RSA_WITH_AES_128_GCM_SHA256",
+                "TLS1.2", "Custom");
         expect_tls("{\"type\":\"Custom\",\"custom\":{\"minTLSVersion\":\"VersionTLS13\",\"ciphers\":"
                    "[\"TLS_AES_128_GCM_SHA256\"]}}",
                    NULL, "TLS1.3", "Custom");
