@@ -347,7 +347,8 @@ static int sync_signer(Sync *s, Signer *sg)
 typedef struct Leaf {
         const CertProfile *spec;
         const char *node; /* NULL for client certificates */
-        char name[256], cn[256];
+        char name[256];
+        const char *cn;                           /* as issued now (render/certs.h) */
         const char *dns[CERT_NODE_DNS_NAMES + 1]; /* expected SANs (render/certs.h) */
         const char *ips[MAX_NODE_IPS + 3];
 } Leaf;
@@ -359,10 +360,12 @@ static void leaf_init(Leaf *l, const CertProfile *spec, const KubeObject *node, 
         cJSON *a;
 
         *l = (Leaf){.spec = spec, .node = node ? node->name : NULL};
-        if (cert_profile_names(spec, l->node, l->name, sizeof l->name, l->cn, sizeof l->cn) < 0)
-                l->name[0] = l->cn[0] = 0; /* a node name too long for a Secret: nothing matches */
-        if (!node)
+        if (cert_profile_secret(spec, l->node, l->name, sizeof l->name) < 0)
+                l->name[0] = 0; /* a node name too long for a Secret: nothing matches */
+        if (!node) {
+                l->cn = cert_profile_cn(spec, NULL, NULL);
                 return; /* client certificates carry no SANs (l->dns/ips stay empty lists) */
+        }
         JSON_ARRAY_FOREACH (a, json_get_array(node->json, "status.addresses")) {
                 const char *ip = json_get_string(a, "address");
                 IpAddr parsed;
@@ -371,6 +374,7 @@ static void leaf_init(Leaf *l, const CertProfile *spec, const KubeObject *node, 
                         node_ips[n++] = ip;
         }
         cert_node_sans(node_ips, n, l->dns, l->ips);
+        l->cn = cert_profile_cn(spec, l->dns, l->ips);
         *ret_n_ips = n;
 }
 
@@ -389,11 +393,14 @@ static int check_subject(const char *crt, const Leaf *l, const Signer *sg, bool 
         if ((r = pki_cert_from_pem(crt, &x)) < 0 || (r = pki_cert_get_info(x, &i)) < 0)
                 return r;
         *ret_current = X509_check_issued(sg->pair->cert, x) == X509_V_OK;
-        if (streq_ptr(i->subject_cn, l->cn) && streq_ptr(i->subject_o, l->spec->org) &&
+        if (cert_subject_ok(l->spec, l->node, l->node ? l->dns : NULL, l->node ? l->ips : NULL,
+                            i->subject_cn, i->subject_orgs) &&
             i->ext_key_usage != UINT32_MAX && (i->ext_key_usage & eku) == eku)
                 return 0;
-        *ret_reason = strdup_printf("wrong subject or usage: %s, want O=%s,CN=%s", i->subject, l->spec->org,
-                                    l->cn);
+        *ret_reason =
+                strdup_printf("wrong subject or usage: %s, want %s%s%s%s%sCN=%s", i->subject,
+                              l->spec->org ? "O=" : "", strempty(l->spec->org), l->spec->org2 ? "+O=" : "",
+                              strempty(l->spec->org2), l->spec->org ? "," : "", strempty(l->cn));
         return *ret_reason ? 1 : -ENOMEM;
 }
 
@@ -452,6 +459,7 @@ static int issue_leaf(Sync *s, Signer *sg, const Leaf *l, const KubeObject *old,
         PkiCertRequest req = {.profile = l->spec->usage,
                               .cn = l->cn,
                               .org = l->spec->org,
+                              .org2 = l->spec->org2,
                               .dns = l->node ? l->dns : NULL,
                               .ips = l->node ? l->ips : NULL,
                               .validity = PKI_LEAF_VALIDITY,

@@ -90,18 +90,15 @@ static const CertProfile *leaf_profile(size_t i)
 
 static int issue(const RenderOptions *o, const CertSet *s, const CertProfile *p, PkiPair **ret)
 {
-        char ip[INET6_ADDRSTRLEN], name[256], cn[256];
+        char ip[INET6_ADDRSTRLEN];
         const char *node_ips[] = {ip_to_string(&o->bootstrap_ip, ip, sizeof ip)};
         const char *dns[CERT_NODE_DNS_NAMES + 1], *ips[ELEMENTSOF(node_ips) + 3];
-        int r;
 
-        r = cert_profile_names(p, p->per_node ? o->hostname : NULL, name, sizeof name, cn, sizeof cn);
-        if (r < 0)
-                return r;
         cert_node_sans(node_ips, ELEMENTSOF(node_ips), dns, ips);
         PkiCertRequest req = {.profile = p->usage,
-                              .cn = cn,
+                              .cn = cert_profile_cn(p, dns, ips),
                               .org = p->org,
+                              .org2 = p->org2,
                               .dns = p->per_node ? dns : NULL,
                               .ips = p->per_node ? ips : NULL,
                               .validity = PKI_LEAF_VALIDITY,
@@ -368,12 +365,12 @@ static int write_pod(const RenderOptions *o, const char *root, char **ret_error)
 
 static int write_tree(const RenderOptions *o, const CertSet *s, const char *root, char **ret_error)
 {
-        char names[5][256], cn[256], ip[INET6_ADDRSTRLEN];
+        char names[5][256], ip[INET6_ADDRSTRLEN];
         int r = 0;
 
         for (size_t i = 0; r >= 0 && i < ELEMENTSOF(names); i++)
-                r = cert_profile_names(leaf_profile(i), leaf_profile(i)->per_node ? o->hostname : NULL,
-                                       names[i], sizeof names[i], cn, sizeof cn);
+                r = cert_profile_secret(leaf_profile(i), leaf_profile(i)->per_node ? o->hostname : NULL,
+                                        names[i], sizeof names[i]);
         if (r < 0)
                 return r;
         Pems p[] = {

@@ -13,29 +13,90 @@ const char *const cert_signer_secrets[_CERT_SIGNER_MAX] = {
 };
 
 const CertProfile cert_client_profiles[2] = {
-        {SECRET_ETCD_CLIENT, "etcd-client", "system:etcd", CERT_SIGNER_ETCD, PKI_PROFILE_CLIENT, false},
-        {SECRET_ETCD_METRIC_CLIENT, "etcd-metric", "system:etcd", CERT_SIGNER_METRIC, PKI_PROFILE_CLIENT,
-         false},
+        {.secret = SECRET_ETCD_CLIENT,
+         .cn = "etcd-client",
+         .org = "system:etcd",
+         .org2 = "etcd-client",
+         .legacy_cn = "etcd-client",
+         .legacy_org = "system:etcd",
+         .signer = CERT_SIGNER_ETCD,
+         .usage = PKI_PROFILE_CLIENT},
+        {.secret = SECRET_ETCD_METRIC_CLIENT,
+         .cn = "etcd-metric",
+         .org = "system:etcd",
+         .org2 = "etcd-metric",
+         .legacy_cn = "etcd-metric",
+         .legacy_org = "system:etcd",
+         .signer = CERT_SIGNER_METRIC,
+         .usage = PKI_PROFILE_CLIENT},
 };
 
 const CertProfile cert_node_profiles[3] = {
-        {"etcd-peer-", "system:etcd-peer:", "system:etcd-peers", CERT_SIGNER_ETCD, PKI_PROFILE_SERVER_CLIENT,
-         true},
-        {"etcd-serving-", "system:etcd-server:", "system:etcd-servers", CERT_SIGNER_ETCD,
-         PKI_PROFILE_SERVER_CLIENT, true},
-        {"etcd-serving-metrics-", "system:etcd-metric:", "system:etcd-metrics", CERT_SIGNER_METRIC,
-         PKI_PROFILE_SERVER_CLIENT, true},
+        {.secret = "etcd-peer-",
+         .legacy_cn = "system:etcd-peer:",
+         .legacy_org = "system:etcd-peers",
+         .signer = CERT_SIGNER_ETCD,
+         .usage = PKI_PROFILE_SERVER_CLIENT,
+         .per_node = true},
+        {.secret = "etcd-serving-",
+         .legacy_cn = "system:etcd-server:",
+         .legacy_org = "system:etcd-servers",
+         .signer = CERT_SIGNER_ETCD,
+         .usage = PKI_PROFILE_SERVER_CLIENT,
+         .per_node = true},
+        {.secret = "etcd-serving-metrics-",
+         .legacy_cn = "system:etcd-metric:",
+         .legacy_org = "system:etcd-metrics",
+         .signer = CERT_SIGNER_METRIC,
+         .usage = PKI_PROFILE_SERVER_CLIENT,
+         .per_node = true},
 };
 
-int cert_profile_names(const CertProfile *p, const char *node, char *ret_secret, size_t secret_size,
-                       char *ret_cn, size_t cn_size)
+int cert_profile_secret(const CertProfile *p, const char *node, char *ret_secret, size_t secret_size)
 {
-        assert_return(p && ret_secret && ret_cn, -EINVAL);
+        assert_return(p && ret_secret, -EINVAL);
         assert_return(p->per_node == !!node, -EINVAL);
-        if (snprintf(ret_secret, secret_size, "%s%s", p->secret, strempty(node)) >= (int) secret_size ||
-            snprintf(ret_cn, cn_size, "%s%s", p->cn, strempty(node)) >= (int) cn_size)
+        if (snprintf(ret_secret, secret_size, "%s%s", p->secret, strempty(node)) >= (int) secret_size)
                 return -ENAMETOOLONG;
         return 0;
+}
+
+const char *cert_profile_cn(const CertProfile *p, const char *const *dns, const char *const *ips)
+{
+        const char *first = NULL;
+        if (!p->per_node)
+                return p->cn;
+        for (size_t i = 0; dns && dns[i]; i++)
+                if (!first || strcmp(dns[i], first) < 0)
+                        first = dns[i];
+        for (size_t i = 0; ips && ips[i]; i++)
+                if (!first || strcmp(ips[i], first) < 0)
+                        first = ips[i];
+        return first;
+}
+
+/* `orgs` ("a,b", or NULL) holds exactly the O values `a` and `b` (either may be NULL), in any
+ * order: two values of one RDN come back in DER order, not in the order they were given. */
+static bool orgs_are(const char *orgs, const char *a, const char *b)
+{
+        char x[128], y[128];
+        if (!a && !b)
+                return !orgs || !*orgs;
+        if (!a || !b)
+                return streq_ptr(orgs, a ? a : b);
+        (void) snprintf(x, sizeof x, "%s,%s", a, b);
+        (void) snprintf(y, sizeof y, "%s,%s", b, a);
+        return streq_ptr(orgs, x) || streq_ptr(orgs, y);
+}
+
+bool cert_subject_ok(const CertProfile *p, const char *node, const char *const *dns, const char *const *ips,
+                     const char *cn, const char *orgs)
+{
+        char legacy_cn[256];
+        if (streq_ptr(cn, cert_profile_cn(p, dns, ips)) && orgs_are(orgs, p->org, p->org2))
+                return true;
+        (void) snprintf(legacy_cn, sizeof legacy_cn, "%s%s", p->legacy_cn, strempty(node));
+        return streq_ptr(cn, legacy_cn) && orgs_are(orgs, p->legacy_org, NULL);
 }
 
 void cert_node_sans(const char *const *node_ips, size_t n_node_ips, const char **dns, const char **ips)

@@ -18,10 +18,18 @@ typedef enum CertSigner {
         _CERT_SIGNER_INVALID = -EINVAL,
 } CertSigner;
 
+/* Subjects are upstream's (tlshelpers, library-go's crypto): a client certificate's CN and two
+ * O values; a node certificate's CN is the first of its SANs in sorted order and it has no O.
+ * The subject this operator issued before 2026-11-30 (CN system:etcd-<kind>:<node> and one O)
+ * is still accepted, so that neither an upstream cluster taken over nor one of ours re-issues
+ * every leaf (cert_subject_ok). */
 typedef struct CertProfile {
         const char *secret; /* the secret's name; for a node certificate the prefix before the node name */
-        const char *cn;     /* the subject CN; likewise a prefix for a node certificate */
-        const char *org;
+        const char *cn;     /* a client certificate's CN; NULL for node certificates (cert_profile_cn) */
+        const char *org, *org2; /* the subject's O values, NULL when none */
+        const char
+                *legacy_cn; /* the CN issued before: a prefix before the node name for node certificates */
+        const char *legacy_org; /* the one O issued before */
         CertSigner signer;
         PkiProfile usage;
         bool per_node;
@@ -34,9 +42,17 @@ extern const char *const cert_signer_secrets[_CERT_SIGNER_MAX];
 extern const CertProfile cert_client_profiles[2];
 extern const CertProfile cert_node_profiles[3];
 
-/* The secret name and CN of a profile for `node` (NULL for a client certificate). */
-int cert_profile_names(const CertProfile *p, const char *node, char *ret_secret, size_t secret_size,
-                       char *ret_cn, size_t cn_size);
+/* The secret name of a profile for `node` (NULL for a client certificate). */
+int cert_profile_secret(const CertProfile *p, const char *node, char *ret_secret, size_t secret_size);
+/* The CN a certificate of the profile is issued with: a client certificate's own, or for a
+ * node certificate the first of its SANs (`dns` and `ips`, cert_node_sans) in byte order, as
+ * library-go's MakeServerCert names it. NULL when a node certificate has no SAN. */
+const char *cert_profile_cn(const CertProfile *p, const char *const *dns, const char *const *ips);
+/* Whether a certificate's subject (its CN, and every O joined by "," as PkiCertInfo's
+ * subject_orgs) is one the profile issues for `node` with these SANs, or the one this operator
+ * issued before. */
+bool cert_subject_ok(const CertProfile *p, const char *node, const char *const *dns, const char *const *ips,
+                     const char *cn, const char *orgs);
 
 /* What the Secret `name` (a signer's, a client's or a node's) holds, in a sentence. */
 const char *cert_description(const char *name);

@@ -38,16 +38,24 @@ static int set_validity(X509 *x, usec_t validity, usec_t now)
         return 0;
 }
 
-static int add_name_entry(X509_NAME *n, int nid, const char *value)
+/* `same_rdn`: into the RDN added last (one multi-valued RDN, as Go's crypto/x509 encodes two
+ * values of one attribute), else an RDN of its own. */
+static int add_name_entry_to(X509_NAME *n, int nid, const char *value, bool same_rdn)
 {
         if (!value)
                 return 0;
         if (!*value)
                 return -EINVAL;
         /* Length limits (CN at most 64) are enforced here. */
-        if (X509_NAME_add_entry_by_NID(n, nid, MBSTRING_UTF8, (const unsigned char *) value, -1, -1, 0) != 1)
+        if (X509_NAME_add_entry_by_NID(n, nid, MBSTRING_UTF8, (const unsigned char *) value, -1, -1,
+                                       same_rdn ? -1 : 0) != 1)
                 return pki_openssl_error(-EINVAL, "X509_NAME_add_entry_by_NID");
         return 0;
+}
+
+static int add_name_entry(X509_NAME *n, int nid, const char *value)
+{
+        return add_name_entry_to(n, nid, value, false);
 }
 
 static int add_ext(X509 *x, X509V3_CTX *ctx, int nid, const char *value)
@@ -125,8 +133,8 @@ static int add_sans(X509 *x, const char *const *dns, const char *const *ips)
 }
 
 /* The parts every certificate shares: version, serial, validity, subject, key. */
-static int cert_skeleton(const char *cn, const char *org, EVP_PKEY *key, usec_t validity, usec_t now,
-                         X509 **ret)
+static int cert_skeleton(const char *cn, const char *org, const char *org2, EVP_PKEY *key, usec_t validity,
+                         usec_t now, X509 **ret)
 {
         _cleanup_(X509_freep) X509 *x = NULL;
         int r;
@@ -143,6 +151,9 @@ static int cert_skeleton(const char *cn, const char *org, EVP_PKEY *key, usec_t 
         if (r < 0)
                 return r;
         r = add_name_entry(X509_get_subject_name(x), NID_organizationName, org);
+        if (r < 0)
+                return r;
+        r = add_name_entry_to(X509_get_subject_name(x), NID_organizationName, org2, org != NULL);
         if (r < 0)
                 return r;
         r = add_name_entry(X509_get_subject_name(x), NID_commonName, cn);
@@ -191,7 +202,7 @@ int pki_ca_new_with_key(const char *cn, usec_t validity, EVP_PKEY *key, usec_t n
         int r;
 
         assert_return(cn && key && ret, -EINVAL);
-        r = cert_skeleton(cn, NULL, key, validity, now, &x);
+        r = cert_skeleton(cn, NULL, NULL, key, validity, now, &x);
         if (r < 0)
                 return r;
         if (X509_set_issuer_name(x, X509_get_subject_name(x)) != 1)
@@ -270,7 +281,7 @@ int pki_cert_issue(const PkiPair *ca, const PkiCertRequest *req, usec_t now, Pki
                         return r;
         }
 
-        r = cert_skeleton(req->cn, req->org, key, req->validity, now, &x);
+        r = cert_skeleton(req->cn, req->org, req->org2, key, req->validity, now, &x);
         if (r < 0)
                 return r;
         if (X509_set_issuer_name(x, X509_get_subject_name(ca->cert)) != 1)

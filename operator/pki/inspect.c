@@ -92,6 +92,7 @@ PkiCertInfo *pki_cert_info_free(PkiCertInfo *i)
         free(i->subject);
         free(i->subject_cn);
         free(i->subject_o);
+        free(i->subject_orgs);
         free(i->issuer);
         free(i->issuer_cn);
         free(i->serial);
@@ -132,6 +133,30 @@ static int name_get_entry(const X509_NAME *n, int nid, char **ret)
         if (!c)
                 return -ENOMEM;
         *ret = c;
+        return 0;
+}
+
+/* Every entry of `nid`, in order, joined by ","; NULL when there is none. */
+static int name_join_entries(const X509_NAME *n, int nid, char **ret)
+{
+        _cleanup_free_ char *out = NULL;
+        int idx = -1;
+
+        while ((idx = X509_NAME_get_index_by_NID(n, nid, idx)) >= 0) {
+                unsigned char *utf8 = NULL;
+                const ASN1_STRING *s = X509_NAME_ENTRY_get_data(X509_NAME_get_entry(n, idx));
+                int len = ASN1_STRING_to_UTF8(&utf8, s);
+                if (len < 0)
+                        return pki_openssl_error(-EBADMSG, "ASN1_STRING_to_UTF8");
+                char *next =
+                        strdup_printf("%s%s%.*s", strempty(out), out ? "," : "", len, (const char *) utf8);
+                OPENSSL_free(utf8);
+                if (!next)
+                        return -ENOMEM;
+                free(out);
+                out = next;
+        }
+        *ret = TAKE_PTR(out);
         return 0;
 }
 
@@ -235,6 +260,7 @@ int pki_cert_get_info(X509 *x, PkiCertInfo **ret)
         if ((r = name_to_string(X509_get_subject_name(x), &i->subject)) < 0 ||
             (r = name_get_entry(X509_get_subject_name(x), NID_commonName, &i->subject_cn)) < 0 ||
             (r = name_get_entry(X509_get_subject_name(x), NID_organizationName, &i->subject_o)) < 0 ||
+            (r = name_join_entries(X509_get_subject_name(x), NID_organizationName, &i->subject_orgs)) < 0 ||
             (r = name_to_string(X509_get_issuer_name(x), &i->issuer)) < 0 ||
             (r = name_get_entry(X509_get_issuer_name(x), NID_commonName, &i->issuer_cn)) < 0 ||
             (r = get_serial(x, &i->serial)) < 0 || (r = pki_cert_get_sans(x, &i->dns, &i->ips)) < 0 ||

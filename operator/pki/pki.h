@@ -114,6 +114,7 @@ typedef struct PkiCertRequest {
         PkiProfile profile;
         const char *cn;
         const char *org;        /* optional subject O */
+        const char *org2;       /* optional second subject O, after `org` (upstream's client certificates) */
         const char *const *dns; /* NULL-terminated, optional; pki_san_dns_name_is_valid() */
         const char *const *ips; /* NULL-terminated IPv4/IPv6 text, optional */
         usec_t validity;
@@ -138,9 +139,10 @@ int pki_certs_from_pem(const char *pem, PkiCerts **ret);
 int pki_cert_to_pem(X509 *x, char **ret);
 
 typedef struct PkiCertInfo {
-        char *subject;    /* RFC 2253, e.g. "O=system:etcd,CN=etcd-client" */
-        char *subject_cn; /* NULL when absent, as are the others */
-        char *subject_o;
+        char *subject;      /* RFC 2253, e.g. "O=system:etcd,CN=etcd-client" */
+        char *subject_cn;   /* NULL when absent, as are the others */
+        char *subject_o;    /* the last O */
+        char *subject_orgs; /* every O in order, joined by ","; NULL when there is none */
         char *issuer;
         char *issuer_cn;
         char *serial; /* lowercase hex */

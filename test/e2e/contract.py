@@ -3,10 +3,14 @@ components read (names, namespaces, keys, types, labels, condition types and
 reasons, the static pod's shape, the ClusterOperator) against one
 machine-readable table, test/data/contract.json, whose every entry is
 upstream's value. check() collects every mismatch and fails with all of them."""
+import base64
 import calendar
+import ipaddress
 import json
 import os
 import re
+import ssl
+import tempfile
 import time
 import urllib.error
 import urllib.request
@@ -48,6 +52,23 @@ def _leaves(o, prefix=""):
     for k, v in items:
         out.extend(_leaves(v, prefix + "." + k if prefix else k))
     return sorted(out)
+
+
+def _subject(pem):
+    """(CN, sorted O values, SANs as text, IPs in their short form) of a PEM certificate."""
+    with tempfile.NamedTemporaryFile("wb", suffix=".crt") as f:
+        f.write(pem)
+        f.flush()
+        d = ssl._ssl._test_decode_cert(f.name)  # the stdlib's own parser; no third-party module here
+    attrs = [kv for rdn in d.get("subject", ()) for kv in rdn]
+    cn = [v for k, v in attrs if k == "commonName"]
+    orgs = sorted(v for k, v in attrs if k == "organizationName")
+    sans = []
+    for kind, v in d.get("subjectAltName", ()):
+        if kind == "IP Address":
+            v = ipaddress.ip_address(v.strip()).compressed
+        sans.append(v)
+    return (cn[0] if cn else None), orgs, sans
 
 
 def _conditions(obj):
@@ -114,6 +135,12 @@ class Checker:
                             where, days, ca["validity_days"]))
                     except (KeyError, ValueError) as err:
                         self.expect(False, "%s: validity annotations unreadable: %s" % (where, err))
+                subj = e.get("subject")
+                if subj and "tls.crt" in (obj.get("data") or {}):
+                    cn, orgs, sans = _subject(base64.b64decode(obj["data"]["tls.crt"]))
+                    want_cn = min(sans) if subj["cn"] == "{first-san}" and sans else subj["cn"]
+                    self.expect(cn == want_cn, "%s: subject CN %r, upstream %r" % (where, cn, want_cn))
+                    self.expect(orgs == sorted(subj["o"]), "%s: subject O %s, upstream %s" % (where, orgs, subj["o"]))
                 if e.get("member_id_keys"):
                     # upstream: fmt.Sprintf("%x", member.ID), no zero padding
                     want = {"%x" % i for i in self.member_ids}

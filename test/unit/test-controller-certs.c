@@ -203,8 +203,23 @@ static void expect_leaf(Fixture *f, const char *name, const char *cn, const char
                 fail_msg("no certificate in secret %s", name);
         i = info_of(crt);
         cai = info_of(ca);
-        assert_string_equal(i->subject_cn, cn);
-        assert_string_equal(i->subject_o, org);
+        /* Upstream's subjects: a node certificate's CN is the first of its SANs in byte order
+         * (library-go), with no O; a client certificate's two O values in one RDN, which DER
+         * orders by value. */
+        const char *want_cn = cn;
+        for (size_t k = 0; node_ips && k < ELEMENTSOF(dns) + 2; k++) {
+                const char *v = k < ELEMENTSOF(dns) ? dns[k] : k == ELEMENTSOF(dns) ? "127.0.0.1" : "::1";
+                if (!want_cn || strcmp(v, want_cn) < 0)
+                        want_cn = v;
+        }
+        for (size_t k = 0; node_ips && node_ips[k]; k++)
+                if (strcmp(node_ips[k], want_cn) < 0)
+                        want_cn = node_ips[k];
+        assert_string_equal(i->subject_cn, want_cn);
+        if (org)
+                assert_string_equal(i->subject_orgs, org);
+        else
+                assert_null(i->subject_orgs);
         assert_string_equal(i->issuer, cai->subject);
         assert_false(i->is_ca);
         assert_int_equal(i->key_usage & KU_DIGITAL_SIGNATURE, KU_DIGITAL_SIGNATURE);
@@ -236,12 +251,9 @@ static void expect_node_certs(Fixture *f, const char *node, const char *const *i
         _cleanup_free_ char *peer = strdup_printf("etcd-peer-%s", node),
                             *srv = strdup_printf("etcd-serving-%s", node),
                             *met = strdup_printf("etcd-serving-metrics-%s", node);
-        _cleanup_free_ char *peer_cn = strdup_printf("system:etcd-peer:%s", node);
-        _cleanup_free_ char *srv_cn = strdup_printf("system:etcd-server:%s", node);
-        _cleanup_free_ char *met_cn = strdup_printf("system:etcd-metric:%s", node);
-        expect_leaf(f, peer, peer_cn, "system:etcd-peers", "etcd-signer", ips);
-        expect_leaf(f, srv, srv_cn, "system:etcd-servers", "etcd-signer", ips);
-        expect_leaf(f, met, met_cn, "system:etcd-metrics", "etcd-metric-signer", ips);
+        expect_leaf(f, peer, NULL, NULL, "etcd-signer", ips);
+        expect_leaf(f, srv, NULL, NULL, "etcd-signer", ips);
+        expect_leaf(f, met, NULL, NULL, "etcd-metric-signer", ips);
 }
 
 /* etcd-all-certs holds exactly the node certificates of `nodes`, byte for byte. */
@@ -285,8 +297,9 @@ static void test_fresh_cluster(void **state)
         assert_int_equal(converge(f), 2 + 2 + 9);
         expect_signer(f, "etcd-signer");
         expect_signer(f, "etcd-metric-signer");
-        expect_leaf(f, "etcd-client", "etcd-client", "system:etcd", "etcd-signer", NULL);
-        expect_leaf(f, "etcd-metric-client", "etcd-metric", "system:etcd", "etcd-metric-signer", NULL);
+        expect_leaf(f, "etcd-client", "etcd-client", "etcd-client,system:etcd", "etcd-signer", NULL);
+        expect_leaf(f, "etcd-metric-client", "etcd-metric", "etcd-metric,system:etcd", "etcd-metric-signer",
+                    NULL);
         for (size_t i = 0; i < ELEMENTSOF(masters); i++)
                 expect_node_certs(f, masters[i][0], (const char *const[]){masters[i][1], NULL});
         expect_all_certs(f, names, 3);
@@ -379,7 +392,7 @@ static void test_keys_from_pool(void **state)
         /* 2 signers and 2 client certificates, one key each. */
         assert_int_equal(total, 4);
         expect_signer(f, "etcd-signer");
-        expect_leaf(f, "etcd-client", "etcd-client", "system:etcd", "etcd-signer", NULL);
+        expect_leaf(f, "etcd-client", "etcd-client", "etcd-client,system:etcd", "etcd-signer", NULL);
 
         /* A pool of another type is not used: the sync makes its own key. */
         f->state.keys = key_pool_free(f->state.keys);
@@ -465,7 +478,7 @@ static void test_bootstrap_material_reused(void **state)
         assert_int_equal(issued(f), MAX_CERT); /* master-1's three */
         feed(f);
         assert_int_equal(converge(f), 3); /* master-2's */
-        expect_leaf(f, "etcd-client", "etcd-client", "system:etcd", "etcd-signer", NULL);
+        expect_leaf(f, "etcd-client", "etcd-client", "etcd-client,system:etcd", "etcd-signer", NULL);
         expect_node_certs(f, "master-1", (const char *const[]){"10.0.0.2", NULL});
         expect_node_certs(f, "master-2", (const char *const[]){"10.0.0.3", NULL});
         _cleanup_free_ char *peer = secret_data(f, "etcd-peer-master-0", "tls.crt");
@@ -575,14 +588,15 @@ static void put_secret(Fixture *f, const char *name, const char *crt, const char
         fixture_add(f, W_ETCD_SECRETS, j);
 }
 
-/* A certificate for master-0's serving secret from `ca`, as configured. */
-static void put_serving(Fixture *f, const PkiPair *ca, const char *cn, const char *ip, usec_t validity)
+/* A certificate for master-0's serving secret from `ca`, as configured, with subject O `org`. */
+static void put_serving_org(Fixture *f, const PkiPair *ca, const char *cn, const char *org, const char *ip,
+                            usec_t validity)
 {
         _cleanup_(pki_pair_freep) PkiPair *p = NULL;
         _cleanup_free_ char *crt = NULL, *key = NULL;
         PkiCertRequest req = {.profile = PKI_PROFILE_SERVER_CLIENT,
                               .cn = cn,
-                              .org = "system:etcd-servers",
+                              .org = org,
                               .dns = (const char *const[]){"localhost", "etcd.kube-system.svc",
                                                            "etcd.kube-system.svc.cluster.local",
                                                            "etcd.openshift-etcd.svc",
@@ -593,6 +607,12 @@ static void put_serving(Fixture *f, const PkiPair *ca, const char *cn, const cha
         assert_int_equal(pki_cert_issue(ca, &req, f->now, &p), 0);
         assert_int_equal(pki_pair_to_pem(p, &crt, &key), 0);
         put_secret(f, "etcd-serving-master-0", crt, key);
+}
+
+/* The subject this operator issued before 2026-11-30: CN system:etcd-server:<node>, one O. */
+static void put_serving(Fixture *f, const PkiPair *ca, const char *cn, const char *ip, usec_t validity)
+{
+        put_serving_org(f, ca, cn, "system:etcd-servers", ip, validity);
 }
 
 static PkiPair *signer_pair(Fixture *f, const char *name)
@@ -698,6 +718,41 @@ static void test_damaged_leaf(void **state)
                         fail_msg("case %zu: no event with \"%s\"", t, table[t].reason);
                 feed(f);
                 expect_node_certs(f, "master-0", (const char *const[]){"10.0.0.1", NULL});
+                converge(f);
+        }
+        fixture_free(f);
+}
+
+/* An operator taking over a cluster keeps the leaves it finds when their subject is upstream's
+ * (CN the first SAN, no O) or the one it issued before (CN system:etcd-server:<node>, O
+ * system:etcd-servers): neither re-issues every leaf and rolls out a revision. A CN of either
+ * form for another node, or upstream's CN with an O, is re-issued. */
+static void test_subject_forms_kept(void **state)
+{
+        static const struct {
+                const char *cn, *org;
+                bool kept;
+        } table[] = {
+                {"10.0.0.1", NULL, true},                                     /* upstream's: the first SAN */
+                {"system:etcd-server:master-0", "system:etcd-servers", true}, /* ours before */
+                {"system:etcd-server:master-1", "system:etcd-servers", false},
+                {"127.0.0.1", NULL, false}, /* a SAN, but not the first */
+                {"10.0.0.1", "system:etcd-servers", false},
+        };
+        Fixture *f = certs_fixture(true);
+        converge(f);
+        _cleanup_(pki_pair_freep) PkiPair *ca = signer_pair(f, "etcd-signer");
+        set_revisions(f, 1, 1, 1);
+        snapshot_bundles(f, 1);
+        for (size_t t = 0; t < ELEMENTSOF(table); t++) {
+                put_serving_org(f, ca, table[t].cn, table[t].org, "10.0.0.1", YEAR);
+                sync_ok(f);
+                if (table[t].kept != !written(f, "etcd-serving-master-0"))
+                        fail_msg("case %zu (CN=%s O=%s): %s", t, table[t].cn, strempty(table[t].org),
+                                 table[t].kept ? "re-issued" : "kept");
+                if (!table[t].kept)
+                        assert_true(event_mentions(f, "CertificateRegenerated", "wrong subject"));
+                feed(f);
                 converge(f);
         }
         fixture_free(f);
@@ -1059,6 +1114,7 @@ int main(void)
                 cmocka_unit_test(test_node_without_ip),
                 cmocka_unit_test(test_damaged_leaf),
                 cmocka_unit_test(test_expiring_leaf_waits_for_rollout),
+                cmocka_unit_test(test_subject_forms_kept),
                 cmocka_unit_test(test_sans_follow_one_profile),
                 cmocka_unit_test(test_certificate_annotations),
                 cmocka_unit_test(test_signer_rotation),

@@ -365,6 +365,13 @@ static void check_cert(const char *root, const char *name, const char *cn, const
         assert_int_equal(pki_cert_get_info(x, &info), 0);
         if (cn)
                 assert_string_equal(info->subject_cn, cn);
+        /* Upstream's O values: the client certificates' two (in DER order), none on a node's. */
+        if (!is_ca && !node_sans)
+                assert_string_equal(info->subject_orgs, streq(cn, "etcd-client")
+                                                                ? "etcd-client,system:etcd"
+                                                                : "etcd-metric,system:etcd");
+        if (node_sans)
+                assert_null(info->subject_orgs);
         assert_true(startswith(info->issuer_cn, issuer_prefix));
         assert_int_equal(info->is_ca, is_ca);
         if (xku != UINT32_MAX)
@@ -411,12 +418,14 @@ static void test_render_tree(void **state)
                    XKU_SSL_CLIENT);
         check_cert(out, "etcd-metric-client", "etcd-metric", "openshift-etcd_etcd-metric-signer@", false,
                    false, XKU_SSL_CLIENT);
-        check_cert(out, "etcd-peer-bootstrap", "system:etcd-peer:bootstrap", "openshift-etcd_etcd-signer@",
+        /* A node certificate's CN is the first of its SANs in byte order, as library-go's: of
+         * 127.0.0.1, ::1, 192.168.111.20, localhost and the service names, 127.0.0.1. */
+        check_cert(out, "etcd-peer-bootstrap", "127.0.0.1", "openshift-etcd_etcd-signer@", false, true,
+                   XKU_SSL_SERVER | XKU_SSL_CLIENT);
+        check_cert(out, "etcd-serving-bootstrap", "127.0.0.1", "openshift-etcd_etcd-signer@", false, true,
+                   XKU_SSL_SERVER | XKU_SSL_CLIENT);
+        check_cert(out, "etcd-serving-metrics-bootstrap", "127.0.0.1", "openshift-etcd_etcd-metric-signer@",
                    false, true, XKU_SSL_SERVER | XKU_SSL_CLIENT);
-        check_cert(out, "etcd-serving-bootstrap", "system:etcd-server:bootstrap",
-                   "openshift-etcd_etcd-signer@", false, true, XKU_SSL_SERVER | XKU_SSL_CLIENT);
-        check_cert(out, "etcd-serving-metrics-bootstrap", "system:etcd-metric:bootstrap",
-                   "openshift-etcd_etcd-metric-signer@", false, true, XKU_SSL_SERVER | XKU_SSL_CLIENT);
 
         /* A second run reuses the signers. */
         _cleanup_free_ char *signer = NULL, *signer2 = NULL;
