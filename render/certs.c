@@ -2,6 +2,7 @@
 #include "certs.h"
 
 #include <openssl/x509.h>
+#include <openssl/x509v3.h>
 
 #include "base/json.h"
 #include "base/timeutil.h"
@@ -210,13 +211,23 @@ bool cert_metadata_current(const cJSON *obj, const char *bundle)
                          CERT_MANAGED_TYPE_CA_BUNDLE);
 }
 
+/* The refresh period of a signer or a leaf as Go's time.Duration prints it (library-go writes
+ * refresh.String()): 4.2 and 2.2 years, "36792h0m0s" and "19272h0m0s", as upstream's. */
+static const char *refresh_period(bool is_ca, char *buf, size_t n)
+{
+        usec_t refresh = is_ca ? PKI_SIGNER_VALIDITY - PKI_SIGNER_REFRESH_WINDOW
+                               : PKI_LEAF_VALIDITY - PKI_LEAF_REFRESH_WINDOW;
+        (void) snprintf(buf, n, "%lluh0m0s", (unsigned long long) (refresh / (3600 * USEC_PER_SEC)));
+        return buf;
+}
+
 int cert_annotations_set(cJSON *obj, const char *name, const char *cert_pem)
 {
         _cleanup_(X509_freep) X509 *x = NULL;
         _cleanup_(pki_cert_info_freep) PkiCertInfo *info = NULL;
         _cleanup_free_ char *hosts = NULL;
         _cleanup_free_ const char **names = NULL;
-        char after[64], before[64];
+        char after[64], before[64], refresh[32];
         size_t n = 0, len = 0;
         int r;
 
@@ -253,7 +264,9 @@ int cert_annotations_set(cJSON *obj, const char *name, const char *cert_pem)
                     0 ||
             (r = set_annotation(ann, CERT_ANN_HOSTNAMES, hosts)) < 0 ||
             (r = set_annotation(ann, CERT_ANN_COMPONENT, CERT_OWNING_COMPONENT)) < 0 ||
-            (r = set_annotation(ann, CERT_ANN_DESCRIPTION, cert_description(name))) < 0)
+            (r = set_annotation(ann, CERT_ANN_DESCRIPTION, cert_description(name))) < 0 ||
+            (r = set_annotation(ann, CERT_ANN_REFRESH_PERIOD,
+                                refresh_period(info->is_ca, refresh, sizeof refresh))) < 0)
                 return r;
         return 0;
 }
@@ -262,12 +275,15 @@ bool cert_annotations_current(const cJSON *obj, const char *cert_pem)
 {
         _cleanup_(X509_freep) X509 *x = NULL;
         usec_t not_after = 0;
-        char want[64];
+        char want[64], refresh[32];
 
         if (!cert_pem || pki_cert_from_pem(cert_pem, &x) < 0 || pki_cert_get_not_after(x, &not_after) < 0)
                 return true; /* nothing to describe */
+        bool is_ca = (X509_get_extension_flags(x) & EXFLAG_CA) != 0;
         return streq_ptr(meta_string(obj, "metadata.annotations", CERT_ANN_NOT_AFTER),
                          format_rfc3339(want, sizeof want, not_after)) &&
                streq_ptr(meta_string(obj, "metadata.annotations", CERT_ANN_COMPONENT),
-                         CERT_OWNING_COMPONENT);
+                         CERT_OWNING_COMPONENT) &&
+               streq_ptr(meta_string(obj, "metadata.annotations", CERT_ANN_REFRESH_PERIOD),
+                         refresh_period(is_ca, refresh, sizeof refresh));
 }

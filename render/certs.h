@@ -58,7 +58,8 @@ bool cert_subject_ok(const CertProfile *p, const char *node, const char *const *
 const char *cert_description(const char *name);
 /* Sets those annotations on `obj` (a Secret) from `cert_pem`: validity
  * (RFC 3339, UTC), the issuer's CN, the SANs sorted and comma-joined (when
- * there are any), the owning component and cert_description(name). */
+ * there are any), the owning component, cert_description(name) and the refresh period
+ * (certificates.openshift.io/refresh-period: when, after notBefore, it is replaced). */
 int cert_annotations_set(cJSON *obj, const char *name, const char *cert_pem);
 /* A CA bundle ConfigMap's metadata, as library-go's certrotation writes it: the owning
  * component, cert_description(name), label auth.openshift.io/managed-certificate-type. */
@@ -68,7 +69,8 @@ int cert_aggregate_metadata_set(cJSON *obj);
 /* Whether `obj` carries what one of the two above sets (`bundle`: the bundle's name; NULL: an
  * aggregate). */
 bool cert_metadata_current(const cJSON *obj, const char *bundle);
-/* Whether `obj` already carries them for this certificate (its not-after and the owner). */
+/* Whether `obj` already carries them for this certificate (its not-after, the owner and the
+ * refresh period). */
 bool cert_annotations_current(const cJSON *obj, const char *cert_pem);
 
 /* How many DNS names a node certificate carries. */

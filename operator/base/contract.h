@@ -51,13 +51,15 @@
 
 /* ---- library-go's certificate metadata on the Secret that holds a certificate ----
  * (what cert-expiry tooling and OpenShift's TLS registry read). */
-#define CERT_ANN_NOT_AFTER    "auth.openshift.io/certificate-not-after"
-#define CERT_ANN_NOT_BEFORE   "auth.openshift.io/certificate-not-before"
-#define CERT_ANN_ISSUER       "auth.openshift.io/certificate-issuer"
-#define CERT_ANN_HOSTNAMES    "auth.openshift.io/certificate-hostnames"
-#define CERT_ANN_COMPONENT    "openshift.io/owning-component"
-#define CERT_ANN_DESCRIPTION  "openshift.io/description"
-#define CERT_OWNING_COMPONENT "etcd"
+#define CERT_ANN_NOT_AFTER   "auth.openshift.io/certificate-not-after"
+#define CERT_ANN_NOT_BEFORE  "auth.openshift.io/certificate-not-before"
+#define CERT_ANN_ISSUER      "auth.openshift.io/certificate-issuer"
+#define CERT_ANN_HOSTNAMES   "auth.openshift.io/certificate-hostnames"
+#define CERT_ANN_COMPONENT   "openshift.io/owning-component"
+#define CERT_ANN_DESCRIPTION "openshift.io/description"
+/* How long after notBefore the certificate is replaced, as a Go duration (library-go's). */
+#define CERT_ANN_REFRESH_PERIOD "certificates.openshift.io/refresh-period"
+#define CERT_OWNING_COMPONENT   "etcd"
 /* The CA bundles' label, as library-go's certrotation sets it, and the owner upstream's
  * EtcdCertSignerController writes on the aggregates (etcd-all-certs, etcd-all-bundles). */
 #define CERT_LABEL_MANAGED_TYPE         "auth.openshift.io/managed-certificate-type"

@@ -125,6 +125,10 @@ class Checker:
                     for k in ("auth.openshift.io/certificate-not-after", "auth.openshift.io/certificate-not-before",
                               "auth.openshift.io/certificate-issuer", "openshift.io/description"):
                         self.expect(ann.get(k), "%s: no annotation %s" % (where, k))
+                    if "refresh_period" in ca:
+                        self.expect(ann.get("certificates.openshift.io/refresh-period") == ca["refresh_period"],
+                                    "%s: certificates.openshift.io/refresh-period %r, upstream %r" % (
+                                        where, ann.get("certificates.openshift.io/refresh-period"), ca["refresh_period"]))
                     self.expect(ann.get("openshift.io/owning-component") == "etcd",
                                 "%s: openshift.io/owning-component %r, upstream 'etcd'" % (
                                     where, ann.get("openshift.io/owning-component")))

@@ -834,6 +834,8 @@ static void test_certificate_annotations(void **state)
                             "etcd.openshift-etcd.svc,etcd.openshift-etcd.svc.cluster.local,localhost");
         assert_string_equal(ANN("openshift.io/owning-component"), "etcd");
         assert_non_null(strstr(ANN("openshift.io/description"), "Peer certificate"));
+        /* Replaced 2.2 years after notBefore, as library-go writes a Go duration. */
+        assert_string_equal(ANN("certificates.openshift.io/refresh-period"), "19272h0m0s");
         /* A client certificate has no hostnames; a signer is described as one. */
         ann = json_get_object(fixture_get(f, W_ETCD_SECRETS, "openshift-etcd", "etcd-client")->json,
                               "metadata.annotations");
@@ -842,6 +844,7 @@ static void test_certificate_annotations(void **state)
         ann = json_get_object(fixture_get(f, W_ETCD_SECRETS, "openshift-etcd", "etcd-signer")->json,
                               "metadata.annotations");
         assert_non_null(strstr(ANN("openshift.io/description"), "Signs etcd's"));
+        assert_string_equal(ANN("certificates.openshift.io/refresh-period"), "36792h0m0s"); /* 4.2 years */
 
         /* The same certificate without them: one update adds them, the data unchanged, no event. */
         _cleanup_free_ char *key = secret_data(f, "etcd-peer-master-0", "tls.key");
@@ -853,6 +856,7 @@ static void test_certificate_annotations(void **state)
         ann = json_get_object(up->object, "metadata.annotations");
         assert_string_equal(ANN("auth.openshift.io/certificate-not-after"),
                             format_rfc3339(when, sizeof when, i->not_after));
+        assert_string_equal(ANN("certificates.openshift.io/refresh-period"), "19272h0m0s");
         assert_false(event_mentions(f, "CertificateRegenerated", "etcd-peer-master-0"));
         feed(f);
         sync_ok(f);
