@@ -1,8 +1,12 @@
 #!/usr/bin/env python3
-"""e2e/topology-sno, -arbiter and -delayed-ha: the demo (hack/local-up.sh --topology T) as a
-user runs it, on the test's build tree, in a scratch directory on loopback addresses of its own,
+"""e2e/local-up and e2e/topology-sno, -arbiter and -delayed-ha: the demo (hack/local-up.sh
+[--topology T]) as a user runs it, on the test's build tree, in a scratch directory on loopback addresses of its own,
 with the 50 ms writer and the invariant watcher (scenario.py) on etcd from the moment the
-bootstrap member serves until the cluster has settled. Then:
+bootstrap member serves until the cluster has settled; its summary printed, kube-apiserver
+having refused no request of the operator's or the pods'. Then:
+
+  ha       the README's command, no --topology: three voters, master-0 to master-2, a guard and
+           the latest revision on each.
 
   sno      one voter, master-0, the only member ever listed (the member the bootstrap ran on
            the node is the master's: nothing added, nothing removed, through the node's
@@ -24,7 +28,7 @@ bootstrap member serves until the cluster has settled. Then:
            never lost longer than an election, except for the restarts of a single member);
            `local-up.sh --down` stops every process it started.
 
-Usage: test_topology.py BUILD_DIR sno|arbiter|delayed-ha"""
+Usage: test_topology.py BUILD_DIR ha|sno|arbiter|delayed-ha"""
 import json
 import os
 import random
@@ -42,6 +46,7 @@ from runbook import Runbook  # noqa: E402
 from scenario import Watcher, Writer  # noqa: E402
 
 SHAPES = {
+    "ha": {"masters": ["master-0", "master-1", "master-2"], "arbiters": [], "bootstrap": 5},
     "sno": {"masters": ["master-0"], "arbiters": [], "bootstrap": 10},
     "arbiter": {"masters": ["master-0", "master-1"], "arbiters": ["arbiter-0"], "bootstrap": 5},
     "delayed-ha": {"masters": ["master-0", "master-1", "master-2"], "arbiters": [], "bootstrap": 5},
@@ -120,7 +125,9 @@ def main():
     out = open(os.path.join(d, "out.log"), "w")
     ok = False
     watcher = writer = None
-    proc = subprocess.Popen(["bash", local_up, "--topology", topology], env=env, stdout=out,
+    # ha is the default: run as the README has it, without the flag.
+    argv = ["bash", local_up] + ([] if topology == "ha" else ["--topology", topology])
+    proc = subprocess.Popen(argv, env=env, stdout=out,
                             stderr=subprocess.STDOUT, stdin=subprocess.DEVNULL)
     try:
         tls = os.path.join(state, "assets", "tls")
@@ -129,8 +136,8 @@ def main():
         wait_for("render's client certificate", lambda: os.path.exists(os.path.join(tls, "etcd-client.key")), 120)
         files = [os.path.join(tls, f) for f in ("etcd-ca-bundle.crt", "etcd-client.crt", "etcd-client.key")]
         etcd = Etcd(*files)
-        wait_for("the bootstrap etcd", lambda: proc.poll() is None and etcd.healthy(eps[0] if topology != "sno"
-                                                                                 else "https://%s.10:2379" % net), 180)
+        bootstrap_ep = "https://%s.%d:2379" % (net, shape["bootstrap"])
+        wait_for("the bootstrap etcd", lambda: proc.poll() is None and etcd.healthy(bootstrap_ep), 180)
         watcher = Watcher(Etcd(*files), lambda: eps, single_member=topology == "sno")
         writer = Writer(Etcd(*files), lambda: eps)
         watcher.start()
@@ -139,8 +146,8 @@ def main():
         try:
             rc = proc.wait(timeout=660)
         except subprocess.TimeoutExpired:
-            raise AssertionError("hack/local-up.sh --topology %s did not return in 11 minutes" % topology)
-        assert rc == 0, "hack/local-up.sh --topology %s failed (exit %d)" % (topology, rc)
+            raise AssertionError("%s did not return in 11 minutes" % " ".join(argv[1:]))
+        assert rc == 0, "%s failed (exit %d)" % (" ".join(argv[1:]), rc)
         log("local-up --topology %s settled %.0f s after the bootstrap etcd served" % (topology, time.monotonic() - t0))
         text = open(os.path.join(d, "out.log")).read()
         assert "The control plane is up: kube-apiserver v1." in text, "no summary"
@@ -191,9 +198,10 @@ def main():
             assert pod["metadata"].get("labels", {}).get("revision") == str(latest), \
                 "etcd-%s runs revision %s, latest %s" % (n, pod["metadata"].get("labels", {}).get("revision"), latest)
         log("revision %d on %s" % (latest, ", ".join(nodes)))
-        if topology == "arbiter":
+        if topology != "sno":  # one member has no quorum to guard
             for n in nodes:
                 assert "etcd-guard-" + n in by_name, "no quorum guard on %s" % n
+        if topology == "arbiter":
             node = kubectl("get", "node", "arbiter-0", "-o", "json")
             taints = [t["key"] for t in node["spec"].get("taints") or []]
             assert "node-role.kubernetes.io/arbiter" in taints, "arbiter-0 taints: %s" % taints
