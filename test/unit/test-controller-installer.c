@@ -283,6 +283,19 @@ static void test_moved_sole_voter(void **state)
         fixture_free(f);
 }
 
+/* master-0 alone, its member the only voter, at revision 1 of 2. */
+static Fixture *sole_voter_at_revision_1(void)
+{
+        Fixture *f = fixture_new();
+        fixture_master(f, "master-0", "10.0.0.1", true);
+        fixture_etcd_pod(f, "master-0", 1, true);
+        fixture_member(f, 1, "master-0", "10.0.0.1", false, true, true);
+        fixture_etcd_cr(f, NULL,
+                        "\"latestAvailableRevision\":2,\"nodeStatuses\":[{\"nodeName\":\"master-0\","
+                        "\"currentRevision\":1}]");
+        return f;
+}
+
 /* One master by design (SingleReplica, or installed in place): its only member restarts into each
  * revision, nothing else could keep quorum, and its installer's own guard is told so. The same
  * single voter on a cluster meant for three waits (the member that would keep quorum is missing). */
@@ -291,13 +304,7 @@ static void test_single_node_restarts_its_only_member(void **state)
         static const char *const topologies[] = {"SingleReplica", NULL};
         (void) state;
         for (size_t k = 0; k < ELEMENTSOF(topologies); k++) {
-                Fixture *f = fixture_new();
-                fixture_master(f, "master-0", "10.0.0.1", true);
-                fixture_etcd_pod(f, "master-0", 1, true);
-                fixture_member(f, 1, "master-0", "10.0.0.1", false, true, true);
-                fixture_etcd_cr(f, NULL,
-                                "\"latestAvailableRevision\":2,\"nodeStatuses\":[{\"nodeName\":\"master-0\","
-                                "\"currentRevision\":1}]");
+                Fixture *f = sole_voter_at_revision_1();
                 if (topologies[k])
                         fixture_addf(
                                 f, W_INFRASTRUCTURES,
@@ -327,13 +334,7 @@ static void test_single_node_restarts_its_only_member(void **state)
         }
 
         /* HighlyAvailable with a single voter left: restarting it would cost quorum; it waits. */
-        Fixture *f = fixture_new();
-        fixture_master(f, "master-0", "10.0.0.1", true);
-        fixture_etcd_pod(f, "master-0", 1, true);
-        fixture_member(f, 1, "master-0", "10.0.0.1", false, true, true);
-        fixture_etcd_cr(f, NULL,
-                        "\"latestAvailableRevision\":2,\"nodeStatuses\":[{\"nodeName\":\"master-0\","
-                        "\"currentRevision\":1}]");
+        Fixture *f = sole_voter_at_revision_1();
         assert_int_equal(fixture_sync(f, &controller_installer), 0);
         assert_int_equal(fixture_count(f, INTENT_CREATE), 0);
         assert_int_equal(fixture_count(f, INTENT_UPDATE_STATUS), 0);
