@@ -197,7 +197,7 @@ static int sync_cluster_member(const SyncContext *ctx, Plan *p)
 
 static const WatchSpec *const watches[] = {
         OP_WATCH(W_INFRASTRUCTURES), OP_WATCH_ETCD_NODES,     OP_WATCH(W_ETCD_PODS), OP_WATCH(W_ETCD_CR),
-        OP_WATCH(W_MASTER_MACHINES), OP_WATCH(W_ETCD_SECRETS) /* voter_on_old_certificate */};
+        OP_WATCH_ETCD_MACHINES,      OP_WATCH(W_ETCD_SECRETS) /* voter_on_old_certificate */};
 
 const ControllerSpec controller_cluster_member = {
         .name = "ClusterMemberController",

@@ -56,7 +56,8 @@
         X(W_ETCD_PVCS,              KUBE_PVCS,             NS_ETCD,        NULL,                  NULL)                   \
         X(W_BACKUPS,                KUBE_BACKUPS,          NULL,           NULL,                  NULL) /* may not be served */ \
         X(W_BACKUP_CRONJOBS,        KUBE_CRONJOBS,         NS_ETCD,        "app=" JOB_APP_CRON_BACKUP, NULL) \
-        X(W_MASTER_MACHINES,        KUBE_MACHINES,         NS_MACHINE_API, "machine.openshift.io/cluster-api-machine-role=master", NULL) /* may not be served */
+        X(W_MASTER_MACHINES,        KUBE_MACHINES,         NS_MACHINE_API, "machine.openshift.io/cluster-api-machine-role=master", NULL) /* may not be served */ \
+        X(W_ARBITER_MACHINES,       KUBE_MACHINES,         NS_MACHINE_API, "machine.openshift.io/cluster-api-machine-role=arbiter", NULL) /* op_list_etcd_machines */
 /* clang-format on */
 
 /* clang-format off */

@@ -1,15 +1,20 @@
-/* The facts of master Machines (facts.h), where the Machine API runs: whether it
- * works, a Machine being deleted, the operator's pre-drain hook, and which Machine
- * has which member and Node. */
+/* The facts of the etcd nodes' Machines (facts.h), where the Machine API runs:
+ * whether it works, a Machine being deleted, the operator's pre-drain hook, and which
+ * Machine has which member and Node. */
 #include "facts.h"
 
 #include "base/json.h"
+
+int op_list_etcd_machines(const SyncContext *ctx, const KubeObject ***ret, size_t *ret_n)
+{
+        return op_list_with_arbiters(ctx, W_MASTER_MACHINES, W_ARBITER_MACHINES, ret, ret_n);
+}
 
 bool machine_api_functional(const SyncContext *ctx)
 {
         _cleanup_free_ const KubeObject **machines = NULL;
         size_t n = 0;
-        if (op_list(ctx, W_MASTER_MACHINES, &machines, &n) < 0)
+        if (op_list_etcd_machines(ctx, &machines, &n) < 0)
                 return false;
         for (size_t k = 0; k < n; k++)
                 if (streq_ptr(json_get_string(machines[k]->json, "status.phase"), "Running"))
@@ -51,7 +56,7 @@ const KubeObject *machine_of_member(const SyncContext *ctx, const EtcdMemberStat
 {
         _cleanup_free_ const KubeObject **machines = NULL;
         size_t n = 0;
-        if (!m || op_list(ctx, W_MASTER_MACHINES, &machines, &n) < 0)
+        if (!m || op_list_etcd_machines(ctx, &machines, &n) < 0)
                 return NULL;
         for (size_t k = 0; k < n; k++)
                 if (machine_has_member_ip(machines[k], m))
@@ -71,7 +76,7 @@ const KubeObject *machine_of_node(const SyncContext *ctx, const char *node)
 {
         _cleanup_free_ const KubeObject **machines = NULL;
         size_t n = 0;
-        if (!node || op_list(ctx, W_MASTER_MACHINES, &machines, &n) < 0)
+        if (!node || op_list_etcd_machines(ctx, &machines, &n) < 0)
                 return NULL;
         for (size_t k = 0; k < n; k++)
                 if (streq_ptr(json_get_string(machines[k]->json, "status.nodeRef.name"), node))

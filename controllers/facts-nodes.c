@@ -38,14 +38,15 @@ static int by_name(const void *a, const void *b)
         return strcmp(x->name, y->name);
 }
 
-int op_list_etcd_nodes(const SyncContext *ctx, const KubeObject ***ret, size_t *ret_n)
+int op_list_with_arbiters(const SyncContext *ctx, OperatorWatch masters_w, OperatorWatch arbiters_w,
+                          const KubeObject ***ret, size_t *ret_n)
 {
         _cleanup_free_ const KubeObject **masters = NULL, **arbiters = NULL;
         size_t nm = 0, na = 0, n = 0;
-        int r = op_list(ctx, W_MASTER_NODES, &masters, &nm);
+        int r = op_list(ctx, masters_w, &masters, &nm);
         if (r < 0)
                 return r;
-        if (topology_has_arbiter(ctx) && (r = op_list(ctx, W_ARBITER_NODES, &arbiters, &na)) < 0)
+        if (topology_has_arbiter(ctx) && (r = op_list(ctx, arbiters_w, &arbiters, &na)) < 0)
                 return r;
         if (na == 0) {
                 *ret = TAKE_PTR(masters);
@@ -58,12 +59,18 @@ int op_list_etcd_nodes(const SyncContext *ctx, const KubeObject ***ret, size_t *
         for (size_t i = 0; i < nm; i++)
                 all[n++] = masters[i];
         for (size_t i = 0; i < na; i++)
-                if (!op_get(ctx, W_MASTER_NODES, NULL, arbiters[i]->name)) /* labelled both: once */
+                if (!op_get(ctx, masters_w, *arbiters[i]->namespace ? arbiters[i]->namespace : NULL,
+                            arbiters[i]->name)) /* selected by both: once */
                         all[n++] = arbiters[i];
         qsort(all, n, sizeof *all, by_name);
         *ret = all;
         *ret_n = n;
         return 0;
+}
+
+int op_list_etcd_nodes(const SyncContext *ctx, const KubeObject ***ret, size_t *ret_n)
+{
+        return op_list_with_arbiters(ctx, W_MASTER_NODES, W_ARBITER_NODES, ret, ret_n);
 }
 
 const KubeObject *op_get_etcd_node(const SyncContext *ctx, const char *name)

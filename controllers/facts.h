@@ -24,6 +24,10 @@
 #define OP_WATCH_ETCD_NODES OP_WATCH(W_MASTER_NODES), OP_WATCH(W_ARBITER_NODES)
 bool topology_has_arbiter(const SyncContext *ctx);
 int op_list_etcd_nodes(const SyncContext *ctx, const KubeObject ***ret, size_t *ret_n);
+/* The objects of `masters_w` and, on HighlyAvailableArbiter, those of `arbiters_w` not in
+ * the first, sorted by name: op_list_etcd_nodes, op_list_etcd_machines. */
+int op_list_with_arbiters(const SyncContext *ctx, OperatorWatch masters_w, OperatorWatch arbiters_w,
+                          const KubeObject ***ret, size_t *ret_n);
 /* The etcd node (as op_list_etcd_nodes counts them) named `name`, NULL when there is none. */
 const KubeObject *op_get_etcd_node(const SyncContext *ctx, const char *name);
 
@@ -172,28 +176,35 @@ const KubeObject *moved_master_of_member(const SyncContext *ctx, const EtcdMembe
 const KubeObject *master_joining(const SyncContext *ctx, const EtcdViewSnapshot *s);
 
 /* ---- Machines (facts-machines.c) ----
- * machine.openshift.io, where the Machine API runs; W_MASTER_MACHINES. */
+ * machine.openshift.io, where the Machine API runs. The Machines of the etcd nodes:
+ * those of role master (machine.openshift.io/cluster-api-machine-role) and, on
+ * controlPlaneTopology HighlyAvailableArbiter, those of role arbiter (the installer
+ * labels an arbiter's Machine so), as op_list_etcd_nodes counts Nodes. A controller
+ * calling these declares OP_WATCH_ETCD_MACHINES and W_INFRASTRUCTURES. */
+#define OP_WATCH_ETCD_MACHINES OP_WATCH(W_MASTER_MACHINES), OP_WATCH(W_ARBITER_MACHINES)
+/* Those Machines, sorted by name, each once. Borrowed objects; free the array with free(). */
+int op_list_etcd_machines(const SyncContext *ctx, const KubeObject ***ret, size_t *ret_n);
 
-/* The pre-drain lifecycle hook the operator keeps on every master Machine: the
- * Machine API drains (and so stops etcd on) a deleted master only once it is
- * lifted, which the operator does when that master's member is gone. */
+/* The pre-drain lifecycle hook the operator keeps on every etcd node's Machine: the
+ * Machine API drains (and so stops etcd on) a deleted master or arbiter only once it
+ * is lifted, which the operator does when that node's member is gone. */
 #define MACHINE_DELETION_HOOK       "EtcdQuorumOperator"
 #define MACHINE_DELETION_HOOK_OWNER "clusteroperator/etcd"
 
-/* The Machine API is functional: some master Machine is in phase Running
+/* The Machine API is functional: some etcd node's Machine is in phase Running
  * (upstream's test). Without it no member is removed for a Machine. */
 bool machine_api_functional(const SyncContext *ctx);
 /* The Machine is being deleted (it has a deletionTimestamp). */
 bool machine_pending_deletion(const KubeObject *machine);
 /* The Machine carries the operator's pre-drain hook, name and owner both. */
 bool machine_has_deletion_hook(const KubeObject *machine);
-/* The master Machine one of whose InternalIP addresses a peer URL of `m`
+/* The etcd node's Machine one of whose InternalIP addresses a peer URL of `m`
  * has, NULL when none (the Machine keeps its addresses after its Node is gone). */
 const KubeObject *machine_of_member(const SyncContext *ctx, const EtcdMemberState *m);
 /* The member (learners and unstarted ones included) with a peer URL on one of
  * the Machine's InternalIPs, NULL when none. */
 const EtcdMemberState *member_of_machine(const EtcdViewSnapshot *s, const KubeObject *machine);
-/* The master Machine whose status.nodeRef names `node`, NULL when none. */
+/* The etcd node's Machine whose status.nodeRef names `node`, NULL when none. */
 const KubeObject *machine_of_node(const SyncContext *ctx, const char *node);
 
 /* ---- Bootstrap (facts-bootstrap.c) ---- */

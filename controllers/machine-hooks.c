@@ -1,6 +1,7 @@
-/* MachineDeletionHooksController: where the Machine API runs, every master
+/* MachineDeletionHooksController: where the Machine API runs, every etcd node's
  * Machine carries the pre-drain lifecycle hook {EtcdQuorumOperator,
- * clusteroperator/etcd}, so a deleted master is not drained (and its etcd
+ * clusteroperator/etcd}, so a deleted master (or, on HighlyAvailableArbiter, a
+ * deleted arbiter: its Machine has role arbiter) is not drained (and its etcd
  * not stopped) while it is still a member. A hook with our name but another
  * owner is repaired. On a Machine being deleted the hook is lifted once no
  * member (learner or voter, started or not) has one of the Machine's
@@ -71,7 +72,7 @@ static int sync_machine_hooks(const SyncContext *ctx, Plan *p)
 
         if (!machine_api_functional(ctx))
                 return 0; /* no Machine API (or none Running yet): nothing drains on its own */
-        if ((r = op_list(ctx, W_MASTER_MACHINES, &machines, &n)) < 0)
+        if ((r = op_list_etcd_machines(ctx, &machines, &n)) < 0)
                 return r;
         for (size_t k = 0; k < n; k++) {
                 const KubeObject *machine = machines[k];
@@ -121,7 +122,7 @@ static int sync_machine_hooks(const SyncContext *ctx, Plan *p)
         return 0;
 }
 
-static const WatchSpec *const watches[] = {OP_WATCH(W_INFRASTRUCTURES), OP_WATCH(W_MASTER_MACHINES),
+static const WatchSpec *const watches[] = {OP_WATCH(W_INFRASTRUCTURES), OP_WATCH_ETCD_MACHINES,
                                            OP_WATCH_ETCD_NODES, OP_WATCH(W_ETCD_PODS)};
 
 const ControllerSpec controller_machine_hooks = {

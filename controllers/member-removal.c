@@ -1,5 +1,5 @@
-/* ClusterMemberRemovalController: removes the members of masters that are
- * leaving, where the Machine API runs (upstream's controller of the same
+/* ClusterMemberRemovalController: removes the members of masters (and arbiters,
+ * op_list_etcd_machines) that are leaving, where the Machine API runs (upstream's controller of the same
  * name, made stricter). Nothing happens before the bootstrap is over. One
  * removal per sync, in this order:
  *
@@ -292,8 +292,9 @@ static int sync_member_removal(const SyncContext *ctx, Plan *p)
                 if (desired == 0 || voters <= desired) {
                         plan_waiting(p, "ScaleDownWaiting",
                                      "member %s (%s) is healthy and kept until its replacement joins "
-                                     "(%zu voters, %zu masters wanted)",
-                                     etcd_member_label(pick, hex), what, voters, desired);
+                                     "(%zu voters, %zu %s wanted)",
+                                     etcd_member_label(pick, hex), what, voters, desired,
+                                     topology_has_arbiter(ctx) ? "masters and arbiters" : "masters");
                         return 0;
                 }
                 if (!etcd_view_all_healthy(s)) {
@@ -332,8 +333,8 @@ static int sync_member_removal(const SyncContext *ctx, Plan *p)
 }
 
 static const WatchSpec *const watches[] = {
-        OP_WATCH(W_INFRASTRUCTURES),    OP_WATCH(W_MASTER_MACHINES), OP_WATCH_ETCD_NODES,
-        OP_WATCH(W_ETCD_CONFIGMAPS),    OP_WATCH(W_ETCD_CR),         OP_WATCH(W_KUBE_SYSTEM_CONFIGMAPS),
+        OP_WATCH(W_INFRASTRUCTURES),    OP_WATCH_ETCD_MACHINES, OP_WATCH_ETCD_NODES,
+        OP_WATCH(W_ETCD_CONFIGMAPS),    OP_WATCH(W_ETCD_CR),    OP_WATCH(W_KUBE_SYSTEM_CONFIGMAPS),
         OP_WATCH(W_KUBE_SYSTEM_EVENTS), OP_WATCH(W_ETCD_PODS)};
 
 const ControllerSpec controller_member_removal = {

@@ -236,7 +236,7 @@ static const WatchSpec *const watches[] = {OP_WATCH(W_ETCD_CR),
                                            OP_WATCH(W_ETCD_SECRETS),
                                            OP_WATCH(W_KUBE_SYSTEM_CONFIGMAPS),
                                            OP_WATCH(W_KUBE_SYSTEM_EVENTS),
-                                           OP_WATCH(W_MASTER_MACHINES),
+                                           OP_WATCH_ETCD_MACHINES,
                                            OP_WATCH(W_INFRASTRUCTURES),
                                            OP_WATCH_ETCD_NODES,
                                            OP_WATCH(W_NAMESPACES)};

@@ -16,22 +16,29 @@
 #include "controllers/controllers.h"
 #include "controllers/facts.h"
 
-/* A master Machine in openshift-machine-api: Running, its node and InternalIP, our hook or not. */
-static void machine(Fixture *f, const char *name, const char *node, const char *ip, bool hook, bool deleting)
+/* A Machine of `role` (master or arbiter) in openshift-machine-api: Running, its node and
+ * InternalIP, our hook or not. */
+static void role_machine(Fixture *f, const char *role, const char *name, const char *node, const char *ip,
+                         bool hook, bool deleting)
 {
         fixture_addf(
-                f, W_MASTER_MACHINES,
+                f, streq(role, "arbiter") ? W_ARBITER_MACHINES : W_MASTER_MACHINES,
                 "{\"apiVersion\":\"machine.openshift.io/v1beta1\",\"kind\":\"Machine\",\"metadata\":{"
                 "\"name\":\"%s\",\"namespace\":\"openshift-machine-api\",\"uid\":\"uid-%s\",\"labels\":{"
-                "\"machine.openshift.io/cluster-api-machine-role\":\"master\"}%s},\"spec\":{%s},"
+                "\"machine.openshift.io/cluster-api-machine-role\":\"%s\"}%s},\"spec\":{%s},"
                 "\"status\":{\"phase\":\"%s\",\"nodeRef\":{\"kind\":\"Node\",\"name\":\"%s\"},"
                 "\"addresses\":[{\"type\":\"InternalIP\",\"address\":\"%s\"},{\"type\":\"InternalDNS\","
                 "\"address\":\"%s\"}]}}",
-                name, name, deleting ? ",\"deletionTimestamp\":\"2026-11-26T10:00:00Z\"" : "",
+                name, name, role, deleting ? ",\"deletionTimestamp\":\"2026-11-26T10:00:00Z\"" : "",
                 hook ? "\"lifecycleHooks\":{\"preDrain\":[{\"name\":\"EtcdQuorumOperator\",\"owner\":"
                        "\"clusteroperator/etcd\"}]}"
                      : "",
                 deleting ? "Deleting" : "Running", node, ip, node);
+}
+
+static void machine(Fixture *f, const char *name, const char *node, const char *ip, bool hook, bool deleting)
+{
+        role_machine(f, "master", name, node, ip, hook, deleting);
 }
 
 /* etcd-endpoints with these member ID -> IP pairs (hex IDs as upstream). */
@@ -42,6 +49,20 @@ static void endpoints(Fixture *f, const char *data)
                 "{\"apiVersion\":\"v1\",\"kind\":\"ConfigMap\",\"metadata\":{\"name\":\"etcd-endpoints\","
                 "\"namespace\":\"openshift-etcd\"},\"data\":{%s}}",
                 data);
+}
+
+/* The bootstrap over (kube-system/bootstrap complete) and the install-config's `pools` (its
+ * controlPlane and arbiter, as YAML escaped for JSON). */
+static void bootstrap_done(Fixture *f, const char *pools)
+{
+        fixture_add(f, W_KUBE_SYSTEM_CONFIGMAPS,
+                    "{\"apiVersion\":\"v1\",\"kind\":\"ConfigMap\",\"metadata\":{\"name\":\"bootstrap\","
+                    "\"namespace\":\"kube-system\"},\"data\":{\"status\":\"complete\"}}");
+        fixture_addf(
+                f, W_KUBE_SYSTEM_CONFIGMAPS,
+                "{\"apiVersion\":\"v1\",\"kind\":\"ConfigMap\",\"metadata\":{\"name\":\"cluster-config-v1\","
+                "\"namespace\":\"kube-system\"},\"data\":{\"install-config\":\"apiVersion: v1\\n%s\"}}",
+                pools);
 }
 
 /* Three masters after the bootstrap: members 1..3 healthy voters (master-2 leads), revision 3 everywhere,
@@ -60,14 +81,7 @@ static Fixture *cluster(void)
         }
         fixture_leader(f, 3); /* master-2 leads (see test_leader_hands_over_first) */
         endpoints(f, "\"1\":\"10.0.0.10\",\"2\":\"10.0.0.11\",\"3\":\"10.0.0.12\"");
-        fixture_add(f, W_KUBE_SYSTEM_CONFIGMAPS,
-                    "{\"apiVersion\":\"v1\",\"kind\":\"ConfigMap\",\"metadata\":{\"name\":\"bootstrap\","
-                    "\"namespace\":\"kube-system\"},\"data\":{\"status\":\"complete\"}}");
-        fixture_add(
-                f, W_KUBE_SYSTEM_CONFIGMAPS,
-                "{\"apiVersion\":\"v1\",\"kind\":\"ConfigMap\",\"metadata\":{\"name\":\"cluster-config-v1\","
-                "\"namespace\":\"kube-system\"},\"data\":{\"install-config\":\"apiVersion: v1\\n"
-                "controlPlane:\\n  name: master\\n  replicas: 3\\n\"}}");
+        bootstrap_done(f, "controlPlane:\\n  name: master\\n  replicas: 3\\n");
         fixture_etcd_cr(f, NULL,
                         "\"latestAvailableRevision\":3,\"nodeStatuses\":["
                         "{\"nodeName\":\"master-0\",\"currentRevision\":3},"
@@ -622,6 +636,116 @@ static void test_not_moved(void **state)
         fixture_free(f);
 }
 
+/* Two masters and an arbiter (HighlyAvailableArbiter, controlPlane.replicas 2 and arbiter.replicas
+ * 1): members 1..3 healthy voters, revision 3 everywhere, a Machine per node, the arbiter's of role
+ * arbiter as the installer labels it; the Machines without our hook. */
+static Fixture *arbiter_cluster(const char *topology)
+{
+        Fixture *f = fixture_new();
+        fixture_master(f, "master-0", "10.0.0.10", true);
+        fixture_master(f, "master-1", "10.0.0.11", true);
+        fixture_arbiter(f, "arbiter-0", "10.0.0.20", true);
+        fixture_member(f, 1, "master-0", "10.0.0.10", false, true, true);
+        fixture_member(f, 2, "master-1", "10.0.0.11", false, true, true);
+        fixture_member(f, 3, "arbiter-0", "10.0.0.20", false, true, true);
+        fixture_leader(f, 1);
+        machine(f, "cluster-master-0", "master-0", "10.0.0.10", false, false);
+        machine(f, "cluster-master-1", "master-1", "10.0.0.11", false, false);
+        role_machine(f, "arbiter", "cluster-arbiter-0", "arbiter-0", "10.0.0.20", false, false);
+        endpoints(f, "\"1\":\"10.0.0.10\",\"2\":\"10.0.0.11\",\"3\":\"10.0.0.20\"");
+        bootstrap_done(f, "controlPlane:\\n  name: master\\n  replicas: 2\\narbiter:\\n  name: arbiter\\n"
+                          "  replicas: 1\\n");
+        fixture_etcd_cr(f, NULL,
+                        "\"latestAvailableRevision\":3,\"nodeStatuses\":["
+                        "{\"nodeName\":\"master-0\",\"currentRevision\":3},"
+                        "{\"nodeName\":\"master-1\",\"currentRevision\":3},"
+                        "{\"nodeName\":\"arbiter-0\",\"currentRevision\":3}]");
+        fixture_addf(f, W_INFRASTRUCTURES,
+                     "{\"apiVersion\":\"config.openshift.io/v1\",\"kind\":\"Infrastructure\",\"metadata\":{"
+                     "\"name\":\"cluster\"},\"status\":{\"controlPlaneTopology\":\"%s\"}}",
+                     topology);
+        return f;
+}
+
+/* On HighlyAvailableArbiter the arbiter's Machine is an etcd node's: it gets the hook, and
+ * replacing it goes as a master's does (issue 36): the new arbiter's member joins, the old
+ * one's member goes only after, and the hook is lifted only once it is gone. On any other
+ * topology a Machine of role arbiter is nobody's. */
+static void test_arbiter_machine_replaced(void **state)
+{
+        (void) state;
+        Fixture *f = arbiter_cluster("HighlyAvailableArbiter");
+        assert_int_equal(fixture_sync(f, &controller_machine_hooks), 0);
+        assert_int_equal(fixture_count(f, INTENT_UPDATE), 3);
+        const Intent *u = update_of(f, "cluster-arbiter-0");
+        assert_non_null(u);
+        assert_int_equal(hooks_named_ours(u->object), 1);
+        fixture_free(f);
+
+        f = arbiter_cluster("HighlyAvailable");
+        assert_int_equal(fixture_sync(f, &controller_machine_hooks), 0);
+        assert_int_equal(fixture_count(f, INTENT_UPDATE), 2);
+        assert_null(update_of(f, "cluster-arbiter-0"));
+        fixture_free(f);
+
+        /* The arbiter's Machine is deleted: its healthy member waits for a replacement. */
+        f = arbiter_cluster("HighlyAvailableArbiter");
+        machine(f, "cluster-master-0", "master-0", "10.0.0.10", true, false);
+        machine(f, "cluster-master-1", "master-1", "10.0.0.11", true, false);
+        role_machine(f, "arbiter", "cluster-arbiter-0", "arbiter-0", "10.0.0.20", true, true);
+        assert_int_equal(fixture_sync(f, &controller_member_removal), 0);
+        assert_int_equal(fixture_count(f, INTENT_ETCD_REMOVE), 0);
+        assert_string_equal(f->plan.waiting,
+                            "member arbiter-0 (its Machine is being deleted) is healthy and kept until its "
+                            "replacement joins (3 voters, 3 masters and arbiters wanted)");
+        assert_int_equal(fixture_sync(f, &controller_machine_hooks), 0);
+        assert_int_equal(fixture_count(f, INTENT_UPDATE), 0);
+        assert_string_equal(
+                f->plan.waiting,
+                "hook on Machine cluster-arbiter-0 kept: member arbiter-0 is still in the cluster");
+
+        /* The new arbiter's node runs its etcd pod: added as a learner; none for the leaving one. */
+        fixture_arbiter(f, "arbiter-1", "10.0.0.21", true);
+        role_machine(f, "arbiter", "cluster-arbiter-1", "arbiter-1", "10.0.0.21", true, false);
+        fixture_add(
+                f, W_ETCD_PODS,
+                "{\"apiVersion\":\"v1\",\"kind\":\"Pod\",\"metadata\":{\"name\":\"etcd-arbiter-1\","
+                "\"namespace\":\"openshift-etcd\",\"labels\":{\"app\":\"etcd\",\"revision\":\"3\"}},"
+                "\"spec\":{\"nodeName\":\"arbiter-1\"},\"status\":{\"phase\":\"Running\","
+                "\"containerStatuses\":[{\"name\":\"etcd\",\"ready\":false,\"state\":{\"running\":{}}}]}}");
+        assert_int_equal(fixture_sync(f, &controller_cluster_member), 0);
+        const Intent *add = fixture_find(f, INTENT_ETCD_ADD_LEARNER, NULL, "arbiter-1");
+        assert_non_null(add);
+        assert_int_equal(fixture_count(f, INTENT_ETCD_ADD_LEARNER), 1);
+
+        /* It votes and etcd-endpoints publishes it: the old arbiter's member goes, alone. */
+        fixture_member(f, 4, "arbiter-1", "10.0.0.21", false, true, true);
+        endpoints(f, "\"1\":\"10.0.0.10\",\"2\":\"10.0.0.11\",\"3\":\"10.0.0.20\",\"4\":\"10.0.0.21\"");
+        fixture_etcd_cr(f, NULL,
+                        "\"latestAvailableRevision\":3,\"nodeStatuses\":["
+                        "{\"nodeName\":\"master-0\",\"currentRevision\":3},"
+                        "{\"nodeName\":\"master-1\",\"currentRevision\":3},"
+                        "{\"nodeName\":\"arbiter-0\",\"currentRevision\":3},"
+                        "{\"nodeName\":\"arbiter-1\",\"currentRevision\":3}]");
+        assert_int_equal(fixture_sync(f, &controller_member_removal), 0);
+        assert_int_equal(fixture_count(f, INTENT_ETCD_REMOVE), 1);
+        const Intent *rm = fixture_find(f, INTENT_ETCD_REMOVE, NULL, NULL);
+        assert_non_null(rm);
+        assert_int_equal(rm->member_id, 3);
+
+        /* Its member gone: the hook is lifted from the arbiter's Machine alone. */
+        fixture_no_etcd(f);
+        fixture_member(f, 1, "master-0", "10.0.0.10", false, true, true);
+        fixture_member(f, 2, "master-1", "10.0.0.11", false, true, true);
+        fixture_member(f, 4, "arbiter-1", "10.0.0.21", false, true, true);
+        assert_int_equal(fixture_sync(f, &controller_machine_hooks), 0);
+        assert_int_equal(fixture_count(f, INTENT_UPDATE), 1);
+        u = update_of(f, "cluster-arbiter-0");
+        assert_non_null(u);
+        assert_int_equal(hooks_named_ours(u->object), 0);
+        fixture_free(f);
+}
+
 int main(void)
 {
         const struct CMUnitTest tests[] = {
@@ -638,6 +762,7 @@ int main(void)
                 cmocka_unit_test(test_moved_master_replaced),
                 cmocka_unit_test(test_moved_member_serving_updated),
                 cmocka_unit_test(test_not_moved),
+                cmocka_unit_test(test_arbiter_machine_replaced),
         };
         return cmocka_run_group_tests(tests, NULL, NULL);
 }
