@@ -11,14 +11,17 @@ having refused no request of the operator's or the pods'. Then:
   sno      one voter, master-0, the only member ever listed (the member the bootstrap ran on
            the node is the master's: nothing added, nothing removed, through the node's
            reboot and the operator's first revision); its pod at an operator revision.
+           Then the restore runbook's single-node form, word for word (runbook.py): a backup
+           (backup.md), an object created after it, restore-after-quorum-loss.md from its
+           second command block (no other master to stop): one voter again, the object gone, every write
+           acknowledged before the backup there, the old data dir moved aside.
   arbiter  three voters: master-0, master-1 and arbiter-0; an etcd pod at the latest revision
            and a quorum guard on each of the three (the arbiter included); the arbiter node
            tainted, and no pod there but etcd's own (its static pod, installer, guard,
-           pruner).
-           Then the restore runbook's single-node form, word for word (runbook.py): a backup
-           (backup.md), an object created after it, restore-after-quorum-loss.md from its
-           step 3 (no other master to stop): one voter again, the object gone, every write
-           acknowledged before the backup there, the old data dir moved aside.
+           pruner). Then the arbiter replaced through the Machine API as
+           docs/runbooks/replace-master.md says (replace_arbiter): arbiter-1 joins, arbiter-0's
+           Machine is deleted, its member goes only after arbiter-1 votes, the hook is lifted
+           only once it is gone (3 -> 4 -> 3), under the writer and the watcher.
   delayed-ha  openshift-etcd annotated openshift.io/delayed-bootstrap by render (the assisted
            installer's marker); the bootstrap member removed while master-0 and master-1 were
            the only members (the cluster ran on those two), then master-2 added: three voters.
@@ -105,6 +108,170 @@ def restore_single_node(state, files, eps, kubectl):
     assert not watcher.violations, "invariants broken during the restore: %s" % watcher.violations[:5]
     log("restored: one voter, the later object gone, %d writes from before the backup there, the old data "
         "in /var/lib/etcd-backup" % len(acked_before))
+
+
+# docs/runbooks/replace-master.md's commands (runbook.py numbers them from 1): those of the
+# master's steps 2 to 4, then the arbiter's check ("An arbiter", step 1).
+RB_WAIT_VOTER, RB_DELETE_OLD, RB_WATCH, RB_ARBITER_CHECK = 2, 3, 4, 7
+MACHINE_NS = "openshift-machine-api"
+MACHINE_ROLE = "machine.openshift.io/cluster-api-machine-role"
+HOOK = {"name": "EtcdQuorumOperator", "owner": "clusteroperator/etcd"}
+
+
+def replace_arbiter(state, net, build, env, files, eps, kubectl):
+    """Issue 36: the arbiter replaced through the Machine API, as docs/runbooks/replace-master.md's
+    "An arbiter" says, under the writer and the watcher. The test plays the Machine API (as
+    machines.py does for masters): a Machine per etcd node, the arbiter's of role arbiter; the
+    operator puts its pre-drain hook on all three. arbiter-1's host comes up with its Machine;
+    its member joins (four voters); arbiter-0's Machine is deleted; the operator removes its
+    member and only then lifts the hook; the drain goes through the guard budget; the host goes.
+    Then master-0, master-1 and arbiter-1 vote, arbiter-1 at the latest revision with its guard."""
+    def kubectl_in(doc, *args):
+        r = subprocess.run(["kubectl", "--kubeconfig", os.path.join(state, "kube", "kubeconfig")] + list(args),
+                           input=json.dumps(doc), env=env, capture_output=True, text=True)
+        assert r.returncode == 0, "kubectl %s: %s" % (" ".join(args), r.stderr)
+
+    def get_machine(name):
+        r = subprocess.run(["kubectl", "--kubeconfig", os.path.join(state, "kube", "kubeconfig"), "get",
+                            "machine", "-n", MACHINE_NS, name, "-o", "json", "--ignore-not-found"],
+                           env=env, capture_output=True, text=True)
+        assert r.returncode == 0, r.stderr
+        return json.loads(r.stdout) if r.stdout.strip() else None
+
+    def hooks(m):
+        return (((m or {}).get("spec") or {}).get("lifecycleHooks") or {}).get("preDrain") or []
+
+    def create_machine(node, ip, role):
+        name = "e2e-" + node
+        kubectl_in({"apiVersion": "machine.openshift.io/v1beta1", "kind": "Machine",
+                    "metadata": {"name": name, "namespace": MACHINE_NS, "finalizers": ["machine.openshift.io"],
+                                 "labels": {MACHINE_ROLE: role, "machine.openshift.io/cluster-api-machine-type": role}},
+                    "spec": {"providerSpec": {}}}, "apply", "-f", "-")
+        kubectl("patch", "machine", "-n", MACHINE_NS, name, "--subresource=status", "--type=merge", "-p",
+                json.dumps({"status": {"phase": "Running", "nodeRef": {"kind": "Node", "name": node},
+                                       "addresses": [{"type": "InternalIP", "address": ip},
+                                                     {"type": "Hostname", "address": node}]}}))
+
+    etcd = Etcd(*files)
+
+    def voters():
+        return sorted((m.get("name"), bool(m.get("isLearner"))) for m in etcd.members(eps))
+
+    kubectl("create", "namespace", MACHINE_NS)
+    nodes = {"master-0": ("%s.10" % net, "master"), "master-1": ("%s.11" % net, "master"),
+             "arbiter-0": ("%s.12" % net, "arbiter")}
+    for node, (ip, role) in nodes.items():
+        create_machine(node, ip, role)
+    wait_for("the EtcdQuorumOperator hook on the masters' and the arbiter's Machines",
+             lambda: all(HOOK in hooks(get_machine("e2e-" + n)) for n in nodes), 60)
+    log("the operator put its pre-drain hook on e2e-master-0, e2e-master-1 and e2e-arbiter-0 (role arbiter)")
+
+    admin = Admin(os.path.join(state, "kube", "kubeconfig"))
+    book = Runbook(admin, "replace-master.md", {"<old-machine>": "e2e-arbiter-0", "<dead-machine>": "unused"}, {})
+    watcher = Watcher(Etcd(*files), lambda: eps)
+    writer = Writer(Etcd(*files), lambda: eps)
+    watcher.start()
+    writer.start()
+    t0 = time.monotonic()
+    try:
+        out = book.run(RB_ARBITER_CHECK, RB_ARBITER_CHECK)[0]
+        assert "EtcdMembersAvailable=True" in out and "e2e-arbiter-0" in out and "e2e-master-0" not in out, out
+        # The new arbiter's host (as local-up starts a node's kubelet), its Node labelled and tainted
+        # as the installer's arbiter pool has it, then its Machine.
+        new_ip = "%s.13" % net
+        eps.append("https://%s:2379" % new_ip)
+        kubeconfig = subprocess.run(["python3", os.path.join(ROOT, "test", "kube", "control-plane"),
+                                     "node-kubeconfig", os.path.join(state, "kube"), "arbiter-1"],
+                                    env=env, capture_output=True, text=True, check=True).stdout.strip()
+        images = os.path.join(build, "images")
+        os.makedirs(os.path.join(state, "nodes", "arbiter-1"))
+        log_f = open(os.path.join(state, "logs", "kubelet-arbiter-1.log"), "w")
+        kubelet = subprocess.Popen(
+            [os.path.join(ROOT, "test", "sim", "kubelet-sim"), "--node-name", "arbiter-1", "--node-ip", new_ip,
+             "--root", os.path.join(state, "nodes", "arbiter-1"), "--kubeconfig", kubeconfig,
+             "--operator-binary", os.path.join(build, "cluster-etcd-operator"),
+             "--backoff-base", "0.5", "--backoff-max", "5", "--startup-probe-step", "0.5",
+             "--image", "quay.io/openshift/etcd[@:]*=%s/etcd" % images,
+             "--image", "quay.io/openshift/*cluster-etcd-operator[@:]*=%s/operator" % images,
+             "--image", "quay.io/openshift/*:sim=%s/base" % images],
+            env=env, stdout=log_f, stderr=subprocess.STDOUT, stdin=subprocess.DEVNULL, start_new_session=True)
+        log_f.close()
+        with open(os.path.join(state, "pids", "kubelet-arbiter-1.pid"), "w") as f:
+            f.write("%d\n" % kubelet.pid)  # local-up.sh --down stops it with the rest
+
+        def labelled():
+            r = subprocess.run(["kubectl", "--kubeconfig", admin.kubeconfig, "label", "--overwrite", "node",
+                                "arbiter-1", "node-role.kubernetes.io/arbiter="], env=env, capture_output=True)
+            return r.returncode == 0
+        wait_for("arbiter-1's Node", labelled, 60)
+        kubectl("taint", "--overwrite", "node", "arbiter-1", "node-role.kubernetes.io/arbiter=:NoSchedule")
+        create_machine("arbiter-1", new_ip, "arbiter")
+        wait_for("the hook on e2e-arbiter-1", lambda: HOOK in hooks(get_machine("e2e-arbiter-1")), 60)
+
+        def voter_joined():
+            out = book.run(RB_WAIT_VOTER, RB_WAIT_VOTER)[0]
+            return "4 members are available" in out and "EtcdMembersDegraded=False" in out and \
+                "EtcdMembersProgressing=False" in out
+        wait_for("the runbook's step 2 to say done (four members)", voter_joined, 300, interval=3)
+        assert ("arbiter-1", False) in voters(), voters()
+        log("four voters: %s" % ", ".join(n for n, _ in voters()))
+
+        # The old arbiter's Machine is deleted: the finalizer holds it, the hook holds its drain.
+        book.run(RB_DELETE_OLD, RB_DELETE_OLD)
+        m = wait_for("the hook lifted from e2e-arbiter-0",
+                     lambda: (lambda m: m if m and not hooks(m) else None)(get_machine("e2e-arbiter-0")), 300)
+        assert m["metadata"].get("deletionTimestamp"), m["metadata"]
+        names = [n for n, _ in voters()]
+        assert "arbiter-0" not in names, "hook lifted while arbiter-0 was still a member: %s" % names
+        out = book.run(RB_WATCH, RB_WATCH)[0]
+        assert "arbiter-0" in out and "ScaleDown" in out, "the runbook's step 4 shows no ScaleDown: %s" % out
+        assert "EtcdQuorumOperator" not in out, "the runbook's step 4 still shows the hook: %s" % out
+        # The machine controller: the drain (the guard through its budget), then the host goes.
+        kubectl("drain", "arbiter-0", "--ignore-daemonsets", "--force", "--delete-emptydir-data",
+                "--timeout", "120s")
+        pid_file = os.path.join(state, "pids", "kubelet-arbiter-0.pid")
+        pid = int(open(pid_file).read())
+        os.kill(pid, signal.SIGTERM)
+        wait_for("arbiter-0's kubelet to stop its pods and exit",
+                 lambda: subprocess.run(["ps", "-o", "stat=", "-p", str(pid)], capture_output=True,
+                                        text=True).stdout.strip()[:1] in ("", "Z"), 60)
+        os.unlink(pid_file)
+        kubectl("delete", "node", "arbiter-0", "--wait=false")
+        kubectl("delete", "pods", "-n", "openshift-etcd", "--field-selector", "spec.nodeName=arbiter-0",
+                "--grace-period=0", "--force", "--wait=false")
+        kubectl("patch", "machine", "-n", MACHINE_NS, "e2e-arbiter-0", "--type=json", "-p",
+                json.dumps([{"op": "remove", "path": "/metadata/finalizers"}]))
+        wait_for("e2e-arbiter-0 gone", lambda: get_machine("e2e-arbiter-0") is None, 60)
+        eps.remove("https://%s.12:2379" % net)
+        final = [("arbiter-1", False), ("master-0", False), ("master-1", False)]
+        wait_for("the watcher to see master-0, master-1 and arbiter-1 as voters", lambda: watcher.last == final, 60)
+
+        def settled():
+            cr = kubectl("get", "etcd", "cluster", "-o", "json")
+            latest = cr["status"]["latestAvailableRevision"]
+            st = {s["nodeName"]: s.get("currentRevision") for s in cr["status"].get("nodeStatuses", [])}
+            pods = {p["metadata"]["name"] for p in kubectl("get", "pods", "-n", "openshift-etcd", "-o",
+                                                              "json")["items"]}
+            return sorted(st) == ["arbiter-1", "master-0", "master-1"] and \
+                all(v == latest for v in st.values()) and "etcd-guard-arbiter-1" in pods
+        wait_for("arbiter-1 at the latest revision with its guard, arbiter-0's status gone", settled, 300, interval=3)
+    finally:
+        writer.stop.set()
+        watcher.stop.set()
+        writer.join()
+        watcher.join()
+    lost = [k for k in writer.acked if etcd.get(eps, k) is None]
+    assert not lost, "acknowledged writes lost during the arbiter's replacement: %s" % lost[:5]
+    assert not watcher.violations, "invariants broken during the arbiter's replacement: %s" % watcher.violations[:5]
+    sizes = [len(shape) for _, shape, _ in watcher.history]
+    assert max(sizes) == 4 and sizes[-1] == 3, sizes
+    for _, shape, _ in watcher.history:
+        names = dict(shape)
+        assert "arbiter-0" in names or names.get("arbiter-1") is False, \
+            "arbiter-0 removed before arbiter-1 voted: %s" % shape
+    log("arbiter replaced in %.0f s: members %s; writer %d acknowledged, 0 lost; %d membership changes"
+        % (time.monotonic() - t0, " -> ".join("+".join(n for n, _ in sh) for _, sh, _ in watcher.history),
+           len(writer.acked), watcher.changes))
 
 
 def main():
@@ -229,6 +396,10 @@ def main():
             assert shapes.index(two) < len(shapes) - 1, "nothing joined after the bootstrap: %s" % shapes
             log("the bootstrap ended on two masters; master-2 joined after: %s" % " -> ".join(
                 "+".join(n for n, _ in sh) for sh in shapes))
+        if topology == "arbiter":
+            replace_arbiter(state, net, build, env, files, eps, kubectl)
+            co = conditions(kubectl("get", "co", "etcd", "-o", "json"))
+            assert co["Available"]["status"] == "True", co["Available"]
         if topology == "sno":
             restore_single_node(state, files, eps, kubectl)
             co = conditions(kubectl("get", "co", "etcd", "-o", "json"))
