@@ -71,8 +71,9 @@ static int sync_cluster_member(const SyncContext *ctx, Plan *p)
                 return 0;
 
         if (!s || s->error < 0 || !s->members) {
-                plan_waiting(p, "MemberAddWaiting",
-                             "no member is added or promoted: the etcd member list is unknown");
+                plan_waiting(p, "MemberAddWaiting", "no member is added or promoted: %s",
+                             s && s->error == ETCD_ERR_SPLIT_BRAIN ? etcd_strerror(s->error)
+                                                                   : "the etcd member list is unknown");
                 plan_requeue_after(p, 5 * USEC_PER_SEC);
                 return 0; /* nothing is decided without a view of etcd */
         }

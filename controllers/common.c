@@ -104,7 +104,21 @@ const EtcdViewSnapshot *op_etcd(const SyncContext *ctx)
 #endif
                 return NULL;
         }
-        return ctx->etcd;
+        const EtcdViewSnapshot *s = ctx->etcd;
+        if (s && s->split_brain && !(ctx->spec && ctx->spec->reports_split_brain)) {
+                /* Neither side's member list is one to act on: the sync sees none. One
+                 * thread runs every sync, one at a time, so one copy serves them all. */
+                static EtcdViewSnapshot split;
+                split = (EtcdViewSnapshot){.n_ref = 1,
+                                           .started_at = s->started_at,
+                                           .taken_at = s->taken_at,
+                                           .error = ETCD_ERR_SPLIT_BRAIN,
+                                           .split_brain = true,
+                                           .split_brain_detail = s->split_brain_detail,
+                                           .quorate_at = s->quorate_at};
+                return &split;
+        }
+        return s;
 }
 
 /* Reads match declared watches: a sync that reads an informer its spec does

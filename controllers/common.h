@@ -109,7 +109,9 @@ typedef struct OperatorState {
 } OperatorState;
 
 const OperatorState *op_state(const SyncContext *ctx);
-/* The latest etcd snapshot, NULL until the first poll finished. */
+/* The latest etcd snapshot, NULL until the first poll finished. While it sees a split
+ * brain, a controller without reports_split_brain gets one that lists nothing, its error
+ * ETCD_ERR_SPLIT_BRAIN: what it does when the member list failed, it does then. */
 const EtcdViewSnapshot *op_etcd(const SyncContext *ctx);
 Informer *op_informer(const SyncContext *ctx, OperatorWatch w);
 const KubeObject *op_get(const SyncContext *ctx, OperatorWatch w, const char *ns, const char *name);

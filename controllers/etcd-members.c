@@ -166,6 +166,7 @@ const ControllerSpec controller_etcd_members = {
         .name = "EtcdMembersController",
         .degraded_condition = "EtcdMembersControllerDegraded",
         .reads_etcd_view = true,
+        .reports_split_brain = true,
         .watches = watches,
         .n_watches = ELEMENTSOF(watches),
         .resync = 30 * USEC_PER_SEC,

@@ -89,9 +89,11 @@ static int sync_machine_hooks(const SyncContext *ctx, Plan *p)
                 if (has_hook_named_ours(machine)) {
                         const EtcdMemberState *m = view_ok ? member_of_machine(s, machine) : NULL;
                         if (!view_ok) {
-                                plan_waiting(p, "MachineDeletionHookKept",
-                                             "hook on Machine %s kept: the etcd member list is unknown",
-                                             machine->name);
+                                plan_waiting(p, "MachineDeletionHookKept", "hook on Machine %s kept: %s",
+                                             machine->name,
+                                             s && s->error == ETCD_ERR_SPLIT_BRAIN
+                                                     ? etcd_strerror(s->error)
+                                                     : "the etcd member list is unknown");
                                 plan_requeue_after(p, 5 * USEC_PER_SEC);
                                 continue;
                         }

@@ -386,6 +386,7 @@ const ControllerSpec controller_status = {
         .name = "ClusterOperatorStatus",
         .degraded_condition = "ClusterOperatorStatusDegraded",
         .reads_etcd_view = true,
+        .reports_split_brain = true,
         .runs_unmanaged = true, /* it reports the state */
         .watches = watches,
         .n_watches = ELEMENTSOF(watches),

@@ -11,6 +11,8 @@ const char *etcd_strerror(int error)
         switch (error) {
         case ETCD_ERR_NO_LEADER:
                 return "etcd has no leader";
+        case ETCD_ERR_SPLIT_BRAIN:
+                return "the etcd members report different cluster IDs (split brain)";
         case ETCD_ERR_NO_QUORUM:
                 return "etcd could not reach quorum in time";
         case ETCD_ERR_UNHEALTHY:

@@ -27,6 +27,9 @@
 #define ETCD_ERR_FUTURE_REV         (-ERANGE)
 #define ETCD_ERR_NOT_LEADER         (-EXDEV)        /* leadership transfer sent to a follower */
 #define ETCD_ERR_BAD_URL            (-EDESTADDRREQ) /* peer URL rejected (by us or by etcd) */
+/* The view's verdict, no answer of etcd's: members report different cluster IDs (split brain),
+ * so no member list can be trusted to act on. */
+#define ETCD_ERR_SPLIT_BRAIN (-ENOTUNIQ)
 /* The member's HTTP listener answered but its gateway could not reach the
  * member's own gRPC server (gRPC Unavailable, "Error while dialing"): the
  * member is stopping or starting, and nothing was processed. */

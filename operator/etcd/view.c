@@ -1,5 +1,6 @@
 /* The etcd view poller and snapshot queries. */
 #include "view.h"
+#include "base/buf.h"
 #include "base/json.h"
 #include "base/log.h"
 #include "quorum.h"
@@ -29,7 +30,7 @@ struct EtcdView {
 typedef struct MemberReq {
         EtcdView *view;
         EtcdViewSnapshot *snap; /* the round it belongs to (ref) */
-        size_t index;
+        size_t index;           /* into states, or into strays for a stray's status */
 } MemberReq;
 
 static size_t n_members(const EtcdViewSnapshot *s)
@@ -42,6 +43,9 @@ static void snapshot_free(EtcdViewSnapshot *s)
         for (size_t i = 0; i < n_members(s); i++)
                 etcd_status_done(&s->states[i].status);
         free(s->states);
+        for (size_t i = 0; s->strays && i < s->n_strays; i++)
+                free(s->strays[i].url);
+        free(s->strays);
         etcd_member_list_free(s->members);
         free(s->alarms);
         free(s->split_brain_detail);
@@ -289,36 +293,76 @@ static void arm(EtcdView *v, usec_t delay)
         }
 }
 
-static void detect_split_brain(EtcdViewSnapshot *s)
+/* Adds `id` to the distinct IDs `ids` (of room `max`) unless it is there or is 0. */
+static void add_cluster_id(uint64_t *ids, size_t max, size_t *n, bool *more, uint64_t id)
 {
-        uint64_t first = 0;
-        const char *first_name = NULL;
+        size_t k = 0;
+        if (id == 0)
+                return;
+        while (k < *n && ids[k] != id)
+                k++;
+        if (k < *n)
+                return;
+        if (*n < max)
+                ids[(*n)++] = id;
+        else
+                *more = true;
+}
 
-        for (size_t i = 0; i < n_members(s); i++) {
-                const EtcdMemberState *st = &s->states[i];
-                if (!st->has_status || st->status.cluster_id == 0)
-                        continue;
-                if (!first) {
-                        first = st->status.cluster_id;
-                        first_name = st->name;
-                        continue;
+void etcd_view_detect_split_brain(EtcdViewSnapshot *s)
+{
+        /* The distinct cluster IDs: the member list's first, then as members and strays report them. */
+        uint64_t ids[8];
+        size_t n_ids = 0;
+        bool more = false;
+
+        add_cluster_id(ids, ELEMENTSOF(ids), &n_ids, &more, s->cluster_id);
+        for (size_t i = 0; i < n_members(s); i++)
+                if (s->states[i].has_status)
+                        add_cluster_id(ids, ELEMENTSOF(ids), &n_ids, &more, s->states[i].status.cluster_id);
+        for (size_t i = 0; s->strays && i < s->n_strays; i++)
+                if (s->strays[i].has_status)
+                        add_cluster_id(ids, ELEMENTSOF(ids), &n_ids, &more, s->strays[i].cluster_id);
+        s->split_brain = n_ids > 1;
+        s->split_brain_detail = mfree(s->split_brain_detail);
+        if (!s->split_brain)
+                return;
+
+        /* Both sides named: "members report N cluster IDs: X (the member list's): a, b; Y: c". */
+        _cleanup_(buf_free) Buf b = BUF_INIT(4096);
+        char head[64];
+        int r = 0;
+        (void) snprintf(head, sizeof head, "members report %zu%s cluster IDs:", n_ids,
+                        more ? " or more" : "");
+        r = buf_append(&b, head, strlen(head));
+        for (size_t k = 0; r >= 0 && k < n_ids; k++) {
+                char id[64];
+                size_t named = 0;
+                (void) snprintf(id, sizeof id, "%s %016llx%s", k ? ";" : "", (unsigned long long) ids[k],
+                                ids[k] == s->cluster_id ? " (the member list's)" : "");
+                r = buf_append(&b, id, strlen(id));
+                for (size_t i = 0; r >= 0 && i < n_members(s); i++) {
+                        const EtcdMemberState *st = &s->states[i];
+                        if (!st->has_status || st->status.cluster_id != ids[k])
+                                continue;
+                        const char *name = st->name ? st->name : "(unnamed)";
+                        if ((r = buf_append(&b, named++ ? ", " : ": ", 2)) >= 0)
+                                r = buf_append(&b, name, strlen(name));
                 }
-                if (st->status.cluster_id != first) {
-                        s->split_brain = true;
-                        free(s->split_brain_detail);
-                        s->split_brain_detail = strdup_printf(
-                                "member %s reports cluster ID %016llx but member %s reports %016llx",
-                                strempty(st->name), (unsigned long long) st->status.cluster_id,
-                                strempty(first_name), (unsigned long long) first);
+                for (size_t i = 0; r >= 0 && s->strays && i < s->n_strays; i++) {
+                        const EtcdEndpointState *e = &s->strays[i];
+                        if (!e->has_status || e->cluster_id != ids[k])
+                                continue;
+                        const char *sep = named++ ? ", endpoint " : ": endpoint ";
+                        if ((r = buf_append(&b, sep, strlen(sep))) >= 0)
+                                r = buf_append(&b, e->url, strlen(e->url));
                 }
+                if (r >= 0 && named == 0)
+                        r = buf_append(&b, ": no member reports it", 22);
         }
-        if (!s->split_brain && first && s->cluster_id && first != s->cluster_id) {
-                s->split_brain = true;
-                s->split_brain_detail =
-                        strdup_printf("members report cluster ID %016llx but the member list "
-                                      "came from cluster %016llx",
-                                      (unsigned long long) first, (unsigned long long) s->cluster_id);
-        }
+        s->split_brain_detail = r >= 0 ? buf_steal(&b) : NULL;
+        if (!s->split_brain_detail)
+                s->split_brain_detail = strdup("members report different cluster IDs");
 }
 
 static void round_finish(EtcdView *v)
@@ -329,7 +373,7 @@ static void round_finish(EtcdView *v)
         for (size_t i = 0; i < n_members(s); i++)
                 if (s->states[i].has_status && s->states[i].status.leader && !s->states[i].is_learner)
                         s->leader = s->states[i].status.leader;
-        detect_split_brain(s);
+        etcd_view_detect_split_brain(s);
         if (s->error >= 0 && n_members(s) > 0 && etcd_view_count_voters(s) > 0 &&
             etcd_view_fault_tolerance(s) >= 0)
                 s->quorate_at = s->taken_at;
@@ -341,8 +385,13 @@ static void round_finish(EtcdView *v)
                 s->n_alarms = v->n_alarms;
         } else if (v->n_alarms)
                 s->alarms_error = -ENOMEM;
-        if (s->split_brain)
+        /* Said when it begins or what it names changes, and when it ends: not every round. */
+        const EtcdViewSnapshot *was = v->current;
+        if (s->split_brain &&
+            !(was && was->split_brain && streq_ptr(was->split_brain_detail, s->split_brain_detail)))
                 log_warning("etcd split brain: %s", s->split_brain_detail);
+        else if (!s->split_brain && s->error >= 0 && was && was->split_brain)
+                log_info("etcd split brain over: the members report one cluster ID");
         /* Membership changes go to the leader first. */
         for (size_t i = 0; i < n_members(s); i++)
                 if (s->states[i].id == s->leader && s->states[i].client_url)
@@ -443,6 +492,64 @@ static void on_status(EtcdClient *c, const EtcdResponse *resp, void *userdata)
         member_done(q->view);
 }
 
+static void on_stray_status(EtcdClient *c, const EtcdResponse *resp, void *userdata)
+{
+        _cleanup_free_ MemberReq *q = userdata;
+        EtcdStatus st = {};
+        (void) c;
+        if (resp->error == -ECANCELED) {
+                etcd_view_snapshot_unref(q->snap);
+                return;
+        }
+        EtcdEndpointState *e = &q->snap->strays[q->index];
+        if (resp->error >= 0 && etcd_parse_status(resp->body, &st) >= 0) {
+                e->has_status = true;
+                e->cluster_id = st.cluster_id;
+                e->member_id = st.member_id;
+        } else
+                e->error = resp->error < 0 ? resp->error : -EBADMSG;
+        etcd_status_done(&st);
+        etcd_view_snapshot_unref(q->snap);
+        member_done(q->view);
+}
+
+/* Every endpoint of the client that is no started member's client URL in the list. */
+static int ask_strays(EtcdView *v)
+{
+        EtcdViewSnapshot *s = v->building;
+        char *const *eps = NULL;
+        size_t n = etcd_client_get_endpoints(v->client, &eps);
+
+        if (n == 0)
+                return 0;
+        if (!(s->strays = calloc(n, sizeof *s->strays)))
+                return -ENOMEM;
+        for (size_t k = 0; k < n; k++) {
+                bool listed = false;
+                for (size_t i = 0; i < s->n_members && !listed; i++)
+                        listed = s->states[i].started && streq_ptr(s->states[i].client_url, eps[k]);
+                if (listed)
+                        continue;
+                EtcdEndpointState *e = &s->strays[s->n_strays];
+                MemberReq *q = calloc(1, sizeof *q);
+                if (!q || !(e->url = strdup(eps[k]))) {
+                        free(q);
+                        return -ENOMEM;
+                }
+                s->n_strays++;
+                *q = (MemberReq){.view = v, .snap = etcd_view_snapshot_ref(s), .index = s->n_strays - 1};
+                int r = etcd_status_timeout(v->client, e->url, round_timeout(v), on_stray_status, q);
+                if (r < 0) {
+                        e->error = r;
+                        etcd_view_snapshot_unref(q->snap);
+                        free(q);
+                        continue;
+                }
+                v->outstanding++;
+        }
+        return 0;
+}
+
 static int ask_member(EtcdView *v, size_t i, bool health)
 {
         MemberReq *q = calloc(1, sizeof *q);
@@ -502,6 +609,8 @@ static void on_members(EtcdClient *c, const EtcdResponse *resp, void *userdata)
                 if ((r = ask_member(v, i, true)) < 0 || (r = ask_member(v, i, false)) < 0)
                         st->error = r;
         }
+        if ((r = ask_strays(v)) < 0)
+                log_debug("etcd view: the endpoints beyond the list not asked: %s", strerror(-r));
         member_done(v);
 }
 

@@ -31,6 +31,16 @@ typedef struct EtcdMemberState {
         EtcdStatus status;
 } EtcdMemberState;
 
+/* An endpoint the client is given (etcd-endpoints, the node addresses) that is no client
+ * URL of a started member in the round's list: asked for its status too, so that a member
+ * answering for another cluster is seen whichever side the list came from. */
+typedef struct EtcdEndpointState {
+        char *url;
+        bool has_status;
+        int error; /* why no status */
+        uint64_t cluster_id, member_id;
+} EtcdEndpointState;
+
 typedef struct EtcdViewSnapshot {
         unsigned n_ref;
         usec_t started_at; /* CLOCK_MONOTONIC when the round began (its member list is newer) */
@@ -46,6 +56,10 @@ typedef struct EtcdViewSnapshot {
         int alarms_error; /* alarm list needs quorum in 3.4; it may fail alone. The list is the latest
                            * answer, fetched beside the rounds (-ENODATA: none yet; < 0 with a list:
                            * the list is from an earlier answer) */
+        EtcdEndpointState *strays;
+        size_t n_strays;
+        /* The list's cluster ID, its members' and the strays' are not all one (see
+         * etcd_view_detect_split_brain). */
         bool split_brain;
         char *split_brain_detail;
         /* CLOCK_MONOTONIC end of the latest round, this one or an earlier one, in which a
@@ -114,6 +128,12 @@ typedef struct EtcdQuorumHints {
  * figures behind a "no". */
 bool etcd_view_restart_keeps_quorum(const EtcdViewSnapshot *s, uint64_t id, const EtcdQuorumHints *hints,
                                     size_t *ret_up, size_t *ret_voters, size_t *ret_quorum);
+
+/* Sets split_brain and split_brain_detail (done at the end of every round): the member
+ * list's cluster ID and those the members' and the strays' status answers report are not
+ * all one. The detail names each ID with the members (and stray endpoints) reporting it,
+ * so both sides are named. */
+void etcd_view_detect_split_brain(EtcdViewSnapshot *s);
 
 /* A digest of what controllers decide from: whether the list failed, the
  * cluster ID, split brain, the leader, each member's ID, name, URLs, started,

@@ -49,6 +49,11 @@ typedef struct ControllerSpec {
         /* The sync reads the etcd view: it is woken when what the view says
          * changes (runtime_kick_etcd_readers), and only then. */
         bool reads_etcd_view;
+        /* While the view sees a split brain (members report different cluster IDs), a
+         * sync is handed a snapshot that says so and lists nothing (error
+         * ETCD_ERR_SPLIT_BRAIN), so that it acts on neither side's member list; a
+         * controller that only reports what etcd is sees the view as it is. */
+        bool reports_split_brain;
         /* Syncs even while the status object's spec.managementState is Unmanaged or
          * Removed (the ClusterOperator status, which reports that state); every
          * other controller stops acting then, as library-go's do. */

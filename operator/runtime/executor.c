@@ -6,6 +6,7 @@
 #include "base/backoff.h"
 #include "base/json.h"
 #include "base/log.h"
+#include "etcd/view.h"
 #include "runtime/apply.h"
 #include "runtime/runtime-internal.h"
 
@@ -455,6 +456,16 @@ static int run_etcd_intent(Controller *c, const Intent *i)
                 log_debug("%s: waiting for a member list newer than the last change", what);
                 plan_requeue_after(&c->plan, 300 * USEC_PER_MSEC);
                 return 1; /* skipped */
+        }
+        /* Whatever the plan was made from: while members report different cluster IDs
+         * nothing is changed in either cluster (op_etcd hides the lists from the syncs;
+         * this holds for a plan made just before the split was seen). A failure, so the
+         * controller's Degraded condition says it. */
+        const EtcdViewSnapshot *now =
+                c->rt->cfg.etcd_snapshot ? c->rt->cfg.etcd_snapshot(c->rt->cfg.userdata) : NULL;
+        if (now && now->split_brain) {
+                log_warning("%s: refused: %s", what, strempty(now->split_brain_detail));
+                return ETCD_ERR_SPLIT_BRAIN;
         }
         /* Every risky step is logged before and after. */
         log_info("%s: starting", what);

@@ -6,7 +6,9 @@ bootstrap member serves until the cluster has settled; its summary printed, kube
 having refused no request of the operator's or the pods'. Then:
 
   ha       the README's command, no --topology: three voters, master-0 to master-2, a guard and
-           the latest revision on each.
+           the latest revision on each. Then a split brain (split_brain): an etcd restored alone
+           answers on master-2's address; the operator names both sides and changes nothing
+           until one cluster is left (docs/runbooks/split-brain.md).
 
   sno      one voter, master-0, the only member ever listed (the member the bootstrap ran on
            the node is the master's: nothing added, nothing removed, through the node's
@@ -113,6 +115,45 @@ def restore_single_node(state, files, eps, kubectl):
 # docs/runbooks/replace-master.md's commands (runbook.py numbers them from 1): those of the
 # master's steps 2 to 4, then the arbiter's check ("An arbiter", step 1).
 RB_WAIT_VOTER, RB_DELETE_OLD, RB_WATCH, RB_ARBITER_CHECK = 2, 3, 4, 7
+IMAGE_FLAGS = ["quay.io/openshift/etcd[@:]*=%s/etcd", "quay.io/openshift/*cluster-etcd-operator[@:]*=%s/operator",
+               "quay.io/openshift/*:sim=%s/base"]
+
+
+def start_kubelet(state, build, env, node, ip, master):
+    """A node's kubelet as hack/local-up.sh starts one (start_node_kubelet), its PID where
+    `local-up.sh --down` finds it."""
+    kubeconfig = subprocess.run(["python3", os.path.join(ROOT, "test", "kube", "control-plane"),
+                                 "node-kubeconfig", os.path.join(state, "kube"), node],
+                                env=env, capture_output=True, text=True, check=True).stdout.strip()
+    images = os.path.join(build, "images")
+    os.makedirs(os.path.join(state, "nodes", node), exist_ok=True)
+    argv = [os.path.join(ROOT, "test", "sim", "kubelet-sim"), "--node-name", node, "--node-ip", ip,
+            "--root", os.path.join(state, "nodes", node), "--kubeconfig", kubeconfig,
+            "--operator-binary", os.path.join(build, "cluster-etcd-operator")]
+    argv += ["--master", "--no-role-labels"] if master else []
+    argv += ["--backoff-base", "0.5", "--backoff-max", "5", "--startup-probe-step", "0.5"]
+    for flag in IMAGE_FLAGS:
+        argv += ["--image", flag % images]
+    with open(os.path.join(state, "logs", "kubelet-%s.log" % node), "a") as log_f:
+        kubelet = subprocess.Popen(argv, env=env, stdout=log_f, stderr=subprocess.STDOUT,
+                                   stdin=subprocess.DEVNULL, start_new_session=True)
+    with open(os.path.join(state, "pids", "kubelet-%s.pid" % node), "w") as f:
+        f.write("%d\n" % kubelet.pid)
+    return kubelet
+
+
+def stop_kubelet(state, node):
+    """SIGTERM to the node's kubelet (started by local-up or start_kubelet): it stops its
+    containers and exits, the host going down with its pods."""
+    pid_file = os.path.join(state, "pids", "kubelet-%s.pid" % node)
+    pid = int(open(pid_file).read())
+    os.kill(pid, signal.SIGTERM)
+    wait_for("%s's kubelet to stop its pods and exit" % node,
+             lambda: subprocess.run(["ps", "-o", "stat=", "-p", str(pid)], capture_output=True,
+                                    text=True).stdout.strip()[:1] in ("", "Z"), 60)
+    os.unlink(pid_file)
+
+
 MACHINE_NS = "openshift-machine-api"
 MACHINE_ROLE = "machine.openshift.io/cluster-api-machine-role"
 HOOK = {"name": "EtcdQuorumOperator", "owner": "clusteroperator/etcd"}
@@ -180,24 +221,7 @@ def replace_arbiter(state, net, build, env, files, eps, kubectl):
         # as the installer's arbiter pool has it, then its Machine.
         new_ip = "%s.13" % net
         eps.append("https://%s:2379" % new_ip)
-        kubeconfig = subprocess.run(["python3", os.path.join(ROOT, "test", "kube", "control-plane"),
-                                     "node-kubeconfig", os.path.join(state, "kube"), "arbiter-1"],
-                                    env=env, capture_output=True, text=True, check=True).stdout.strip()
-        images = os.path.join(build, "images")
-        os.makedirs(os.path.join(state, "nodes", "arbiter-1"))
-        log_f = open(os.path.join(state, "logs", "kubelet-arbiter-1.log"), "w")
-        kubelet = subprocess.Popen(
-            [os.path.join(ROOT, "test", "sim", "kubelet-sim"), "--node-name", "arbiter-1", "--node-ip", new_ip,
-             "--root", os.path.join(state, "nodes", "arbiter-1"), "--kubeconfig", kubeconfig,
-             "--operator-binary", os.path.join(build, "cluster-etcd-operator"),
-             "--backoff-base", "0.5", "--backoff-max", "5", "--startup-probe-step", "0.5",
-             "--image", "quay.io/openshift/etcd[@:]*=%s/etcd" % images,
-             "--image", "quay.io/openshift/*cluster-etcd-operator[@:]*=%s/operator" % images,
-             "--image", "quay.io/openshift/*:sim=%s/base" % images],
-            env=env, stdout=log_f, stderr=subprocess.STDOUT, stdin=subprocess.DEVNULL, start_new_session=True)
-        log_f.close()
-        with open(os.path.join(state, "pids", "kubelet-arbiter-1.pid"), "w") as f:
-            f.write("%d\n" % kubelet.pid)  # local-up.sh --down stops it with the rest
+        start_kubelet(state, build, env, "arbiter-1", new_ip, master=False)
 
         def labelled():
             r = subprocess.run(["kubectl", "--kubeconfig", admin.kubeconfig, "label", "--overwrite", "node",
@@ -229,13 +253,7 @@ def replace_arbiter(state, net, build, env, files, eps, kubectl):
         # The machine controller: the drain (the guard through its budget), then the host goes.
         kubectl("drain", "arbiter-0", "--ignore-daemonsets", "--force", "--delete-emptydir-data",
                 "--timeout", "120s")
-        pid_file = os.path.join(state, "pids", "kubelet-arbiter-0.pid")
-        pid = int(open(pid_file).read())
-        os.kill(pid, signal.SIGTERM)
-        wait_for("arbiter-0's kubelet to stop its pods and exit",
-                 lambda: subprocess.run(["ps", "-o", "stat=", "-p", str(pid)], capture_output=True,
-                                        text=True).stdout.strip()[:1] in ("", "Z"), 60)
-        os.unlink(pid_file)
+        stop_kubelet(state, "arbiter-0")
         kubectl("delete", "node", "arbiter-0", "--wait=false")
         kubectl("delete", "pods", "-n", "openshift-etcd", "--field-selector", "spec.nodeName=arbiter-0",
                 "--grace-period=0", "--force", "--wait=false")
@@ -272,6 +290,139 @@ def replace_arbiter(state, net, build, env, files, eps, kubectl):
     log("arbiter replaced in %.0f s: members %s; writer %d acknowledged, 0 lost; %d membership changes"
         % (time.monotonic() - t0, " -> ".join("+".join(n for n, _ in sh) for _, sh, _ in watcher.history),
            len(writer.acked), watcher.changes))
+
+
+# docs/runbooks/split-brain.md's ```sh blocks: step 1 (read the condition) and step 3 (check it again).
+RB_SPLIT_READ, RB_SPLIT_CHECK = 1, 2
+# The operator's log lines of an etcd change begun (runtime/executor.c: "<what>: starting").
+ETCD_CHANGES = (": etcd add learner", ": etcd promote", ": etcd remove", ": etcd update member",
+                ": etcd defragment", ": etcd compact", ": etcd disarm", ": etcd move leader")
+
+
+def etcd_changes_begun(op_log):
+    return [line for line in open(op_log, errors="replace")
+            if line.rstrip().endswith(": starting") and any(c in line for c in ETCD_CHANGES)]
+
+
+def split_brain(state, net, build, env, files, kubectl):
+    """Issue 37, point 4: a member restored alone beside the running cluster. master-2's host
+    goes down; an etcd restored from a snapshot of the cluster, alone (a cluster of its own,
+    another cluster ID), then answers on master-2's address with master-2's certificates (its
+    HTTP listener on 2381, where the operator and the test read; its gRPC on a side port, so
+    that this test's kube-apiserver keeps to master-0 and master-1 and the test can read what
+    the operator says). The operator must name both sides in EtcdMembersDegraded/SplitBrain
+    (docs/runbooks/split-brain.md step 1, word for word) and, for 40 s, change nothing: no
+    etcd change carried out (its log), no member added to either side, etcd-endpoints as it
+    was; the writer and the watcher on master-0 and master-1 see no write lost and no
+    membership change. Then the test plays step 2 (that etcd stopped, master-2's own etcd
+    back, its data intact) and step 3 says one cluster is left."""
+    ip = "%s.12" % net
+    good = ["https://%s.10:2379" % net, "https://%s.11:2379" % net]
+    etcd = Etcd(*files)
+    ca, cert, key = files
+    admin = Admin(os.path.join(state, "kube", "kubeconfig"))
+    book = Runbook(admin, "split-brain.md", {}, {})
+    d = os.path.join(state, "split-brain")
+    os.makedirs(d)
+    snap = os.path.join(d, "snapshot.db")
+    r = subprocess.run(["etcdctl", "--endpoints", good[0], "--cacert", ca, "--cert", cert, "--key", key,
+                        "snapshot", "save", snap], capture_output=True, text=True)
+    assert r.returncode == 0, "etcdctl snapshot save: %s" % r.stderr[-500:]
+
+    watcher = Watcher(Etcd(*files), lambda: good)
+    writer = Writer(Etcd(*files), lambda: good)
+    watcher.start()
+    writer.start()
+    rogue = None
+    try:
+        wait_for("writes before the split", lambda: len(writer.acked) >= 20, 60)
+        stop_kubelet(state, "master-2")
+        r = subprocess.run(["etcdutl", "snapshot", "restore", snap, "--name", "master-2", "--data-dir",
+                            os.path.join(d, "data"), "--initial-cluster", "master-2=https://%s:2380" % ip,
+                            "--initial-advertise-peer-urls", "https://%s:2380" % ip,
+                            "--initial-cluster-token", "split-brain"], capture_output=True, text=True)
+        assert r.returncode == 0, "etcdutl snapshot restore: %s" % r.stderr[-500:]
+        certs = os.path.join(state, "nodes", "master-2", "etc", "kubernetes", "static-pod-resources", "etcd-certs")
+        leaf = os.path.join(certs, "secrets", "etcd-all-certs")
+        bundle = os.path.join(certs, "configmaps", "etcd-all-bundles", "server-ca-bundle.crt")
+        assert os.path.exists(bundle), "no CA bundle at %s" % bundle
+        rogue_log = open(os.path.join(state, "logs", "split-brain-etcd.log"), "w")
+        rogue = subprocess.Popen(
+            ["etcd", "--name", "master-2", "--data-dir", os.path.join(d, "data"),
+             "--listen-client-urls", "https://%s:12379" % ip, "--advertise-client-urls", "https://%s:2379" % ip,
+             "--listen-client-http-urls", "https://%s:2381" % ip,
+             "--listen-peer-urls", "https://%s:2380" % ip, "--initial-advertise-peer-urls", "https://%s:2380" % ip,
+             "--cert-file", os.path.join(leaf, "etcd-serving-master-2.crt"),
+             "--key-file", os.path.join(leaf, "etcd-serving-master-2.key"),
+             "--trusted-ca-file", bundle, "--client-cert-auth",
+             "--peer-cert-file", os.path.join(leaf, "etcd-peer-master-2.crt"),
+             "--peer-key-file", os.path.join(leaf, "etcd-peer-master-2.key"),
+             "--peer-trusted-ca-file", bundle, "--peer-client-cert-auth"],
+            stdout=rogue_log, stderr=subprocess.STDOUT, stdin=subprocess.DEVNULL, start_new_session=True)
+        rogue_log.close()
+        with open(os.path.join(state, "pids", "split-brain-etcd.pid"), "w") as f:
+            f.write("%d\n" % rogue.pid)  # local-up.sh --down stops it if the test does not
+        wait_for("the etcd restored alone to serve", lambda: etcd.healthy("https://%s:2379" % ip), 60)
+        rogue_members = etcd.members(["https://%s:2379" % ip])
+        assert [m.get("name") for m in rogue_members] == ["master-2"], rogue_members
+
+        def says_split():
+            out = book.run(RB_SPLIT_READ, RB_SPLIT_READ)[0]
+            return out if out.startswith("SplitBrain: ") else None
+        out = wait_for("EtcdMembersDegraded/SplitBrain (split-brain.md step 1)", says_split, 120, interval=2)
+        log("the operator says: %s" % out.strip())
+        assert "members report 2 cluster IDs" in out and "(the member list's)" in out, out
+        assert "master-2" in out and ("master-0" in out or "%s.10" % net in out), \
+            "both sides not named: %s" % out
+
+        # 40 s of split brain: the operator changes nothing, on either side.
+        op_log = os.path.join(state, "logs", "operator.log")
+        changes_before = len(etcd_changes_begun(op_log))
+        endpoints_before = kubectl("get", "configmap", "-n", "openshift-etcd", "etcd-endpoints", "-o", "json")
+        changes_seen = watcher.changes
+        time.sleep(40)
+        lines = etcd_changes_begun(op_log)
+        assert len(lines) == changes_before, "etcd changed during the split brain: %s" % lines[changes_before:]
+        endpoints_after = kubectl("get", "configmap", "-n", "openshift-etcd", "etcd-endpoints", "-o", "json")
+        assert endpoints_after["data"] == endpoints_before["data"], \
+            "etcd-endpoints changed: %s -> %s" % (endpoints_before["data"], endpoints_after["data"])
+        assert watcher.changes == changes_seen, "the cluster's membership changed: %s" % watcher.history[-3:]
+        rogue_after = etcd.members(["https://%s:2379" % ip])
+        assert [m.get("name") for m in rogue_after] == ["master-2"], "the other side changed: %s" % rogue_after
+        refused = sum(1 for line in open(op_log, errors="replace") if "split brain" in line)
+        log("40 s split: no etcd change, etcd-endpoints kept (%s), both memberships as they were; the "
+            "operator's log names the split brain %d times" % (sorted(endpoints_after["data"].values()), refused))
+
+        # Step 2, played: that etcd stopped; master-2's own etcd (its data intact) comes back.
+        rogue.terminate()
+        rogue.wait(timeout=30)
+        os.unlink(os.path.join(state, "pids", "split-brain-etcd.pid"))
+        rogue = None
+        start_kubelet(state, build, env, "master-2", ip, master=True)
+
+        def one_cluster():
+            out = book.run(RB_SPLIT_CHECK, RB_SPLIT_CHECK)[0]
+            return out if out.startswith("AsExpected") else None
+        out = wait_for("one cluster again (split-brain.md step 3)", one_cluster, 180, interval=3)
+        log("split-brain.md step 3: %s" % out.strip())
+        all_eps = good + ["https://%s:2379" % ip]
+        wait_for("three healthy voters", lambda: sorted(
+            (m.get("name"), bool(m.get("isLearner"))) for m in etcd.members(all_eps)) == [
+            ("master-0", False), ("master-1", False), ("master-2", False)] and all(
+            etcd.healthy(e) for e in all_eps), 120)
+    finally:
+        writer.stop.set()
+        watcher.stop.set()
+        writer.join()
+        watcher.join()
+        if rogue is not None:
+            rogue.kill()
+            rogue.wait()
+    lost = [k for k in writer.acked if etcd.get(good, k) is None]
+    assert not lost, "acknowledged writes lost: %s" % lost[:5]
+    assert not watcher.violations, "invariants broken: %s" % watcher.violations[:5]
+    assert watcher.changes == 0, "membership changed: %s" % watcher.history
+    log("split brain: %d writes acknowledged by the cluster, none lost; no membership change" % len(writer.acked))
 
 
 def main():
@@ -396,6 +547,10 @@ def main():
             assert shapes.index(two) < len(shapes) - 1, "nothing joined after the bootstrap: %s" % shapes
             log("the bootstrap ended on two masters; master-2 joined after: %s" % " -> ".join(
                 "+".join(n for n, _ in sh) for sh in shapes))
+        if topology == "ha":
+            split_brain(state, net, build, env, files, kubectl)
+            co = conditions(kubectl("get", "co", "etcd", "-o", "json"))
+            assert co["Available"]["status"] == "True", co["Available"]
         if topology == "arbiter":
             replace_arbiter(state, net, build, env, files, eps, kubectl)
             co = conditions(kubectl("get", "co", "etcd", "-o", "json"))

@@ -2,9 +2,11 @@
  * shrinking it: the membership calls and their errors as the operator sees
  * them, and the view's picture along the way. */
 #include <setjmp.h>
+#include <signal.h>
 #include <stdarg.h>
 #include <stddef.h>
 #include <stdint.h>
+#include <stdio.h>
 #include <unistd.h>
 
 #include <cmocka.h>
@@ -170,6 +172,86 @@ static void test_grow_and_shrink(void **state)
         wait_all_healthy(view, 2);
 }
 
+/* Runs the view until a round's snapshot satisfies `want` (30 s at most). */
+static const EtcdViewSnapshot *wait_view(EtcdView *v, bool (*want)(const EtcdViewSnapshot *s))
+{
+        usec_t end = now_usec(CLOCK_MONOTONIC) + 30 * USEC_PER_SEC;
+        for (;;) {
+                bool tick = false;
+                (void) loop_run_until(loop, &tick, 300 * USEC_PER_MSEC);
+                const EtcdViewSnapshot *s = etcd_view_get(v);
+                if (s && want(s))
+                        return s;
+                assert_true(now_usec(CLOCK_MONOTONIC) < end);
+        }
+}
+
+static bool split(const EtcdViewSnapshot *s)
+{
+        return s->split_brain;
+}
+
+static bool split_listed_by_the_two(const EtcdViewSnapshot *s)
+{
+        return s->split_brain && s->n_members == 2;
+}
+
+static bool whole(const EtcdViewSnapshot *s)
+{
+        return !s->split_brain && s->members && etcd_view_all_healthy(s);
+}
+
+/* Split brain (issue 37): the third member, removed by the last test, comes back as a
+ * cluster of its own (its old data moved aside, bootstrapped alone) on the address the
+ * client still has among its endpoints. Whichever side answers the member list, the view
+ * sees two cluster IDs and names both sides: the first two members on one, the third's
+ * endpoint on the other. Once m2 stops, the view
+ * is whole again. */
+static void test_split_brain(void **state)
+{
+        (void) state;
+        _cleanup_(etcd_view_freep) EtcdView *view = etcd_view_new(client, 500 * USEC_PER_MSEC);
+        assert_int_equal(etcd_view_start(view), 0);
+        wait_all_healthy(view, 2);
+
+        EtcdTestMember *m2 = &cluster.members[2];
+        _cleanup_free_ char *data = strdup_printf("%s/data", m2->dir);
+        _cleanup_free_ char *aside = strdup_printf("%s/data.removed", m2->dir);
+        assert_int_equal(rename(data, aside), 0);
+        _cleanup_free_ char *alone = etcd_test_initial_cluster(&cluster, 0x4);
+        assert_int_equal(etcd_test_member_start(&cluster, 2, alone, false), 0);
+
+        /* The list from the first two (m2 no member of theirs): m2's endpoint answers for another cluster.
+         */
+        char *all[] = {cluster.members[0].client_url, cluster.members[1].client_url, m2->client_url};
+        assert_int_equal(etcd_client_set_endpoints(client, all, 3), 0);
+        const EtcdViewSnapshot *s = wait_view(view, split_listed_by_the_two);
+        printf("split brain: %s\n", s->split_brain_detail);
+        assert_non_null(strstr(s->split_brain_detail, "members report 2 cluster IDs"));
+        _cleanup_free_ char *listed = strdup_printf("(the member list's): %s, %s", cluster.members[0].name,
+                                                    cluster.members[1].name);
+        assert_non_null(strstr(s->split_brain_detail, listed));
+        _cleanup_free_ char *named = strdup_printf("endpoint %s", m2->client_url);
+        assert_non_null(strstr(s->split_brain_detail, named));
+
+        /* m2 first: whichever side lists, the other is seen, as a stray endpoint. */
+        char *m2_first[] = {m2->client_url, cluster.members[0].client_url};
+        assert_int_equal(etcd_client_set_endpoints(client, m2_first, 2), 0);
+        for (int round = 0; round < 4; round++) {
+                s = wait_view(view, split);
+                assert_non_null(strstr(s->split_brain_detail, "members report 2 cluster IDs"));
+                assert_non_null(strstr(s->split_brain_detail, "endpoint "));
+                etcd_view_refresh(view);
+        }
+
+        /* m2 stopped: one cluster again. */
+        assert_int_equal(etcd_test_member_kill(&cluster, 2, SIGTERM), 0); /* and reaped */
+        assert_int_equal(etcd_client_set_endpoints(client, all, 3), 0);
+        s = wait_view(view, whole);
+        assert_null(s->split_brain_detail);
+        assert_int_equal(s->n_members, 2);
+}
+
 static int setup(void **state)
 {
         if (getenv("TEST_VERBOSE"))
@@ -194,6 +276,7 @@ int main(void)
 {
         const struct CMUnitTest tests[] = {
                 cmocka_unit_test(test_grow_and_shrink),
+                cmocka_unit_test(test_split_brain),
         };
         return cmocka_run_group_tests(tests, setup, teardown);
 }

@@ -20,6 +20,7 @@
 #include "base/json.h"
 #include "base/log.h"
 #include "etcd-harness.h"
+#include "etcd/view.h"
 #include "kube/client.h"
 #include "runtime/conditions.h"
 #include "runtime/controller.h"
@@ -38,6 +39,12 @@ static const char *peer_url;    /* ADD, UPDATE_PEER */
 static const char *apply_value; /* APPLY */
 static unsigned n_syncs, n_etcd_changes;
 static bool view_fresh = true;
+/* The view's snapshot as the runtime reads it: NULL, or one that sees a split brain. */
+static EtcdViewSnapshot split_snapshot = {.n_ref = 1,
+                                          .split_brain = true,
+                                          .split_brain_detail =
+                                                  (char *) "members report 2 cluster IDs: (test)"};
+static bool split;
 
 static int sync_member(const SyncContext *ctx, Plan *p)
 {
@@ -122,6 +129,12 @@ static void on_etcd_change(void *userdata)
 {
         (void) userdata;
         n_etcd_changes++;
+}
+
+static const EtcdViewSnapshot *etcd_snapshot(void *userdata)
+{
+        (void) userdata;
+        return split ? &split_snapshot : NULL;
 }
 
 static bool etcd_view_fresh(void *userdata, usec_t since)
@@ -335,6 +348,36 @@ static void test_update_peer(void **state)
         assert_true(found);
 }
 
+/* While the view sees a split brain, no etcd intent is carried out, whatever the plan was
+ * made from: a promotion of the member of the last test is refused, a failure the
+ * controller's Degraded condition names; the member list is as it was. */
+static void test_split_brain_refused(void **state)
+{
+        (void) state;
+        uint64_t failures = stats().failures;
+        unsigned changes = n_etcd_changes;
+        bool learner_before = false;
+        size_t members_before = etcd_members(&learner_before);
+        split = true;
+        action = PROMOTE;
+        sync_and_run(500 * USEC_PER_MSEC);
+        action = NOTHING;
+        split = false;
+        assert_true(stats().failures > failures); /* refused, and refused again on each retry */
+        assert_int_equal(n_etcd_changes, changes);
+        _cleanup_free_ char *message = NULL;
+        _cleanup_free_ char *d = degraded(&message);
+        assert_string_equal(d, "True");
+        assert_non_null(message);
+        assert_non_null(strstr(message, "split brain"));
+        bool learner = false;
+        assert_int_equal(etcd_members(&learner), members_before);
+        assert_int_equal(learner, learner_before);
+        sync_and_run(500 * USEC_PER_MSEC);
+        _cleanup_free_ char *after = degraded(NULL);
+        assert_string_equal(after, "False");
+}
+
 /* APPLY through 409s: re-read and merge again, then sync again; it lands. */
 static void test_apply_through_conflicts(void **state)
 {
@@ -530,6 +573,7 @@ static int setup(void **state)
                             .status_name = "cluster",
                             .etcd = etcd,
                             .on_etcd_change = on_etcd_change,
+                            .etcd_snapshot = etcd_snapshot,
                             .etcd_view_fresh = etcd_view_fresh};
         rt = runtime_new(client, informers, NULL, &rc);
         if (!rt || runtime_add(rt, &member) < 0 || runtime_add(rt, &writer) < 0 ||
@@ -558,6 +602,7 @@ int main(void)
                 cmocka_unit_test(test_not_yet_and_requeue),
                 cmocka_unit_test(test_freshness_gate),
                 cmocka_unit_test(test_update_peer),
+                cmocka_unit_test(test_split_brain_refused),
                 cmocka_unit_test(test_apply_through_conflicts),
                 cmocka_unit_test(test_conflicts_back_off),
                 cmocka_unit_test(test_lost_answer_is_not_resent),

@@ -270,6 +270,49 @@ static void test_no_view(void **state)
         fixture_free(f);
 }
 
+/* Split brain (issue 37): while the view sees members reporting different cluster IDs,
+ * neither side's member list is acted on. master-2's etcd pod runs and waits for its
+ * membership; with the view whole it is added. Split: no member is added and it says why,
+ * etcd-endpoints is left as it is, and EtcdMembersController (which only reports) names
+ * both sides in EtcdMembersDegraded/SplitBrain. */
+static void test_split_brain_holds_everything(void **state)
+{
+        (void) state;
+        Fixture *f = fixture_new();
+        fixture_master(f, "master-0", "10.0.0.10", true);
+        fixture_master(f, "master-1", "10.0.0.11", true);
+        fixture_master(f, "master-2", "10.0.0.12", true);
+        fixture_member(f, 1, "master-0", "10.0.0.10", false, true, true);
+        fixture_member(f, 2, "master-1", "10.0.0.11", false, true, true);
+        etcd_pod(f, "master-2", true, false);
+        fixture_add(
+                f, W_ETCD_CONFIGMAPS,
+                "{\"apiVersion\":\"v1\",\"kind\":\"ConfigMap\",\"metadata\":{\"name\":\"etcd-endpoints\","
+                "\"namespace\":\"openshift-etcd\"},\"data\":{\"1\":\"10.0.0.10\",\"2\":\"10.0.0.11\","
+                "\"3\":\"10.0.0.12\"}}");
+        assert_int_equal(fixture_sync(f, &controller_cluster_member), 0);
+        assert_non_null(fixture_find(f, INTENT_ETCD_ADD_LEARNER, NULL, "master-2"));
+        assert_int_equal(fixture_sync(f, &controller_etcd_endpoints), 0);
+        assert_int_equal(fixture_count(f, INTENT_APPLY), 1); /* it would drop "3": not a member */
+
+        f->snap->split_brain = true;
+        f->snap->split_brain_detail = strdup("members report 2 cluster IDs: 0000000000001234 (the member "
+                                             "list's): master-0, master-1; 00000000000abcde: endpoint "
+                                             "https://10.0.0.12:2379");
+        assert_int_equal(fixture_sync(f, &controller_cluster_member), 0);
+        assert_int_equal(fixture_count(f, INTENT_ETCD_ADD_LEARNER), 0);
+        assert_string_equal(f->plan.waiting, "no member is added or promoted: the etcd members report "
+                                             "different cluster IDs (split brain)");
+        assert_int_equal(fixture_sync(f, &controller_etcd_endpoints), 0);
+        assert_int_equal(f->plan.n, 0);
+        assert_int_equal(fixture_sync(f, &controller_etcd_members), 0);
+        fixture_expect_condition(f, "EtcdMembersDegraded", "True", "SplitBrain");
+        assert_string_equal(fixture_condition(f, "EtcdMembersDegraded")->cond_message,
+                            f->snap->split_brain_detail);
+        fixture_expect_condition(f, "EtcdMembersAvailable", "True", "EtcdQuorate");
+        fixture_free(f);
+}
+
 /* ---- bootstrap teardown ---- */
 
 #define STABLE_AT_4                                                                               \
@@ -511,6 +554,7 @@ int main(void)
                 cmocka_unit_test(test_no_promotion_while_its_node_rolls_out),
                 cmocka_unit_test(test_next_master_after_promotion),
                 cmocka_unit_test(test_no_view),
+                cmocka_unit_test(test_split_brain_holds_everything),
                 cmocka_unit_test(test_teardown_count_gate),
                 cmocka_unit_test(test_single_replica_topology),
                 cmocka_unit_test(test_delayed_ha),

@@ -12,6 +12,7 @@
 #include "etcd/maintlog.h"
 #include "etcd/quorum.h"
 #include "etcd/types.h"
+#include "etcd/view.h"
 
 static cJSON *parse(const char *s)
 {
@@ -297,6 +298,43 @@ static void test_quorum(void **state)
         assert_false(etcd_quorum_holds(2, 1));
 }
 
+/* Split brain as the view judges it at the end of a round (the integration test
+ * test-etcd-membership shows the stray endpoints against real etcd): a listed member
+ * answering for another cluster, both sides named; one cluster ID, nothing. */
+static void test_split_brain_detail(void **state)
+{
+        (void) state;
+        EtcdMemberState states[3] = {
+                {.id = 1, .name = "master-0", .has_status = true, .status = {.cluster_id = 0xa}},
+                {.id = 2, .name = "master-1", .has_status = true, .status = {.cluster_id = 0xa}},
+                {.id = 3, .name = "master-2", .has_status = true, .status = {.cluster_id = 0xb}},
+        };
+        EtcdViewSnapshot s = {.n_ref = 1, .cluster_id = 0xa, .states = states, .n_members = 3};
+        etcd_view_detect_split_brain(&s);
+        assert_true(s.split_brain);
+        assert_string_equal(s.split_brain_detail,
+                            "members report 2 cluster IDs: 000000000000000a (the member list's): master-0, "
+                            "master-1; 000000000000000b: master-2");
+
+        /* A stray endpoint too, and a member without status (named nowhere). */
+        EtcdEndpointState strays[1] = {
+                {.url = (char *) "https://10.0.0.9:2379", .has_status = true, .cluster_id = 0xc}};
+        states[1].has_status = false;
+        s.strays = strays;
+        s.n_strays = 1;
+        etcd_view_detect_split_brain(&s);
+        assert_string_equal(s.split_brain_detail,
+                            "members report 3 cluster IDs: 000000000000000a (the member list's): master-0; "
+                            "000000000000000b: master-2; 000000000000000c: endpoint https://10.0.0.9:2379");
+
+        /* One cluster again: no split brain, no detail. */
+        states[2].status.cluster_id = 0xa;
+        strays[0].cluster_id = 0xa;
+        etcd_view_detect_split_brain(&s);
+        assert_false(s.split_brain);
+        assert_null(s.split_brain_detail);
+}
+
 static void test_http_url(void **state)
 {
         check_http_url("https://10.0.0.1:2379", "https://10.0.0.1:2381");
@@ -320,7 +358,7 @@ int main(void)
                 cmocka_unit_test(test_alarms),      cmocka_unit_test(test_errors),
                 cmocka_unit_test(test_maint_log),   cmocka_unit_test(test_urls),
                 cmocka_unit_test(test_route),       cmocka_unit_test(test_http_url),
-                cmocka_unit_test(test_quorum),
+                cmocka_unit_test(test_quorum),      cmocka_unit_test(test_split_brain_detail),
         };
         return cmocka_run_group_tests(tests, NULL, NULL);
 }
