@@ -106,6 +106,7 @@ typedef struct OperatorState {
         KeyPool *keys;            /* keys of cert_key_type made off the loop; NULL: made in the sync */
         PkiCheckMemo *check_memo; /* the cert signer's remembered verdicts; NULL: judge every time */
         EtcdMaintLog *maint;      /* what the runtime did to etcd beyond membership (NULL: nothing) */
+        const char *machine;      /* uname's machine for ETCD_UNSUPPORTED_ARCH (NULL: this host's) */
 } OperatorState;
 
 const OperatorState *op_state(const SyncContext *ctx);

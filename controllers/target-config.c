@@ -202,6 +202,10 @@ static int cluster_env(const SyncContext *ctx, const KubeObject *endpoints, size
                 r = env_list_add(env, "ETCD_MAX_LEARNERS", "%u", learners);
         if (r >= 0)
                 r = env_list_add(env, "ETCD_EXPERIMENTAL_MAX_LEARNERS", "%u", learners);
+        /* On arm64 and s390x only, as upstream. */
+        const char *arch = etcd_unsupported_arch(op_state(ctx)->machine);
+        if (r >= 0 && arch)
+                r = env_list_add(env, "ETCD_UNSUPPORTED_ARCH", "%s", arch);
         return r;
 }
 

@@ -328,6 +328,13 @@ static int write_pod(const RenderOptions *o, const char *root, char **ret_error)
          * as the node, its static pod named as the revisions' ("etcd", mirrored as
          * etcd-<node>). With a bootstrap host: member etcd-bootstrap, removed after install. */
         bool in_place = o->inputs->bootstrap_in_place;
+        /* Only on arm64 and s390x, as upstream: an entry of the etcd container's env, or nothing. */
+        const char *arch = etcd_unsupported_arch(o->machine);
+        _cleanup_free_ char *arch_env =
+                arch ? strdup_printf("    - name: ETCD_UNSUPPORTED_ARCH\n      value: %s\n", arch)
+                     : strdup("");
+        if (!arch_env)
+                return -ENOMEM;
         const TemplateVar vars[] = {
                 {"POD_NAME", in_place ? "etcd" : "etcd-bootstrap-member"},
                 {"MEMBER_NAME", in_place ? o->hostname : "etcd-bootstrap"},
@@ -347,6 +354,7 @@ static int write_pod(const RenderOptions *o, const char *root, char **ret_error)
                 {"TLS_MIN_VERSION", tls.min_version},
                 {"QUOTA_BACKEND_BYTES", ETCD_DEFAULT_QUOTA_BYTES},
                 {"MAX_LEARNERS", max_learners},
+                {"UNSUPPORTED_ARCH_ENV", arch_env},
         };
         r = template_render(a->data, vars, ELEMENTSOF(vars), &pod, &missing);
         if (r == -ENOENT)

@@ -24,7 +24,9 @@ typedef struct RenderOptions {
          * delayed-bootstrap annotation (bootstrap may finish on two masters). */
         bool delayed_ha;
         PkiKeyType key_type;
-        usec_t now; /* CLOCK_REALTIME */
+        const char *machine; /* the architecture (uname's machine) for ETCD_UNSUPPORTED_ARCH; NULL: this
+                                host's */
+        usec_t now;          /* CLOCK_REALTIME */
         const RenderInputs *inputs;
 } RenderOptions;
 

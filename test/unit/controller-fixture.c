@@ -29,6 +29,7 @@ Fixture *fixture_new(void)
         f->rv = 100;
         f->state.etcd_image = "quay.io/openshift/etcd@sha256:0123";
         f->state.operator_image = "quay.io/openshift/cluster-etcd-operator@sha256:4567";
+        f->state.machine = "x86_64"; /* the goldens', whatever this host is */
         return f;
 }
 

@@ -221,6 +221,7 @@ static void test_env_ipv4(void **state)
         assert_string_equal(env_of(etcd, "ETCD_EXPERIMENTAL_WARNING_APPLY_DURATION"), "200ms");
         assert_string_equal(env_of(etcd, "ETCD_EXPERIMENTAL_WATCH_PROGRESS_NOTIFY_INTERVAL"), "5s");
         assert_non_null(strstr(env_of(etcd, "ETCDCTL_CERT"), "etcd-peer-NODE_NAME.crt"));
+        assert_null(env_of(etcd, "ETCD_UNSUPPORTED_ARCH")); /* x86_64: supported */
         /* Sorted generated variables first, then the container's own. */
         cJSON *env = json_get_array(etcd, "env"), *e, *prev = NULL;
         JSON_ARRAY_FOREACH (e, env) {
@@ -253,6 +254,20 @@ static void test_env_ipv4(void **state)
         assert_non_null(strstr(script_of(container(pod, "etcd-readyz")), "--target=https://127.0.0.1:2379"));
         assert_non_null(strstr(script_of(container(pod, "etcd-readyz")), "--listen-address=0.0.0.0 "));
         assert_non_null(strstr(script_of(container(pod, "etcd-metrics")), "--listen-addr=127.0.0.1:9977"));
+        fixture_free(f);
+}
+
+/* On arm64 and s390x etcd 3.5 runs only when told its architecture: upstream sets
+ * ETCD_UNSUPPORTED_ARCH from the operator's, and so does this operator. */
+static void test_unsupported_arch(void **state)
+{
+        (void) state;
+        Fixture *f = three_masters();
+        f->state.machine = "aarch64";
+        assert_int_equal(fixture_sync(f, &controller_target_config), 0);
+        _cleanup_(cJSON_Deletep) cJSON *pod = parse_pod(pod_yaml(f, "etcd-pod"));
+        assert_string_equal(env_of(container(pod, "etcd"), "ETCD_UNSUPPORTED_ARCH"), "arm64");
+        assert_string_equal(env_of(container(pod, "etcdctl"), "ETCD_UNSUPPORTED_ARCH"), "arm64");
         fixture_free(f);
 }
 
@@ -554,6 +569,7 @@ int main(void)
                 cmocka_unit_test(test_pod_configmap_keys),
                 cmocka_unit_test(test_idempotent),
                 cmocka_unit_test(test_env_ipv4),
+                cmocka_unit_test(test_unsupported_arch),
                 cmocka_unit_test(test_env_ipv6_and_dual_stack),
                 cmocka_unit_test(test_slower_and_quota),
                 cmocka_unit_test(test_log_level),

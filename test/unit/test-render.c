@@ -255,6 +255,7 @@ static RenderOptions options(const char *out, const RenderInputs *in)
                            .hostname = "bootstrap",
                            .listen_on_node_ip = false,
                            .key_type = PKI_KEY_ECDSA_P256,
+                           .machine = "x86_64",                 /* the goldens', whatever this host is */
                            .now = 1795305600ULL * USEC_PER_SEC, /* 2026-11-22T00:00:00Z */
                            .inputs = in};
         assert_int_equal(ip_parse("192.168.111.20", &o.bootstrap_ip), 0);
@@ -520,6 +521,30 @@ static void test_render_variants(void **state)
         assert_non_null(strstr(pod2, "\n  name: etcd-bootstrap-member\n"));
         assert_non_null(strstr(pod2, "--name=etcd-bootstrap "));
         assert_non_null(strstr(cm2, "alpha.installer.openshift.io/etcd-bootstrap: 192.168.111.20"));
+        assert_null(strstr(pod2, "ETCD_UNSUPPORTED_ARCH"));
+
+        /* On s390x (and arm64) the bootstrap etcd is told its architecture, as upstream's is;
+         * it must still be a Pod with that env entry in the etcd container. */
+        _cleanup_free_ char *out3 = strdup_printf("%s/s390x", dir);
+        load_good(&in);
+        o = options(out3, &in);
+        o.machine = "s390x";
+        assert_int_equal(render_bootstrap(&o, &err), 0);
+        _cleanup_free_ char *pod3 = read_out(out3, "etc-kubernetes/manifests/etcd-member-pod.yaml");
+        _cleanup_(cJSON_Deletep) cJSON *j = NULL;
+        _cleanup_free_ char *yerr = NULL;
+        assert_int_equal(yaml_parse(pod3, strlen(pod3), &j, &yerr), 0);
+        const char *arch = NULL;
+        cJSON *c, *e;
+        JSON_ARRAY_FOREACH (c, json_get_array(j, "spec.containers"))
+                if (streq_ptr(json_get_string(c, "name"), "etcd"))
+                        JSON_ARRAY_FOREACH (e, json_get_array(c, "env"))
+                                if (streq_ptr(json_get_string(e, "name"), "ETCD_UNSUPPORTED_ARCH"))
+                                        arch = json_get_string(e, "value");
+        assert_string_equal(arch, "s390x");
+        assert_string_equal(etcd_unsupported_arch("aarch64"), "arm64");
+        assert_null(etcd_unsupported_arch("x86_64"));
+        assert_null(etcd_unsupported_arch("ppc64le"));
 }
 
 static int setup(void **state)
