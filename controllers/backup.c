@@ -451,20 +451,9 @@ static const WatchSpec *const watches[] = {OP_WATCH(W_ETCD_BACKUPS), OP_WATCH(W_
  * EtcdBackup. Only a finished one (processed), and only when it is older than a minute (a
  * Job just made may not be in the cache yet). Upstream's filter has && where || was meant
  * and misses some; this reads each owner reference. */
-int backup_last_completed(InformerFactory *f, usec_t *ret)
+usec_t backups_newest_completed(const KubeObject *const *backups, size_t n)
 {
-        _cleanup_free_ const KubeObject **backups = NULL;
-        Informer *inf;
         usec_t newest = 0;
-        size_t n = 0;
-        int r;
-
-        assert_return(f && ret, -EINVAL);
-        inf = informer_factory_find(f, &KUBE_ETCDBACKUPS, NULL, NULL, NULL);
-        if (!inf)
-                return -ENOENT;
-        if ((r = informer_list(inf, &backups, &n)) < 0)
-                return r;
         for (size_t i = 0; i < n; i++) {
                 cJSON *c;
                 JSON_ARRAY_FOREACH (c, json_get_array(backups[i]->json, "status.conditions")) {
@@ -475,6 +464,23 @@ int backup_last_completed(InformerFactory *f, usec_t *ret)
                                 newest = t;
                 }
         }
+        return newest;
+}
+
+int backup_last_completed(InformerFactory *f, usec_t *ret)
+{
+        _cleanup_free_ const KubeObject **backups = NULL;
+        Informer *inf;
+        size_t n = 0;
+        int r;
+
+        assert_return(f && ret, -EINVAL);
+        inf = informer_factory_find(f, &KUBE_ETCDBACKUPS, NULL, NULL, NULL);
+        if (!inf)
+                return -ENOENT;
+        if ((r = informer_list(inf, &backups, &n)) < 0)
+                return r;
+        usec_t newest = backups_newest_completed(backups, n);
         if (newest == 0)
                 return -ENOENT;
         *ret = newest;

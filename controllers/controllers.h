@@ -27,11 +27,14 @@ extern const ControllerSpec controller_machine_hooks;
 extern const ControllerSpec controller_member_removal;
 extern const ControllerSpec controller_config_overrides;
 extern const ControllerSpec controller_topology;
+extern const ControllerSpec controller_member_view;
 
 /* controllers/backup.c: when the newest EtcdBackup (one now, or one a Backup's
  * schedule made) completed, for openshift_etcd_operator_last_backup_timestamp_seconds;
  * -ENOENT when none has (or the CRD is not served). */
 int backup_last_completed(InformerFactory *f, usec_t *ret);
+/* The same of these EtcdBackups: when the newest completed (CLOCK_REALTIME), 0 when none has. */
+usec_t backups_newest_completed(const KubeObject *const *backups, size_t n);
 
 /* controllers/cert-signer.c: days until a signer in openshift-etcd expires,
  * for openshift_etcd_operator_signer_expiration_days{name}; `name` is one

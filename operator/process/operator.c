@@ -52,6 +52,7 @@ static const ControllerSpec *const controllers[] = {
         &controller_bootstrap_teardown,
         &controller_config_overrides,
         &controller_topology,
+        &controller_member_view,
         &controller_status,
 };
 /* clang-format on */

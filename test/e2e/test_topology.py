@@ -27,7 +27,8 @@ having refused no request of the operator's or the pods'. Then:
   delayed-ha  openshift-etcd annotated openshift.io/delayed-bootstrap by render (the assisted
            installer's marker); the bootstrap member removed while master-0 and master-1 were
            the only members (the cluster ran on those two), then master-2 added: three voters.
-  all      clusteroperator/etcd Available, not Progressing, not Degraded;
+  all      clusteroperator/etcd Available, not Progressing, not Degraded; the per-member view
+           (openshift-etcd-operator/etcd-members) as each member's own status says;
            ControlPlaneTopologyDegraded False; no acknowledged write lost; no invariant broken
            (membership changed only with every voter healthy, never two pending members, quorum
            never lost longer than an election, except for the restarts of a single member);
@@ -425,6 +426,32 @@ def split_brain(state, net, build, env, files, kubectl):
     log("split brain: %d writes acknowledged by the cluster, none lost; no membership change" % len(writer.acked))
 
 
+def check_member_view(etcd, eps, kubectl):
+    """The per-member view (issue 37, point 5), read as docs/monitoring.md tells an admin to,
+    against what each member's own status says: names, IDs, the leader, learners, version,
+    database sizes (the view is refreshed within a minute, at most every 30 s: sizes within
+    what the writer adds meanwhile)."""
+    def matches():
+        cm = kubectl("get", "configmap", "-n", "openshift-etcd-operator", "etcd-members", "-o", "json")
+        view = {m["name"]: m for m in json.loads(cm["data"]["members.json"])}
+        members = etcd.members(eps)
+        if sorted(view) != sorted(m.get("name") for m in members):
+            return None
+        for m in members:
+            st, status = etcd.call(m["clientURLs"][0], "/v3/maintenance/status")
+            v = view[m["name"]]
+            if st != 200 or v["id"] != "%016x" % int(m["ID"]) or v["learner"] != bool(m.get("isLearner")):
+                return None
+            if v["leader"] != (status.get("leader") == m["ID"]) or v["version"] != status.get("version"):
+                return None
+            db = int(status.get("dbSize", "0")) / 2**20
+            if not (db * 0.75 - 2 <= v["dbSizeMiB"] <= db + 1):
+                return None
+        return cm["data"]["members"]
+    table = wait_for("the etcd-members view to match the members' own status", matches, 90, interval=3)
+    log("kubectl get configmap -n openshift-etcd-operator etcd-members -o jsonpath='{.data.members}':\n%s" % table)
+
+
 def main():
     # ctest's timeout, or a user's ^C: the finally below still stops the cluster.
     signal.signal(signal.SIGTERM, lambda signum, frame: sys.exit(128 + signum))
@@ -530,6 +557,7 @@ def main():
             assert not strays, "pods on the arbiter besides etcd's: %s" % strays
             log("arbiter-0: tainted, its pods %s" % ", ".join(sorted(on_arbiter)))
 
+        check_member_view(etcd, eps, kubectl)
         lost = [k for k in writer.acked if etcd.get(eps, k) is None]
         log("writer: %d acknowledged, %d failed, %d lost" % (len(writer.acked), writer.failed, len(lost)))
         assert writer.acked, "the writer never succeeded"

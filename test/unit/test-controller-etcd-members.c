@@ -1,4 +1,5 @@
-/* EtcdMembersController as a table: etcd views in, conditions out. */
+/* EtcdMembersController as a table: etcd views in, conditions out. And the
+ * MemberViewController's per-member view (openshift-etcd-operator/etcd-members). */
 #include <setjmp.h>
 #include <stdarg.h>
 #include <stddef.h>
@@ -6,6 +7,7 @@
 
 #include <cmocka.h>
 
+#include "base/json.h"
 #include "controller-fixture.h"
 #include "controllers/controllers.h"
 
@@ -158,6 +160,86 @@ static void test_election_is_not_unavailability(void **state)
         fixture_free(f);
 }
 
+static const char *view_data(Fixture *f, const char *key)
+{
+        const Intent *i = fixture_find(f, INTENT_APPLY, "configmaps", "etcd-members");
+        assert_non_null(i);
+        assert_string_equal(json_get_string(i->object, "metadata.namespace"), "openshift-etcd-operator");
+        /* Not json_get_string: "members.json" is a key, not a path. */
+        return cJSON_GetStringValue(
+                cJSON_GetObjectItemCaseSensitive(json_get_object(i->object, "data"), key));
+}
+
+/* The per-member view (issue 37): each member's row and JSON entry with what the view and
+ * the maintenance log say; written again only when something it shows changed, at most
+ * every 30 s; left as it was without a member list. */
+static void test_member_view(void **state)
+{
+        (void) state;
+        Fixture *f = fixture_new();
+        fixture_member(f, 1, "master-0", "10.0.0.1", false, true, true);
+        fixture_member(f, 2, "master-1", "10.0.0.2", false, true, true);
+        fixture_member(f, 3, "master-2", "10.0.0.3", true, true, false);
+        fixture_leader(f, 2);
+        fixture_member_db(f, 1, 200ULL << 20, 100ULL << 20, 50);
+        fixture_member_db(f, 2, 210ULL << 20, 190ULL << 20, 50);
+        fixture_member_version(f, 1, "3.5.16");
+        fixture_maint(f, ETCD_MAINT_DEFRAG, 1, 0, 1795305000ULL * USEC_PER_SEC, 0);
+        fixture_add(
+                f, W_ETCD_BACKUPS,
+                "{\"apiVersion\":\"operator.openshift.io/v1alpha1\",\"kind\":\"EtcdBackup\","
+                "\"metadata\":{\"name\":\"b1\"},\"status\":{\"conditions\":[{\"type\":\"BackupCompleted\","
+                "\"status\":\"True\",\"lastTransitionTime\":\"2026-11-21T23:00:00Z\"}]}}");
+        assert_int_equal(fixture_sync(f, &controller_member_view), 0);
+        assert_int_equal(f->plan.n, 1);
+        const char *table = view_data(f, "members");
+        printf("%s", table);
+        assert_non_null(strstr(table, "NAME "));
+        assert_non_null(strstr(table, "LAST DEFRAG"));
+        assert_non_null(strstr(
+                table,
+                "master-0                 0000000000000001 -      -       yes     3.5.16     200 MiB   "
+                "100 MiB   50%  2026-11-21T23:50:00Z\n"));
+        assert_non_null(strstr(table, "master-1                 0000000000000002 yes    -       yes"));
+        assert_non_null(strstr(table, "master-2                 0000000000000003 -      yes     no "));
+        assert_non_null(strstr(table, "last backup completed: 2026-11-21T23:00:00Z\n"));
+        assert_string_equal(view_data(f, "lastBackup"), "2026-11-21T23:00:00Z");
+        assert_string_equal(view_data(f, "updated"), "2026-11-22T00:00:00Z");
+        _cleanup_(cJSON_Deletep) cJSON *list = NULL;
+        const char *json = view_data(f, "members.json");
+        assert_int_equal(json_parse(json, strlen(json), &list), 0);
+        assert_int_equal(cJSON_GetArraySize(list), 3);
+        cJSON *m1 = cJSON_GetArrayItem(list, 1);
+        assert_string_equal(json_get_string(m1, "name"), "master-1");
+        assert_true(json_get_bool(m1, "leader", false));
+        assert_int_equal(cJSON_GetObjectItem(m1, "dbSizeInUseMiB")->valuedouble, 190);
+        assert_int_equal(cJSON_GetObjectItem(m1, "fragmentedPercent")->valuedouble, 10);
+        assert_true(json_get_bool(cJSON_GetArrayItem(list, 2), "learner", false));
+        assert_string_equal(json_get_string(cJSON_GetArrayItem(list, 0), "lastDefragmentation"),
+                            "2026-11-21T23:50:00Z");
+
+        /* Written: nothing to do. */
+        fixture_feed(f, W_OPERATOR_CONFIGMAPS);
+        assert_int_equal(fixture_sync(f, &controller_member_view), 0);
+        assert_int_equal(f->plan.n, 0);
+
+        /* The database grew 10 s later: not before 30 s after the last write. */
+        fixture_member_db(f, 1, 260ULL << 20, 100ULL << 20, 60);
+        f->now += 10 * USEC_PER_SEC;
+        assert_int_equal(fixture_sync(f, &controller_member_view), 0);
+        assert_int_equal(f->plan.n, 0);
+        assert_int_equal(f->plan.requeue_after, 20 * USEC_PER_SEC);
+        f->now += 20 * USEC_PER_SEC;
+        assert_int_equal(fixture_sync(f, &controller_member_view), 0);
+        assert_non_null(strstr(view_data(f, "members"), "260 MiB"));
+
+        /* No member list (a split brain, or etcd unreachable): what it showed stays. */
+        f->snap->split_brain = true;
+        assert_int_equal(fixture_sync(f, &controller_member_view), 0);
+        assert_int_equal(f->plan.n, 0);
+        fixture_free(f);
+}
+
 int main(void)
 {
         const struct CMUnitTest tests[] = {
@@ -166,6 +248,7 @@ int main(void)
                 cmocka_unit_test(test_no_quorum_and_learner),
                 cmocka_unit_test(test_unknown_and_unreachable),
                 cmocka_unit_test(test_election_is_not_unavailability),
+                cmocka_unit_test(test_member_view),
         };
         return cmocka_run_group_tests(tests, NULL, NULL);
 }
