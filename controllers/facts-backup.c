@@ -5,6 +5,7 @@
 #include <ctype.h>
 
 #include "base/json.h"
+#include "base/names.h"
 #include "base/timeutil.h"
 #include "s3/s3.h"
 
@@ -23,7 +24,7 @@ int backup_store_of(const cJSON *obj, BackupStore *ret, char *why, size_t n)
         if (!secret && !bucket && !prefix && !gc && !max && !grace)
                 return -ENOENT;
 #define BAD(...) ((void) snprintf(why, n, __VA_ARGS__), -EINVAL)
-        if (!secret || !kube_name_is_valid(secret))
+        if (!secret || !dns1123_subdomain_is_valid(secret))
                 return BAD("annotation " ANN_S3_SECRET " \"%s\": name the Secret in " NS_ETCD
                            " that holds the store's accessKeyID and secretAccessKey (and optionally region, "
                            "endpoint, s3ForcePathStyle)",

@@ -7,7 +7,7 @@
  * '_' and a trailing dot allowed), a certificate's DNS SAN
  * (pki_san_dns_name_is_valid, pki/pki.h: printable text, wildcards
  * allowed), a name safe in an API path (kube_name_is_valid, kube/resource.h:
- * the subdomain's characters and ends only) and an S3 bucket
+ * the subdomain's characters and ends only, and ':' for RBAC names) and an S3 bucket
  * (s3_bucket_name_is_valid, s3/s3.h). */
 #pragma once
 

@@ -122,7 +122,8 @@ bool kube_name_is_valid(const char *name)
         if (n == 0 || n > 253)
                 return false;
         for (const char *p = name; *p; p++)
-                if (!((*p >= 'a' && *p <= 'z') || (*p >= '0' && *p <= '9') || *p == '-' || *p == '.'))
+                if (!((*p >= 'a' && *p <= 'z') || (*p >= '0' && *p <= '9') || *p == '-' || *p == '.' ||
+                      *p == ':'))
                         return false;
         return name[0] != '-' && name[0] != '.' && name[n - 1] != '-' && name[n - 1] != '.';
 }

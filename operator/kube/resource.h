@@ -32,9 +32,10 @@ const char *kube_resource_api_version(const KubeResource *r, char *buf, size_t n
 const KubeResource *kube_resource_by_kind(const char *api_version, const char *kind);
 
 /* A name safe in an API path: at most 253 of a DNS-1123 subdomain's characters
- * ([a-z0-9.-]), not starting or ending with '-' or '.'. The characters and ends
- * only, not the labels ("a..b" passes; the API finds no such object): the
- * whole rule is dns1123_subdomain_is_valid() (base/names.h). */
+ * ([a-z0-9.-]) or ':', not starting or ending with '-' or '.'. ':' for RBAC
+ * objects, whose names are path segments ("system:openshift:operator:..."). The
+ * characters and ends only, not the labels ("a..b" passes; the API finds no such
+ * object): an object name's whole rule is dns1123_subdomain_is_valid() (base/names.h). */
 bool kube_name_is_valid(const char *name);
 /* Percent-encodes a query value. */
 char *kube_query_escape(const char *s);

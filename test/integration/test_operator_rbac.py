@@ -234,9 +234,9 @@ WRITES = [
 DENIED = [
     ("PUT", path_of("KUBE_NAMESPACES", name="default"), None, "update on another namespace"),
     ("PUT", path_of("KUBE_CLUSTERROLES", name="admin"), None, "update on another ClusterRole"),
-    ("PATCH", path_of("KUBE_CLUSTERROLES", name="openshift-etcd-backup"), None, "patch on ClusterRoles"),
+    ("PATCH", path_of("KUBE_CLUSTERROLES", name="system:openshift:operator:etcd-backup-role"), None, "patch on ClusterRoles"),
     ("PUT", path_of("KUBE_CLUSTERROLEBINDINGS", name="cluster-admin"), None, "update on another binding"),
-    ("PATCH", path_of("KUBE_CLUSTERROLEBINDINGS", name="openshift-etcd-backup"), None, "patch on bindings"),
+    ("PATCH", path_of("KUBE_CLUSTERROLEBINDINGS", name="system:openshift:operator:etcd-backup-crb"), None, "patch on bindings"),
     ("PUT", path_of("KUBE_ROLES", E, "other"), None, "update on another Role"),
     ("GET", path_of("KUBE_SECRETS", CFG), {"limit": "500"}, "list of openshift-config's Secrets"),
     ("GET", path_of("KUBE_SECRETS", CFG), {"watch": "1"}, "watch of openshift-config's Secrets"),

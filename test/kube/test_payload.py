@@ -10,7 +10,8 @@ a master, a kubelet-sim with strict images runs the image the release named.
 - apply: every document the profile includes accepted by the real server's validation
   (the OpenShift CRDs' schemas, the hardened pod spec, the NetworkPolicies, the FlowSchema);
   a document of another profile left out; create-only objects created once; an older upstream
-  release's binding of the operator to cluster-admin deleted (`kubectl auth can-i` as the
+  release's binding of the operator to cluster-admin deleted, and our own older backups' ClusterRole and
+  binding (openshift-etcd-backup) too (`kubectl auth can-i` as the
   operator: least privilege only);
 - the operator's namespace enforces the restricted Pod Security Standard (a bare pod is refused),
   and the operator's pod is admitted there;
@@ -148,6 +149,12 @@ def main():
     # cluster-admin, which this payload deletes.
     kubectl("create", "clusterrolebinding", "system:openshift:operator:etcd-operator", "--clusterrole=cluster-admin",
             "--serviceaccount=openshift-etcd-operator:etcd-operator")
+    # And one of ours from before 2026-11-30: the backups' ClusterRole and binding under their
+    # old name (upstream's names now), which this payload deletes.
+    kubectl("create", "clusterrole", "openshift-etcd-backup", "--verb=get,create",
+            "--resource=etcdbackups.operator.openshift.io")
+    kubectl("create", "clusterrolebinding", "openshift-etcd-backup", "--clusterrole=openshift-etcd-backup",
+            "--serviceaccount=openshift-etcd:etcd-backup-sa")
 
     log("apply: the payload as the CVO applies it")
     first = cvo_apply(out)
@@ -158,6 +165,8 @@ def main():
     assert first.get("FlowSchema openshift-etcd-operator") == "created", first
     assert first.get("NetworkPolicy openshift-etcd-operator/default-deny") == "created", first
     assert first.get("ClusterRoleBinding system:openshift:operator:etcd-operator") == "deleted", first
+    assert first.get("ClusterRoleBinding openshift-etcd-backup") == "deleted", first
+    assert first.get("ClusterRole openshift-etcd-backup") == "deleted", first
     assert all(v != "excluded" and "fail" not in v for v in first.values()), first
     # Through the real authorizer: least privilege, no cluster-admin left over.
     sa = "--as=system:serviceaccount:openshift-etcd-operator:etcd-operator"

@@ -66,8 +66,10 @@ static void test_fresh_cluster(void **state)
         assert_non_null(fixture_find(f, INTENT_APPLY, "roles", "prometheus-k8s"));
         assert_non_null(fixture_find(f, INTENT_APPLY, "rolebindings", "prometheus-k8s"));
         assert_non_null(fixture_find(f, INTENT_APPLY, "serviceaccounts", "etcd-backup-sa"));
-        assert_non_null(fixture_find(f, INTENT_APPLY, "clusterroles", "openshift-etcd-backup"));
-        assert_non_null(fixture_find(f, INTENT_APPLY, "clusterrolebindings", "openshift-etcd-backup"));
+        assert_non_null(
+                fixture_find(f, INTENT_APPLY, "clusterroles", "system:openshift:operator:etcd-backup-role"));
+        assert_non_null(fixture_find(f, INTENT_APPLY, "clusterrolebindings",
+                                     "system:openshift:operator:etcd-backup-crb"));
         assert_non_null(fixture_find(f, INTENT_APPLY, "namespaces", "openshift-etcd"));
         assert_non_null(fixture_find(f, INTENT_APPLY, "services", "etcd"));
         assert_non_null(fixture_find(f, INTENT_APPLY, "serviceaccounts", "etcd-sa"));

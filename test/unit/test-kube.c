@@ -52,13 +52,27 @@ static void test_path_names(void **state)
                 const char *s;
                 bool valid;
         } cases[] = {
-                {"a", true},     {"etcd-pod", true}, {"master-0.example.com", true},
+                {"a", true},
+                {"etcd-pod", true},
+                {"master-0.example.com", true},
                 {"a..b", true}, /* the labels are the API's business */
-                {"a.-b", true},  {"", false},        {".", false},
-                {"..", false},   {".a", false},      {"a.", false},
-                {"-a", false},   {"a-", false},      {"A", false},
-                {"a_b", false},  {"a/b", false},     {"a b", false},
+                {"a.-b", true},
+                {"", false},
+                {".", false},
+                {"..", false},
+                {".a", false},
+                {"a.", false},
+                {"-a", false},
+                {"a-", false},
+                {"A", false},
+                {"a_b", false},
+                {"a/b", false},
+                {"a b", false},
                 {"a%2f", false},
+                /* RBAC names are path segments: upstream's ClusterRoles have ':' in them. */
+                {"system:openshift:operator:etcd-backup-role", true},
+                {"a?b", false},
+                {"a#b", false},
         };
         char name[300];
 
