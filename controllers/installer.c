@@ -56,8 +56,9 @@ typedef struct State {
         const SyncContext *ctx;
         const KubeObject *cr;
         const EtcdViewSnapshot *s; /* NULL when membership is unknown */
-        uint64_t leaving;          /* the bootstrap member once bootstrap is reported complete: it may
-                                    * go any moment, so it is neither a voter nor a spare here (0: none) */
+        uint64_t leaving;          /* the bootstrap member once bootstrap is reported complete and no
+                                    * node is rolling out: it may go any moment, so it is neither a
+                                    * voter nor a spare here (0: none) */
         NodeInfo *nodes;
         size_t n;
         int64_t latest, limit; /* limit < 0: unlimited */
@@ -78,7 +79,11 @@ static int state_load(const SyncContext *ctx, State *st)
                 return r;
         const EtcdViewSnapshot *s = op_etcd(ctx);
         st->s = s && s->error >= 0 && s->members ? s : NULL;
-        if (st->s && bootstrap_reported_complete(ctx)) {
+        /* The BootstrapTeardownController removes the bootstrap member only while no node has a
+         * target revision it has not reached (its etcd restarts any moment). While one has, the
+         * bootstrap member stays and still votes: counting it out then would hold that rollout
+         * for ever on two masters (delayed HA), and the teardown with it. */
+        if (st->s && bootstrap_reported_complete(ctx) && !etcd_node_rolling_out(st->cr, NULL)) {
                 const EtcdMemberState *b = bootstrap_member(ctx, st->s);
                 st->leaving = b ? b->id : 0;
         }
