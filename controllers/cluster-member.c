@@ -72,8 +72,7 @@ static int sync_cluster_member(const SyncContext *ctx, Plan *p)
 
         if (!s || s->error < 0 || !s->members) {
                 plan_waiting(p, "MemberAddWaiting", "no member is added or promoted: %s",
-                             s && s->error == ETCD_ERR_SPLIT_BRAIN ? etcd_strerror(s->error)
-                                                                   : "the etcd member list is unknown");
+                             op_etcd_unknown_why(s));
                 plan_requeue_after(p, 5 * USEC_PER_SEC);
                 return 0; /* nothing is decided without a view of etcd */
         }

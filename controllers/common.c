@@ -121,6 +121,12 @@ const EtcdViewSnapshot *op_etcd(const SyncContext *ctx)
         return s;
 }
 
+const char *op_etcd_unknown_why(const EtcdViewSnapshot *s)
+{
+        return s && s->error == ETCD_ERR_SPLIT_BRAIN ? etcd_strerror(s->error)
+                                                     : "the etcd member list is unknown";
+}
+
 /* Reads match declared watches: a sync that reads an informer its spec does
  * not declare would never be woken by that informer's changes, and in
  * production would see it only because another controller declared it.

@@ -114,6 +114,9 @@ const OperatorState *op_state(const SyncContext *ctx);
  * brain, a controller without reports_split_brain gets one that lists nothing, its error
  * ETCD_ERR_SPLIT_BRAIN: what it does when the member list failed, it does then. */
 const EtcdViewSnapshot *op_etcd(const SyncContext *ctx);
+/* Why a sync has no member list to act on, for its "waiting" message: the split brain
+ * when that is why (op_etcd), else "the etcd member list is unknown". */
+const char *op_etcd_unknown_why(const EtcdViewSnapshot *s);
 Informer *op_informer(const SyncContext *ctx, OperatorWatch w);
 const KubeObject *op_get(const SyncContext *ctx, OperatorWatch w, const char *ns, const char *name);
 /* Borrowed objects sorted by key; free the array with free(). */

@@ -90,10 +90,7 @@ static int sync_machine_hooks(const SyncContext *ctx, Plan *p)
                         const EtcdMemberState *m = view_ok ? member_of_machine(s, machine) : NULL;
                         if (!view_ok) {
                                 plan_waiting(p, "MachineDeletionHookKept", "hook on Machine %s kept: %s",
-                                             machine->name,
-                                             s && s->error == ETCD_ERR_SPLIT_BRAIN
-                                                     ? etcd_strerror(s->error)
-                                                     : "the etcd member list is unknown");
+                                             machine->name, op_etcd_unknown_why(s));
                                 plan_requeue_after(p, 5 * USEC_PER_SEC);
                                 continue;
                         }
