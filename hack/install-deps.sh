@@ -103,6 +103,9 @@ fi
 # kube-controller-manager, kube-scheduler and kubectl of one pinned release, built with
 # the machine's Go into a cache outside the tree (hack/build-kube.sh; nothing when built).
 bash "$(dirname "$0")/build-kube.sh" >/dev/null || { echo "install-deps: building Kubernetes failed" >&2; exit 1; }
+# etcd 3.6 beside Debian's 3.5, for the tests that run a member or a cluster on it and upgrade
+# to it (hack/build-etcd.sh, pinned by hack/etcd/go.mod; nothing when built).
+bash "$(dirname "$0")/build-etcd.sh" >/dev/null || { echo "install-deps: building etcd 3.6 failed" >&2; exit 1; }
 # Its monitoring stack's CRDs (ServiceMonitor, PrometheusRule) from prometheus-operator's Go
 # module, for the control plane to serve (hack/monitoring-crds.sh; nothing when fetched).
 bash "$(dirname "$0")/monitoring-crds.sh" >/dev/null || { echo "install-deps: fetching the monitoring CRDs failed" >&2; exit 1; }
