@@ -148,9 +148,7 @@ int restore_in_place(const Restore *rs)
                 return -ENOMEM;
         if ((r = host_mkdir_p(rs->in.data_dir, 0700)) < 0)
                 return log_error_errno(r, "cannot create %s", rs->in.data_dir);
-        const char *argv[] = {"etcdctl",
-                              "snapshot",
-                              "restore",
+        const char *args[] = {"restore",
                               b->snapshot,
                               "--name",
                               rs->in.name,
@@ -163,16 +161,18 @@ int restore_in_place(const Restore *rs)
                               "--data-dir",
                               tmp,
                               NULL};
-        log_info("etcdctl snapshot restore %s as %s (%s), no revision bump: the member must not be ahead of "
+        const char *tool = NULL;
+        log_info("snapshot restore %s as %s (%s), no revision bump: the member must not be ahead of "
                  "the running cluster it rejoins",
                  b->snapshot, rs->in.name, peer);
-        r = host_command_run(argv, NULL);
+        r = restore_snapshot_tool_run(args, NULL, &tool);
         if (r != 0)
                 return log_error_errno(r < 0 ? r : -EIO,
-                                       "etcdctl snapshot restore failed (%d); %s is left for "
-                                       "inspection",
-                                       r, tmp);
-        /* etcdctl wrote the new member dir without a sync. */
+                                       "%s snapshot restore failed (%d)%s; %s is left for inspection",
+                                       tool ? tool : "etcdutl or etcdctl", r,
+                                       r == -ENOENT ? ": neither etcdutl nor etcdctl is on PATH" : "", tmp);
+        log_info("restored by %s snapshot restore", tool);
+        /* The tool wrote the new member dir without a sync. */
         if ((r = syncfs_path(tmp)) < 0 || (r = rename_durable(tmp_member, member)) < 0)
                 return log_error_errno(r, "cannot move %s to %s", tmp_member, member);
         (void) rmdir(tmp);

@@ -15,6 +15,7 @@
 #include "etcd/snapshot.h"
 #include "host/fs.h"
 #include "host/process.h"
+#include "restore-internal.h"
 #include "restore-tar.h"
 #include "restore.h"
 
@@ -183,25 +184,49 @@ int restore_verify_snapshot(Restore *rs)
         log_info("%s: %" PRIu64 " bytes of database, SHA-256 verified", b->snapshot, b->db_size);
 
         /* What etcd itself reads of it, as upstream's check_snapshot_status does. */
-        const char *argv[] = {"etcdctl", "snapshot", "status", b->snapshot, "-w", "json", NULL};
-        r = host_command_run(argv, &out);
+        const char *args[] = {"status", b->snapshot, "-w", "json", NULL};
+        const char *tool = NULL;
+        r = restore_snapshot_tool_run(args, &out, &tool);
         if (r == -ENOENT) {
-                log_warning("etcdctl is not on PATH: the snapshot was checked by its SHA-256 only");
+                log_warning("neither etcdutl nor etcdctl is on PATH: the snapshot was checked by its "
+                            "SHA-256 only");
                 return 0;
         }
         _cleanup_(cJSON_Deletep) cJSON *st = NULL;
         if (r != 0 || !out || json_parse(out, strlen(out), &st) < 0 || !cJSON_IsObject(st))
-                return log_error_errno(
-                        -EBADMSG,
-                        "`etcdctl snapshot status %s` failed (status %d): not a database etcd "
-                        "can read; nothing was changed",
-                        b->snapshot, r);
+                return log_error_errno(-EBADMSG,
+                                       "`%s snapshot status %s` failed (status %d): not a database etcd "
+                                       "can read; nothing was changed",
+                                       tool ? tool : "etcdutl", b->snapshot, r);
         const cJSON *rev = cJSON_GetObjectItemCaseSensitive(st, "revision");
         const cJSON *keys = cJSON_GetObjectItemCaseSensitive(st, "totalKey");
         b->revision = cJSON_IsNumber(rev) && rev->valuedouble > 0 ? (uint64_t) rev->valuedouble : 0;
-        log_info("%s: revision %" PRIu64 ", %.0f keys (etcdctl snapshot status)", b->snapshot, b->revision,
-                 cJSON_IsNumber(keys) ? keys->valuedouble : 0.0);
+        log_info("%s: revision %" PRIu64 ", %.0f keys (%s snapshot status)", b->snapshot, b->revision,
+                 cJSON_IsNumber(keys) ? keys->valuedouble : 0.0, tool);
         return 0;
+}
+
+int restore_snapshot_tool_run(const char *const args[], char **ret_out, const char **ret_tool)
+{
+        static const char *const tools[] = {"etcdutl", "etcdctl"};
+        const char *argv[18] = {NULL, "snapshot"};
+        size_t n = 2;
+
+        assert_return(args && ret_tool, -EINVAL);
+        for (size_t i = 0; args[i]; i++) {
+                if (n >= ELEMENTSOF(argv) - 1)
+                        return -E2BIG;
+                argv[n++] = args[i];
+        }
+        argv[n] = NULL;
+        int r = -ENOENT;
+        for (size_t i = 0; i < ELEMENTSOF(tools) && r == -ENOENT; i++) {
+                argv[0] = *ret_tool = tools[i];
+                r = host_command_run(argv, ret_out);
+        }
+        if (r == -ENOENT)
+                *ret_tool = NULL;
+        return r;
 }
 
 /* ---- step 1: what step 4 needs ---- */

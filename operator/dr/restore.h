@@ -16,7 +16,7 @@
  *   1. restore_check(): both files are checked against the backup's checksum
  *      file (checksums_<ts>.json, dr/backup-manifest.h: SHA-256 and size; a
  *      backup without one is refused unless no_checksum_file says to go on),
- *      the snapshot is verified (trailing SHA-256, then `etcdctl snapshot
+ *      the snapshot is verified (trailing SHA-256, then `etcdutl snapshot
  *      status`) and, for the restore pod, the static_kuberesources tarball's
  *      members are checked (dr/restore-tar.h) and it is extracted into a
  *      staging directory; the peers are asked (in place: the running cluster
@@ -84,7 +84,7 @@ typedef struct RestoreBackup {
         char *snapshot, *tar; /* full paths; tar NULL when absent */
         char *sums;           /* checksums_<ts>.json of the same backup (it may not exist) */
         uint64_t db_size;     /* from the snapshot's verification */
-        uint64_t revision;    /* from `etcdctl snapshot status`; 0 when unknown */
+        uint64_t revision;    /* from `etcdutl snapshot status`; 0 when unknown */
 } RestoreBackup;
 
 typedef struct Restore {
@@ -104,8 +104,9 @@ int restore_find_backup(Restore *rs);
 /* Both files against the checksum file (review M1): -ENOENT without one
  * (unless no_checksum_file), -EBADMSG when a file differs. */
 int restore_check_checksums(const Restore *rs);
-/* The snapshot's trailing SHA-256, then what `etcdctl snapshot status` reads
- * of it (skipped with a warning when etcdctl is not on PATH). */
+/* The snapshot's trailing SHA-256, then what `etcdutl snapshot status` reads
+ * of it (etcdctl's on a host with no etcdutl; skipped with a warning when
+ * neither is on PATH). */
 int restore_verify_snapshot(Restore *rs);
 /* The pod manifest `key` of restore-etcd-pod/ that step 4 installs is there. */
 int restore_check_pod_source(const Restore *rs, const char *key);

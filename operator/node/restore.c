@@ -52,7 +52,7 @@ static void help(FILE *out)
                 "  --restore-pod     (default) the static pod resources of the backup are put back,\n"
                 "                    the snapshot is copied to <backup-data-dir>/snapshot.db and the\n"
                 "                    restore pod (restore-etcd-pod/pod.yaml) becomes etcd-pod.yaml\n"
-                "  --in-place        the snapshot is restored into the data dir with etcdctl (no\n"
+                "  --in-place        the snapshot is restored into the data dir with etcdutl (no\n"
                 "                    revision bump) and the normal etcd pod comes back\n"
                 "  --quorum-restore  no snapshot: this member's data dir is copied aside and the\n"
                 "                    quorum-restore pod (--force-new-cluster) becomes etcd-pod.yaml\n"

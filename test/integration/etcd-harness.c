@@ -312,6 +312,25 @@ int etcd_test_wait(Loop *loop, EtcdTestResult *r, usec_t timeout)
         return loop_run_until(loop, &r->done, timeout);
 }
 
+/* ETCD_TEST_VERSION (e.g. "3.6."; test/integration/with-etcd.sh sets it): the members must say
+ * they run that release, so that a variant meant for another etcd cannot pass on this one. */
+static int check_version(EtcdTestCluster *c, Loop *loop, EtcdClient *e)
+{
+        const char *want = getenv("ETCD_TEST_VERSION");
+        if (!want || !*want)
+                return 0;
+        EtcdTestResult res = {};
+        if (etcd_status(e, c->members[0].client_url, etcd_test_result_cb, &res) >= 0)
+                (void) etcd_test_wait(loop, &res, 5 * USEC_PER_SEC);
+        const char *v = res.done && res.error == 0 ? json_get_string(res.body, "version") : NULL;
+        int r = v && startswith(v, want) ? 0 : -EPROTO;
+        if (r < 0)
+                fprintf(stderr, "etcd member %s runs etcd %s, not the %s* ETCD_TEST_VERSION asks for\n",
+                        c->members[0].name, v ? v : "(no status)", want);
+        etcd_test_result_done(&res);
+        return r;
+}
+
 int etcd_test_cluster_bootstrap(EtcdTestCluster *c, size_t k)
 {
         _cleanup_free_ char *ic = etcd_test_initial_cluster(c, (1u << k) - 1);
@@ -345,7 +364,7 @@ int etcd_test_cluster_bootstrap(EtcdTestCluster *c, size_t k)
                 }
                 (void) usleep(100000);
         }
-        return 0;
+        return check_version(c, loop, e);
 }
 
 typedef struct Loader {

@@ -1,7 +1,7 @@
 /* `cluster-etcd-operator cluster-backup` as the real binary (CEO_BIN)
  * against a real TLS etcd from the harness and a host config directory laid
  * out as a master's /etc/kubernetes: the two files upstream writes, a
- * snapshot that verifies (by us and by etcdctl), a tarball holding the
+ * snapshot that verifies (by us and by etcdutl), a tarball holding the
  * current revision directories relative to the config dir with mode 0600,
  * --force's name, and failures that leave nothing behind: a manifest that
  * names no revision, an etcd that does not answer (the tarball already
@@ -189,7 +189,7 @@ static void test_backup(void **state)
         assert_int_equal(etcd_snapshot_verify_file(snap_path, &size), 0);
         assert_true(size > 200 * 512);
         _cleanup_free_ char *status =
-                strdup_printf("ETCDCTL_API=3 etcdctl snapshot status %s -w json >/dev/null", snap_path);
+                strdup_printf("etcdutl snapshot status %s -w json >/dev/null", snap_path);
         assert_int_equal(system(status), 0);
 
         /* The tarball: 0600, the four revision directories as upstream names them. */
