@@ -15,6 +15,12 @@ our images use and refuses anything else:
   FROM docker.io/library/debian:<codename>-slim AS NAME
   RUN apt-get update && apt-get install ...       a build stage's packages
   COPY --from=NAME SRC... DST                     commands of that stage
+  FROM docker.io/library/golang:<version>-<codename> AS NAME
+  RUN go install MODULE/PKG@VERSION [&& go install ...]
+                                                  a Go build stage: its /go/bin/<name> are
+                                                  what hack/build-etcd.sh built, when that
+                                                  script pins the same module at the same
+                                                  version (only etcd's main packages are)
 Every command a package installs (its files in /usr/bin, /usr/sbin, /bin,
 /sbin) appears at its path in OUT_DIR as a link to this machine's file, and
 COPY links to the build's file, so the rootfs stays current as the build
@@ -34,6 +40,15 @@ import subprocess
 import sys
 
 BIN_DIRS = ("/usr/bin", "/usr/sbin", "/bin", "/sbin", "/usr/local/bin", "/usr/local/sbin")
+ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+# Go main packages a Go stage may install -> (the script that builds them here, its go.mod, the
+# name it gives the binary). `go install` names a binary after the package path's last
+# element, a major-version suffix dropped: go.etcd.io/etcd/server/v3 -> /go/bin/server.
+GO_BUILT = {
+    "go.etcd.io/etcd/server/v3": ("hack/build-etcd.sh", "hack/etcd/go.mod", "etcd"),
+    "go.etcd.io/etcd/etcdctl/v3": ("hack/build-etcd.sh", "hack/etcd/go.mod", "etcdctl"),
+    "go.etcd.io/etcd/etcdutl/v3": ("hack/build-etcd.sh", "hack/etcd/go.mod", "etcdutl"),
+}
 
 
 def die(msg):
@@ -95,6 +110,33 @@ def link(out, target, path):
     os.symlink(target, dst)
 
 
+def go_install_name(pkg):
+    parts = pkg.split("/")
+    if len(parts) > 1 and parts[-1].startswith("v") and parts[-1][1:].isdigit():
+        parts.pop()
+    return parts[-1]
+
+
+def go_built(containerfile, pkg, version):
+    """This machine's build of `go install pkg@version`: the binary the pinning script built."""
+    if pkg not in GO_BUILT:
+        die("%s: go install %s: not modelled (only %s)" % (containerfile, pkg, ", ".join(sorted(GO_BUILT))))
+    script, gomod, name = GO_BUILT[pkg]
+    module = pkg  # each of these main packages is its own module's root
+    pinned = None
+    for line in open(os.path.join(ROOT, gomod)):
+        f = line.split()
+        if len(f) >= 2 and f[0] == module:
+            pinned = f[1]
+    if pinned != version:
+        die("%s: go install %s@%s, but %s pins %s at %s: change one to match the other"
+            % (containerfile, pkg, version, gomod, module, pinned or "no version"))
+    r = subprocess.run(["bash", os.path.join(ROOT, script), "--bin-dir"], capture_output=True, text=True)
+    if r.returncode != 0:
+        die("%s: go install %s@%s: %s" % (containerfile, pkg, version, r.stderr.strip()))
+    return os.path.join(r.stdout.strip(), name)
+
+
 def installed_from(pkg, release):
     """The installed version of pkg, when apt knows it as a version of `release` (e.g. trixie)."""
     ver = subprocess.run(["dpkg-query", "-W", "-f", "${Version}", pkg], capture_output=True, text=True).stdout
@@ -130,6 +172,9 @@ def main():
             else:
                 die("%s: FROM %s: only FROM IMAGE [AS NAME] is modelled" % (containerfile, rest))
             name = argv[0].rsplit("/", 1)[-1]
+            if name.startswith("golang:") and stage is not None:
+                stages[stage] = ("go", [])
+                continue
             if not name.startswith("debian:") or not name.endswith("-slim"):
                 die("%s: FROM %s: only debian:<codename>-slim is modelled" % (containerfile, rest))
             release = name[len("debian:"):-len("-slim")]
@@ -146,6 +191,13 @@ def main():
             for cmd in rest.split("&&"):
                 argv = shlex.split(cmd)
                 if argv[:2] == ["apt-get", "update"] or argv == ["rm", "-rf", "/var/lib/apt/lists/*"]:
+                    continue
+                if stage is not None and stages[stage][0] == "go":
+                    if argv[:2] != ["go", "install"] or len(argv) != 3 or "@" not in argv[2]:
+                        die("%s: RUN %s: only go install PKG@VERSION is modelled in a Go stage"
+                            % (containerfile, cmd.strip()))
+                    pkg, version = argv[2].split("@", 1)
+                    stages[stage][1].append((pkg, version))
                     continue
                 if argv[:2] == ["apt-get", "install"]:
                     (stages[stage][1] if stage is not None else packages).extend(
@@ -193,6 +245,15 @@ def main():
     stage_versions = {}
     for src_stage, src, dst in staged:
         release, pkgs = stages[src_stage]
+        if release == "go":
+            built = [(p, v) for p, v in pkgs if "/go/bin/" + go_install_name(p) == src]
+            if not built:
+                die("%s: COPY --from=%s %s: no go install of that stage makes it (%s)" % (
+                    containerfile, src_stage, src, " ".join("%s@%s" % pv for pv in pkgs) or "none"))
+            link(tmp, go_built(containerfile, *built[0]), dst)
+            stage_versions[built[0][0]] = built[0][1]
+            n += 1
+            continue
         found = None
         for pkg in pkgs:
             if release != base:

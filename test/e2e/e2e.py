@@ -28,6 +28,7 @@ KUBELET = os.path.join(ROOT, "test", "sim", "kubelet-sim")
 # Strict images: what each image reference runs (images/<name>/Containerfile, built into
 # <build>/images/<name> by hack/image-rootfs.py); an image not listed cannot be pulled.
 IMAGES = [("quay.io/openshift/etcd[@:]*", "etcd"),
+          ("quay.io/openshift/etcd-3.6[@:]*", "etcd-3.6"),
           ("quay.io/openshift/*cluster-etcd-operator[@:]*", "operator"),
           ("quay.io/openshift/*:sim", "base")]
 
