@@ -95,6 +95,12 @@ const OperatorState *op_state(const SyncContext *ctx)
         return ctx->state;
 }
 
+EtcdMinor op_etcd_minor(const SyncContext *ctx)
+{
+        const OperatorState *st = op_state(ctx);
+        return st && st->etcd_minor ? st->etcd_minor : ETCD_MINOR_DEFAULT;
+}
+
 const EtcdViewSnapshot *op_etcd(const SyncContext *ctx)
 {
         if (ctx->spec && !ctx->spec->reads_etcd_view) {

@@ -10,6 +10,7 @@
 #include "pki/check-memo.h"
 #include "pki/keypool.h"
 #include "pki/pki.h"
+#include "render/etcdversion.h"
 #include "runtime/controller.h"
 
 /* The one table of the watches controllers share (index, resource,
@@ -107,9 +108,12 @@ typedef struct OperatorState {
         PkiCheckMemo *check_memo; /* the cert signer's remembered verdicts; NULL: judge every time */
         EtcdMaintLog *maint;      /* what the runtime did to etcd beyond membership (NULL: nothing) */
         const char *machine;      /* uname's machine for ETCD_UNSUPPORTED_ARCH (NULL: this host's) */
+        EtcdMinor etcd_minor;     /* what etcd_image carries (ETCD_IMAGE_VERSION); 0: ETCD_MINOR_DEFAULT */
 } OperatorState;
 
 const OperatorState *op_state(const SyncContext *ctx);
+/* The etcd minor release the etcd image carries (OperatorState.etcd_minor or the default). */
+EtcdMinor op_etcd_minor(const SyncContext *ctx);
 /* The latest etcd snapshot, NULL until the first poll finished. While it sees a split
  * brain, a controller without reports_split_brain gets one that lists nothing, its error
  * ETCD_ERR_SPLIT_BRAIN: what it does when the member list failed, it does then. */

@@ -169,6 +169,7 @@ static int cluster_env(const SyncContext *ctx, const KubeObject *endpoints, size
         /* Before the first master is published only the bootstrap member is there to talk to. */
         const char *etcdctl = *members ? members : all;
         unsigned learners = (unsigned) MAX(masters, (size_t) 1);
+        EtcdMinor minor = op_etcd_minor(ctx);
         const struct {
                 const char *name, *value;
         } fixed[] = {
@@ -181,8 +182,9 @@ static int cluster_env(const SyncContext *ctx, const KubeObject *endpoints, size
                 /* Upstream's fixed set; etcd 3.4 warns about SOCKET_REUSE_ADDRESS (3.5+). */
                 {"ETCD_ENABLE_PPROF", "true"},
                 {"ETCD_SOCKET_REUSE_ADDRESS", "true"},
-                {"ETCD_EXPERIMENTAL_WARNING_APPLY_DURATION", "200ms"},
-                {"ETCD_EXPERIMENTAL_WATCH_PROGRESS_NOTIFY_INTERVAL", "5s"},
+                /* Named as the image's etcd minor names them (3.6 dropped EXPERIMENTAL_). */
+                {etcd_env_name(minor, "WARNING_APPLY_DURATION"), "200ms"},
+                {etcd_env_name(minor, "WATCH_PROGRESS_NOTIFY_INTERVAL"), "5s"},
                 {"ETCD_HEARTBEAT_INTERVAL", etcd_heartbeat_ms(slower)},
                 {"ETCD_ELECTION_TIMEOUT", etcd_election_timeout_ms(slower)},
                 {"ETCD_IMAGE", op_state(ctx)->etcd_image},
@@ -197,11 +199,8 @@ static int cluster_env(const SyncContext *ctx, const KubeObject *endpoints, size
         if (r >= 0)
                 r = env_list_add(env, "ETCD_QUOTA_BACKEND_BYTES", "%llu",
                                  (unsigned long long) etcd_backend_quota_bytes(cr));
-        /* 3.6 reads the first, 3.5 the second; 3.4 has neither and warns. */
         if (r >= 0)
-                r = env_list_add(env, "ETCD_MAX_LEARNERS", "%u", learners);
-        if (r >= 0)
-                r = env_list_add(env, "ETCD_EXPERIMENTAL_MAX_LEARNERS", "%u", learners);
+                r = env_list_add(env, etcd_env_name(minor, "MAX_LEARNERS"), "%u", learners);
         /* On arm64 and s390x only, as upstream. */
         const char *arch = etcd_unsupported_arch(op_state(ctx)->machine);
         if (r >= 0 && arch)
@@ -295,9 +294,13 @@ static int sync_target_config(const SyncContext *ctx, Plan *p)
                 listen_ip = "$NODE_NODE_ENVVAR_NAME_IP";
         }
         const TemplateVar vars[] = {
-                {"ETCD_IMAGE", st->etcd_image}, {"OPERATOR_IMAGE", st->operator_image},
-                {"LISTEN_HOST", listen_host},   {"LOCAL_HOST", local_host},
-                {"LISTEN_IP", listen_ip},       {"ETCD_LOG_LEVEL", etcd_log_level(op_etcd_cr(ctx))},
+                {"ETCD_IMAGE", st->etcd_image},
+                {"OPERATOR_IMAGE", st->operator_image},
+                {"LISTEN_HOST", listen_host},
+                {"LOCAL_HOST", local_host},
+                {"LISTEN_IP", listen_ip},
+                {"ETCD_LOG_LEVEL", etcd_log_level(op_etcd_cr(ctx))},
+                {"CORRUPT_CHECK_FLAG", etcd_corrupt_check_flag(op_etcd_minor(ctx))},
         };
         /* ConfigMap, key, template. */
         static const char *const pods[][3] = {

@@ -18,6 +18,7 @@
 #include "bootstrap.h"
 #include "certs.h"
 #include "etcdenv.h"
+#include "etcdversion.h"
 #include "kube/object.h"
 #include "payload.h"
 #include "template.h"
@@ -354,6 +355,8 @@ static int write_pod(const RenderOptions *o, const char *root, char **ret_error)
                 {"TLS_MIN_VERSION", tls.min_version},
                 {"QUOTA_BACKEND_BYTES", ETCD_DEFAULT_QUOTA_BYTES},
                 {"MAX_LEARNERS", max_learners},
+                {"MAX_LEARNERS_NAME",
+                 etcd_env_name(o->etcd_minor ? o->etcd_minor : ETCD_MINOR_DEFAULT, "MAX_LEARNERS")},
                 {"UNSUPPORTED_ARCH_ENV", arch_env},
         };
         r = template_render(a->data, vars, ELEMENTSOF(vars), &pod, &missing);

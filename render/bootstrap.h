@@ -9,6 +9,7 @@
  * every file holding a private key (PEM or Secret manifest) is 0600. */
 #pragma once
 
+#include "etcdversion.h"
 #include "inputs.h"
 #include "pki/pki.h"
 
@@ -24,9 +25,10 @@ typedef struct RenderOptions {
          * delayed-bootstrap annotation (bootstrap may finish on two masters). */
         bool delayed_ha;
         PkiKeyType key_type;
-        const char *machine; /* the architecture (uname's machine) for ETCD_UNSUPPORTED_ARCH; NULL: this
-                                host's */
-        usec_t now;          /* CLOCK_REALTIME */
+        EtcdMinor etcd_minor; /* what etcd_image carries (--etcd-image-version); 0: ETCD_MINOR_DEFAULT */
+        const char *machine;  /* the architecture (uname's machine) for ETCD_UNSUPPORTED_ARCH; NULL: this
+                                 host's */
+        usec_t now;           /* CLOCK_REALTIME */
         const RenderInputs *inputs;
 } RenderOptions;
 

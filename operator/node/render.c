@@ -36,6 +36,9 @@ static void help(FILE *out)
                 "  --listen-on-node-ip           listen on the node IP instead of 0.0.0.0 (test harness)\n"
                 "  --control-plane-hardware-speed Standard|Slower   etcd timings (default Standard)\n"
                 "  --key-type rsa|ecdsa          private keys: RSA 2048 (default) or ECDSA P-256\n"
+                "  --etcd-image-version 3.5|3.6  the etcd release the etcd image carries (a patch\n"
+                "                                release too, as 3.6.16; default 3.5): 3.6 names\n"
+                "                                the settings it renamed its way\n"
                 "  --delayed-ha-bootstrap-scaling-marker-file FILE   the assisted installer's marker\n"
                 "                                (default " DEFAULT_DELAYED_HA_MARKER "): when it exists,\n"
                 "                                bootstrap may finish on two masters (namespace\n"
@@ -47,7 +50,7 @@ static void help(FILE *out)
 
 typedef struct Flags {
         const char *out, *image, *network, *cluster, *infra, *bootstrap_ip, *hostname, *speed, *key_type,
-                *operator_image, *delayed_ha_marker;
+                *operator_image, *delayed_ha_marker, *etcd_version;
         bool node_ip;
 } Flags;
 
@@ -65,7 +68,8 @@ static int parse(int argc, char *argv[], Flags *f)
                 A_SPEED,
                 A_KEY,
                 A_OPIMG,
-                A_DELAYED
+                A_DELAYED,
+                A_ETCDVER
         };
         static const struct option options[] = {
                 {"asset-output-dir", required_argument, NULL, A_OUT},
@@ -80,6 +84,7 @@ static int parse(int argc, char *argv[], Flags *f)
                 {"key-type", required_argument, NULL, A_KEY},
                 {"operator-image", required_argument, NULL, A_OPIMG},
                 {"delayed-ha-bootstrap-scaling-marker-file", required_argument, NULL, A_DELAYED},
+                {"etcd-image-version", required_argument, NULL, A_ETCDVER},
                 {"help", no_argument, NULL, 'h'},
                 {},
         };
@@ -126,6 +131,9 @@ static int parse(int argc, char *argv[], Flags *f)
                         break;
                 case A_OPIMG:
                         f->operator_image = optarg;
+                        break;
+                case A_ETCDVER:
+                        f->etcd_version = optarg;
                         break;
                 default:
                         help(stderr);
@@ -183,6 +191,11 @@ static int render_main(int argc, char *argv[])
                                                           : _PKI_KEY_TYPE_INVALID;
                 if (o.key_type < 0)
                         return log_error("--key-type: \"%s\" is not rsa or ecdsa", f.key_type), EXIT_USAGE;
+        }
+        if (f.etcd_version) {
+                char why[200];
+                if (etcd_minor_parse_why(f.etcd_version, &o.etcd_minor, why, sizeof why) < 0)
+                        return log_error("--etcd-image-version: %s", why), EXIT_USAGE;
         }
         if (f.speed && !streq(f.speed, "Standard") && !streq(f.speed, "Slower"))
                 return log_error("--control-plane-hardware-speed: \"%s\" is not Standard or Slower",

@@ -115,6 +115,8 @@ typedef struct Flags {
         const char *tls_cert, *tls_key;
         const char *identity;
         const char *etcd_image, *operator_image;
+        const char *etcd_version; /* what etcd_image carries (--etcd-image-version or env) */
+        EtcdMinor etcd_minor;
         const char *etcd_ca, *etcd_cert, *etcd_key;
         usec_t etcd_poll;
         bool listen_on_node_ip;
@@ -450,6 +452,7 @@ static int run(const Flags *f)
         o.state = (OperatorState){.view = o.view,
                                   .etcd_image = f->etcd_image,
                                   .operator_image = f->operator_image,
+                                  .etcd_minor = f->etcd_minor,
                                   .operator_version = nonempty_env("OPERATOR_IMAGE_VERSION"),
                                   .operand_version = nonempty_env("OPERAND_IMAGE_VERSION"),
                                   .listen_on_node_ip = f->listen_on_node_ip,
@@ -578,6 +581,9 @@ static void help(FILE *out)
                 "  --leader-elect-retry-period D     (default: 26s)\n"
                 "  --identity NAME             leader identity (default: <hostname>_<uuid>)\n"
                 "  --etcd-image IMAGE          etcd image for the static pods (default: $IMAGE)\n"
+                "  --etcd-image-version V      the etcd release the etcd image carries: 3.5 or 3.6,\n"
+                "                              or a patch release (default: $ETCD_IMAGE_VERSION, else\n"
+                "                              3.5)\n"
                 "  --operator-image IMAGE      this operator's image, for the installer pods\n"
                 "                              (default: $OPERATOR_IMAGE)\n"
                 "  --etcd-ca/--etcd-cert/--etcd-key FILE   etcd client credentials (default: the\n"
@@ -627,6 +633,7 @@ static int operator_main(int argc, char *argv[])
                 ARG_TLS_CERT,
                 ARG_TLS_KEY,
                 ARG_CONFIG,
+                ARG_ETCD_VERSION,
         };
         static const struct option options[] = {
                 {"kubeconfig", required_argument, NULL, ARG_KUBECONFIG},
@@ -639,6 +646,7 @@ static int operator_main(int argc, char *argv[])
                 {"leader-elect-retry-period", required_argument, NULL, ARG_RP},
                 {"identity", required_argument, NULL, ARG_ID},
                 {"etcd-image", required_argument, NULL, ARG_ETCD_IMAGE},
+                {"etcd-image-version", required_argument, NULL, ARG_ETCD_VERSION},
                 {"operator-image", required_argument, NULL, ARG_OP_IMAGE},
                 {"etcd-ca", required_argument, NULL, ARG_CA},
                 {"etcd-cert", required_argument, NULL, ARG_CERT},
@@ -696,6 +704,9 @@ static int operator_main(int argc, char *argv[])
                         break;
                 case ARG_ETCD_IMAGE:
                         f.etcd_image = optarg;
+                        break;
+                case ARG_ETCD_VERSION:
+                        f.etcd_version = optarg;
                         break;
                 case ARG_OP_IMAGE:
                         f.operator_image = optarg;
@@ -789,6 +800,18 @@ static int operator_main(int argc, char *argv[])
                           f.etcd_image ? "--operator-image" : "--etcd-image",
                           f.etcd_image ? "OPERATOR_IMAGE" : "IMAGE");
                 return EXIT_USAGE;
+        }
+        /* The etcd release the image carries, which the release payload declares beside it. */
+        const char *version_from = "--etcd-image-version";
+        if (!f.etcd_version) {
+                f.etcd_version = nonempty_env("ETCD_IMAGE_VERSION");
+                version_from = "env ETCD_IMAGE_VERSION";
+        }
+        f.etcd_minor = ETCD_MINOR_DEFAULT;
+        if (f.etcd_version) {
+                char why[200];
+                if (etcd_minor_parse_why(f.etcd_version, &f.etcd_minor, why, sizeof why) < 0)
+                        return log_error("%s: %s", version_from, why), EXIT_USAGE;
         }
         if (!f.tls_cert != !f.tls_key) {
                 log_error("%s given without %s: give both, or neither for service-ca's files at %s",

@@ -207,7 +207,6 @@ static void test_env_ipv4(void **state)
         assert_string_equal(env_of(etcd, "ETCD_HEARTBEAT_INTERVAL"), "100");
         assert_string_equal(env_of(etcd, "ETCD_ELECTION_TIMEOUT"), "1000");
         assert_string_equal(env_of(etcd, "ETCD_QUOTA_BACKEND_BYTES"), "8589934592");
-        assert_string_equal(env_of(etcd, "ETCD_MAX_LEARNERS"), "3");
         assert_string_equal(env_of(etcd, "ETCD_EXPERIMENTAL_MAX_LEARNERS"), "3");
         assert_string_equal(env_of(etcd, "ETCD_INITIAL_CLUSTER_STATE"), "existing");
         assert_string_equal(env_of(etcd, "ETCD_DATA_DIR"), "/var/lib/etcd");
@@ -271,6 +270,63 @@ static void test_unsupported_arch(void **state)
         fixture_free(f);
 }
 
+/* The etcd minor the image carries names the settings 3.6 renamed, one name each (the other
+ * minor would warn about the other name), and spells the corruption check its way. */
+static void test_etcd_minor(void **state)
+{
+        (void) state;
+        static const struct {
+                EtcdMinor minor;
+                const char *set[3], *unset[3], *flag, *not_flag;
+        } cases[] = {
+                {0,
+                 {"ETCD_EXPERIMENTAL_MAX_LEARNERS", "ETCD_EXPERIMENTAL_WATCH_PROGRESS_NOTIFY_INTERVAL",
+                  "ETCD_EXPERIMENTAL_WARNING_APPLY_DURATION"},
+                 {"ETCD_MAX_LEARNERS", "ETCD_WATCH_PROGRESS_NOTIFY_INTERVAL", "ETCD_WARNING_APPLY_DURATION"},
+                 "--experimental-initial-corrupt-check=true",
+                 "--feature-gates"},
+                {ETCD_MINOR_3_6,
+                 {"ETCD_MAX_LEARNERS", "ETCD_WATCH_PROGRESS_NOTIFY_INTERVAL", "ETCD_WARNING_APPLY_DURATION"},
+                 {"ETCD_EXPERIMENTAL_MAX_LEARNERS", "ETCD_EXPERIMENTAL_WATCH_PROGRESS_NOTIFY_INTERVAL",
+                  "ETCD_EXPERIMENTAL_WARNING_APPLY_DURATION"},
+                 "--feature-gates=InitialCorruptCheck=true",
+                 "--experimental-initial-corrupt-check"},
+        };
+        for (size_t i = 0; i < ELEMENTSOF(cases); i++) {
+                Fixture *f = three_masters();
+                f->state.etcd_minor = cases[i].minor;
+                assert_int_equal(fixture_sync(f, &controller_target_config), 0);
+                _cleanup_(cJSON_Deletep) cJSON *pod = parse_pod(pod_yaml(f, "etcd-pod"));
+                cJSON *etcd = container(pod, "etcd");
+                for (size_t k = 0; k < 3; k++) {
+                        assert_non_null(env_of(etcd, cases[i].set[k]));
+                        assert_null(env_of(etcd, cases[i].unset[k]));
+                }
+                assert_string_equal(env_of(etcd, cases[i].set[0]), "3");
+                assert_non_null(strstr(script_of(etcd), cases[i].flag));
+                assert_null(strstr(script_of(etcd), cases[i].not_flag));
+                fixture_free(f);
+        }
+        /* The version texts the payload may give, and those refused with the reason. */
+        EtcdMinor m = 0;
+        char why[200];
+        assert_int_equal(etcd_minor_parse("3.6.16", &m), 0);
+        assert_int_equal(m, ETCD_MINOR_3_6);
+        assert_int_equal(etcd_minor_parse("3.5", &m), 0);
+        assert_int_equal(m, ETCD_MINOR_3_5);
+        assert_int_equal(etcd_minor_parse_why("3.7.0", &m, why, sizeof why), -EOPNOTSUPP);
+        assert_non_null(strstr(why, "etcd 3.7.0 is not a release this operator renders for"));
+        assert_int_equal(etcd_minor_parse_why("v3.6", &m, why, sizeof why), -EINVAL);
+        assert_non_null(strstr(why, "\"v3.6\" is no etcd release"));
+        static const char *const bad[] = {"", "3", "3.", "3.6.", "3.6.x", "3.6 ", "4.6", "3.05x"};
+        for (size_t i = 0; i < ELEMENTSOF(bad); i++)
+                assert_int_equal(etcd_minor_parse(bad[i], &m), -EINVAL);
+        assert_int_equal(m, ETCD_MINOR_3_5);
+        assert_int_equal(etcd_version_minor("3.6.0"), 6);
+        assert_int_equal(etcd_version_minor("3.10.1"), 10);
+        assert_int_equal(etcd_version_minor("not"), -1);
+}
+
 static void test_env_ipv6_and_dual_stack(void **state)
 {
         Fixture *f = fixture_new();
@@ -297,7 +353,7 @@ static void test_env_ipv6_and_dual_stack(void **state)
         assert_string_equal(env_of(etcd, "ALL_ETCD_ENDPOINTS"),
                             "https://[fd00::10]:2379,https://[fd00::1]:2379");
         assert_string_equal(env_of(etcd, "ETCDCTL_ENDPOINTS"), "https://[fd00::1]:2379");
-        assert_string_equal(env_of(etcd, "ETCD_MAX_LEARNERS"), "2");
+        assert_string_equal(env_of(etcd, "ETCD_EXPERIMENTAL_MAX_LEARNERS"), "2");
         assert_non_null(strstr(script_of(etcd), "--listen-peer-urls=https://[::]:2380"));
         assert_non_null(strstr(script_of(container(pod, "etcd-readyz")), "--target=https://[::1]:2379"));
         assert_non_null(strstr(script_of(container(pod, "etcd-readyz")), "--listen-address=:: "));
@@ -440,7 +496,8 @@ static void test_node_without_ip(void **state)
         assert_null(env_of(etcd, "NODE_master_3_IP"));
         assert_null(env_of(etcd, "NODE_master_3_ETCD_NAME"));
         assert_string_equal(env_of(etcd, "NODE_master_2_IP"), "10.0.0.3");
-        assert_string_equal(env_of(etcd, "ETCD_MAX_LEARNERS"), "4"); /* control-plane replicas */
+        assert_string_equal(env_of(etcd, "ETCD_EXPERIMENTAL_MAX_LEARNERS"),
+                            "4"); /* control-plane replicas */
         fixture_free(f);
 }
 
@@ -570,6 +627,7 @@ int main(void)
                 cmocka_unit_test(test_idempotent),
                 cmocka_unit_test(test_env_ipv4),
                 cmocka_unit_test(test_unsupported_arch),
+                cmocka_unit_test(test_etcd_minor),
                 cmocka_unit_test(test_env_ipv6_and_dual_stack),
                 cmocka_unit_test(test_slower_and_quota),
                 cmocka_unit_test(test_log_level),

@@ -195,6 +195,7 @@ static void test_staticpod(void **state)
                 {"LOCAL_HOST", "127.0.0.1"},
                 {"LISTEN_IP", "0.0.0.0"},
                 {"ETCD_LOG_LEVEL", "info"},
+                {"CORRUPT_CHECK_FLAG", "--experimental-initial-corrupt-check=true"},
         };
         _cleanup_(env_list_done) EnvList env = {};
         _cleanup_free_ char *yaml = NULL, *err = NULL, *bad = NULL;
@@ -542,6 +543,17 @@ static void test_render_variants(void **state)
                                 if (streq_ptr(json_get_string(e, "name"), "ETCD_UNSUPPORTED_ARCH"))
                                         arch = json_get_string(e, "value");
         assert_string_equal(arch, "s390x");
+        assert_non_null(strstr(pod3, "name: ETCD_EXPERIMENTAL_MAX_LEARNERS\n"));
+
+        /* An etcd 3.6 image: the learners' limit as 3.6 names it (3.5 would warn about it). */
+        _cleanup_free_ char *out4 = strdup_printf("%s/etcd-3.6", dir);
+        load_good(&in);
+        o = options(out4, &in);
+        o.etcd_minor = ETCD_MINOR_3_6;
+        assert_int_equal(render_bootstrap(&o, &err), 0);
+        _cleanup_free_ char *pod4 = read_out(out4, "etc-kubernetes/manifests/etcd-member-pod.yaml");
+        assert_non_null(strstr(pod4, "name: ETCD_MAX_LEARNERS\n"));
+        assert_null(strstr(pod4, "EXPERIMENTAL"));
         assert_string_equal(etcd_unsupported_arch("aarch64"), "arm64");
         assert_null(etcd_unsupported_arch("x86_64"));
         assert_null(etcd_unsupported_arch("ppc64le"));
