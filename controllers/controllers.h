@@ -28,6 +28,7 @@ extern const ControllerSpec controller_member_removal;
 extern const ControllerSpec controller_config_overrides;
 extern const ControllerSpec controller_topology;
 extern const ControllerSpec controller_member_view;
+extern const ControllerSpec controller_etcd_downgrade;
 
 /* controllers/backup.c: when the newest EtcdBackup (one now, or one a Backup's
  * schedule made) completed, for openshift_etcd_operator_last_backup_timestamp_seconds;

@@ -210,3 +210,45 @@ const KubeObject *master_joining(const SyncContext *ctx, const EtcdViewSnapshot 
                         return nodes[k];
         return NULL;
 }
+
+EtcdDowngrade etcd_downgrade_state(const EtcdViewSnapshot *s, EtcdMinor image, char *why, size_t n)
+{
+        int lowest = -1, target = -1;
+        bool enabled = false, storage_newer = false;
+        size_t answered = 0, used = 0;
+
+        if (n)
+                why[0] = 0;
+        for (size_t i = 0; s && i < s->n_members; i++) {
+                const EtcdMemberState *m = &s->states[i];
+                int minor = m->has_status ? etcd_version_minor(m->status.version) : -1;
+                if (minor < 0)
+                        continue;
+                answered++;
+                if (lowest < 0 || minor < lowest)
+                        lowest = minor;
+                int storage = etcd_version_minor(m->status.storage_version);
+                if (storage > (int) image)
+                        storage_newer = true;
+                if (m->status.downgrade_enabled) {
+                        enabled = true;
+                        target = etcd_version_minor(m->status.downgrade_target);
+                }
+                if (used < n) {
+                        int k = snprintf(why + used, n - used, "%s%s %s%s%s", used ? ", " : "",
+                                         m->name ? m->name : "(unstarted)", m->status.version,
+                                         *m->status.storage_version ? " storage " : "",
+                                         m->status.storage_version);
+                        used = k < 0 ? n : MIN(n, used + (size_t) k);
+                }
+        }
+        if (answered == 0)
+                return ETCD_DOWNGRADE_UNKNOWN;
+        if (enabled && target != (int) image)
+                return ETCD_DOWNGRADE_STALE;
+        if (lowest <= (int) image)
+                return ETCD_DOWNGRADE_NONE;
+        if (!enabled)
+                return ETCD_DOWNGRADE_NEEDED;
+        return storage_newer ? ETCD_DOWNGRADE_MIGRATING : ETCD_DOWNGRADE_READY;
+}

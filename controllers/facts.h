@@ -161,6 +161,24 @@ bool member_data_damaged(const SyncContext *ctx, const EtcdViewSnapshot *s, cons
                          char *why, size_t n);
 /* spec.unsupportedConfigOverrides.replaceDamagedMembers of etcds/cluster is true. */
 bool replace_damaged_members(const SyncContext *ctx);
+
+/* Where the cluster stands against the etcd minor the release's image carries, from the
+ * members' statuses (etcd_downgrade_state). etcd's cluster version is the lowest minor its
+ * members run and never goes down by itself: a member of an older minor is refused
+ * ("invalid downgrade; server version is lower than determined cluster version") unless
+ * etcd's downgrade to that minor is enabled and every member's storage has reached it. */
+typedef enum EtcdDowngrade {
+        ETCD_DOWNGRADE_NONE,      /* some member runs the image's minor or older: roll it out */
+        ETCD_DOWNGRADE_UNKNOWN,   /* no member answered its status */
+        ETCD_DOWNGRADE_NEEDED,    /* every member runs a newer minor; no downgrade to ours enabled */
+        ETCD_DOWNGRADE_MIGRATING, /* enabled to ours; a member's storage is still newer */
+        ETCD_DOWNGRADE_READY,     /* enabled to ours, every storage at it: roll the older etcd out */
+        ETCD_DOWNGRADE_STALE,     /* enabled to a minor the image no longer carries: cancel it */
+} EtcdDowngrade;
+
+/* The judgement above, and in why[n] the versions it rests on for a person
+ * ("members run 3.6.16, 3.6.16, 3.6.16; storage 3.6.0, ..."). */
+EtcdDowngrade etcd_downgrade_state(const EtcdViewSnapshot *s, EtcdMinor image, char *why, size_t n);
 /* The master a member runs on (member_of_node's inverse), NULL when no master Node has it. */
 const KubeObject *node_of_member(const SyncContext *ctx, const EtcdViewSnapshot *s,
                                  const EtcdMemberState *m);

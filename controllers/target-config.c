@@ -226,6 +226,50 @@ static int want_configmap(const SyncContext *ctx, Plan *p, const char *name, cJS
         return 1;
 }
 
+/* An etcd older than the members run is rolled out only once etcd's downgrade to it is
+ * enabled and every member's storage has reached it (EtcdDowngradeController does that):
+ * before, each member restarted on it would be refused by etcd and stop. Until then
+ * etcd-pod and the rest keep what they have. When no member answered its status, a change
+ * of the etcd image waits for one that does. True when held. */
+static bool etcd_older_held(const SyncContext *ctx, Plan *p)
+{
+        const EtcdViewSnapshot *s = op_etcd(ctx);
+        const char *minor = etcd_minor_name(op_etcd_minor(ctx));
+        char versions[512];
+
+        switch (etcd_downgrade_state(s, op_etcd_minor(ctx), versions, sizeof versions)) {
+        case ETCD_DOWNGRADE_NEEDED:
+        case ETCD_DOWNGRADE_MIGRATING:
+                plan_waiting(p, "TargetConfigWaitingForDowngrade",
+                             "etcd-pod for etcd %s (the release's etcd image) is not rendered until etcd's "
+                             "downgrade to %s is enabled and every member's storage reached it (%s)",
+                             minor, minor, versions);
+                plan_requeue_after(p, 5 * USEC_PER_SEC);
+                return true;
+        case ETCD_DOWNGRADE_UNKNOWN: {
+                const KubeObject *have = op_get(ctx, W_ETCD_CONFIGMAPS, NS_ETCD, CM_ETCD_POD);
+                const cJSON *v = have ? cJSON_GetObjectItemCaseSensitive(json_get_object(have->json, "data"),
+                                                                         "pod.yaml")
+                                      : NULL;
+                const char *yaml = v && cJSON_IsString(v) ? v->valuestring : NULL;
+                if (!yaml || strstr(yaml, op_state(ctx)->etcd_image))
+                        return false;
+                plan_waiting(
+                        p, "TargetConfigWaitingForEtcd",
+                        "etcd-pod for the etcd image %s (etcd %s) waits until the members say which etcd "
+                        "they run: %s",
+                        op_state(ctx)->etcd_image, minor, op_etcd_unknown_why(s));
+                plan_requeue_after(p, 5 * USEC_PER_SEC);
+                return true;
+        }
+        case ETCD_DOWNGRADE_NONE:
+        case ETCD_DOWNGRADE_READY:
+        case ETCD_DOWNGRADE_STALE:
+                return false;
+        }
+        return false;
+}
+
 static int sync_target_config(const SyncContext *ctx, Plan *p)
 {
         const OperatorState *st = op_state(ctx);
@@ -239,6 +283,8 @@ static int sync_target_config(const SyncContext *ctx, Plan *p)
         if (!st || !template_is_image_ref(st->etcd_image) || !template_is_image_ref(st->operator_image))
                 return log_error_errno(-EINVAL, "the etcd or operator image is not a "
                                                 "valid image reference");
+        if (etcd_older_held(ctx, p))
+                return 0;
         const KubeObject *endpoints = op_get(ctx, W_ETCD_CONFIGMAPS, NS_ETCD, CM_ETCD_ENDPOINTS);
         if (!endpoints) {
                 plan_waiting(p, "TargetConfigWaiting",
@@ -348,6 +394,8 @@ static const WatchSpec *const watches[] = {OP_WATCH_ETCD_NODES,         OP_WATCH
 const ControllerSpec controller_target_config = {
         .name = "TargetConfigController",
         .degraded_condition = "TargetConfigControllerDegraded",
+        /* Only for the etcd minor its members run (etcd_older_held). */
+        .reads_etcd_view = true,
         .watches = watches,
         .n_watches = ELEMENTSOF(watches),
         .resync = 5 * 60 * USEC_PER_SEC,

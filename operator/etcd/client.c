@@ -656,6 +656,16 @@ int etcd_alarm_disarm(EtcdClient *c, uint64_t member_id, const char *alarm, Etcd
         return etcd_call(c, NULL, "/v3/maintenance/alarm", b, ETCD_CALL_IDEMPOTENT, 0, cb, userdata);
 }
 
+int etcd_downgrade(EtcdClient *c, const char *action, const char *version, EtcdCallback cb, void *userdata)
+{
+        _cleanup_(cJSON_Deletep) cJSON *b = cJSON_CreateObject();
+        assert_return(action, -EINVAL);
+        if (!b || !cJSON_AddStringToObject(b, "action", action) ||
+            (version && !cJSON_AddStringToObject(b, "version", version)))
+                return -ENOMEM;
+        return etcd_call(c, NULL, "/v3/maintenance/downgrade", b, ETCD_CALL_IDEMPOTENT, 0, cb, userdata);
+}
+
 int etcd_defragment(EtcdClient *c, const char *endpoint, usec_t timeout, EtcdCallback cb, void *userdata)
 {
         assert_return(endpoint, -EINVAL);

@@ -117,6 +117,10 @@ int etcd_health_reads(EtcdClient *c, const char *endpoint, usec_t timeout, EtcdC
 int etcd_alarm_list(EtcdClient *c, EtcdCallback cb, void *userdata);
 int etcd_alarm_disarm(EtcdClient *c, uint64_t member_id, const char *alarm, EtcdCallback cb, void *userdata);
 /* Defragmentation blocks the member; give it a long timeout (0 = 2 min). */
+/* etcd's downgrade (3.5 and later; `etcdctl downgrade`): action "VALIDATE", "ENABLE" or
+ * "CANCEL", to `version` ("3.5"; CANCEL takes none). Idempotent: enabling the enabled
+ * target or cancelling twice has the same end. */
+int etcd_downgrade(EtcdClient *c, const char *action, const char *version, EtcdCallback cb, void *userdata);
 int etcd_defragment(EtcdClient *c, const char *endpoint, usec_t timeout, EtcdCallback cb, void *userdata);
 int etcd_hash(EtcdClient *c, const char *endpoint, EtcdCallback cb, void *userdata);
 /* Hands leadership to voter `target`; only the leader (`leader_endpoint`) takes it

@@ -74,10 +74,9 @@ unsigned etcd_maint_log_failures_in_row(const EtcdMaintLog *l, EtcdMaintKind kin
 const char *etcd_maint_kind_to_string(EtcdMaintKind k)
 {
         static const char *const names[_ETCD_MAINT_KIND_MAX] = {
-                [ETCD_MAINT_DEFRAG] = "defragment",
-                [ETCD_MAINT_COMPACT] = "compact",
-                [ETCD_MAINT_DISARM] = "disarm",
-                [ETCD_MAINT_MOVE_LEADER] = "move-leader",
+                [ETCD_MAINT_DEFRAG] = "defragment",   [ETCD_MAINT_COMPACT] = "compact",
+                [ETCD_MAINT_DISARM] = "disarm",       [ETCD_MAINT_MOVE_LEADER] = "move-leader",
+                [ETCD_MAINT_DOWNGRADE] = "downgrade",
         };
         return k >= 0 && k < _ETCD_MAINT_KIND_MAX ? names[k] : NULL;
 }

@@ -20,6 +20,7 @@ typedef enum EtcdMaintKind {
         ETCD_MAINT_COMPACT,
         ETCD_MAINT_DISARM,
         ETCD_MAINT_MOVE_LEADER,
+        ETCD_MAINT_DOWNGRADE,
         _ETCD_MAINT_KIND_MAX,
         _ETCD_MAINT_KIND_INVALID = -EINVAL,
 } EtcdMaintKind;

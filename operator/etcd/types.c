@@ -341,6 +341,11 @@ int etcd_parse_status(const cJSON *body, EtcdStatus *ret)
         }
         s.is_learner = json_get_bool(body, "isLearner", false);
         (void) snprintf(s.version, sizeof s.version, "%s", strempty(json_get_string(body, "version")));
+        (void) snprintf(s.storage_version, sizeof s.storage_version, "%s",
+                        strempty(json_get_string(body, "storageVersion")));
+        s.downgrade_enabled = json_get_bool(body, "downgradeInfo.enabled", false);
+        (void) snprintf(s.downgrade_target, sizeof s.downgrade_target, "%s",
+                        strempty(json_get_string(body, "downgradeInfo.targetVersion")));
         r = parse_strv(json_get_array(body, "errors"), &s.errors, &s.n_errors);
         if (r < 0)
                 return r;

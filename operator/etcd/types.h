@@ -85,6 +85,11 @@ typedef struct EtcdStatus {
         uint64_t db_size_in_use;
         bool is_learner;
         char version[32];
+        /* etcd 3.6 and later (empty, false before): the storage schema version, and the
+         * cluster's downgrade when one is enabled (`etcdctl downgrade enable`). */
+        char storage_version[32];
+        bool downgrade_enabled;
+        char downgrade_target[32];
         char **errors;
         size_t n_errors;
 } EtcdStatus;

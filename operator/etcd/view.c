@@ -261,6 +261,10 @@ uint64_t etcd_view_digest(const EtcdViewSnapshot *s)
                                        (uint64_t) m->healthy << 2 | (uint64_t) m->has_status << 3 |
                                        (uint64_t) etcd_member_needs_defrag(m) << 4);
                 h = fnv_str(h, m->has_status ? m->status.version : NULL);
+                /* etcd's downgrade moves these (3.6): the controllers that wait on it wake. */
+                h = fnv_str(h, m->has_status ? m->status.storage_version : NULL);
+                h = fnv_u64(h, m->has_status && m->status.downgrade_enabled);
+                h = fnv_str(h, m->has_status ? m->status.downgrade_target : NULL);
                 for (size_t k = 0; m->member && k < m->member->n_peer_urls; k++)
                         h = fnv_str(h, m->member->peer_urls[k]);
                 for (size_t k = 0; m->member && k < m->member->n_client_urls; k++)

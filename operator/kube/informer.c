@@ -5,8 +5,9 @@
 #include "base/json.h"
 #include "base/log.h"
 
-#define LIST_PAGE    500
-#define MAX_HANDLERS 16
+#define LIST_PAGE 500
+/* One per controller that watches it: etcds/cluster has 17 (of 26 controllers). */
+#define MAX_HANDLERS 32
 #define MAX_INDEXES  4
 
 typedef struct Handler {

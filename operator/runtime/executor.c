@@ -362,6 +362,8 @@ static EtcdMaintKind maint_kind(IntentType t)
                 return ETCD_MAINT_DISARM;
         case INTENT_ETCD_MOVE_LEADER:
                 return ETCD_MAINT_MOVE_LEADER;
+        case INTENT_ETCD_DOWNGRADE:
+                return ETCD_MAINT_DOWNGRADE;
         default:
                 return _ETCD_MAINT_KIND_INVALID;
         }
@@ -377,12 +379,14 @@ static void on_maint_done(EtcdClient *ec, const EtcdResponse *resp, void *userda
                 [INTENT_ETCD_COMPACT] = "EtcdCompacted",
                 [INTENT_ETCD_DISARM] = "EtcdAlarmDisarmed",
                 [INTENT_ETCD_MOVE_LEADER] = "EtcdLeaderMoved",
+                [INTENT_ETCD_DOWNGRADE] = "EtcdDowngrade",
         };
         static const char *const failed_reasons[_INTENT_TYPE_MAX] = {
                 [INTENT_ETCD_DEFRAGMENT] = "DefragControllerDefragmentFailed",
                 [INTENT_ETCD_COMPACT] = "EtcdCompactFailed",
                 [INTENT_ETCD_DISARM] = "EtcdAlarmDisarmFailed",
                 [INTENT_ETCD_MOVE_LEADER] = "EtcdLeaderMoveFailed",
+                [INTENT_ETCD_DOWNGRADE] = "EtcdDowngradeFailed",
         };
         Controller *c = userdata;
         int e = resp->error;
@@ -422,6 +426,21 @@ static void on_maint_done(EtcdClient *ec, const EtcdResponse *resp, void *userda
         intent_finished(c, 0, NULL);
 }
 
+static void on_downgrade_validated(EtcdClient *ec, const EtcdResponse *resp, void *userdata)
+{
+        Controller *c = userdata;
+        if (resp->error < 0) {
+                on_maint_done(ec, resp, userdata);
+                return;
+        }
+        const Intent *i = &c->plan.intents[c->next];
+        int r = etcd_downgrade(ec, "ENABLE", i->version, on_maint_done, c);
+        if (r < 0) {
+                EtcdResponse failed = {.error = r};
+                on_maint_done(ec, &failed, userdata);
+        }
+}
+
 static int run_maint_intent(Controller *c, const Intent *i)
 {
         EtcdClient *ec = c->rt->cfg.etcd;
@@ -438,6 +457,12 @@ static int run_maint_intent(Controller *c, const Intent *i)
                 return etcd_alarm_disarm(ec, i->member_id, i->alarm, on_maint_done, c);
         case INTENT_ETCD_MOVE_LEADER:
                 return etcd_move_leader(ec, i->endpoint, i->member_id, on_maint_done, c);
+        case INTENT_ETCD_DOWNGRADE:
+                /* ENABLE is validated first, as `etcdctl downgrade` asks it to be: a refused
+                 * validation ends the step with etcd's reason and enables nothing. */
+                if (streq_ptr(i->action, "ENABLE"))
+                        return etcd_downgrade(ec, "VALIDATE", i->version, on_downgrade_validated, c);
+                return etcd_downgrade(ec, i->action, i->version, on_maint_done, c);
         default:
                 return -EINVAL;
         }
@@ -532,6 +557,7 @@ static void run_next_intent(Controller *c)
         case INTENT_ETCD_COMPACT:
         case INTENT_ETCD_DISARM:
         case INTENT_ETCD_MOVE_LEADER:
+        case INTENT_ETCD_DOWNGRADE:
                 r = run_etcd_intent(c, i);
                 if (r > 0) {
                         intent_finished(c, 0, NULL);

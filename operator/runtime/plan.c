@@ -20,6 +20,8 @@ static void intent_done(Intent *i)
         free(i->peer_url);
         free(i->endpoint);
         free(i->alarm);
+        free(i->action);
+        free(i->version);
         free(i->detail);
 }
 
@@ -220,7 +222,7 @@ bool intent_is_etcd(const Intent *i)
 {
         return intent_is_etcd_membership(i) || i->type == INTENT_ETCD_DEFRAGMENT ||
                i->type == INTENT_ETCD_COMPACT || i->type == INTENT_ETCD_DISARM ||
-               i->type == INTENT_ETCD_MOVE_LEADER;
+               i->type == INTENT_ETCD_MOVE_LEADER || i->type == INTENT_ETCD_DOWNGRADE;
 }
 
 static Intent *etcd_intent(Plan *p, IntentType t, const char *name)
@@ -309,6 +311,14 @@ void plan_etcd_move_leader(Plan *p, const char *name, uint64_t target, uint64_t 
                 fail(p, i, leader_endpoint ? -ENOMEM : -EINVAL);
 }
 
+void plan_etcd_downgrade(Plan *p, const char *action, const char *version)
+{
+        bool ok = action && (streq(action, "CANCEL") || (streq(action, "ENABLE") && version));
+        Intent *i = etcd_intent(p, INTENT_ETCD_DOWNGRADE, "cluster");
+        if (i && (!ok || !dup_str(&i->action, action) || (version && !dup_str(&i->version, version))))
+                fail(p, i, ok ? -ENOMEM : -EINVAL);
+}
+
 void plan_requeue_after(Plan *p, usec_t delay)
 {
         if (p->requeue_after == 0 || delay < p->requeue_after)
@@ -334,6 +344,7 @@ const char *intent_type_to_string(IntentType t)
                 [INTENT_ETCD_COMPACT] = "etcd-compact",
                 [INTENT_ETCD_DISARM] = "etcd-disarm",
                 [INTENT_ETCD_MOVE_LEADER] = "etcd-move-leader",
+                [INTENT_ETCD_DOWNGRADE] = "etcd-downgrade",
         };
         return t >= 0 && t < _INTENT_TYPE_MAX ? names[t] : "invalid";
 }
@@ -368,6 +379,11 @@ char *intent_describe(const Intent *i)
                 return strdup_printf("etcd disarm %s of %s", i->alarm, i->name);
         case INTENT_ETCD_MOVE_LEADER:
                 return strdup_printf("etcd move leader to %s (from %s)", i->name, i->endpoint);
+        case INTENT_ETCD_DOWNGRADE:
+                return streq_ptr(i->action, "CANCEL")
+                               ? strdup("etcd downgrade cancel")
+                               : strdup_printf("etcd downgrade %s to %s", strempty(i->action),
+                                               strempty(i->version));
         default:
                 return strdup_printf("%s %s %s%s%s", intent_type_to_string(i->type), i->res->plural,
                                      strempty(i->namespace), i->namespace ? "/" : "", i->name);

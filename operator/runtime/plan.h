@@ -33,6 +33,7 @@ typedef enum IntentType {
         INTENT_ETCD_COMPACT,     /* revision (physical: the call returns once it is applied) */
         INTENT_ETCD_DISARM,      /* alarm of member_id */
         INTENT_ETCD_MOVE_LEADER, /* to member_id, sent to the leader at endpoint */
+        INTENT_ETCD_DOWNGRADE,   /* etcd's downgrade: action (ENABLE, CANCEL) to version */
         _INTENT_TYPE_MAX,
         _INTENT_TYPE_INVALID = -EINVAL,
 } IntentType;
@@ -56,6 +57,8 @@ typedef struct Intent {
         char *endpoint;   /* DEFRAGMENT, MOVE_LEADER: the client URL the call goes to */
         uint64_t from_id; /* MOVE_LEADER: the leader at endpoint */
         char *alarm;      /* DISARM */
+        char *action;     /* DOWNGRADE: "ENABLE" or "CANCEL" */
+        char *version;    /* DOWNGRADE ENABLE: the target ("3.5") */
         uint64_t revision;
         char *detail; /* DEFRAGMENT: the sizes that made it due, for logs and events */
 } Intent;
@@ -94,6 +97,8 @@ void plan_etcd_compact(Plan *p, uint64_t revision);
 void plan_etcd_disarm(Plan *p, const char *name, uint64_t id, const char *alarm);
 void plan_etcd_move_leader(Plan *p, const char *name, uint64_t target, uint64_t leader,
                            const char *leader_endpoint);
+/* etcd's downgrade: "ENABLE" to `version` (validated first), or "CANCEL" (version NULL). */
+void plan_etcd_downgrade(Plan *p, const char *action, const char *version);
 /* Any etcd intent (membership or maintenance). */
 bool intent_is_etcd(const Intent *i);
 bool intent_is_etcd_membership(const Intent *i);

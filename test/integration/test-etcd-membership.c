@@ -11,7 +11,9 @@
 
 #include <cmocka.h>
 
+#include "base/json.h"
 #include "base/log.h"
+#include "controllers/facts.h"
 #include "etcd-harness.h"
 #include "etcd/view.h"
 
@@ -256,6 +258,81 @@ static void test_split_brain(void **state)
         assert_int_equal(s->n_members, 2);
 }
 
+static int downgrade(const char *action, const char *version, char *msg, size_t n)
+{
+        EtcdTestResult r = {};
+        int e = etcd_downgrade(client, action, version, etcd_test_result_cb, &r);
+        if (e < 0)
+                return e;
+        assert_int_equal(etcd_test_wait(loop, &r, 30 * USEC_PER_SEC), 0);
+        e = r.error;
+        (void) snprintf(msg, n, "%s", r.message);
+        printf("downgrade %s %s: %s %s\n", action, strempty(version), e < 0 ? etcd_strerror(e) : "ok",
+               r.message);
+        etcd_test_result_done(&r);
+        return e;
+}
+
+static bool all_storage_35_enabled(const EtcdViewSnapshot *s)
+{
+        size_t n = 0;
+        for (size_t i = 0; i < s->n_members; i++) {
+                const EtcdStatus *st = &s->states[i].status;
+                n += s->states[i].has_status && st->downgrade_enabled &&
+                     streq(st->downgrade_target, "3.5.0") && streq(st->storage_version, "3.5.0");
+        }
+        return s->n_members > 0 && n == s->n_members;
+}
+
+static bool none_enabled(const EtcdViewSnapshot *s)
+{
+        for (size_t i = 0; i < s->n_members; i++)
+                if (!s->states[i].has_status || s->states[i].status.downgrade_enabled)
+                        return false;
+        return s->n_members > 0;
+}
+
+/* etcd's downgrade as EtcdDowngradeController drives it, on the two members left: 3.6
+ * members report their storage version and the downgrade in their status; enabling 3.5
+ * moves every storage to 3.5; a target etcd cannot go to is refused with etcd's reason;
+ * cancelling ends it, and cancelling again changes nothing. etcd 3.5 members have no 3.5 to go
+ * down to: the test says so and stops (integration/etcd-3.6/test-etcd-membership runs it). */
+static void test_downgrade(void **state)
+{
+        (void) state;
+        EtcdTestResult r = {};
+        assert_int_equal(etcd_status(client, cluster.members[0].client_url, etcd_test_result_cb, &r), 0);
+        assert_int_equal(etcd_test_wait(loop, &r, 10 * USEC_PER_SEC), 0);
+        char version[32];
+        (void) snprintf(version, sizeof version, "%s", strempty(json_get_string(r.body, "version")));
+        etcd_test_result_done(&r);
+        if (!startswith(version, "3.6.")) {
+                printf("etcd %s: no etcd minor below to downgrade to here; integration/etcd-3.6/"
+                       "test-etcd-membership runs this on etcd 3.6\n",
+                       version);
+                skip();
+        }
+        _cleanup_(etcd_view_freep) EtcdView *view = etcd_view_new(client, 500 * USEC_PER_MSEC);
+        assert_int_equal(etcd_view_start(view), 0);
+        wait_all_healthy(view, 2);
+        const EtcdViewSnapshot *s = etcd_view_get(view);
+        const EtcdStatus *st = &s->states[0].status;
+        assert_string_equal(st->storage_version, "3.6.0");
+        assert_false(st->downgrade_enabled);
+        char msg[256];
+        assert_true(downgrade("VALIDATE", "3.4", msg, sizeof msg) < 0);
+        assert_true(*msg);
+        assert_int_equal(downgrade("ENABLE", "3.5", msg, sizeof msg), 0);
+        s = wait_view(view, all_storage_35_enabled);
+        assert_int_equal(etcd_downgrade_state(s, ETCD_MINOR_3_5, NULL, 0), ETCD_DOWNGRADE_READY);
+        assert_int_equal(etcd_downgrade_state(s, ETCD_MINOR_3_6, NULL, 0), ETCD_DOWNGRADE_STALE);
+        assert_int_equal(downgrade("CANCEL", NULL, msg, sizeof msg), 0);
+        s = wait_view(view, none_enabled);
+        assert_int_equal(etcd_downgrade_state(s, ETCD_MINOR_3_6, NULL, 0), ETCD_DOWNGRADE_NONE);
+        /* A second cancel changes nothing and is answered as the first (etcd 3.6.16). */
+        assert_int_equal(downgrade("CANCEL", NULL, msg, sizeof msg), 0);
+}
+
 static int setup(void **state)
 {
         if (getenv("TEST_VERBOSE"))
@@ -281,6 +358,7 @@ int main(void)
         const struct CMUnitTest tests[] = {
                 cmocka_unit_test(test_grow_and_shrink),
                 cmocka_unit_test(test_split_brain),
+                cmocka_unit_test(test_downgrade),
         };
         return cmocka_run_group_tests(tests, setup, teardown);
 }

@@ -14,6 +14,7 @@
 #include "base/yaml.h"
 #include "controller-fixture.h"
 #include "controllers/controllers.h"
+#include "controllers/facts.h"
 #include "render/etcdenv.h"
 
 /* The Intermediate TLS profile's suites as etcd takes them (openshift/api, library-go). */
@@ -327,6 +328,118 @@ static void test_etcd_minor(void **state)
         assert_int_equal(etcd_version_minor("not"), -1);
 }
 
+static void member_versions(Fixture *f, uint64_t id, const char *version, const char *storage,
+                            const char *downgrade_target)
+{
+        EtcdMemberState *m = (EtcdMemberState *) etcd_view_find(f->snap, id);
+        assert_non_null(m);
+        (void) snprintf(m->status.version, sizeof m->status.version, "%s", version);
+        (void) snprintf(m->status.storage_version, sizeof m->status.storage_version, "%s", storage);
+        m->status.downgrade_enabled = downgrade_target != NULL;
+        (void) snprintf(m->status.downgrade_target, sizeof m->status.downgrade_target, "%s",
+                        strempty(downgrade_target));
+}
+
+/* A release rolling back to etcd 3.5 from members on 3.6: etcd-pod waits until etcd's
+ * downgrade is enabled (EtcdDowngradeController, once every member is a healthy voter) and
+ * every member's storage reached 3.5; a rollback in the middle of an upgrade (some members
+ * still on 3.5) needs none; a downgrade enabled to another minor than the image's is
+ * cancelled; with no member status an image change waits. */
+static void test_etcd_downgrade(void **state)
+{
+        (void) state;
+        Fixture *f = three_masters();
+        for (uint64_t id = 1; id <= 3; id++) {
+                char name[16], ip[16];
+                (void) snprintf(name, sizeof name, "master-%u", (unsigned) id - 1);
+                (void) snprintf(ip, sizeof ip, "10.0.0.%u", (unsigned) id);
+                fixture_member(f, id, name, ip, false, true, true);
+                member_versions(f, id, "3.6.16", "3.6.0", NULL);
+        }
+        f->state.etcd_minor = ETCD_MINOR_3_5;
+        char why[512];
+        assert_int_equal(etcd_downgrade_state(f->snap, ETCD_MINOR_3_5, why, sizeof why),
+                         ETCD_DOWNGRADE_NEEDED);
+        assert_string_equal(why, "master-0 3.6.16 storage 3.6.0, master-1 3.6.16 storage 3.6.0, master-2 "
+                                 "3.6.16 storage 3.6.0");
+
+        /* Needed: nothing rendered; the downgrade is enabled to 3.5. */
+        assert_int_equal(fixture_sync(f, &controller_target_config), 0);
+        assert_null(fixture_find(f, INTENT_APPLY, "configmaps", "etcd-pod"));
+        assert_string_equal(f->plan.waiting_reason, "TargetConfigWaitingForDowngrade");
+        assert_int_equal(fixture_sync(f, &controller_etcd_downgrade), 0);
+        assert_int_equal(fixture_count(f, INTENT_ETCD_DOWNGRADE), 1);
+        const Intent *i = &f->plan.intents[0];
+        for (size_t k = 0; k < f->plan.n; k++)
+                if (f->plan.intents[k].type == INTENT_ETCD_DOWNGRADE)
+                        i = &f->plan.intents[k];
+        assert_string_equal(i->action, "ENABLE");
+        assert_string_equal(i->version, "3.5");
+
+        /* ... but not while a member is unhealthy. */
+        fixture_member_set(f, 2, false, false);
+        assert_int_equal(fixture_sync(f, &controller_etcd_downgrade), 0);
+        assert_int_equal(fixture_count(f, INTENT_ETCD_DOWNGRADE), 0);
+        assert_non_null(strstr(f->plan.waiting, "once every member is a healthy voter"));
+        fixture_member_set(f, 2, false, true);
+
+        /* Enabled, one member's storage still 3.6: both wait. */
+        for (uint64_t id = 1; id <= 3; id++)
+                member_versions(f, id, "3.6.16", id == 3 ? "3.6.0" : "3.5.0", "3.5.0");
+        assert_int_equal(etcd_downgrade_state(f->snap, ETCD_MINOR_3_5, NULL, 0), ETCD_DOWNGRADE_MIGRATING);
+        assert_int_equal(fixture_sync(f, &controller_target_config), 0);
+        assert_null(fixture_find(f, INTENT_APPLY, "configmaps", "etcd-pod"));
+        assert_int_equal(fixture_sync(f, &controller_etcd_downgrade), 0);
+        assert_int_equal(fixture_count(f, INTENT_ETCD_DOWNGRADE), 0);
+        assert_non_null(strstr(f->plan.waiting, "waiting for every member's storage"));
+
+        /* Every storage at 3.5: the 3.5 pod is rendered. */
+        member_versions(f, 3, "3.6.16", "3.5.0", "3.5.0");
+        assert_int_equal(etcd_downgrade_state(f->snap, ETCD_MINOR_3_5, NULL, 0), ETCD_DOWNGRADE_READY);
+        assert_int_equal(fixture_sync(f, &controller_target_config), 0);
+        assert_non_null(strstr(pod_yaml(f, "etcd-pod"), "--experimental-initial-corrupt-check=true"));
+        assert_int_equal(fixture_sync(f, &controller_etcd_downgrade), 0);
+        assert_int_equal(fixture_count(f, INTENT_ETCD_DOWNGRADE), 0);
+
+        /* The release rolls forward again (3.6) before the downgrade ended: it is cancelled. */
+        f->state.etcd_minor = ETCD_MINOR_3_6;
+        assert_int_equal(fixture_sync(f, &controller_etcd_downgrade), 0);
+        assert_int_equal(fixture_count(f, INTENT_ETCD_DOWNGRADE), 1);
+        for (size_t k = 0; k < f->plan.n; k++)
+                if (f->plan.intents[k].type == INTENT_ETCD_DOWNGRADE)
+                        assert_string_equal(f->plan.intents[k].action, "CANCEL");
+        assert_int_equal(fixture_sync(f, &controller_target_config), 0);
+        assert_non_null(fixture_find(f, INTENT_APPLY, "configmaps", "etcd-pod"));
+
+        /* Rolled back in the middle of an upgrade: a member still runs 3.5, no downgrade. */
+        f->state.etcd_minor = ETCD_MINOR_3_5;
+        member_versions(f, 1, "3.5.16", "", NULL);
+        member_versions(f, 2, "3.6.16", "3.6.0", NULL);
+        member_versions(f, 3, "3.6.16", "3.6.0", NULL);
+        assert_int_equal(etcd_downgrade_state(f->snap, ETCD_MINOR_3_5, NULL, 0), ETCD_DOWNGRADE_NONE);
+        assert_int_equal(fixture_sync(f, &controller_target_config), 0);
+        assert_non_null(fixture_find(f, INTENT_APPLY, "configmaps", "etcd-pod"));
+        assert_int_equal(fixture_sync(f, &controller_etcd_downgrade), 0);
+        assert_int_equal(fixture_count(f, INTENT_ETCD_DOWNGRADE), 0);
+        fixture_free(f);
+
+        /* No member status: an etcd-pod of another image is kept until one answers; the same
+         * image is rendered (a master's address changed, say). */
+        f = three_masters();
+        fixture_no_etcd(f);
+        fixture_add(f, W_ETCD_CONFIGMAPS,
+                    "{\"apiVersion\":\"v1\",\"kind\":\"ConfigMap\",\"metadata\":{\"name\":\"etcd-pod\","
+                    "\"namespace\":\"openshift-etcd\"},\"data\":{\"pod.yaml\":\"image: quay.io/openshift/"
+                    "etcd@sha256:older\"}}");
+        assert_int_equal(fixture_sync(f, &controller_target_config), 0);
+        assert_null(fixture_find(f, INTENT_APPLY, "configmaps", "etcd-pod"));
+        assert_string_equal(f->plan.waiting_reason, "TargetConfigWaitingForEtcd");
+        f->state.etcd_image = "quay.io/openshift/etcd@sha256:older";
+        assert_int_equal(fixture_sync(f, &controller_target_config), 0);
+        assert_non_null(fixture_find(f, INTENT_APPLY, "configmaps", "etcd-pod"));
+        fixture_free(f);
+}
+
 static void test_env_ipv6_and_dual_stack(void **state)
 {
         Fixture *f = fixture_new();
@@ -628,6 +741,7 @@ int main(void)
                 cmocka_unit_test(test_env_ipv4),
                 cmocka_unit_test(test_unsupported_arch),
                 cmocka_unit_test(test_etcd_minor),
+                cmocka_unit_test(test_etcd_downgrade),
                 cmocka_unit_test(test_env_ipv6_and_dual_stack),
                 cmocka_unit_test(test_slower_and_quota),
                 cmocka_unit_test(test_log_level),

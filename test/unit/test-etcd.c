@@ -84,6 +84,18 @@ static void test_status(void **state)
         assert_string_equal(s.version, "3.4.23");
         assert_false(s.is_learner);
         assert_int_equal(s.n_errors, 0);
+        assert_string_equal(s.storage_version, "3.6.0");
+        assert_false(s.downgrade_enabled);
+
+        /* etcd 3.6 during a downgrade (as 3.6.16 answers after `etcdctl downgrade enable 3.5`). */
+        _cleanup_(cJSON_Deletep) cJSON *dg = parse(
+                "{\"header\":{\"member_id\":\"5\"},\"version\":\"3.6.16\",\"storageVersion\":\"3.5.0\","
+                "\"downgradeInfo\":{\"targetVersion\":\"3.5.0\",\"enabled\":true}}");
+        _cleanup_(etcd_status_done) EtcdStatus d = {};
+        assert_int_equal(etcd_parse_status(dg, &d), 0);
+        assert_true(d.downgrade_enabled);
+        assert_string_equal(d.downgrade_target, "3.5.0");
+        assert_string_equal(d.storage_version, "3.5.0");
 
         _cleanup_(cJSON_Deletep) cJSON *noleader = parse(
                 "{\"header\":{\"member_id\":\"5\"},\"version\":\"3.4.23\",\"isLearner\":true,"
@@ -134,6 +146,7 @@ static void test_maint_log(void **state)
                          100 + ETCD_MAINT_LOG_MAX - 1);
         assert_null(etcd_maint_log_at(l, ETCD_MAINT_LOG_MAX));
         assert_string_equal(etcd_maint_kind_to_string(ETCD_MAINT_MOVE_LEADER), "move-leader");
+        assert_string_equal(etcd_maint_kind_to_string(ETCD_MAINT_DOWNGRADE), "downgrade");
         (void) state;
 }
 

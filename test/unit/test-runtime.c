@@ -101,6 +101,22 @@ static void test_plan(void **state)
         _cleanup_(plan_done) Plan m4 = {};
         plan_etcd_defragment(&m4, "master-1", 2, NULL, NULL);
         assert_int_equal(m4.error, -EINVAL);
+        /* etcd's downgrade: one etcd step too; ENABLE needs its target. */
+        _cleanup_(plan_done) Plan m5 = {};
+        plan_etcd_downgrade(&m5, "ENABLE", "3.5");
+        _cleanup_free_ char *d9 = intent_describe(&m5.intents[0]);
+        assert_string_equal(d9, "etcd downgrade ENABLE to 3.5");
+        assert_true(intent_is_etcd(&m5.intents[0]));
+        assert_false(intent_is_etcd_membership(&m5.intents[0]));
+        plan_etcd_downgrade(&m5, "CANCEL", NULL);
+        assert_int_equal(m5.error, -EBUSY);
+        _cleanup_(plan_done) Plan m6 = {};
+        plan_etcd_downgrade(&m6, "CANCEL", NULL);
+        _cleanup_free_ char *d10 = intent_describe(&m6.intents[0]);
+        assert_string_equal(d10, "etcd downgrade cancel");
+        _cleanup_(plan_done) Plan m7 = {};
+        plan_etcd_downgrade(&m7, "ENABLE", NULL);
+        assert_int_equal(m7.error, -EINVAL);
 
         /* An object without a namespace for a namespaced resource is a builder error. */
         _cleanup_(plan_done) Plan q = {};
