@@ -12,7 +12,7 @@
 # bootstrap member removed and its host gone, clusteroperator/etcd
 # Available), leaving it running.
 #
-#   hack/local-up.sh [--topology T]   start (state under .local-up/)
+#   hack/local-up.sh [--topology T] [--etcd V]   start (state under .local-up/)
 #   hack/local-up.sh --down           stop everything it started (by PID)
 #
 # --topology (infrastructures/cluster status.controlPlaneTopology):
@@ -25,6 +25,9 @@
 #   delayed-ha  three masters as the assisted installer brings them: render finds its
 #            marker (delayed HA), the bootstrap completes on master-0 and master-1, and
 #            master-2 joins once the bootstrap host is gone
+# --etcd 3.5|3.6: the etcd release the etcd image carries (3.5, Debian's, by default; 3.6 is
+#            the one hack/build-etcd.sh builds, images/etcd-3.6), as a release declares it:
+#            render --etcd-image-version and the operator's ETCD_IMAGE_VERSION
 # LOCAL_UP_DIR (state), LOCAL_UP_NET (first three octets of its loopback
 # addresses, default 127.0.100) and LOCAL_UP_BUILD (a build tree to use as it
 # is, skipping install and build) change the defaults.
@@ -32,7 +35,7 @@ set -euo pipefail
 root=$(cd "$(dirname "$0")/.." && pwd)
 state=${LOCAL_UP_DIR:-$root/.local-up}
 net=${LOCAL_UP_NET:-127.0.100}
-topology=ha
+topology=ha etcd_version=3.5
 
 # running PID: the process exists and is not a zombie (an exited child of ours that PID 1
 # has not reaped yet answers kill -0 too).
@@ -65,7 +68,7 @@ down() {
         echo "local-up: stopped"
 }
 
-usage() { echo "usage: hack/local-up.sh [--topology ha|sno|arbiter|delayed-ha] | --down" >&2; exit 2; }
+usage() { echo "usage: hack/local-up.sh [--topology ha|sno|arbiter|delayed-ha] [--etcd 3.5|3.6] | --down" >&2; exit 2; }
 if [ "${1:-}" = "--down" ]; then
         [ $# -eq 1 ] || usage
         down
@@ -75,10 +78,17 @@ while [ $# -gt 0 ]; do
         case $1 in
         --topology) [ $# -ge 2 ] || usage; topology=$2; shift ;;
         --topology=*) topology=${1#--topology=} ;;
+        --etcd) [ $# -ge 2 ] || usage; etcd_version=$2; shift ;;
+        --etcd=*) etcd_version=${1#--etcd=} ;;
         *) usage ;;
         esac
         shift
 done
+case $etcd_version in
+3.5) etcd_image=quay.io/openshift/etcd:local ;;
+3.6) etcd_image=quay.io/openshift/etcd-3.6:local ;;
+*) echo "local-up: --etcd: \"$etcd_version\" is not 3.5 or 3.6" >&2; exit 2 ;;
+esac
 # The nodes that run etcd: masters first, then arbiters, at $net.10, .11, ...
 arbiters=() late=()
 case $topology in
@@ -160,7 +170,7 @@ sys.stdout.write(text)
 PY
 echo "local-up: topology $topology ($cp_topology): etcd on ${etcd_nodes[*]}"
 echo "local-up: render on the bootstrap host ($bootstrap_ip, the disk of node $bootstrap_root)"
-"$bin" render --asset-output-dir "$state/assets" --etcd-image quay.io/openshift/etcd:local \
+"$bin" render --asset-output-dir "$state/assets" --etcd-image "$etcd_image" --etcd-image-version "$etcd_version" \
         --operator-image quay.io/openshift/cluster-etcd-operator:local \
         --network-config-file "$root/test/data/render/network.yaml" \
         --cluster-configmap-file "$state/cluster-config.yaml" \
@@ -190,7 +200,7 @@ kc() { kubectl --cache-dir "$state/kubectl-cache" "$@"; }
 
 # Strict images, as test/e2e/e2e.py has them: a container runs only its image's commands.
 images=$(dirname "$bin")/images
-image_flags=(--image "quay.io/openshift/etcd[@:]*=$images/etcd"
+image_flags=(--image "quay.io/openshift/etcd[@:]*=$images/etcd" --image "quay.io/openshift/etcd-3.6[@:]*=$images/etcd-3.6"
         --image "quay.io/openshift/*cluster-etcd-operator[@:]*=$images/operator"
         --image "quay.io/openshift/*:sim=$images/base")
 echo "local-up: kubelets: bootstrap ($bootstrap_ip) and ${etcd_nodes[*]}, each as its node (system:node:NAME)"
@@ -340,7 +350,8 @@ tunables=$(sed -n '/- name: GLIBC_TUNABLES/{n;s/^ *value: *//p;}' "$root/manifes
 start_bg operator env GLIBC_TUNABLES="$tunables" bash -c "$(declare -f supervise)"'; supervise "$@"' supervise "$bin" operator --kubeconfig "$sa/kubeconfig" --listen "$net.2:8443" \
         --leader-elect-lease-duration 15s --leader-elect-renew-deadline 10s --leader-elect-retry-period 2s \
         --etcd-poll-interval 1s --listen-on-node-ip --cert-key-type ecdsa \
-        --etcd-image quay.io/openshift/etcd:local --operator-image quay.io/openshift/cluster-etcd-operator:local \
+        --etcd-image "$etcd_image" --etcd-image-version "$etcd_version" \
+        --operator-image quay.io/openshift/cluster-etcd-operator:local \
         --etcd-ca "$tls/etcd-ca-bundle.crt" --etcd-cert "$tls/etcd-client.crt" --etcd-key "$tls/etcd-client.key" \
         --tls-cert-file "$serving/tls.crt" --tls-private-key-file "$serving/tls.key"
 

@@ -311,6 +311,7 @@ class Cluster:
         # What the release payload gives the operator (an upgrade changes both).
         self.release = RELEASE
         self.etcd_image = ETCD_IMAGE
+        self.etcd_version = "3.5"  # the etcd release etcd_image carries (ETCD_IMAGE_VERSION)
 
     def endpoints(self):
         return self.all_eps
@@ -458,6 +459,7 @@ class Cluster:
         # and its malloc settings.
         p = self.env.spawn(name, self.operator_argv(), env=dict(os.environ, OPERATOR_IMAGE_VERSION=self.release,
                                                                  OPERAND_IMAGE_VERSION=self.release,
+                                                                 ETCD_IMAGE_VERSION=self.etcd_version,
                                                                  GLIBC_TUNABLES=deployment_tunables()))
         p.log_path = os.path.join(self.env.dir, name + ".log")
         p.started = time.monotonic()
