@@ -4,7 +4,7 @@
 # wall time, its result and the tests that failed, then a summary line. It is how issue 38's
 # "three consecutive green runs on one machine" are taken.
 #
-#   --fresh   every run starts from empty Kubernetes, Go module and Go build caches, as a new
+#   --fresh   every run starts from empty Kubernetes, etcd 3.6, Go module and Go build caches, as a new
 #             machine would (the Kubernetes build, about 7 minutes, is then in every run);
 #             without it the caches of the first run serve the others (a second run builds
 #             nothing), as CI's cache does.
@@ -41,7 +41,8 @@ for k in $(seq 1 "$n"); do
         echo "ci-repeat: run $k of $n: $(git -C "$clone" log -1 --format='%h %s') (log $log)"
         t0=$(date +%s)
         rc=0
-        (cd "$clone" && CEO_KUBE_CACHE=$cache/kube GOMODCACHE=$cache/gomod GOCACHE=$cache/gobuild \
+        (cd "$clone" && CEO_KUBE_CACHE=$cache/kube CEO_ETCD_CACHE=$cache/etcd GOMODCACHE=$cache/gomod \
+                GOCACHE=$cache/gobuild \
                 bash .ci/run) >"$log" 2>&1 || rc=$?
         secs=$(($(date +%s) - t0))
         took=$(printf '%d min %02d s' $((secs / 60)) $((secs % 60)))
