@@ -208,8 +208,8 @@ static void on_started_leading(LeaderElector *le, void *userdata)
         int r;
 
         (void) le;
-        log_info("became leader; starting %zu controllers (etcd image %s, etcd %s)", operator_controllers_count(),
-                 o->state.etcd_image, etcd_minor_name(o->state.etcd_minor));
+        log_info("became leader; starting %zu controllers (etcd image %s, etcd %s)",
+                 operator_controllers_count(), o->state.etcd_image, etcd_minor_name(o->state.etcd_minor));
         r = etcd_view_start(o->view);
         if (r >= 0)
                 r = runtime_start(o->runtime);
