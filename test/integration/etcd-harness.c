@@ -205,7 +205,7 @@ int etcd_test_member_start(EtcdTestCluster *c, size_t i, const char *initial_clu
                         (void) dup2(fd, STDOUT_FILENO);
                         (void) dup2(fd, STDERR_FILENO);
                 }
-                execvp("etcd", argv);
+                execvp(c->etcd_binary ? c->etcd_binary : "etcd", argv);
                 fprintf(stderr,
                         "cannot run etcd: %s (install it: hack/install-deps.sh, package etcd-server)\n",
                         strerror(errno));

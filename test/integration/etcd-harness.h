@@ -35,6 +35,7 @@ typedef struct EtcdTestCluster {
         EtcdTestMember members[ETCD_TEST_MAX_MEMBERS];
         size_t n;
         char extra_flags[256];
+        const char *etcd_binary; /* what etcd_test_member_start runs; NULL: "etcd" from PATH */
 } EtcdTestCluster;
 
 /* Prepares the directory, the CA, client certificates and n member slots

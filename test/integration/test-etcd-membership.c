@@ -11,6 +11,7 @@
 
 #include <cmocka.h>
 
+#include "base/fileio.h"
 #include "base/json.h"
 #include "base/log.h"
 #include "controllers/facts.h"
@@ -295,7 +296,9 @@ static bool none_enabled(const EtcdViewSnapshot *s)
 /* etcd's downgrade as EtcdDowngradeController drives it, on the two members left: 3.6
  * members report their storage version and the downgrade in their status; enabling 3.5
  * moves every storage to 3.5; a target etcd cannot go to is refused with etcd's reason;
- * cancelling ends it, and cancelling again changes nothing. etcd 3.5 members have no 3.5 to go
+ * cancelling ends it, and cancelling again changes nothing. Without a downgrade, etcd 3.5
+ * (Debian's) refuses to start on a 3.6 member's data: what EtcdDowngradeController and
+ * TargetConfigController keep a rollback from running into. etcd 3.5 members have no 3.5 to go
  * down to: the test says so and stops (integration/etcd-3.6/test-etcd-membership runs it). */
 static void test_downgrade(void **state)
 {
@@ -319,6 +322,24 @@ static void test_downgrade(void **state)
         const EtcdStatus *st = &s->states[0].status;
         assert_string_equal(st->storage_version, "3.6.0");
         assert_false(st->downgrade_enabled);
+        /* No downgrade enabled (the cluster version is 3.6): m2 restarted on etcd 3.5 is refused by
+         * etcd itself. */
+        if (access("/usr/bin/etcd", X_OK) != 0)
+                fail_msg("no etcd 3.5 at /usr/bin/etcd (hack/install-deps.sh installs Debian's)");
+        _cleanup_free_ char *ic = etcd_test_initial_cluster(&cluster, 0x3);
+        assert_int_equal(etcd_test_member_kill(&cluster, 1, SIGTERM), 0);
+        cluster.etcd_binary = "/usr/bin/etcd";
+        assert_int_equal(etcd_test_member_start(&cluster, 1, ic, true), 0);
+        cluster.etcd_binary = NULL;
+        assert_true(etcd_test_member_wait_exit(&cluster, 1, 30 * USEC_PER_SEC) > 0); /* exited, failing */
+        _cleanup_free_ char *log = strdup_printf("%s/etcd.log", cluster.members[1].dir);
+        _cleanup_free_ char *text = NULL;
+        assert_true(read_full_file(log, 1 << 20, &text, NULL) >= 0);
+        assert_non_null(strstr(text, "invalid downgrade"));
+        printf("etcd 3.5 on a 3.6 member's data, no downgrade enabled: refused (\"invalid downgrade\")\n");
+        /* Back on 3.6, the member rejoins. */
+        assert_int_equal(etcd_test_member_start(&cluster, 1, ic, true), 0);
+        wait_all_healthy(view, 2);
         char msg[256];
         assert_true(downgrade("VALIDATE", "3.4", msg, sizeof msg) < 0);
         assert_true(*msg);
