@@ -13,6 +13,10 @@ struct EtcdWiring {
         InformerFactory *factory;
         bool tls_from_files;
         bool have_tls;
+        /* From files: what they hold, and the CA the client was last given (theirs, then the
+         * published etcd-ca-bundle's). */
+        char *file_ca, *file_cert, *file_key;
+        char *ca_given;
         char *endpoints_key; /* the last endpoint list set, joined */
         char *aliases_key;   /* the last address aliases set, joined; NULL when none */
 };
@@ -135,10 +139,38 @@ static void update_aliases(EtcdWiring *w)
         w->aliases_key = TAKE_PTR(key);
 }
 
+/* With credentials from files, the client also trusts the signers openshift-etcd/etcd-ca-bundle
+ * publishes: the mounted CA file is a copy of that bundle the kubelet refreshes, which this
+ * process read once at its start, so after a signer rotation the members' new certificates
+ * would fail verification until a restart. The bundle is what every member already trusts; the
+ * client certificate stays the file's. */
+static void update_tls_from_files(EtcdWiring *w)
+{
+        const KubeObject *ca = informer_get(informer(w, W_ETCD_CONFIGMAPS), NS_ETCD, CM_ETCD_CA_BUNDLE);
+        cJSON *cad = ca ? json_get_object(ca->json, "data") : NULL;
+        cJSON *b = cad ? cJSON_GetObjectItemCaseSensitive(cad, "ca-bundle.crt") : NULL;
+        const char *published = json_string(b);
+        _cleanup_free_ char *merged = published && *published
+                                              ? strdup_printf("%s\n%s", w->file_ca, published)
+                                              : strdup(w->file_ca);
+        if (!merged || streq_ptr(merged, w->ca_given))
+                return;
+        HttpTls tls = {.ca_pem = merged, .cert_pem = w->file_cert, .key_pem = w->file_key};
+        if (etcd_client_set_tls(w->client, &tls) < 0)
+                return;
+        if (published && *published)
+                log_info("etcd client trusts its CA file and the signers of %s/%s", NS_ETCD,
+                         CM_ETCD_CA_BUNDLE);
+        free(w->ca_given);
+        w->ca_given = TAKE_PTR(merged);
+}
+
 static void update_tls(EtcdWiring *w)
 {
-        if (w->tls_from_files)
+        if (w->tls_from_files) {
+                update_tls_from_files(w);
                 return;
+        }
         const KubeObject *sec = informer_get(informer(w, W_ETCD_SECRETS), NS_ETCD, SECRET_ETCD_CLIENT);
         const KubeObject *ca = informer_get(informer(w, W_ETCD_CONFIGMAPS), NS_ETCD, CM_ETCD_CA_BUNDLE);
         cJSON *data = sec ? json_get_object(sec->json, "data") : NULL;
@@ -192,9 +224,13 @@ int etcd_wiring_new(EtcdClient *c, InformerFactory *f, const EtcdWiringFiles *fi
                         return r;
                 HttpTls tls = {.ca_pem = ca, .cert_pem = crt, .key_pem = key};
                 r = etcd_client_set_tls(c, &tls);
-                explicit_bzero(key, strlen(key));
-                if (r < 0)
+                if (r < 0) {
+                        explicit_bzero(key, strlen(key));
                         return r;
+                }
+                w->file_ca = TAKE_PTR(ca);
+                w->file_cert = TAKE_PTR(crt);
+                w->file_key = TAKE_PTR(key);
                 w->tls_from_files = w->have_tls = true;
                 log_info("etcd client credentials from %s", files->cert);
         }
@@ -218,6 +254,12 @@ EtcdWiring *etcd_wiring_free(EtcdWiring *w)
                 return NULL;
         free(w->endpoints_key);
         free(w->aliases_key);
+        free(w->file_ca);
+        free(w->file_cert);
+        if (w->file_key)
+                explicit_bzero(w->file_key, strlen(w->file_key));
+        free(w->file_key);
+        free(w->ca_given);
         return mfree(w);
 }
 
