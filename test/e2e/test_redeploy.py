@@ -21,7 +21,9 @@ three masters every 200 ms):
   not Degraded.
 Then, on the same cluster with the writer and the watcher still running, the
 EtcdBackup and Backup checks of backup_checks.py (the checks above cover that
-window too). Then a member removed (etcdctl member remove) while its host
+window too). Then certificate rotation (rotation.py): one master's serving
+certificate aged to 100 days is issued again and served after its rollout.
+Then a member removed (etcdctl member remove) while its host
 is down comes back by itself once the host is up (scenario.py). Then one
 master's address changes (addresses.py): its member is replaced by one on
 the new address. Last, on the same cluster, all nodes off and on
@@ -43,6 +45,7 @@ from e2e import Env, log, wait_for  # noqa: E402
 from addresses import check_master_moves  # noqa: E402
 from backup_checks import check_etcd_backups  # noqa: E402
 from restarts import check_whole_cluster_restart  # noqa: E402
+from rotation import check_rotation  # noqa: E402
 from scenario import LEASE_TOLERANT, Cluster, start_actors, stop_actors  # noqa: E402
 
 TIMEOUT = int(os.environ.get("E2E_BOOTSTRAP_TIMEOUT", "420"))
@@ -262,6 +265,10 @@ def main():
         assert c.member_names() == c.masters, c.member_names()
         c.check_writer(writer)
         c.check_endpoints()
+
+        # Certificate rotation on the running cluster (issue 37, point 3): a leaf near its end
+        # (rotation.py).
+        check_rotation(c)
 
         # A member removed while its host is down comes back by itself (issue 13, point 2).
         c.check_removed_member_rejoins(c.masters[1], stopped=True)

@@ -1,0 +1,215 @@
+"""Certificate rotation on a running cluster (issue 37, point 3), with the invariant watcher
+and a writer on etcd throughout, one revision rolled out at a time.
+
+A leaf near its end: one master's serving certificate is replaced by one of the same key,
+subject and names but 100 days left (the operator's refresh window is 292 days), as if it had
+aged. The operator issues a new one, it reaches every master in a revision, and that master's
+etcd serves it.
+
+check_signer_rotation, the signer near its end, is not run yet: the operator makes a new
+signer, publishes a bundle that trusts old and new and rolls it out, then issues every leaf
+from the new signer; from there this harness's kube-apiserver, which keeps the CA file render
+gave it (OpenShift's kube-apiserver operator rolls the new etcd-serving-ca out to it), and the
+test's own etcd clients no longer verify the members (seen 2026-11-30: kube-apiserver lost
+etcd, the operator its lease). It runs once test/kube/control-plane follows the published
+bundle and the clients trust it.
+
+The certificates are made with the openssl command line from the Secrets' own material.
+Python 3 stdlib only."""
+import base64
+import hashlib
+import os
+import socket
+import ssl
+import subprocess
+import tempfile
+import time
+
+from e2e import log, wait_for
+from scenario import start_actors, stop_actors
+
+NS = "openshift-etcd"
+
+
+def secret_pem(env, name, key):
+    s = env.get_json("secret", "-n", NS, name) or {}
+    v = (s.get("data") or {}).get(key)
+    return base64.b64decode(v).decode() if v else None
+
+
+def openssl(*args, input=None):
+    r = subprocess.run(["openssl"] + list(args), input=input, capture_output=True, text=True)
+    if r.returncode != 0:
+        raise AssertionError("openssl %s: %s" % (" ".join(args), r.stderr.strip()))
+    return r.stdout
+
+
+def not_after_days(pem):
+    """Days from now until the certificate's notAfter."""
+    out = openssl("x509", "-noout", "-enddate", input=pem).strip()  # notAfter=Nov 30 10:00:00 2029 GMT
+    t = time.mktime(time.strptime(out.split("=", 1)[1].replace(" GMT", ""), "%b %d %H:%M:%S %Y"))
+    return (t - time.mktime(time.gmtime())) / 86400.0
+
+
+def fingerprint(pem):
+    der = ssl.PEM_cert_to_DER_cert(pem)
+    return hashlib.sha256(der).hexdigest()
+
+
+def reissued(cert_pem, key_pem, days, ca_pem=None, ca_key_pem=None):
+    """cert_pem again, same key, subject and extensions, `days` valid from now: signed by the CA
+    given, or by its own key (a signer's copy of itself)."""
+    with tempfile.TemporaryDirectory() as d:
+        paths = {}
+        for name, pem in (("cert", cert_pem), ("key", key_pem), ("ca", ca_pem), ("cakey", ca_key_pem)):
+            if pem:
+                paths[name] = os.path.join(d, name + ".pem")
+                with open(paths[name], "w") as f:
+                    f.write(pem)
+        req = os.path.join(d, "req.pem")
+        openssl("x509", "-x509toreq", "-in", paths["cert"], "-signkey", paths["key"], "-copy_extensions",
+                "copyall", "-out", req)
+        args = ["x509", "-req", "-in", req, "-days", str(days), "-copy_extensions", "copyall",
+                "-set_serial", str(int(time.time() * 1000))]
+        if ca_pem:
+            args += ["-CA", paths["ca"], "-CAkey", paths["cakey"]]
+        else:
+            args += ["-signkey", paths["key"]]
+        return openssl(*args)
+
+
+def replace_secret_cert(env, name, pem):
+    patch = '{"data":{"tls.crt":"%s"}}' % base64.b64encode(pem.encode()).decode()
+    env.kubectl("patch", "secret", "-n", NS, name, "--type=merge", "-p", patch)
+
+
+def served_cert(ip, port=2379):
+    """The certificate the endpoint serves (PEM), not verified: only its identity is compared."""
+    ctx = ssl.create_default_context()
+    ctx.check_hostname = False
+    ctx.verify_mode = ssl.CERT_NONE
+    with socket.create_connection((ip, port), timeout=5) as s:
+        with ctx.wrap_socket(s) as t:
+            return ssl.DER_cert_to_PEM_cert(t.getpeercert(binary_form=True))
+
+
+def issuer_verifies(leaf_pem, ca_pem):
+    with tempfile.TemporaryDirectory() as d:
+        ca, leaf = os.path.join(d, "ca.pem"), os.path.join(d, "leaf.pem")
+        for path, pem in ((ca, ca_pem), (leaf, leaf_pem)):
+            with open(path, "w") as f:
+                f.write(pem)
+        r = subprocess.run(["openssl", "verify", "-partial_chain", "-CAfile", ca, leaf], capture_output=True,
+                           text=True)
+        return r.returncode == 0
+
+
+def wait_rolled_past(c, base, what, timeout=300):
+    """A newer revision than `base` on every master, settled; returns it."""
+    def rolled():
+        at = c.at_latest()
+        return at[0] if at and at[0] > base else None
+    latest = wait_for("every master at a revision after %d (%s)" % (base, what), rolled, timeout)
+    log("%s: revision %d -> %d on every master" % (what, base, latest))
+    return latest
+
+
+def kube_reaches_etcd(env):
+    """kube-apiserver answers a read that goes to etcd (a quorum list of namespaces)."""
+    return env.get_json("namespaces") is not None
+
+
+def check_leaf_rotation(c, node):
+    env = c.env
+    name = "etcd-serving-%s" % node
+    cert, key = secret_pem(env, name, "tls.crt"), secret_pem(env, name, "tls.key")
+    ca, ca_key = secret_pem(env, "etcd-signer", "tls.crt"), secret_pem(env, "etcd-signer", "tls.key")
+    assert cert and key and ca and ca_key, "no %s or etcd-signer material to age" % name
+    base = env.get_json("etcd", "cluster")["status"]["latestAvailableRevision"]
+    aged = reissued(cert, key, 100, ca, ca_key)
+    assert 99 < not_after_days(aged) < 101, not_after_days(aged)
+    replace_secret_cert(env, name, aged)
+    log("%s replaced by a copy with %.0f days left (the refresh window is 292)" % (name, not_after_days(aged)))
+    new = wait_for("%s issued again with years left" % name,
+                   lambda: (lambda p: p if p and fingerprint(p) != fingerprint(aged) and not_after_days(p) > 700
+                            else None)(secret_pem(env, name, "tls.crt")), 120)
+    log("%s issued again: %.0f days left" % (name, not_after_days(new)))
+    wait_rolled_past(c, base, "the new %s" % name)
+    ip = c.master_ips[node]
+    wait_for("etcd on %s serving the new certificate" % node,
+             lambda: fingerprint(served_cert(ip)) == fingerprint(new), 60)
+    on_disk = os.path.join(c.node_root(node), "etc", "kubernetes", "static-pod-resources", "etcd-certs",
+                           "secrets", "etcd-all-certs", name + ".crt")
+    with open(on_disk) as f:
+        assert fingerprint(f.read()) == fingerprint(new), "%s on %s's disk is not the new one" % (name, node)
+    log("%s: etcd serves the new certificate, which is on its disk" % node)
+
+
+def check_signer_rotation(c):
+    env = c.env
+    ca, ca_key = secret_pem(env, "etcd-signer", "tls.crt"), secret_pem(env, "etcd-signer", "tls.key")
+    base = env.get_json("etcd", "cluster")["status"]["latestAvailableRevision"]
+    aged = reissued(ca, ca_key, 200)
+    replace_secret_cert(env, "etcd-signer", aged)
+    log("etcd-signer replaced by a copy of itself with %.0f days left" % not_after_days(aged))
+    old_key_fp = hashlib.sha256(ca_key.encode()).hexdigest()
+
+    def new_signer():
+        pem, key = secret_pem(env, "etcd-signer", "tls.crt"), secret_pem(env, "etcd-signer", "tls.key")
+        return pem if key and hashlib.sha256(key.encode()).hexdigest() != old_key_fp else None
+    signer = wait_for("a new etcd-signer", new_signer, 120)
+    log("new etcd-signer: %.0f days left" % not_after_days(signer))
+
+    def bundle_trusts_both():
+        cm = env.get_json("configmap", "-n", NS, "etcd-ca-bundle") or {}
+        keys = {pubkey(p) for p in bundle_certs((cm.get("data") or {}).get("ca-bundle.crt", ""))}
+        return keys if pubkey(signer) in keys and pubkey(aged) in keys else None
+    wait_for("etcd-ca-bundle trusting the old and the new signer", bundle_trusts_both, 120)
+    first = wait_rolled_past(c, base, "the bundle with both signers")
+
+    # Then every leaf from the new signer, in one more revision.
+    def leaves_from_new():
+        for m in c.masters:
+            for kind in ("peer", "serving"):  # serving-metrics is the metrics signer's
+                pem = secret_pem(env, "etcd-%s-%s" % (kind, m), "tls.crt")
+                if not pem or not issuer_verifies(pem, signer):
+                    return False
+        return True
+    wait_for("every master's peer and serving certificate issued by the new signer", leaves_from_new, 180)
+    wait_rolled_past(c, first, "the leaves of the new signer")
+    for m in c.masters:
+        served = served_cert(c.master_ips[m])
+        assert issuer_verifies(served, signer), "etcd on %s does not serve a certificate of the new signer" % m
+    assert kube_reaches_etcd(env), "kube-apiserver no longer reaches etcd"
+    log("every member serves a certificate of the new signer; kube-apiserver, on its client "
+        "certificate of the old one, still reaches etcd")
+
+
+def bundle_certs(bundle):
+    out, cur = [], []
+    for line in bundle.splitlines():
+        cur.append(line)
+        if line.startswith("-----END CERTIFICATE-----"):
+            out.append("\n".join(cur) + "\n")
+            cur = []
+    return out
+
+
+def pubkey(pem):
+    """The certificate's public key, for comparing signers across their copies."""
+    return openssl("x509", "-noout", "-pubkey", input=pem)
+
+
+def check_rotation(c):
+    """A leaf near its end, under the writer and the invariant watcher (the signer: see above)."""
+    watcher, writer = c.actors()
+    start_actors(watcher, writer)
+    t0 = time.monotonic()
+    try:
+        check_leaf_rotation(c, c.masters[0])
+    finally:
+        stop_actors(watcher, writer)
+    assert not watcher.violations, "invariants broken: %s" % watcher.violations[:5]
+    c.check_writer(writer)
+    c.wait_settled(180)
+    log("certificate rotation done in %.0f s" % (time.monotonic() - t0))
