@@ -83,17 +83,10 @@ static void erase_freep(char **p)
 }
 #define _cleanup_erase_ _cleanup_(erase_freep)
 
-/* A string of .data; the keys have dots, so no json_get() paths. */
-static const char *data_string(const KubeObject *o, const char *key)
-{
-        const cJSON *v = o ? cJSON_GetObjectItemCaseSensitive(json_get_object(o->json, "data"), key) : NULL;
-        return json_string(v);
-}
-
 /* tls.crt and tls.key of a secret, decoded; -ENODATA when either is absent. */
 static int secret_pems(const KubeObject *o, char **ret_crt, char **ret_key)
 {
-        const char *c = data_string(o, "tls.crt"), *k = data_string(o, "tls.key");
+        const char *c = object_data_string(o, "tls.crt"), *k = object_data_string(o, "tls.key");
         _cleanup_free_ char *crt = NULL;
         _cleanup_erase_ char *key = NULL;
         int r;
@@ -263,7 +256,7 @@ static bool rolled_out(Sync *s, Signer *sg)
                 char name[64];
                 (void) snprintf(name, sizeof name, "etcd-all-bundles-%llu", (unsigned long long) rev);
                 const KubeObject *cm = rev ? op_get(s->ctx, W_ETCD_CONFIGMAPS, NS_ETCD, name) : NULL;
-                const char *b = data_string(cm, sg->spec->all_bundles_key);
+                const char *b = object_data_string(cm, sg->spec->all_bundles_key);
                 if (!b || pki_bundle_contains(b, sg->cert_pem) != 1)
                         return false;
         }
@@ -274,7 +267,7 @@ static int sync_signer(Sync *s, Signer *sg)
 {
         const KubeObject *sec = op_get(s->ctx, W_ETCD_SECRETS, NS_ETCD, sg->spec->secret);
         const KubeObject *cm = op_get(s->ctx, W_ETCD_CONFIGMAPS, NS_ETCD, sg->spec->bundle);
-        const char *published = data_string(cm, "ca-bundle.crt");
+        const char *published = object_data_string(cm, "ca-bundle.crt");
         _cleanup_free_ char *reason = NULL, *crt = NULL;
         _cleanup_erase_ char *key = NULL;
         _cleanup_(pki_cert_info_freep) PkiCertInfo *info = NULL;
@@ -482,7 +475,7 @@ static int add_to_aggregate(Sync *s, const Leaf *l, const KubeObject *sec)
 
         for (size_t k = 0; k < ELEMENTSOF(keys); k++) {
                 char name[300];
-                const char *v = data_string(sec, keys[k][0]);
+                const char *v = object_data_string(sec, keys[k][0]);
                 (void) snprintf(name, sizeof name, "%s%s", l->name, keys[k][1]);
                 if (!v || !cJSON_AddStringToObject(s->all_certs, name, v))
                         return v ? -ENOMEM : -ENODATA;
@@ -608,7 +601,7 @@ int cert_signer_expiration_days(InformerFactory *f, const char *name, usec_t now
 
         assert_return(f && name && ret, -EINVAL);
         inf = informer_factory_find(f, &KUBE_SECRETS, NS_ETCD, NULL, NULL);
-        b64 = data_string(inf ? informer_get(inf, NS_ETCD, name) : NULL, "tls.crt");
+        b64 = object_data_string(inf ? informer_get(inf, NS_ETCD, name) : NULL, "tls.crt");
         if (!b64)
                 return -ENOENT;
         if ((r = base64_decode(b64, &crt, NULL)) < 0)

@@ -95,6 +95,12 @@ const OperatorState *op_state(const SyncContext *ctx)
         return ctx->state;
 }
 
+const char *object_data_string(const KubeObject *o, const char *key)
+{
+        const cJSON *v = o ? cJSON_GetObjectItemCaseSensitive(json_get_object(o->json, "data"), key) : NULL;
+        return json_string(v);
+}
+
 EtcdMinor op_etcd_minor(const SyncContext *ctx)
 {
         const OperatorState *st = op_state(ctx);

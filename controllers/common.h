@@ -112,6 +112,9 @@ typedef struct OperatorState {
 } OperatorState;
 
 const OperatorState *op_state(const SyncContext *ctx);
+/* A string of a ConfigMap's or Secret's .data (its keys have dots, so no json_get() paths);
+ * NULL when `o` is NULL or the key is absent or no string. */
+const char *object_data_string(const KubeObject *o, const char *key);
 /* The etcd minor release the etcd image carries (OperatorState.etcd_minor or the default). */
 EtcdMinor op_etcd_minor(const SyncContext *ctx);
 /* The latest etcd snapshot, NULL until the first poll finished. While it sees a split

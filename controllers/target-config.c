@@ -234,10 +234,11 @@ static int want_configmap(const SyncContext *ctx, Plan *p, const char *name, cJS
 static bool etcd_older_held(const SyncContext *ctx, Plan *p)
 {
         const EtcdViewSnapshot *s = op_etcd(ctx);
-        const char *minor = etcd_minor_name(op_etcd_minor(ctx));
+        EtcdMinor image = op_etcd_minor(ctx);
+        const char *minor = etcd_minor_name(image);
         char versions[512];
 
-        switch (etcd_downgrade_state(s, op_etcd_minor(ctx), versions, sizeof versions)) {
+        switch (etcd_downgrade_state(s, image, versions, sizeof versions)) {
         case ETCD_DOWNGRADE_NEEDED:
         case ETCD_DOWNGRADE_MIGRATING:
                 plan_waiting(p, "TargetConfigWaitingForDowngrade",
@@ -247,11 +248,8 @@ static bool etcd_older_held(const SyncContext *ctx, Plan *p)
                 plan_requeue_after(p, 5 * USEC_PER_SEC);
                 return true;
         case ETCD_DOWNGRADE_UNKNOWN: {
-                const KubeObject *have = op_get(ctx, W_ETCD_CONFIGMAPS, NS_ETCD, CM_ETCD_POD);
-                const cJSON *v = have ? cJSON_GetObjectItemCaseSensitive(json_get_object(have->json, "data"),
-                                                                         "pod.yaml")
-                                      : NULL;
-                const char *yaml = v && cJSON_IsString(v) ? v->valuestring : NULL;
+                const char *yaml =
+                        object_data_string(op_get(ctx, W_ETCD_CONFIGMAPS, NS_ETCD, CM_ETCD_POD), "pod.yaml");
                 if (!yaml || strstr(yaml, op_state(ctx)->etcd_image))
                         return false;
                 plan_waiting(

@@ -146,10 +146,8 @@ static void update_aliases(EtcdWiring *w)
  * client certificate stays the file's. */
 static void update_tls_from_files(EtcdWiring *w)
 {
-        const KubeObject *ca = informer_get(informer(w, W_ETCD_CONFIGMAPS), NS_ETCD, CM_ETCD_CA_BUNDLE);
-        cJSON *cad = ca ? json_get_object(ca->json, "data") : NULL;
-        cJSON *b = cad ? cJSON_GetObjectItemCaseSensitive(cad, "ca-bundle.crt") : NULL;
-        const char *published = json_string(b);
+        const char *published = object_data_string(
+                informer_get(informer(w, W_ETCD_CONFIGMAPS), NS_ETCD, CM_ETCD_CA_BUNDLE), "ca-bundle.crt");
         _cleanup_free_ char *merged = published && *published
                                               ? strdup_printf("%s\n%s", w->file_ca, published)
                                               : strdup(w->file_ca);
