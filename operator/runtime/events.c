@@ -13,7 +13,11 @@
 
 #define DEDUP_WINDOW (10 * 60 * USEC_PER_SEC)
 #define MAX_TRACKED  256
-#define MAX_TRIES    5 /* then dropped; 1 s, 2 s, 3 s, 4 s apart */
+/* Then dropped. Tries go 1 s, 2 s, ... 10 s apart, then every 10 s: about a minute in all,
+ * as client-go's recorder keeps trying (12 tries, 10 s apart). A member removal can make the
+ * API answer 5xx for longer than a few seconds while kube-apiserver moves off the member. */
+#define MAX_TRIES       12
+#define MAX_RETRY_DELAY 10
 
 typedef struct Seen {
         char *event_name; /* NULL until the create succeeded */
@@ -154,10 +158,10 @@ static bool retry_later(EventRecorder *r, Pending *p, int error)
                 return false;
         Loop *l = kube_client_get_loop(r->client);
         if (sd_event_add_time_relative(loop_get_event(l), &p->retry, CLOCK_MONOTONIC,
-                                       p->tries * USEC_PER_SEC, 0, on_retry, p) < 0)
+                                       MIN(p->tries, MAX_RETRY_DELAY) * USEC_PER_SEC, 0, on_retry, p) < 0)
                 return false;
         log_debug("event %s: not recorded (%s), sending it again in %u s", p->key, strerror(-error),
-                  p->tries);
+                  MIN(p->tries, MAX_RETRY_DELAY));
         return true;
 }
 
@@ -185,7 +189,9 @@ static void on_done(KubeClient *c, const KubeResponse *resp, void *userdata)
         Seen *s = hashmap_get(r->seen, p->key);
         if (error < 0) {
                 r->dropped++;
-                log_debug("event %s: not recorded: %s", p->key, strerror(-error));
+                /* Said where an admin reads: a runbook step may look for this event. */
+                log_warning("event %s: not recorded: %s (writes sent: %u)", p->key, strerror(-error),
+                            p->tries);
                 /* Forget it, so the next occurrence creates a fresh event. */
                 if (s && !s->event_name) {
                         (void) hashmap_remove(r->seen, p->key); /* frees s */

@@ -172,8 +172,7 @@ def check_master_replaced(c, old, new, new_ip):
         # The old master's Machine is deleted: the finalizer holds it, the hook holds its drain.
         book.run(RB_DELETE_OLD, RB_DELETE_OLD)
         wait_hook_lifted(c, old)
-        out = book.run(RB_WATCH, RB_WATCH)[0]
-        assert old in out and "ScaleDown" in out, "the runbook's step 4 shows no ScaleDown of %s: %s" % (old, out)
+        out = book.run_until(RB_WATCH, lambda o: old in o and "ScaleDown" in o, "ScaleDown of %s" % old)
         assert "EtcdQuorumOperator" not in out, "the runbook's step 4 still shows the hook: %s" % out
         book.run(RB_WHY, RB_WHY)  # what "When it waits" asks for answers
         drain_and_remove(c, old)

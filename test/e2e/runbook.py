@@ -112,3 +112,17 @@ class Runbook:
                 self.name, i, where, r.returncode)
             outputs.append(out)
         return outputs
+
+    def run_until(self, step, shows, what, timeout=90, interval=5):
+        """Runs one step again until its output shows what the runbook says it will (`shows`
+        takes the output), as an admin watching does; an event, for one, is written beside the
+        change it tells of and sent again while the API answers 5xx. Returns the output."""
+        t0 = time.monotonic()
+        while True:
+            out = self.run(step, step)[0]
+            if shows(out):
+                return out
+            if time.monotonic() - t0 > timeout:
+                raise AssertionError("the runbook %s's step %d shows no %s after %d s: %s"
+                                     % (self.name, step, what, timeout, out))
+            time.sleep(interval)

@@ -612,9 +612,11 @@ def scenario_damaged_member(env, c, watcher, writer):
     stop_actors(watcher, writer)
     assert not watcher.violations, "invariants broken: %s" % watcher.violations[:5]
     assert cluster_id(c) == old_id
-    ev = env.get_json("events", "-n", "openshift-etcd-operator", "--field-selector",
-                      "reason=DamagedMemberRemoved")["items"]
-    assert ev and "failed to open database" in ev[0]["message"], ev
+    # Written beside the removal, and sent again while the API answers 5xx (about a minute).
+    ev = wait_for("the DamagedMemberRemoved event",
+                  lambda: env.get_json("events", "-n", "openshift-etcd-operator", "--field-selector",
+                                       "reason=DamagedMemberRemoved")["items"], 90, interval=3)
+    assert "failed to open database" in ev[0]["message"], ev
     log("event: %s" % ev[0]["message"])
     archived = [d for d in os.listdir(os.path.join(root, "var/lib/etcd"))
                 if d.startswith("member-removed-archive-") and d not in before]

@@ -248,8 +248,7 @@ def replace_arbiter(state, net, build, env, files, eps, kubectl):
         assert m["metadata"].get("deletionTimestamp"), m["metadata"]
         names = [n for n, _ in voters()]
         assert "arbiter-0" not in names, "hook lifted while arbiter-0 was still a member: %s" % names
-        out = book.run(RB_WATCH, RB_WATCH)[0]
-        assert "arbiter-0" in out and "ScaleDown" in out, "the runbook's step 4 shows no ScaleDown: %s" % out
+        out = book.run_until(RB_WATCH, lambda o: "arbiter-0" in o and "ScaleDown" in o, "ScaleDown of arbiter-0")
         assert "EtcdQuorumOperator" not in out, "the runbook's step 4 still shows the hook: %s" % out
         # The machine controller: the drain (the guard through its budget), then the host goes.
         kubectl("drain", "arbiter-0", "--ignore-daemonsets", "--force", "--delete-emptydir-data",
