@@ -437,7 +437,7 @@ class Env:
                 p.send_signal(signal.SIGTERM)
                 p.wait(timeout=timeout)
 
-    def render(self, out, bootstrap_ip, hostname="bootstrap", extra=(), inputs=None):
+    def render(self, out, bootstrap_ip, hostname="bootstrap", extra=(), inputs=None, speed="Slower"):
         data = os.path.join(ROOT, "test", "data", "render")
         inputs = inputs or {}
         argv = [self.binary, "render", "--asset-output-dir", out,
@@ -446,7 +446,7 @@ class Env:
                 "--cluster-configmap-file", inputs.get("cluster", os.path.join(data, "cluster-config.yaml")),
                 "--infra-config-file", inputs.get("infra", os.path.join(data, "infrastructure.yaml")),
                 "--bootstrap-ip", bootstrap_ip, "--hostname", hostname, "--listen-on-node-ip",
-                "--control-plane-hardware-speed", "Slower"] + list(extra)
+                "--control-plane-hardware-speed", speed] + list(extra)
         return subprocess.run(argv, capture_output=True, text=True)
 
 

@@ -50,8 +50,8 @@ from scenario import LEASE_TOLERANT, Cluster, start_actors, stop_actors  # noqa:
 
 TIMEOUT = int(os.environ.get("E2E_BOOTSTRAP_TIMEOUT", "420"))
 ROLLOUT_TIMEOUT = int(os.environ.get("E2E_ROLLOUT_TIMEOUT", "240"))
-# etcd runs with 'Slower' timings (election timeout 2.5 s): while a leader
-# hands over, /health answers false for up to about that long.
+# While a leader hands over, /health answers false for up to about an election
+# timeout (1 s on Standard timings, 2.5 s on Slower: scenario.HARDWARE_SPEED).
 HEALTH_GRACE_S = 3.0
 # The cluster's TLS security profile (apiservers/cluster): etcd takes these suites only.
 # (Go's HTTP/2 server, etcd's, requires an ECDHE AES-128-GCM suite in any TLS 1.2 list.)

@@ -49,7 +49,10 @@ sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 from e2e import ROOT, keep_test_dirs, log, wait_for  # noqa: E402
 from etcdhttp import Etcd  # noqa: E402
 from runbook import Runbook  # noqa: E402
-from scenario import Watcher, Writer  # noqa: E402
+from scenario import ELECTION_TIMEOUT_S, Watcher, Writer  # noqa: E402
+
+# hack/local-up.sh renders and runs etcd with controlPlaneHardwareSpeed Slower.
+LOCAL_UP_ELECTION_TIMEOUT = ELECTION_TIMEOUT_S["Slower"]
 
 SHAPES = {
     "ha": {"masters": ["master-0", "master-1", "master-2"], "arbiters": [], "bootstrap": 5},
@@ -77,7 +80,7 @@ def restore_single_node(state, files, eps, kubectl):
              "<bucket>": "unused", "<prefix>": "unused"}
     admin = Admin(os.path.join(state, "kube", "kubeconfig"))
     etcd = Etcd(*files)
-    watcher = Watcher(Etcd(*files), lambda: eps, single_member=True)
+    watcher = Watcher(Etcd(*files), lambda: eps, single_member=True, election_timeout=LOCAL_UP_ELECTION_TIMEOUT)
     writer = Writer(Etcd(*files), lambda: eps)
     watcher.start()
     writer.start()
@@ -210,7 +213,7 @@ def replace_arbiter(state, net, build, env, files, eps, kubectl):
 
     admin = Admin(os.path.join(state, "kube", "kubeconfig"))
     book = Runbook(admin, "replace-master.md", {"<old-machine>": "e2e-arbiter-0", "<dead-machine>": "unused"}, {})
-    watcher = Watcher(Etcd(*files), lambda: eps)
+    watcher = Watcher(Etcd(*files), lambda: eps, election_timeout=LOCAL_UP_ELECTION_TIMEOUT)
     writer = Writer(Etcd(*files), lambda: eps)
     watcher.start()
     writer.start()
@@ -329,7 +332,7 @@ def split_brain(state, net, build, env, files, kubectl):
                         "snapshot", "save", snap], capture_output=True, text=True)
     assert r.returncode == 0, "etcdctl snapshot save: %s" % r.stderr[-500:]
 
-    watcher = Watcher(Etcd(*files), lambda: good)
+    watcher = Watcher(Etcd(*files), lambda: good, election_timeout=LOCAL_UP_ELECTION_TIMEOUT)
     writer = Writer(Etcd(*files), lambda: good)
     watcher.start()
     writer.start()
@@ -482,7 +485,8 @@ def main():
         etcd = Etcd(*files)
         bootstrap_ep = "https://%s.%d:2379" % (net, shape["bootstrap"])
         wait_for("the bootstrap etcd", lambda: proc.poll() is None and etcd.healthy(bootstrap_ep), 180)
-        watcher = Watcher(Etcd(*files), lambda: eps, single_member=topology == "sno")
+        watcher = Watcher(Etcd(*files), lambda: eps, single_member=topology == "sno",
+                          election_timeout=LOCAL_UP_ELECTION_TIMEOUT)
         writer = Writer(Etcd(*files), lambda: eps)
         watcher.start()
         writer.start()
