@@ -4,18 +4,34 @@ across endpoints, every call bounded by a timeout."""
 import base64
 import http.client
 import json
+import os
 import ssl
 import time
 
 
 class Etcd:
     def __init__(self, ca, cert, key, timeout=3.0):
-        self.ctx = ssl.create_default_context(cafile=ca)
-        self.ctx.load_cert_chain(cert, key)
+        self.files = (ca, cert, key)
+        self.stamp = None
         self.timeout = timeout
+        self.conns = {}
+        self._load()
+
+    def _load(self):
+        """The context from the files; again when one of them is replaced (a test that rotates
+        the signer writes the bundle the operator published into the CA file)."""
+        stamp = tuple((st.st_ino, st.st_mtime_ns) for st in (os.stat(f) for f in self.files))
+        if stamp == self.stamp:
+            return
+        ctx = ssl.create_default_context(cafile=self.files[0])
+        ctx.load_cert_chain(self.files[1], self.files[2])
+        self.ctx, self.stamp = ctx, stamp
+        for c in self.conns.values():
+            c.close()
         self.conns = {}
 
     def _conn(self, endpoint):
+        self._load()
         c = self.conns.get(endpoint)
         if c is None:
             host, port = endpoint.replace("https://", "").rsplit(":", 1)

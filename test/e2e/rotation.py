@@ -6,13 +6,12 @@ subject and names but 100 days left (the operator's refresh window is 292 days),
 aged. The operator issues a new one, it reaches every master in a revision, and that master's
 etcd serves it.
 
-check_signer_rotation, the signer near its end, is not run yet: the operator makes a new
-signer, publishes a bundle that trusts old and new and rolls it out, then issues every leaf
-from the new signer; from there this harness's kube-apiserver, which keeps the CA file render
-gave it (OpenShift's kube-apiserver operator rolls the new etcd-serving-ca out to it), and the
-test's own etcd clients no longer verify the members (seen 2026-11-30: kube-apiserver lost
-etcd, the operator its lease). It runs once test/kube/control-plane follows the published
-bundle and the clients trust it.
+The signer near its end: the operator makes a new signer, publishes a bundle that trusts old
+and new and rolls it out, then issues every leaf from the new signer. kube-apiserver follows
+the bundle and client certificate the operator publishes in openshift-config, as OpenShift's
+kube-apiserver operator does (test/kube/control-plane plays it: a revision, a restart); the
+test's own etcd clients, as an admin's etcdctl would, take the published bundle into their CA
+file once it trusts both signers.
 
 The certificates are made with the openssl command line from the Secrets' own material.
 Python 3 stdlib only."""
@@ -145,8 +144,27 @@ def check_leaf_rotation(c, node):
     log("%s: etcd serves the new certificate, which is on its disk" % node)
 
 
+def kas_etcd_tls(env):
+    """The etcd CA and client certificate digest of kube-apiserver's latest revision
+    (test/kube/control-plane writes it into openshift-kube-apiserver/config-N)."""
+    kas = env.get_json("kubeapiserver", "cluster") or {}
+    n = (kas.get("status") or {}).get("latestAvailableRevision")
+    cm = env.get_json("configmap", "-n", "openshift-kube-apiserver", "config-%s" % n) if n else None
+    return n, ((cm or {}).get("data") or {}).get("etcd-tls-digest")
+
+
+def trust_published_bundle(c, bundle):
+    """The test's etcd clients trust what the operator publishes from now on (etcdhttp.Etcd
+    reloads its CA file when it is replaced)."""
+    path = os.path.join(c.tls, "etcd-ca-bundle.crt")
+    with open(path + ".tmp", "w") as f:
+        f.write(bundle)
+    os.rename(path + ".tmp", path)
+
+
 def check_signer_rotation(c):
     env = c.env
+    kas_before = kas_etcd_tls(env)
     ca, ca_key = secret_pem(env, "etcd-signer", "tls.crt"), secret_pem(env, "etcd-signer", "tls.key")
     base = env.get_json("etcd", "cluster")["status"]["latestAvailableRevision"]
     aged = reissued(ca, ca_key, 200)
@@ -162,9 +180,11 @@ def check_signer_rotation(c):
 
     def bundle_trusts_both():
         cm = env.get_json("configmap", "-n", NS, "etcd-ca-bundle") or {}
-        keys = {pubkey(p) for p in bundle_certs((cm.get("data") or {}).get("ca-bundle.crt", ""))}
-        return keys if pubkey(signer) in keys and pubkey(aged) in keys else None
-    wait_for("etcd-ca-bundle trusting the old and the new signer", bundle_trusts_both, 120)
+        bundle = (cm.get("data") or {}).get("ca-bundle.crt", "")
+        keys = {pubkey(p) for p in bundle_certs(bundle)}
+        return bundle if pubkey(signer) in keys and pubkey(aged) in keys else None
+    bundle = wait_for("etcd-ca-bundle trusting the old and the new signer", bundle_trusts_both, 120)
+    trust_published_bundle(c, bundle)
     first = wait_rolled_past(c, base, "the bundle with both signers")
 
     # Then every leaf from the new signer, in one more revision.
@@ -181,8 +201,12 @@ def check_signer_rotation(c):
         served = served_cert(c.master_ips[m])
         assert issuer_verifies(served, signer), "etcd on %s does not serve a certificate of the new signer" % m
     assert kube_reaches_etcd(env), "kube-apiserver no longer reaches etcd"
-    log("every member serves a certificate of the new signer; kube-apiserver, on its client "
-        "certificate of the old one, still reaches etcd")
+    kas_after = kas_etcd_tls(env)
+    assert kas_after[1] and kas_after[1] != kas_before[1], \
+        "kube-apiserver did not take the new bundle: revision and etcd TLS %s, then %s" % (kas_before, kas_after)
+    log("every member serves a certificate of the new signer; kube-apiserver reaches etcd with the "
+        "published bundle (its revision %s -> %s, etcd TLS %s -> %s)"
+        % (kas_before[0], kas_after[0], kas_before[1], kas_after[1]))
 
 
 def bundle_certs(bundle):
@@ -201,12 +225,13 @@ def pubkey(pem):
 
 
 def check_rotation(c):
-    """A leaf near its end, under the writer and the invariant watcher (the signer: see above)."""
+    """A leaf near its end, then the signer, under the writer and the invariant watcher."""
     watcher, writer = c.actors()
     start_actors(watcher, writer)
     t0 = time.monotonic()
     try:
         check_leaf_rotation(c, c.masters[0])
+        check_signer_rotation(c)
     finally:
         stop_actors(watcher, writer)
     assert not watcher.violations, "invariants broken: %s" % watcher.violations[:5]

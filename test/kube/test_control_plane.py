@@ -300,6 +300,42 @@ def run(w):
     assert "--etcd-servers=" + ",".join(servers) in args, args
     assert not errors, "requests failed while kube-apiserver rolled: %s" % errors[:3]
     log("revision 2 rolled: kube-apiserver pid %d -> %d, no request failed" % (pid, new))
+    follow_etcd_tls(w, admin, kdir, revision)
+
+
+def follow_etcd_tls(w, admin, kdir, revision):
+    """The etcd operator publishes a CA bundle trusting a second signer (the first step of a
+    signer's rotation) and its client certificate in openshift-config: a revision carries them
+    and kube-apiserver restarts with them; the same certificates written otherwise change nothing."""
+    pki = os.path.join(w.dir, "etcd-pki")
+    f = lambda n: os.path.join(pki, n)  # noqa: E731
+    openssl("req", "-x509", "-newkey", "ec", "-pkeyopt", "ec_paramgen_curve:prime256v1", "-nodes", "-keyout",
+            f("ca2.key"), "-out", f("ca2.crt"), "-days", "2", "-subj", "/CN=etcd-ca-2")
+    ca, ca2 = open(f("ca.crt")).read(), open(f("ca2.crt")).read()
+    w.kubectl(admin, "create", "namespace", "openshift-config")
+    w.kubectl(admin, "-n", "openshift-config", "create", "secret", "tls", "etcd-client", "--cert", f("client.crt"),
+              "--key", f("client.key"))
+    w.kubectl(admin, "-n", "openshift-config", "create", "configmap", "etcd-serving-ca",
+              "--from-literal=ca-bundle.crt=" + ca + ca2)
+    pid = int(open(os.path.join(kdir, "kube-apiserver.pid")).read())
+    wait_for("revision 3 on n1 and n2", lambda: revision(3), 120)
+    new = int(open(os.path.join(kdir, "kube-apiserver.pid")).read())
+    assert new != pid, "kube-apiserver was not restarted for the new bundle (pid %d)" % pid
+    args = open("/proc/%d/cmdline" % new).read().split("\0")
+    cafile = [a.split("=", 1)[1] for a in args if a.startswith("--etcd-cafile=")]
+    assert cafile and os.path.dirname(cafile[0]).startswith(os.path.join(kdir, "etcd-tls-")), args
+    assert open(cafile[0]).read() == ca + ca2, "kube-apiserver's --etcd-cafile is not the published bundle"
+    w.kubectl(admin, "get", "namespace", "openshift-etcd")  # through etcd, on the new files
+    # The same two CAs the other way round: the same trust, no revision.
+    w.kubectl(admin, "-n", "openshift-config", "patch", "configmap", "etcd-serving-ca", "--type=merge", "-p",
+              json.dumps({"data": {"ca-bundle.crt": ca2 + ca}}))
+    time.sleep(4)  # the control plane looks every second
+    kas = json.loads(w.kubectl(admin, "get", "kubeapiservers.operator.openshift.io", "cluster", "-o",
+                               "json").stdout)["status"]
+    assert kas["latestAvailableRevision"] == 3, kas
+    assert int(open(os.path.join(kdir, "kube-apiserver.pid")).read()) == new
+    log("revision 3: kube-apiserver (pid %d -> %d) reaches etcd with the published bundle; the same "
+        "certificates in another order made no revision" % (pid, new))
 
 
 def local_etcd(w, url):
