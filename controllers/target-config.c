@@ -337,6 +337,13 @@ static int sync_target_config(const SyncContext *ctx, Plan *p)
                 listen_host = local_host = "$NODE_NODE_ENVVAR_NAME_ETCD_URL_HOST";
                 listen_ip = "$NODE_NODE_ENVVAR_NAME_IP";
         }
+        /* The probes' failure thresholds, scaled as upstream's by the backend quota: 20 and 30
+         * for every 8 GiB started (a 16 GiB quota: 40 and 60, liveness 200 s). */
+        uint64_t quota = etcd_backend_quota_bytes(op_etcd_cr(ctx)), eighth = 8ULL << 30;
+        unsigned long long scale = MAX((quota + eighth - 1) / eighth, 1ULL);
+        char liveness[24], startup[24];
+        (void) snprintf(liveness, sizeof liveness, "%llu", 20 * scale);
+        (void) snprintf(startup, sizeof startup, "%llu", 30 * scale);
         const TemplateVar vars[] = {
                 {"ETCD_IMAGE", st->etcd_image},
                 {"OPERATOR_IMAGE", st->operator_image},
@@ -345,6 +352,8 @@ static int sync_target_config(const SyncContext *ctx, Plan *p)
                 {"LISTEN_IP", listen_ip},
                 {"ETCD_LOG_LEVEL", etcd_log_level(op_etcd_cr(ctx))},
                 {"CORRUPT_CHECK_FLAG", etcd_corrupt_check_flag(op_etcd_minor(ctx))},
+                {"LIVENESS_FAILURES", liveness},
+                {"STARTUP_FAILURES", startup},
         };
         /* ConfigMap, key, template. */
         static const char *const pods[][3] = {

@@ -190,12 +190,18 @@ class Checker:
                 where, spec.get("priorityClassName")))
             self.expect(bool(spec.get("hostNetwork")) == sp["host_network"], "%s: hostNetwork %r" % (
                 where, spec.get("hostNetwork")))
-            env, ports, command = {}, set(), ""
+            env, ports, command, etcd = {}, set(), "", {}
             for c in spec.get("containers") or []:
                 if c.get("name") == "etcd":
+                    etcd = c
                     env = {e.get("name"): e.get("value") for e in c.get("env") or []}
                     ports = {p.get("containerPort") for p in c.get("ports") or []}
                     command = " ".join((c.get("command") or []) + (c.get("args") or []))
+            for kind, want in sp["etcd_probes"].items():
+                have = etcd.get(kind) or {}
+                for k, v in want.items():
+                    got = {f: have.get(k, {}).get(f) for f in v} if isinstance(v, dict) else have.get(k)
+                    self.expect(got == v, "%s: container etcd's %s %s=%r, upstream %r" % (where, kind, k, got, v))
             for p in sp["etcd_ports"]:
                 self.expect(p in ports, "%s: container etcd has no port %d (has %s)" % (where, p, sorted(ports)))
             for pattern in sp["etcd_command_matches"]:

@@ -473,6 +473,13 @@ static void test_env_ipv6_and_dual_stack(void **state)
         fixture_free(f);
 }
 
+static int64_t int_at(const cJSON *o, const char *path)
+{
+        int64_t v = -1;
+        assert_true(json_get_int64(o, path, &v) >= 0);
+        return v;
+}
+
 static void test_slower_and_quota(void **state)
 {
         Fixture *f = three_masters();
@@ -483,6 +490,11 @@ static void test_slower_and_quota(void **state)
         assert_string_equal(env_of(etcd, "ETCD_HEARTBEAT_INTERVAL"), "500");
         assert_string_equal(env_of(etcd, "ETCD_ELECTION_TIMEOUT"), "2500");
         assert_string_equal(env_of(etcd, "ETCD_QUOTA_BACKEND_BYTES"), "17179869184");
+        /* The probes give a database twice the default twice the time (as upstream's). */
+        assert_int_equal(int_at(etcd, "livenessProbe.failureThreshold"), 40);
+        assert_int_equal(int_at(etcd, "startupProbe.failureThreshold"), 60);
+        assert_int_equal(int_at(etcd, "startupProbe.initialDelaySeconds"), 30);
+        assert_int_equal(int_at(etcd, "readinessProbe.timeoutSeconds"), 30);
         /* The restore pod carries the same settings. */
         _cleanup_(cJSON_Deletep) cJSON *restore = parse_pod(pod_yaml(f, "restore-etcd-pod"));
         assert_string_equal(env_of(container(restore, "etcd"), "ETCD_ELECTION_TIMEOUT"), "2500");

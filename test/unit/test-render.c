@@ -196,6 +196,8 @@ static void test_staticpod(void **state)
                 {"LISTEN_IP", "0.0.0.0"},
                 {"ETCD_LOG_LEVEL", "info"},
                 {"CORRUPT_CHECK_FLAG", "--experimental-initial-corrupt-check=true"},
+                {"LIVENESS_FAILURES", "20"},
+                {"STARTUP_FAILURES", "30"},
         };
         _cleanup_(env_list_done) EnvList env = {};
         _cleanup_free_ char *yaml = NULL, *err = NULL, *bad = NULL;
