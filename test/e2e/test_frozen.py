@@ -58,9 +58,9 @@ FREEZE = 20.0
 # different). The operator can say nothing while the API does not answer: a voter stays frozen
 # long enough for the API to come back and the operator to name it.
 FREEZE_MEMBER = 75.0
-# etcd's liveness probe (5 failures 5 s apart, each up to 30 s) has the kubelet restart a
-# member frozen that long, as on a real node: the freeze ends there, and the membership may
-# change from then on.
+# etcd's liveness probe (20 failures 5 s apart for the default quota, each up to 30 s: at least
+# 100 s) would have the kubelet restart a member frozen longer, as on a real node: the freeze
+# would end there, and the membership may change from then on (ShapeMonitor.unfrozen).
 RENEW_DEADLINE = 4.0  # --leader-elect-renew-deadline of the e2e operator (scenario.py)
 
 
