@@ -97,8 +97,10 @@ def main():
         t_removed = next(t for t, shape, _ in watcher.history
                          if "etcd-bootstrap" not in [n for n, _ in shape])
         assert t_removed > t_complete, "bootstrap member removed before bootstrap was complete"
-        moved = first_kas_revision_with(env, c.master_eps)
-        assert moved is not None, "no kube-apiserver revision lists every master"
+        # Read again while the API rolls (a read that lands on the kube-apiserver being stopped
+        # fails; a clean-clone run saw that here, and a failed read is no answer).
+        moved = wait_for("a kube-apiserver revision that lists every master",
+                         lambda: first_kas_revision_with(env, c.master_eps), 60, interval=2)
         n, created = moved
         assert created <= t_removed, "bootstrap member removed %.1f s before config-%d (every master)" % (
             created - t_removed, n)
