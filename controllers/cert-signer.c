@@ -22,9 +22,10 @@
 #include "pki/pki.h"
 #include "render/certs.h"
 
-#define CERTS_PER_SYNC  3U
-#define PENDING_REQUEUE (500 * USEC_PER_MSEC)
-#define MAX_NODE_IPS    16
+#define CERTS_PER_SYNC     3U
+#define PENDING_REQUEUE    (500 * USEC_PER_MSEC)
+#define MAX_NODE_IPS       16
+#define CERT_SIGNER_RESYNC (60 * USEC_PER_SEC)
 
 typedef struct SignerSpec {
         const char *secret, *bundle, *all_bundles_key;
@@ -295,6 +296,12 @@ static int sync_signer(Sync *s, Signer *sg)
         }
         if (r < 0)
                 return r;
+        /* A signer that expires leaves the bundle at once, not at the next resync: the members
+         * stop trusting it on the next revision, which the rollout of its successor waits for. */
+        usec_t expiry = 0;
+        if (sg->bundle && pki_bundle_first_expiry(sg->bundle, &expiry) >= 0 && expiry > s->ctx->now &&
+            expiry - s->ctx->now < CERT_SIGNER_RESYNC)
+                plan_requeue_after(s->p, expiry - s->ctx->now + USEC_PER_SEC);
         if (sg->bundle && !*sg->bundle)
                 sg->bundle = mfree(sg->bundle); /* nothing to trust yet: never publish an empty bundle */
         else if (!streq_ptr(published, sg->bundle) ||
@@ -618,6 +625,6 @@ const ControllerSpec controller_cert_signer = {
         .degraded_condition = "EtcdCertSignerControllerDegraded",
         .watches = watches,
         .n_watches = ELEMENTSOF(watches),
-        .resync = 60 * USEC_PER_SEC,
+        .resync = CERT_SIGNER_RESYNC,
         .sync = sync_cert_signer,
 };

@@ -150,3 +150,28 @@ int pki_bundle_contains(const char *bundle_pem, const char *cert_pem)
         }
         return 1;
 }
+
+int pki_bundle_first_expiry(const char *bundle_pem, usec_t *ret)
+{
+        PKI_ERR_GUARD;
+        _cleanup_(sk_X509_pop_freep) STACK_OF(X509) *sk = NULL;
+        usec_t first = 0;
+        int r;
+
+        assert_return(bundle_pem && ret, -EINVAL);
+        if (!blank(bundle_pem)) {
+                r = pki_certs_from_pem(bundle_pem, &sk);
+                if (r < 0)
+                        return r == -ENODATA ? -EBADMSG : r;
+        }
+        for (int i = 0; sk && i < sk_X509_num(sk); i++) {
+                int64_t na;
+                if (pki_asn1_time_to_sec(X509_get0_notAfter(sk_X509_value(sk, i)), &na) < 0)
+                        return -EBADMSG;
+                usec_t u = pki_sec_to_usec(na);
+                if (first == 0 || u < first)
+                        first = u;
+        }
+        *ret = first;
+        return 0;
+}

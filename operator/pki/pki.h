@@ -198,6 +198,9 @@ int pki_verify_chain(const char *leaf_pem, const char *bundle_pem, PkiPurpose pu
 int pki_bundle_merge(const char *const *bundles, usec_t now, char **ret_pem, size_t *ret_n);
 /* 1 when every certificate of cert_pem is in bundle_pem, 0 otherwise. */
 int pki_bundle_contains(const char *bundle_pem, const char *cert_pem);
+/* The earliest notAfter of the bundle's certificates (0: none): when the bundle changes next
+ * by itself, as a certificate in it expires and leaves it. */
+int pki_bundle_first_expiry(const char *bundle_pem, usec_t *ret);
 
 /* files.c: <dir>/<name>.key (0600, written first) and <dir>/<name>.crt
  * (0644), each replaced atomically; the key is never readable by others,

@@ -5,6 +5,8 @@
 #include "base/fileio.h"
 #include "base/json.h"
 #include "base/log.h"
+#include "loop/loop.h"
+#include "pki/pki.h"
 
 #define MAX_URLS 16
 
@@ -17,6 +19,12 @@ struct EtcdWiring {
          * published etcd-ca-bundle's). */
         char *file_ca, *file_cert, *file_key;
         char *ca_given;
+        /* The mounted files, read again every FILES_CHECK_PERIOD: the kubelet replaces a mounted
+         * Secret's or ConfigMap's files when the object changes (a signer rotation issues a new
+         * etcd-client), and the old client certificate stops working once its signer expires. */
+        char *path_ca, *path_cert, *path_key;
+        sd_event_source *files_timer;
+        char *rejected_cert; /* a certificate on disk refused (no matching key yet), said once */
         char *endpoints_key; /* the last endpoint list set, joined */
         char *aliases_key;   /* the last address aliases set, joined; NULL when none */
 };
@@ -140,10 +148,10 @@ static void update_aliases(EtcdWiring *w)
 }
 
 /* With credentials from files, the client also trusts the signers openshift-etcd/etcd-ca-bundle
- * publishes: the mounted CA file is a copy of that bundle the kubelet refreshes, which this
- * process read once at its start, so after a signer rotation the members' new certificates
- * would fail verification until a restart. The bundle is what every member already trusts; the
- * client certificate stays the file's. */
+ * publishes: the mounted CA file is a copy of that bundle which the kubelet refreshes up to a
+ * minute or more after it changes, and until then the members' certificates of a new signer
+ * would fail verification. The bundle is what every member already trusts; the client
+ * certificate stays the file's. */
 static void update_tls_from_files(EtcdWiring *w)
 {
         const char *published = object_data_string(
@@ -161,6 +169,72 @@ static void update_tls_from_files(EtcdWiring *w)
                          CM_ETCD_CA_BUNDLE);
         free(w->ca_given);
         w->ca_given = TAKE_PTR(merged);
+}
+
+/* Reads the mounted files again; takes what changed. 1: the client's credentials changed; 0:
+ * nothing did; < 0: the files could not be read or the certificate and key on disk do not
+ * belong together (the kubelet swaps them together, a copy made file by file may be caught
+ * half way): the client keeps what it had and the next check tries again. */
+int etcd_wiring_reload_files(EtcdWiring *w)
+{
+        _cleanup_free_ char *ca = NULL, *crt = NULL, *key = NULL;
+        int r;
+
+        assert_return(w, -EINVAL);
+        if (!w->tls_from_files)
+                return 0;
+        if ((r = read_full_file(w->path_ca, 4u << 20, &ca, NULL)) < 0 ||
+            (r = read_full_file(w->path_cert, 4u << 20, &crt, NULL)) < 0 ||
+            (r = read_full_file(w->path_key, 4u << 20, &key, NULL)) < 0) {
+                if (key)
+                        explicit_bzero(key, strlen(key));
+                return r;
+        }
+        bool pair_changed = !streq(crt, w->file_cert) || !streq(key, w->file_key);
+        bool ca_changed = !streq(ca, w->file_ca);
+        if (pair_changed) {
+                _cleanup_(pki_pair_freep) PkiPair *p = NULL;
+                r = pki_pair_from_pem(crt, key, &p);
+                if (r < 0) {
+                        if (!streq_ptr(crt, w->rejected_cert)) {
+                                log_warning_errno(r,
+                                                  "etcd client: %s changed but does not match %s; keeping "
+                                                  "the certificate in use until they match",
+                                                  w->path_cert, w->path_key);
+                                free(w->rejected_cert);
+                                w->rejected_cert = TAKE_PTR(crt);
+                        }
+                        explicit_bzero(key, strlen(key));
+                        return r;
+                }
+                w->rejected_cert = mfree(w->rejected_cert);
+                free(w->file_cert);
+                w->file_cert = TAKE_PTR(crt);
+                explicit_bzero(w->file_key, strlen(w->file_key));
+                free(w->file_key);
+                w->file_key = TAKE_PTR(key);
+                log_info("etcd client: the certificate in %s changed; using it from now on", w->path_cert);
+        } else
+                explicit_bzero(key, strlen(key));
+        if (ca_changed) {
+                free(w->file_ca);
+                w->file_ca = TAKE_PTR(ca);
+                log_info("etcd client: the CA bundle in %s changed; trusting it from now on", w->path_ca);
+        }
+        if (!pair_changed && !ca_changed)
+                return 0;
+        w->ca_given = mfree(w->ca_given); /* given again, with the new material */
+        update_tls_from_files(w);
+        return w->ca_given ? 1 : -EIO;
+}
+
+#define FILES_CHECK_PERIOD (10 * USEC_PER_SEC)
+
+static int on_files_timer(sd_event_source *s, uint64_t usec, void *userdata)
+{
+        (void) etcd_wiring_reload_files(userdata);
+        int r = sd_event_source_set_time(s, usec + FILES_CHECK_PERIOD);
+        return r < 0 ? r : sd_event_source_set_enabled(s, SD_EVENT_ON);
 }
 
 static void update_tls(EtcdWiring *w)
@@ -229,7 +303,20 @@ int etcd_wiring_new(EtcdClient *c, InformerFactory *f, const EtcdWiringFiles *fi
                 w->file_ca = TAKE_PTR(ca);
                 w->file_cert = TAKE_PTR(crt);
                 w->file_key = TAKE_PTR(key);
+                w->path_ca = strdup(files->ca);
+                w->path_cert = strdup(files->cert);
+                w->path_key = strdup(files->key);
+                if (!w->path_ca || !w->path_cert || !w->path_key)
+                        return -ENOMEM;
                 w->tls_from_files = w->have_tls = true;
+                Loop *loop = etcd_client_get_loop(c);
+                if (loop) {
+                        r = sd_event_add_time_relative(loop_get_event(loop), &w->files_timer,
+                                                       CLOCK_MONOTONIC, FILES_CHECK_PERIOD, USEC_PER_SEC,
+                                                       on_files_timer, w);
+                        if (r < 0)
+                                return r;
+                }
                 log_info("etcd client credentials from %s", files->cert);
         }
         static const OperatorWatch watched[] = {W_ETCD_CONFIGMAPS, W_ETCD_SECRETS, W_MASTER_NODES,
@@ -258,6 +345,11 @@ EtcdWiring *etcd_wiring_free(EtcdWiring *w)
                 explicit_bzero(w->file_key, strlen(w->file_key));
         free(w->file_key);
         free(w->ca_given);
+        free(w->path_ca);
+        free(w->path_cert);
+        free(w->path_key);
+        free(w->rejected_cert);
+        sd_event_source_disable_unref(w->files_timer);
         return mfree(w);
 }
 

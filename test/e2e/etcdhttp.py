@@ -19,12 +19,17 @@ class Etcd:
 
     def _load(self):
         """The context from the files; again when one of them is replaced (a test that rotates
-        the signer writes the bundle the operator published into the CA file)."""
+        the signer follows what the operator publishes into them: scenario.OperatorMounts)."""
         stamp = tuple((st.st_ino, st.st_mtime_ns) for st in (os.stat(f) for f in self.files))
         if stamp == self.stamp:
             return
-        ctx = ssl.create_default_context(cafile=self.files[0])
-        ctx.load_cert_chain(self.files[1], self.files[2])
+        try:
+            ctx = ssl.create_default_context(cafile=self.files[0])
+            ctx.load_cert_chain(self.files[1], self.files[2])
+        except ssl.SSLError:
+            if self.stamp is None:
+                raise
+            return  # a certificate replaced before its key (or after): the next call tries again
         self.ctx, self.stamp = ctx, stamp
         for c in self.conns.values():
             c.close()

@@ -6,18 +6,26 @@ subject and names but 100 days left (the operator's refresh window is 292 days),
 aged. The operator issues a new one, it reaches every master in a revision, and that master's
 etcd serves it.
 
-The signer near its end: the operator makes a new signer, publishes a bundle that trusts old
-and new and rolls it out, then issues every leaf from the new signer. kube-apiserver follows
-the bundle and client certificate the operator publishes in openshift-config, as OpenShift's
+The signer near its end (OLD_SIGNER_S left, in the Secret and in the bundle): the operator
+makes a new signer, publishes a bundle that trusts old and new and rolls it out, then issues
+every leaf from the new signer, all before the old one expires. kube-apiserver follows the
+bundle and client certificate the operator publishes in openshift-config, as OpenShift's
 kube-apiserver operator does (test/kube/control-plane plays it: a revision, a restart); the
-test's own etcd clients, as an admin's etcdctl would, take the published bundle into their CA
-file once it trusts both signers.
+operator's mounted etcd-client and etcd-ca-bundle follow what it publishes in its own
+namespace, as the kubelet refreshes them (scenario.OperatorMounts), and the operator takes the
+new files without a restart; the test's own etcd clients read the same files. Then the old
+signer expires: nothing may still need it. It leaves the bundle, a revision rolls that out
+(which the operator can only do while it reaches etcd, now with the new client certificate),
+and the writer goes on writing.
 
 The certificates are made with the openssl command line from the Secrets' own material.
 Python 3 stdlib only."""
 import base64
+import glob
 import hashlib
+import json
 import os
+import signal
 import socket
 import ssl
 import subprocess
@@ -25,9 +33,13 @@ import tempfile
 import time
 
 from e2e import log, wait_for
-from scenario import start_actors, stop_actors
+from scenario import OperatorMounts, start_actors, stop_actors
 
 NS = "openshift-etcd"
+# The old signer's life left when the test ages it: the rotation (a revision with both signers,
+# then one with every leaf from the new one) took 74 s alone on 2 cores (2026-11-30); the test fails,
+# saying so, if the old one expires first.
+OLD_SIGNER_S = int(os.environ.get("E2E_OLD_SIGNER_S", "150"))
 
 
 def secret_pem(env, name, key):
@@ -75,6 +87,35 @@ def reissued(cert_pem, key_pem, days, ca_pem=None, ca_key_pem=None):
         else:
             args += ["-signkey", paths["key"]]
         return openssl(*args)
+
+
+def asn1_time(pem, which):
+    """notBefore or notAfter of the certificate as openssl ca takes it: YYYYMMDDHHMMSSZ."""
+    out = openssl("x509", "-noout", "-" + which, input=pem).strip()  # notBefore=Nov 30 10:00:00 2026 GMT
+    t = time.strptime(out.split("=", 1)[1].replace(" GMT", ""), "%b %d %H:%M:%S %Y")
+    return time.strftime("%Y%m%d%H%M%SZ", t)
+
+
+def signer_until(cert_pem, key_pem, not_after):
+    """A self-signed certificate's copy: same key, subject, extensions and notBefore, valid until
+    `not_after` (epoch s), to the second (openssl x509 counts only days)."""
+    with tempfile.TemporaryDirectory() as d:
+        p = lambda n: os.path.join(d, n)  # noqa: E731
+        for name, text in (("cert.pem", cert_pem), ("key.pem", key_pem), ("index.txt", ""),
+                           ("serial", "%016x\n" % int(time.time() * 1000))):
+            with open(p(name), "w") as f:
+                f.write(text)
+        with open(p("ca.cnf"), "w") as f:
+            f.write("[ca]\ndefault_ca = CA\n[CA]\ndatabase = %s\nnew_certs_dir = %s\nserial = %s\n"
+                    "default_md = sha256\npolicy = any\ncopy_extensions = copyall\nunique_subject = no\n"
+                    "[any]\ncommonName = optional\n" % (p("index.txt"), d, p("serial")))
+        openssl("x509", "-x509toreq", "-in", p("cert.pem"), "-signkey", p("key.pem"), "-copy_extensions",
+                "copyall", "-out", p("req.pem"))
+        openssl("ca", "-batch", "-config", p("ca.cnf"), "-selfsign", "-keyfile", p("key.pem"), "-in", p("req.pem"),
+                "-preserveDN", "-notext", "-startdate", asn1_time(cert_pem, "startdate"),
+                "-enddate", time.strftime("%Y%m%d%H%M%SZ", time.gmtime(not_after)), "-out", p("out.pem"))
+        with open(p("out.pem")) as f:
+            return f.read()
 
 
 def replace_secret_cert(env, name, pem):
@@ -153,23 +194,44 @@ def kas_etcd_tls(env):
     return n, ((cm or {}).get("data") or {}).get("etcd-tls-digest")
 
 
-def trust_published_bundle(c, bundle):
-    """The test's etcd clients trust what the operator publishes from now on (etcdhttp.Etcd
-    reloads its CA file when it is replaced)."""
-    path = os.path.join(c.tls, "etcd-ca-bundle.crt")
-    with open(path + ".tmp", "w") as f:
-        f.write(bundle)
-    os.rename(path + ".tmp", path)
+def bundle_of(env):
+    cm = env.get_json("configmap", "-n", NS, "etcd-ca-bundle") or {}
+    return (cm.get("data") or {}).get("ca-bundle.crt", "")
 
 
-def check_signer_rotation(c):
+def operator_took_client_cert(c):
+    """The operator's logs say it took a changed client certificate from its files."""
+    for path in glob.glob(os.path.join(c.env.dir, "operator*.log")):
+        with open(path, errors="replace") as f:
+            if "etcd client: the certificate in %s changed" % os.path.join(c.tls, "etcd-client.crt") in f.read():
+                return path
+    return None
+
+
+def check_signer_rotation(c, sup, writer):
     env = c.env
     kas_before = kas_etcd_tls(env)
     ca, ca_key = secret_pem(env, "etcd-signer", "tls.crt"), secret_pem(env, "etcd-signer", "tls.key")
     base = env.get_json("etcd", "cluster")["status"]["latestAvailableRevision"]
-    aged = reissued(ca, ca_key, 200)
-    replace_secret_cert(env, "etcd-signer", aged)
-    log("etcd-signer replaced by a copy of itself with %.0f days left" % not_after_days(aged))
+    expires = int(time.time()) + OLD_SIGNER_S
+    aged = signer_until(ca, ca_key, expires)
+    old_pub = pubkey(ca)
+    # The signer has aged: its certificate in the Secret and in the bundle alike. Both objects
+    # change while the operator is stopped (SIGSTOP), so it never sees one without the other
+    # (it would put the copy the bundle lost back, as a signer it still uses).
+    old_bundle = bundle_of(env)
+    aged_bundle = "".join(aged if pubkey(p) == old_pub else p for p in bundle_certs(old_bundle))
+    assert aged in aged_bundle, "etcd-ca-bundle does not hold the signer: %s" % old_bundle
+    op = sup.proc
+    op.send_signal(signal.SIGSTOP)
+    try:
+        replace_secret_cert(env, "etcd-signer", aged)
+        env.kubectl("patch", "configmap", "-n", NS, "etcd-ca-bundle", "--type=merge", "-p",
+                    '{"data":{"ca-bundle.crt":%s}}' % json.dumps(aged_bundle))
+    finally:
+        op.send_signal(signal.SIGCONT)
+    log("etcd-signer, in its Secret and in etcd-ca-bundle, replaced by a copy of itself that expires in %d s"
+        % (expires - time.time()))
     old_key_fp = hashlib.sha256(ca_key.encode()).hexdigest()
 
     def new_signer():
@@ -178,13 +240,10 @@ def check_signer_rotation(c):
     signer = wait_for("a new etcd-signer", new_signer, 120)
     log("new etcd-signer: %.0f days left" % not_after_days(signer))
 
-    def bundle_trusts_both():
-        cm = env.get_json("configmap", "-n", NS, "etcd-ca-bundle") or {}
-        bundle = (cm.get("data") or {}).get("ca-bundle.crt", "")
+    def trusts_both(bundle):
         keys = {pubkey(p) for p in bundle_certs(bundle)}
-        return bundle if pubkey(signer) in keys and pubkey(aged) in keys else None
-    bundle = wait_for("etcd-ca-bundle trusting the old and the new signer", bundle_trusts_both, 120)
-    trust_published_bundle(c, bundle)
+        return pubkey(signer) in keys and old_pub in keys
+    wait_for("etcd-ca-bundle trusting the old and the new signer", lambda: trusts_both(bundle_of(env)), 120)
     first = wait_rolled_past(c, base, "the bundle with both signers")
 
     # Then every leaf from the new signer, in one more revision.
@@ -196,17 +255,45 @@ def check_signer_rotation(c):
                     return False
         return True
     wait_for("every master's peer and serving certificate issued by the new signer", leaves_from_new, 180)
-    wait_rolled_past(c, first, "the leaves of the new signer")
+    second = wait_rolled_past(c, first, "the leaves of the new signer")
     for m in c.masters:
         served = served_cert(c.master_ips[m])
         assert issuer_verifies(served, signer), "etcd on %s does not serve a certificate of the new signer" % m
     assert kube_reaches_etcd(env), "kube-apiserver no longer reaches etcd"
+
+    # The operator's own client certificate: issued from the new signer, refreshed in its mount,
+    # taken from the file without a restart.
+    def client_file_new():
+        with open(os.path.join(c.tls, "etcd-client.crt")) as f:
+            return issuer_verifies(f.read(), signer)
+    wait_for("the operator's mounted etcd-client issued by the new signer", client_file_new, 60)
+    took = wait_for("the operator to take the new client certificate from its file",
+                    lambda: operator_took_client_cert(c), 30)
+    log("%s: took the new client certificate from its file" % os.path.basename(took))
+    left = expires - time.time()
+    assert left > 0, ("the old signer expired %.0f s before the rotation was over (E2E_OLD_SIGNER_S=%d is "
+                      "too short for this machine)" % (-left, OLD_SIGNER_S))
+    kas_mid = kas_etcd_tls(env)
+    log("the rotation is over %.0f s before the old signer expires; waiting for it" % left)
+
+    # The old signer expires: it leaves the bundle, and that bundle is rolled out.
+    time.sleep(left + 1)
+    acked = len(writer.acked)
+    wait_for("etcd-ca-bundle without the expired signer",
+             lambda: (lambda b: b and old_pub not in {pubkey(p) for p in bundle_certs(b)})(bundle_of(env)), 90)
+    log("the expired signer left etcd-ca-bundle %.0f s after it expired" % (time.time() - expires))
+    wait_rolled_past(c, second, "the bundle without the expired signer")
+    for m in c.masters:
+        assert issuer_verifies(served_cert(c.master_ips[m]), signer), "etcd on %s: not the new signer's" % m
+    wait_for("kube-apiserver on the bundle without the expired signer",
+             lambda: (lambda k: k if k[1] and k[1] != kas_mid[1] and kube_reaches_etcd(env) else None)(
+                 kas_etcd_tls(env)), 180)
+    wait_for("the writer writing with the new client certificate", lambda: len(writer.acked) > acked + 5, 60)
     kas_after = kas_etcd_tls(env)
     assert kas_after[1] and kas_after[1] != kas_before[1], \
         "kube-apiserver did not take the new bundle: revision and etcd TLS %s, then %s" % (kas_before, kas_after)
-    log("every member serves a certificate of the new signer; kube-apiserver reaches etcd with the "
-        "published bundle (its revision %s -> %s, etcd TLS %s -> %s)"
-        % (kas_before[0], kas_after[0], kas_before[1], kas_after[1]))
+    log("every member serves a certificate of the new signer; the expired one is trusted by nothing; "
+        "kube-apiserver reaches etcd (its revision %s -> %s -> %s)" % (kas_before[0], kas_mid[0], kas_after[0]))
 
 
 def bundle_certs(bundle):
@@ -224,16 +311,19 @@ def pubkey(pem):
     return openssl("x509", "-noout", "-pubkey", input=pem)
 
 
-def check_rotation(c):
-    """A leaf near its end, then the signer, under the writer and the invariant watcher."""
+def check_rotation(c, sup):
+    """A leaf near its end, then the signer until it expires, under the writer and the invariant
+    watcher; the operator (run by `sup`, its Deployment) with its mounts followed."""
     watcher, writer = c.actors()
-    start_actors(watcher, writer)
+    mounts = OperatorMounts(c)
+    mounts.sync()  # what the operator runs with now: render's, or what it published since
+    start_actors(watcher, writer, mounts)
     t0 = time.monotonic()
     try:
         check_leaf_rotation(c, c.masters[0])
-        check_signer_rotation(c)
+        check_signer_rotation(c, sup, writer)
     finally:
-        stop_actors(watcher, writer)
+        stop_actors(watcher, writer, mounts)
     assert not watcher.violations, "invariants broken: %s" % watcher.violations[:5]
     c.check_writer(writer)
     c.wait_settled(180)

@@ -8,6 +8,7 @@ etcd itself: it starts on the bootstrap member, follows the etcd-endpoints
 ConfigMap the operator publishes, and the control plane publishes its
 revisions (openshift-kube-apiserver/config-<N>, kubeapiservers/cluster
 status) for the masters, as the kube-apiserver operator does. Python 3 stdlib only."""
+import base64
 import json
 import os
 import re
@@ -814,6 +815,60 @@ class OperatorSupervisor(threading.Thread):
                 p.wait(timeout=15)
             except Exception:
                 p.kill()
+
+
+class OperatorMounts(threading.Thread):
+    """Plays the kubelet for the operator pod's volumes: Secret openshift-etcd-operator/etcd-client
+    and ConfigMap etcd-ca-bundle (its Deployment mounts both), copied into the files the operator
+    reads (--etcd-cert, --etcd-key, --etcd-ca) when they change, checked every `period` s. The
+    test's own etcd clients read the same files, as an admin's etcdctl would take the published
+    client certificate and bundle. Each file is replaced by a rename; the kubelet swaps a volume's
+    files together, this copy one by one, so a reader may meet a certificate with the old key
+    (the operator and etcdhttp.Etcd keep what they had until the two match)."""
+
+    NS = "openshift-etcd-operator"
+
+    def __init__(self, cluster, period=5.0):
+        super().__init__(daemon=True)
+        self.c, self.period = cluster, period
+        self.stop = threading.Event()
+        self.writes = []  # (monotonic, file name) of every file replaced
+
+    def _want(self):
+        sec = self.c.env.get_json("secret", "-n", self.NS, "etcd-client") or {}
+        cm = self.c.env.get_json("configmap", "-n", self.NS, "etcd-ca-bundle") or {}
+        data = sec.get("data") or {}
+        want = {}
+        for key, name in (("tls.key", "etcd-client.key"), ("tls.crt", "etcd-client.crt")):
+            if data.get(key):
+                want[name] = base64.b64decode(data[key]).decode()
+        bundle = (cm.get("data") or {}).get("ca-bundle.crt")
+        if bundle:
+            want["etcd-ca-bundle.crt"] = bundle
+        return want
+
+    def sync(self):
+        for name, text in self._want().items():
+            path = os.path.join(self.c.tls, name)
+            try:
+                with open(path) as f:
+                    if f.read() == text:
+                        continue
+            except OSError:
+                pass
+            with open(path + ".tmp", "w") as f:
+                f.write(text)
+            os.chmod(path + ".tmp", 0o600)
+            os.rename(path + ".tmp", path)
+            self.writes.append((time.monotonic(), name))
+            log("operator mounts: %s replaced from %s" % (name, self.NS))
+
+    def run(self):
+        while not self.stop.wait(self.period):
+            try:
+                self.sync()
+            except (OSError, ValueError) as e:
+                log("operator mounts: %s" % e)
 
 
 def start_actors(*threads):

@@ -268,7 +268,7 @@ def main():
 
         # Certificate rotation on the running cluster (issue 37, point 3): a leaf near its end
         # (rotation.py).
-        check_rotation(c)
+        check_rotation(c, sup)
 
         # A member removed while its host is down comes back by itself (issue 13, point 2).
         c.check_removed_member_rejoins(c.masters[1], stopped=True)

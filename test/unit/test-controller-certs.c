@@ -976,6 +976,16 @@ static void test_signer_rotation(void **state)
         }
         expect_all_certs(f, (const char *const[]){"master-0", "master-1", "master-2"}, 3);
 
+        /* Half a minute before the old signer expires, the sync asks to come back a second after
+         * (not at the next resync, up to a minute later), so that it leaves the bundles at once. */
+        usec_t expiry = 0;
+        assert_int_equal(pki_bundle_first_expiry(cm_data(f, "etcd-ca-bundle", "ca-bundle.crt"), &expiry), 0);
+        assert_true(expiry > f->now);
+        f->now = expiry - 30 * USEC_PER_SEC;
+        sync_ok(f);
+        assert_int_equal(writes(f), 0);
+        assert_int_equal(f->plan.requeue_after, 31 * USEC_PER_SEC);
+
         /* Once the old signer expires it leaves the bundles. */
         f->now = start + 5 * YEAR + DAY;
         sync_ok(f);

@@ -4,12 +4,17 @@
 #include <stdarg.h>
 #include <stddef.h>
 #include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <unistd.h>
 
 #include <cmocka.h>
 
+#include "base/fileio.h"
 #include "base/json.h"
 #include "controller-fixture.h"
 #include "controllers/facts.h"
+#include "pki/pki.h"
 #include "process/etcd-wiring.h"
 
 static SyncContext ctx_of(Fixture *f)
@@ -187,6 +192,81 @@ static void test_wiring_aliases(void **state)
         assert_string_equal(u2, "https://10.0.1.1:2379/health");
         assert_null(ct2);
         w = etcd_wiring_free(w);
+        fixture_free(f);
+}
+
+static void write_pem(const char *dir, const char *name, const char *pem)
+{
+        char path[256];
+        (void) snprintf(path, sizeof path, "%s/%s", dir, name);
+        assert_int_equal(write_file_atomic(path, pem, strlen(pem), 0600), 0);
+}
+
+static void new_pair(const char *cn, char **crt, char **key)
+{
+        _cleanup_(pki_pair_freep) PkiPair *p = NULL;
+        assert_int_equal(
+                pki_ca_new(cn, 3600 * USEC_PER_SEC, PKI_KEY_ECDSA_P256, now_usec(CLOCK_REALTIME), &p), 0);
+        assert_int_equal(pki_pair_to_pem(p, crt, key), 0);
+}
+
+/* Credentials from mounted files follow the files: a new certificate is taken once its key is
+ * there too (never a certificate with another's key), a new CA bundle at once. */
+static void test_wiring_reload_files(void **state)
+{
+        Fixture *f = fixture_new();
+        _cleanup_(loop_unrefp) Loop *loop = loop_new();
+        HttpTls none = {};
+        _cleanup_(etcd_client_freep) EtcdClient *c = etcd_client_new(loop, &none);
+        EtcdWiring *w = NULL;
+        char dir[] = "/tmp/test-wiring-XXXXXX", ca_path[64], crt_path[64], key_path[64];
+        _cleanup_free_ char *ca = NULL, *ca_key = NULL, *crt = NULL, *key = NULL, *crt2 = NULL, *key2 = NULL,
+                            *ca2 = NULL, *ca2_key = NULL;
+
+        assert_non_null(c);
+        assert_non_null(mkdtemp(dir));
+        new_pair("signer", &ca, &ca_key);
+        new_pair("client", &crt, &key);
+        new_pair("client", &crt2, &key2);
+        new_pair("signer-2", &ca2, &ca2_key);
+        write_pem(dir, "ca.crt", ca);
+        write_pem(dir, "tls.crt", crt);
+        write_pem(dir, "tls.key", key);
+        (void) snprintf(ca_path, sizeof ca_path, "%s/ca.crt", dir);
+        (void) snprintf(crt_path, sizeof crt_path, "%s/tls.crt", dir);
+        (void) snprintf(key_path, sizeof key_path, "%s/tls.key", dir);
+        EtcdWiringFiles files = {.ca = ca_path, .cert = crt_path, .key = key_path};
+        assert_int_equal(etcd_wiring_new(c, f->factory, &files, &w), 0);
+        assert_string_equal(etcd_client_get_tls(c)->cert_pem, crt);
+        assert_int_equal(etcd_wiring_reload_files(w), 0);
+
+        /* The certificate first, its key later (a copy made file by file). */
+        write_pem(dir, "tls.crt", crt2);
+        assert_int_equal(etcd_wiring_reload_files(w), -EKEYREJECTED);
+        assert_string_equal(etcd_client_get_tls(c)->cert_pem, crt);
+        assert_string_equal(etcd_client_get_tls(c)->key_pem, key);
+        write_pem(dir, "tls.key", key2);
+        assert_int_equal(etcd_wiring_reload_files(w), 1);
+        assert_string_equal(etcd_client_get_tls(c)->cert_pem, crt2);
+        assert_string_equal(etcd_client_get_tls(c)->key_pem, key2);
+        assert_int_equal(etcd_wiring_reload_files(w), 0);
+
+        /* A new bundle. */
+        _cleanup_free_ char *bundle = strdup_printf("%s%s", ca, ca2);
+        write_pem(dir, "ca.crt", bundle);
+        assert_int_equal(etcd_wiring_reload_files(w), 1);
+        assert_string_equal(etcd_client_get_tls(c)->ca_pem, bundle);
+        assert_string_equal(etcd_client_get_tls(c)->cert_pem, crt2);
+
+        /* A file gone (a volume being remounted): an error, the client keeps what it had. */
+        assert_int_equal(unlink(key_path), 0);
+        assert_true(etcd_wiring_reload_files(w) < 0);
+        assert_string_equal(etcd_client_get_tls(c)->key_pem, key2);
+
+        w = etcd_wiring_free(w);
+        assert_int_equal(unlink(ca_path), 0);
+        assert_int_equal(unlink(crt_path), 0);
+        assert_int_equal(rmdir(dir), 0);
         fixture_free(f);
 }
 
@@ -599,6 +679,7 @@ int main(void)
                 cmocka_unit_test(test_member_of_node),
                 cmocka_unit_test(test_node_certified_ip),
                 cmocka_unit_test(test_wiring_aliases),
+                cmocka_unit_test(test_wiring_reload_files),
                 cmocka_unit_test(test_bootstrap_member),
                 cmocka_unit_test(test_bootstrap_phase),
                 cmocka_unit_test(test_bootstrap_finished_event),
