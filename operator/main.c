@@ -21,6 +21,7 @@ static const Command *const commands[] = {
         &cmd_rev,
         &cmd_ensure_env,
         &cmd_prune,
+        &cmd_install_host_tools,
         &cmd_cluster_backup,
         &cmd_cluster_restore,
         &cmd_bump_revision,

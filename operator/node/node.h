@@ -13,6 +13,7 @@ extern const Command cmd_readyz;
 extern const Command cmd_rev;
 extern const Command cmd_ensure_env;
 extern const Command cmd_prune;
+extern const Command cmd_install_host_tools;
 /* Disaster recovery. */
 extern const Command cmd_cluster_backup;
 extern const Command cmd_cluster_restore;
