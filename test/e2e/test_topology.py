@@ -10,12 +10,15 @@ having refused no request of the operator's or the pods'. Then:
            answers on master-2's address; the operator names both sides and changes nothing
            until one cluster is left (docs/runbooks/split-brain.md).
 
-  sno      one voter, master-0, the only member ever listed (the member the bootstrap ran on
-           the node is the master's: nothing added, nothing removed, through the node's
-           reboot and the operator's first revision); its pod at an operator revision.
+  sno      on etcd 3.6 (local-up.sh --etcd 3.6: the release's etcd image carries the etcd
+           hack/build-etcd.sh builds; e2e/dr restores on 3.5): one voter, master-0, the only
+           member ever listed (the member the bootstrap ran on the node is the master's:
+           nothing added, nothing removed, through the node's reboot and the operator's first
+           revision); its pod at an operator revision; the member reports etcd 3.6.
            Then the restore runbook's single-node form, word for word (runbook.py): a backup
            (backup.md), an object created after it, restore-after-quorum-loss.md from its
-           second command block (no other master to stop): one voter again, the object gone, every write
+           second command block (no other master to stop), the restore pod running the
+           image's etcdutl: one voter again, on 3.6, the object gone, every write
            acknowledged before the backup there, the old data dir moved aside.
   arbiter  three voters: master-0, master-1 and arbiter-0; an etcd pod at the latest revision
            and a quorum guard on each of the three (the arbiter included); the arbiter node
@@ -53,6 +56,33 @@ from scenario import ELECTION_TIMEOUT_S, Watcher, Writer  # noqa: E402
 
 # hack/local-up.sh renders and runs etcd with controlPlaneHardwareSpeed Slower.
 LOCAL_UP_ELECTION_TIMEOUT = ELECTION_TIMEOUT_S["Slower"]
+
+# The scenarios whose release carries etcd 3.6 (the others run Debian's 3.5).
+ETCD_FLAGS = {"sno": ["--etcd", "3.6"]}
+ETCD_MINOR = {"sno": "3.6."}
+
+
+def member_versions(etcd, eps):
+    """{member name: the etcd version it reports} of every member that answers."""
+    out = {}
+    for ep in eps:
+        try:
+            _, st = etcd.first([ep], "/v3/maintenance/status", {})
+        except OSError:  # a member that does not answer is left out
+            continue
+        name = next((m.get("name") for m in etcd.members([ep]) if str(m.get("ID")) == str(
+            (st.get("header") or {}).get("member_id"))), ep)
+        out[name] = st.get("version")
+    return out
+
+
+def check_etcd_minor(etcd, eps, topology, when):
+    want = ETCD_MINOR.get(topology, "3.5.")
+    got = member_versions(etcd, eps)
+    assert got and all(str(v).startswith(want) for v in got.values()), \
+        "%s: members report %s, not etcd %sx" % (when, got, want)
+    log("%s: every member runs etcd %s" % (when, ", ".join(sorted(set(got.values())))))
+
 
 SHAPES = {
     "ha": {"masters": ["master-0", "master-1", "master-2"], "arbiters": [], "bootstrap": 5},
@@ -473,7 +503,7 @@ def main():
     ok = False
     watcher = writer = None
     # ha is the default: run as the README has it, without the flag.
-    argv = ["bash", local_up] + ([] if topology == "ha" else ["--topology", topology])
+    argv = ["bash", local_up] + ([] if topology == "ha" else ["--topology", topology]) + ETCD_FLAGS.get(topology, [])
     proc = subprocess.Popen(argv, env=env, stdout=out,
                             stderr=subprocess.STDOUT, stdin=subprocess.DEVNULL)
     try:
@@ -586,8 +616,10 @@ def main():
             replace_arbiter(state, net, build, env, files, eps, kubectl)
             co = conditions(kubectl("get", "co", "etcd", "-o", "json"))
             assert co["Available"]["status"] == "True", co["Available"]
+        check_etcd_minor(etcd, eps, topology, "settled")
         if topology == "sno":
             restore_single_node(state, files, eps, kubectl)
+            check_etcd_minor(etcd, eps, topology, "restored")
             co = conditions(kubectl("get", "co", "etcd", "-o", "json"))
             assert co["Available"]["status"] == "True", co["Available"]
 
