@@ -1,5 +1,5 @@
 /* StaticResourcesController: keeps the operand's fixed objects (namespace,
- * Service, service accounts, the installer's RBAC, the ServiceMonitors and
+ * Service, service accounts, the installer's RBAC, the NetworkPolicies, the ServiceMonitors and
  * Prometheus's Role where monitoring is installed) as manifests/static/
  * describes them. Each object is applied (labels and annotations merged,
  * every other field we set wins) only when the cached copy does not
@@ -22,6 +22,7 @@ static const WatchSpec own[] = {
         {&KUBE_SERVICEACCOUNTS, NS_ETCD, NULL, NULL},
         {&KUBE_ROLES, NS_ETCD, NULL, NULL},
         {&KUBE_ROLEBINDINGS, NS_ETCD, NULL, NULL},
+        {&KUBE_NETWORKPOLICIES, NS_ETCD, NULL, NULL},
         /* Cluster-wide kinds: only ours (manifests/static/backup-rbac.yaml carries the label). */
         {&KUBE_CLUSTERROLES, NULL, "app=etcd-backup", NULL},
         {&KUBE_CLUSTERROLEBINDINGS, NULL, "app=etcd-backup", NULL},
@@ -29,7 +30,7 @@ static const WatchSpec own[] = {
         {&KUBE_SERVICEMONITORS, NS_OPERATOR, NULL, NULL},
 };
 static const WatchSpec *const watches[] = {
-        OP_WATCH(W_NAMESPACES), &own[0], &own[1], &own[2], &own[3], &own[4], &own[5], &own[6]};
+        OP_WATCH(W_NAMESPACES), &own[0], &own[1], &own[2], &own[3], &own[4], &own[5], &own[6], &own[7]};
 
 /* Every member of `want` is in `have` with the same value; arrays match
  * element by element and in length. */

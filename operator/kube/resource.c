@@ -33,6 +33,8 @@ const KubeResource KUBE_TOKENREVIEWS = GROUP("authentication.k8s.io", "tokenrevi
 const KubeResource KUBE_SUBJECTACCESSREVIEWS =
         GROUP("authorization.k8s.io", "subjectaccessreviews", "SubjectAccessReview", false);
 const KubeResource KUBE_PDBS = GROUP("policy", "poddisruptionbudgets", "PodDisruptionBudget", true);
+const KubeResource KUBE_NETWORKPOLICIES =
+        GROUP("networking.k8s.io", "networkpolicies", "NetworkPolicy", true);
 const KubeResource KUBE_CRDS =
         GROUP("apiextensions.k8s.io", "customresourcedefinitions", "CustomResourceDefinition", false);
 const KubeResource KUBE_ETCDS = GROUP("operator.openshift.io", "etcds", "Etcd", false);
@@ -100,6 +102,7 @@ static const KubeResource *const all[] = {
         &KUBE_CLUSTERROLEBINDINGS,
         &KUBE_DEPLOYMENTS,
         &KUBE_PDBS,
+        &KUBE_NETWORKPOLICIES,
         &KUBE_CRDS,
         &KUBE_ETCDS,
         &KUBE_ETCDBACKUPS,

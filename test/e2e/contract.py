@@ -75,6 +75,36 @@ def _conditions(obj):
     return {c.get("type"): c for c in ((obj or {}).get("status") or {}).get("conditions") or []}
 
 
+def selects(selector, labels):
+    """A LabelSelector (matchLabels, matchExpressions In/NotIn/Exists/DoesNotExist) on labels."""
+    for k, v in (selector.get("matchLabels") or {}).items():
+        if labels.get(k) != v:
+            return False
+    for e in selector.get("matchExpressions") or []:
+        k, op, vals = e.get("key"), e.get("operator"), e.get("values") or []
+        if (op == "In" and labels.get(k) not in vals) or (op == "NotIn" and k in labels and labels[k] in vals) or \
+                (op == "Exists" and k not in labels) or (op == "DoesNotExist" and k in labels):
+            return False
+    return True
+
+
+def policy_allows(policies, labels):
+    """(ingress allowed from anywhere, egress allowed to anywhere) for a pod with these labels,
+    as NetworkPolicy defines it: traffic of a direction is open unless a policy selecting the
+    pod names that direction in policyTypes; then only what some such policy's rules allow. A
+    rule allows everywhere only when it is empty ({}: no peers, no ports)."""
+    out = []
+    for direction, rules_key in (("Ingress", "ingress"), ("Egress", "egress")):
+        chosen = [p["spec"] for p in policies if selects(p["spec"].get("podSelector") or {}, labels) and
+                  direction in (p["spec"].get("policyTypes") or
+                                ["Ingress"] + (["Egress"] if p["spec"].get("egress") else []))]
+        if not chosen:
+            out.append(True)
+            continue
+        out.append(any(r == {} for p in chosen for r in p.get(rules_key) or []))
+    return tuple(out)
+
+
 class Checker:
     def __init__(self, env, nodes, member_ids, metrics_fetch=None):
         self.env, self.nodes, self.member_ids, self.metrics_fetch = env, nodes, member_ids, metrics_fetch
@@ -310,6 +340,36 @@ class Checker:
             self.expect(self.get(kind, "openshift-etcd", "prometheus-k8s") is not None,
                         "%s openshift-etcd/prometheus-k8s missing" % kind)
 
+    def network_policies(self):
+        """Every pod of openshift-etcd judged by its NetworkPolicies as a CNI would (the
+        harness has none to enforce them): a pod on the host's network is outside them; a pod
+        on the pod network gets no ingress, and egress exactly when its kind needs it (the
+        table's network_policies.egress: app label -> allowed)."""
+        t = self.table["network_policies"]
+        pols = (self.env.get_json("networkpolicies", "-n", t["namespace"]) or {}).get("items") or []
+        names = {p["metadata"]["name"] for p in pols}
+        for name in t["names"]:
+            self.expect(name in names, "networkpolicy %s/%s missing (has %s)" % (t["namespace"], name, sorted(names)))
+        pods = (self.env.get_json("pods", "-n", t["namespace"]) or {}).get("items") or []
+        seen = set()
+        for pod in pods:
+            if (pod.get("spec") or {}).get("hostNetwork"):
+                continue
+            labels = (pod.get("metadata") or {}).get("labels") or {}
+            app = labels.get("app")
+            want = t["egress"].get(app)
+            self.expect(want is not None, "pod %s (app=%s) on the pod network: the table says nothing of its "
+                        "egress" % (pod["metadata"]["name"], app))
+            ingress, egress = policy_allows(pols, labels)
+            self.expect(not ingress, "pod %s (app=%s): ingress allowed" % (pod["metadata"]["name"], app))
+            self.expect(egress == want, "pod %s (app=%s): egress %s, wanted %s" % (
+                pod["metadata"]["name"], app, "allowed" if egress else "denied", "allowed" if want else "denied"))
+            seen.add(app)
+        for app in t["must_see"]:
+            self.expect(app in seen, "no pod app=%s on the pod network to judge" % app)
+        log("contract: network policies %s judged for the pods on the pod network (app %s)" % (
+            ", ".join(sorted(names)), ", ".join(sorted(seen))))
+
     def run(self):
         self.namespaces()
         self.data_objects("secret", self.table["secrets"])
@@ -320,6 +380,7 @@ class Checker:
         self.conditions()
         self.metrics()
         self.monitoring()
+        self.network_policies()
         return self.problems
 
 

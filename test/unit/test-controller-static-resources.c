@@ -20,6 +20,7 @@ static const struct {
         {&KUBE_SERVICEACCOUNTS, NS_ETCD, NULL},
         {&KUBE_ROLES, NS_ETCD, NULL},
         {&KUBE_ROLEBINDINGS, NS_ETCD, NULL},
+        {&KUBE_NETWORKPOLICIES, NS_ETCD, NULL},
         {&KUBE_CLUSTERROLES, NULL, "app=etcd-backup"},
         {&KUBE_CLUSTERROLEBINDINGS, NULL, "app=etcd-backup"},
         {&KUBE_SERVICEMONITORS, NS_OPERATOR, NULL},
@@ -58,8 +59,8 @@ static void test_fresh_cluster(void **state)
 {
         Fixture *f = fixture_new_monitored();
         assert_int_equal(fixture_sync(f, &controller_static_resources), 0);
-        assert_int_equal(count_writes(f), 14);
-        assert_int_equal(fixture_count(f, INTENT_APPLY), 14);
+        assert_int_equal(count_writes(f), 16);
+        assert_int_equal(fixture_count(f, INTENT_APPLY), 16);
         assert_non_null(fixture_find(f, INTENT_APPLY, "servicemonitors", "etcd"));
         assert_non_null(fixture_find(f, INTENT_APPLY, "servicemonitors", "etcd-minimal"));
         assert_non_null(fixture_find(f, INTENT_APPLY, "serviceaccounts", "guard-sa"));
@@ -72,6 +73,8 @@ static void test_fresh_cluster(void **state)
                                      "system:openshift:operator:etcd-backup-crb"));
         assert_non_null(fixture_find(f, INTENT_APPLY, "namespaces", "openshift-etcd"));
         assert_non_null(fixture_find(f, INTENT_APPLY, "services", "etcd"));
+        assert_non_null(fixture_find(f, INTENT_APPLY, "networkpolicies", "default-deny"));
+        assert_non_null(fixture_find(f, INTENT_APPLY, "networkpolicies", "allow-egress-to-api-and-stores"));
         assert_non_null(fixture_find(f, INTENT_APPLY, "serviceaccounts", "etcd-sa"));
         assert_non_null(fixture_find(f, INTENT_APPLY, "serviceaccounts", "installer-sa"));
         assert_non_null(fixture_find(f, INTENT_APPLY, "roles", "openshift-etcd-installer"));
@@ -177,7 +180,7 @@ static void test_without_monitoring(void **state)
 {
         Fixture *f = fixture_new();
         assert_int_equal(fixture_sync(f, &controller_static_resources), 0);
-        assert_int_equal(fixture_count(f, INTENT_APPLY), 12);
+        assert_int_equal(fixture_count(f, INTENT_APPLY), 14);
         assert_null(fixture_find(f, INTENT_APPLY, "servicemonitors", "etcd"));
         assert_non_null(fixture_find(f, INTENT_APPLY, "roles", "prometheus-k8s"));
         fixture_free(f);
@@ -205,7 +208,7 @@ static void test_manifests_parse(void **state)
                         docs++;
                 }
         }
-        assert_int_equal(docs, 14);
+        assert_int_equal(docs, 16);
 }
 
 int main(void)
