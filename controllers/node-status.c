@@ -163,19 +163,35 @@ static int sync_entries(const SyncContext *ctx, Plan *p, const KubeObject *cr, c
 static void pod_problems(const SyncContext *ctx, const KubeObject *pod, Buf *out, usec_t *ret_recheck)
 {
         static const char *const lists[] = {"status.initContainerStatuses", "status.containerStatuses"};
-        char line[512];
+        char line[768];
         cJSON *cs;
 
         for (size_t k = 0; k < ELEMENTSOF(lists); k++)
                 JSON_ARRAY_FOREACH (cs, json_get_array(pod->json, lists[k])) {
                         if (!streq_ptr(json_get_string(cs, "state.waiting.reason"), "CrashLoopBackOff"))
                                 continue;
-                        /* No restart count and no age in the text: each restart or passing minute
-                         * would be another status write while nothing else changed. */
-                        (void) snprintf(line, sizeof line, "%spod/%s container \"%s\" is crash-looping: %s",
+                        /* What the container said as it last exited, when it said anything: that is
+                         * the cause (the etcd image refused, a database that does not open), where
+                         * the kubelet's own "back-off 40s restarting failed container" is not. No
+                         * restart count, back-off or age in the text: each restart or passing
+                         * minute would be another status write while nothing else changed. */
+                        char said[401] = ""; /* 400 characters */
+                        termination_line(strempty(json_get_string(cs, "lastState.terminated.message")), said,
+                                         sizeof said);
+                        const cJSON *code = json_get(cs, "lastState.terminated.exitCode");
+                        if (said[0] && cJSON_IsNumber(code))
+                                (void) snprintf(
+                                        line, sizeof line,
+                                        "%spod/%s container \"%s\" is crash-looping, last exit code %d: %s",
                                         out->len ? "; " : "", pod->name,
-                                        strempty(json_get_string(cs, "name")),
-                                        strempty(json_get_string(cs, "state.waiting.message")));
+                                        strempty(json_get_string(cs, "name")), (int) code->valuedouble,
+                                        said);
+                        else
+                                (void) snprintf(line, sizeof line,
+                                                "%spod/%s container \"%s\" is crash-looping: %s",
+                                                out->len ? "; " : "", pod->name,
+                                                strempty(json_get_string(cs, "name")),
+                                                strempty(json_get_string(cs, "state.waiting.message")));
                         (void) buf_append(out, line, strlen(line));
                 }
         cJSON *ready = ready_condition(pod);

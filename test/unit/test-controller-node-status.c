@@ -174,6 +174,24 @@ static void test_degraded_pods(void **state)
                             "pod/etcd-master-1 container \"etcd\" is crash-looping: back-off 5m0s");
         fixture_expect_condition(f, "StaticPodsAvailable", "True", "AsExpected");
 
+        /* An init container that said why it exited (FallbackToLogsOnError: its log's tail):
+         * its last line is the cause, not the kubelet's back-off. */
+        fixture_add(f, W_ETCD_PODS,
+                    "{\"apiVersion\":\"v1\",\"kind\":\"Pod\",\"metadata\":{\"name\":\"etcd-master-1\","
+                    "\"namespace\":\"openshift-etcd\",\"labels\":{\"revision\":\"1\"}},\"status\":{"
+                    "\"phase\":\"Pending\",\"conditions\":[{\"type\":\"Ready\",\"status\":\"False\","
+                    "\"lastTransitionTime\":\"2026-11-21T23:59:00Z\"}],\"initContainerStatuses\":[{"
+                    "\"name\":\"setup\",\"ready\":false,\"restartCount\":3,\"state\":{\"waiting\":{"
+                    "\"reason\":\"CrashLoopBackOff\",\"message\":\"back-off 40s restarting failed "
+                    "container=setup\"}},\"lastState\":{\"terminated\":{\"exitCode\":1,\"reason\":"
+                    "\"Error\",\"message\":\"+ etcd --version\\nthe etcd image carries etcd 3.6.16, but "
+                    "the release declares etcd 3.5\\n\\n\"}}}]}}");
+        assert_int_equal(fixture_sync(f, &controller_node_status), 0);
+        fixture_expect_condition(f, "StaticPodsDegraded", "True", "Error");
+        assert_string_equal(fixture_condition(f, "StaticPodsDegraded")->cond_message,
+                            "pod/etcd-master-1 container \"setup\" is crash-looping, last exit code 1: the "
+                            "etcd image carries etcd 3.6.16, but the release declares etcd 3.5");
+
         /* Not ready for a minute, no crash loop: not yet degraded, but looked at again. */
         fixture_add(f, W_ETCD_PODS,
                     "{\"apiVersion\":\"v1\",\"kind\":\"Pod\",\"metadata\":{\"name\":\"etcd-master-1\","

@@ -196,6 +196,7 @@ static void test_staticpod(void **state)
                 {"LISTEN_IP", "0.0.0.0"},
                 {"ETCD_LOG_LEVEL", "info"},
                 {"CORRUPT_CHECK_FLAG", "--experimental-initial-corrupt-check=true"},
+                {"ETCD_MINOR", "3.5"},
                 {"LIVENESS_FAILURES", "20"},
                 {"STARTUP_FAILURES", "30"},
         };
