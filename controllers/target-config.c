@@ -353,6 +353,7 @@ static int sync_target_config(const SyncContext *ctx, Plan *p)
                 {"ETCD_LOG_LEVEL", etcd_log_level(op_etcd_cr(ctx))},
                 {"CORRUPT_CHECK_FLAG", etcd_corrupt_check_flag(op_etcd_minor(ctx))},
                 {"ETCD_MINOR", etcd_minor_name(op_etcd_minor(ctx))},
+                {"SNAPSHOT_COUNT_FLAG", etcd_snapshot_count_flag(op_etcd_minor(ctx))},
                 {"LIVENESS_FAILURES", liveness},
                 {"STARTUP_FAILURES", startup},
         };

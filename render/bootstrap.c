@@ -336,6 +336,7 @@ static int write_pod(const RenderOptions *o, const char *root, char **ret_error)
                      : strdup("");
         if (!arch_env)
                 return -ENOMEM;
+        EtcdMinor minor = o->etcd_minor ? o->etcd_minor : ETCD_MINOR_DEFAULT;
         const TemplateVar vars[] = {
                 {"POD_NAME", in_place ? "etcd" : "etcd-bootstrap-member"},
                 {"MEMBER_NAME", in_place ? o->hostname : "etcd-bootstrap"},
@@ -355,8 +356,9 @@ static int write_pod(const RenderOptions *o, const char *root, char **ret_error)
                 {"TLS_MIN_VERSION", tls.min_version},
                 {"QUOTA_BACKEND_BYTES", ETCD_DEFAULT_QUOTA_BYTES},
                 {"MAX_LEARNERS", max_learners},
-                {"MAX_LEARNERS_NAME",
-                 etcd_env_name(o->etcd_minor ? o->etcd_minor : ETCD_MINOR_DEFAULT, "MAX_LEARNERS")},
+                {"MAX_LEARNERS_NAME", etcd_env_name(minor, "MAX_LEARNERS")},
+                {"WATCH_PROGRESS_NAME", etcd_env_name(minor, "WATCH_PROGRESS_NOTIFY_INTERVAL")},
+                {"WARNING_APPLY_NAME", etcd_env_name(minor, "WARNING_APPLY_DURATION")},
                 {"UNSUPPORTED_ARCH_ENV", arch_env},
         };
         r = template_render(a->data, vars, ELEMENTSOF(vars), &pod, &missing);

@@ -80,3 +80,8 @@ const char *etcd_corrupt_check_flag(EtcdMinor m)
         return m == ETCD_MINOR_3_6 ? "--feature-gates=InitialCorruptCheck=true"
                                    : "--experimental-initial-corrupt-check=true";
 }
+
+const char *etcd_snapshot_count_flag(EtcdMinor m)
+{
+        return m == ETCD_MINOR_3_6 ? "" : "--snapshot-count=10000";
+}

@@ -36,3 +36,6 @@ const char *etcd_env_name(EtcdMinor m, const char *setting);
 /* The flag that turns on the corruption check at start: 3.5's experimental flag, 3.6's
  * feature gate (as upstream's pod since its move to 3.6). */
 const char *etcd_corrupt_check_flag(EtcdMinor m);
+/* Upstream's --snapshot-count=10000 on 3.5; "" on 3.6, where 10000 is the default and the
+ * flag is deprecated. */
+const char *etcd_snapshot_count_flag(EtcdMinor m);

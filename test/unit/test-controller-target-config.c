@@ -306,6 +306,12 @@ static void test_etcd_minor(void **state)
                 assert_string_equal(env_of(etcd, cases[i].set[0]), "3");
                 assert_non_null(strstr(script_of(etcd), cases[i].flag));
                 assert_null(strstr(script_of(etcd), cases[i].not_flag));
+                /* Upstream's --snapshot-count on 3.5 only (3.6's default, deprecated there). */
+                assert_true(!strstr(script_of(etcd), "--snapshot-count=10000") ==
+                            (cases[i].minor == ETCD_MINOR_3_6));
+                /* The setup container holds the image to the same minor. */
+                const char *setup = script_of(container(pod, "setup"));
+                assert_non_null(strstr(setup, cases[i].minor == ETCD_MINOR_3_6 ? "\n3.6.*)" : "\n3.5.*)"));
                 fixture_free(f);
         }
         /* The version texts the payload may give, and those refused with the reason. */

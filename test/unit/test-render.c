@@ -197,6 +197,7 @@ static void test_staticpod(void **state)
                 {"ETCD_LOG_LEVEL", "info"},
                 {"CORRUPT_CHECK_FLAG", "--experimental-initial-corrupt-check=true"},
                 {"ETCD_MINOR", "3.5"},
+                {"SNAPSHOT_COUNT_FLAG", "--snapshot-count=10000"},
                 {"LIVENESS_FAILURES", "20"},
                 {"STARTUP_FAILURES", "30"},
         };
