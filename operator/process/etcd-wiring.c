@@ -171,6 +171,24 @@ static void update_tls_from_files(EtcdWiring *w)
         w->ca_given = TAKE_PTR(merged);
 }
 
+/* The CA bundle, certificate and key files, read whole (4 MiB at most each); on a failure
+ * nothing is returned (the key is read last, so no part of it is left behind). */
+static int read_credential_files(const char *path_ca, const char *path_cert, const char *path_key,
+                                 char **ret_ca, char **ret_cert, char **ret_key)
+{
+        _cleanup_free_ char *ca = NULL, *crt = NULL, *key = NULL;
+        int r;
+
+        if ((r = read_full_file(path_ca, 4u << 20, &ca, NULL)) < 0 ||
+            (r = read_full_file(path_cert, 4u << 20, &crt, NULL)) < 0 ||
+            (r = read_full_file(path_key, 4u << 20, &key, NULL)) < 0)
+                return r;
+        *ret_ca = TAKE_PTR(ca);
+        *ret_cert = TAKE_PTR(crt);
+        *ret_key = TAKE_PTR(key);
+        return 0;
+}
+
 /* Reads the mounted files again; takes what changed. 1: the client's credentials changed; 0:
  * nothing did; < 0: the files could not be read or the certificate and key on disk do not
  * belong together (the kubelet swaps them together, a copy made file by file may be caught
@@ -183,13 +201,8 @@ int etcd_wiring_reload_files(EtcdWiring *w)
         assert_return(w, -EINVAL);
         if (!w->tls_from_files)
                 return 0;
-        if ((r = read_full_file(w->path_ca, 4u << 20, &ca, NULL)) < 0 ||
-            (r = read_full_file(w->path_cert, 4u << 20, &crt, NULL)) < 0 ||
-            (r = read_full_file(w->path_key, 4u << 20, &key, NULL)) < 0) {
-                if (key)
-                        explicit_bzero(key, strlen(key));
+        if ((r = read_credential_files(w->path_ca, w->path_cert, w->path_key, &ca, &crt, &key)) < 0)
                 return r;
-        }
         bool pair_changed = !streq(crt, w->file_cert) || !streq(key, w->file_key);
         bool ca_changed = !streq(ca, w->file_ca);
         if (pair_changed) {
@@ -290,9 +303,7 @@ int etcd_wiring_new(EtcdClient *c, InformerFactory *f, const EtcdWiringFiles *fi
         if (files && files->ca && files->cert && files->key && access(files->ca, R_OK) == 0 &&
             access(files->cert, R_OK) == 0 && access(files->key, R_OK) == 0) {
                 _cleanup_free_ char *ca = NULL, *crt = NULL, *key = NULL;
-                if ((r = read_full_file(files->ca, 4u << 20, &ca, NULL)) < 0 ||
-                    (r = read_full_file(files->cert, 4u << 20, &crt, NULL)) < 0 ||
-                    (r = read_full_file(files->key, 4u << 20, &key, NULL)) < 0)
+                if ((r = read_credential_files(files->ca, files->cert, files->key, &ca, &crt, &key)) < 0)
                         return r;
                 HttpTls tls = {.ca_pem = ca, .cert_pem = crt, .key_pem = key};
                 r = etcd_client_set_tls(c, &tls);
