@@ -354,6 +354,7 @@ static int sync_target_config(const SyncContext *ctx, Plan *p)
                 {"CORRUPT_CHECK_FLAG", etcd_corrupt_check_flag(op_etcd_minor(ctx))},
                 {"ETCD_MINOR", etcd_minor_name(op_etcd_minor(ctx))},
                 {"SNAPSHOT_COUNT_FLAG", etcd_snapshot_count_flag(op_etcd_minor(ctx))},
+                {"PROXY_TLS_MIN_FLAG", etcd_proxy_tls_min_flag(op_etcd_minor(ctx))},
                 {"LIVENESS_FAILURES", liveness},
                 {"STARTUP_FAILURES", startup},
         };

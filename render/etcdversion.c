@@ -85,3 +85,8 @@ const char *etcd_snapshot_count_flag(EtcdMinor m)
 {
         return m == ETCD_MINOR_3_6 ? "" : "--snapshot-count=10000";
 }
+
+const char *etcd_proxy_tls_min_flag(EtcdMinor m)
+{
+        return m == ETCD_MINOR_3_6 ? "--tls-min-version=\"$ETCD_TLS_MIN_VERSION\"" : "";
+}

@@ -39,3 +39,6 @@ const char *etcd_corrupt_check_flag(EtcdMinor m);
 /* Upstream's --snapshot-count=10000 on 3.5; "" on 3.6, where 10000 is the default and the
  * flag is deprecated. */
 const char *etcd_snapshot_count_flag(EtcdMinor m);
+/* The grpc-proxy's TLS floor, from the container's $ETCD_TLS_MIN_VERSION: a flag 3.6 has
+ * and 3.5 does not (there: "", and the proxy stays at TLS 1.2). */
+const char *etcd_proxy_tls_min_flag(EtcdMinor m);

@@ -309,6 +309,10 @@ static void test_etcd_minor(void **state)
                 /* Upstream's --snapshot-count on 3.5 only (3.6's default, deprecated there). */
                 assert_true(!strstr(script_of(etcd), "--snapshot-count=10000") ==
                             (cases[i].minor == ETCD_MINOR_3_6));
+                /* The metrics proxy's TLS floor where its grpc-proxy has the flag. */
+                assert_true(!strstr(script_of(container(pod, "etcd-metrics")),
+                                    "--tls-min-version=\"$ETCD_TLS_MIN_VERSION\"") ==
+                            (cases[i].minor != ETCD_MINOR_3_6));
                 /* The setup container holds the image to the same minor. */
                 const char *setup = script_of(container(pod, "setup"));
                 assert_non_null(strstr(setup, cases[i].minor == ETCD_MINOR_3_6 ? "\n3.6.*)" : "\n3.5.*)"));

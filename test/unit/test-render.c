@@ -198,6 +198,7 @@ static void test_staticpod(void **state)
                 {"CORRUPT_CHECK_FLAG", "--experimental-initial-corrupt-check=true"},
                 {"ETCD_MINOR", "3.5"},
                 {"SNAPSHOT_COUNT_FLAG", "--snapshot-count=10000"},
+                {"PROXY_TLS_MIN_FLAG", ""},
                 {"LIVENESS_FAILURES", "20"},
                 {"STARTUP_FAILURES", "30"},
         };
