@@ -175,23 +175,19 @@ static void pod_problems(const SyncContext *ctx, const KubeObject *pod, Buf *out
                          * the kubelet's own "back-off 40s restarting failed container" is not. No
                          * restart count, back-off or age in the text: each restart or passing
                          * minute would be another status write while nothing else changed. */
-                        char said[401] = ""; /* 400 characters */
+                        char said[401] = "", detail[480]; /* 400 characters said */
                         termination_line(strempty(json_get_string(cs, "lastState.terminated.message")), said,
                                          sizeof said);
                         const cJSON *code = json_get(cs, "lastState.terminated.exitCode");
                         if (said[0] && cJSON_IsNumber(code))
-                                (void) snprintf(
-                                        line, sizeof line,
-                                        "%spod/%s container \"%s\" is crash-looping, last exit code %d: %s",
-                                        out->len ? "; " : "", pod->name,
-                                        strempty(json_get_string(cs, "name")), (int) code->valuedouble,
-                                        said);
+                                (void) snprintf(detail, sizeof detail, ", last exit code %d: %s",
+                                                (int) code->valuedouble, said);
                         else
-                                (void) snprintf(line, sizeof line,
-                                                "%spod/%s container \"%s\" is crash-looping: %s",
-                                                out->len ? "; " : "", pod->name,
-                                                strempty(json_get_string(cs, "name")),
+                                (void) snprintf(detail, sizeof detail, ": %s",
                                                 strempty(json_get_string(cs, "state.waiting.message")));
+                        (void) snprintf(line, sizeof line, "%spod/%s container \"%s\" is crash-looping%s",
+                                        out->len ? "; " : "", pod->name,
+                                        strempty(json_get_string(cs, "name")), detail);
                         (void) buf_append(out, line, strlen(line));
                 }
         cJSON *ready = ready_condition(pod);

@@ -344,6 +344,7 @@ static int sync_target_config(const SyncContext *ctx, Plan *p)
         char liveness[24], startup[24];
         (void) snprintf(liveness, sizeof liveness, "%llu", 20 * scale);
         (void) snprintf(startup, sizeof startup, "%llu", 30 * scale);
+        EtcdMinor minor = op_etcd_minor(ctx); /* the minor the etcd image carries */
         const TemplateVar vars[] = {
                 {"ETCD_IMAGE", st->etcd_image},
                 {"OPERATOR_IMAGE", st->operator_image},
@@ -351,10 +352,10 @@ static int sync_target_config(const SyncContext *ctx, Plan *p)
                 {"LOCAL_HOST", local_host},
                 {"LISTEN_IP", listen_ip},
                 {"ETCD_LOG_LEVEL", etcd_log_level(op_etcd_cr(ctx))},
-                {"CORRUPT_CHECK_FLAG", etcd_corrupt_check_flag(op_etcd_minor(ctx))},
-                {"ETCD_MINOR", etcd_minor_name(op_etcd_minor(ctx))},
-                {"SNAPSHOT_COUNT_FLAG", etcd_snapshot_count_flag(op_etcd_minor(ctx))},
-                {"PROXY_TLS_MIN_FLAG", etcd_proxy_tls_min_flag(op_etcd_minor(ctx))},
+                {"CORRUPT_CHECK_FLAG", etcd_corrupt_check_flag(minor)},
+                {"ETCD_MINOR", etcd_minor_name(minor)},
+                {"SNAPSHOT_COUNT_FLAG", etcd_snapshot_count_flag(minor)},
+                {"PROXY_TLS_MIN_FLAG", etcd_proxy_tls_min_flag(minor)},
                 {"LIVENESS_FAILURES", liveness},
                 {"STARTUP_FAILURES", startup},
         };
