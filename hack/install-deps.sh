@@ -7,7 +7,7 @@ set -euo pipefail
 packages=(
         cmake gcc make clang pkg-config libclang-rt-14-dev clang-format clang-tidy
         libcurl4-openssl-dev libcjson-dev libssl-dev libc-ares-dev libsystemd-dev
-        libyaml-dev libmicrohttpd-dev libcmocka-dev
+        libyaml-dev libmicrohttpd-dev libgnutls28-dev libcmocka-dev
         python3 dnsmasq-base util-linux iproute2 openssl curl valgrind nghttp2-proxy
         sudo tar gzip nodejs haproxy pyflakes3
         prometheus # for promtool: unit/prometheus-rules checks and unit-tests the alert rules

@@ -527,8 +527,9 @@ static int run(const Flags *f)
         else
                 log_info("serving /healthz, /readyz and /metrics over HTTPS on %s:%u (certificate %s)", addr,
                          serving_get_port(o.http), f->tls_cert);
-        log_info("/metrics answers bearer tokens that kube-apiserver allows to get it; the probes answer "
-                 "anyone");
+        log_info("/metrics answers client certificates from kube-apiserver's client CA and bearer tokens, "
+                 "for users that kube-apiserver allows to get it (Prometheus's always); the probes "
+                 "answer anyone");
 
         if (f->leader_elect) {
                 LeaderConfig lc = {.namespace = ns,
@@ -576,7 +577,8 @@ static void help(FILE *out)
                 "  --tls-cert-file FILE, --tls-private-key-file FILE   the HTTPS certificate (default:\n"
                 "                              service-ca's " SERVING_CERT_DEFAULT " and tls.key\n"
                 "                              when both exist, else a self-signed one); /metrics\n"
-                "                              answers only bearer tokens allowed to get it\n"
+                "                              answers only client certificates from kube-apiserver's\n"
+                "                              client CA and bearer tokens, of users allowed to get it\n"
                 "  --leader-elect=BOOL         take the leader lease first (default: true)\n"
                 "  --leader-elect-lease-duration D   (default: 137s)\n"
                 "  --leader-elect-renew-deadline D   (default: 107s)\n"

@@ -2,11 +2,16 @@
 #include <unistd.h>
 
 #include "base/fileio.h"
+#include "base/json.h"
 #include "base/log.h"
 #include "pki/pki.h"
 #include "serving.h"
 
-#define RELOAD_PERIOD        (30 * USEC_PER_SEC)
+#define RELOAD_PERIOD (30 * USEC_PER_SEC)
+/* kube-apiserver publishes its client CA here (library-go's delegated authentication reads it
+ * so; the bootstrap Role extension-apiserver-authentication-reader and ours may get it). */
+#define CLIENT_CA_PATH       "/api/v1/namespaces/kube-system/configmaps/extension-apiserver-authentication"
+#define CLIENT_CA_KEY        "client-ca-file"
 #define PEM_MAX              (256 * 1024)
 #define SELF_SIGNED_VALIDITY (365 * 24 * 3600 * USEC_PER_SEC)
 
@@ -17,8 +22,13 @@ struct Serving {
         HttpServer *http;
         DelegatedAuth *auth;
         sd_event_source *reload;
+        sd_event_source *ca_timer;
+        KubeCall *ca_call;
         char *cert_pem, *key_pem; /* what the listener serves now */
+        char *client_ca;          /* the client CA it verifies certificates with; NULL: none yet */
         char *rejected;           /* the certificate of the last pair that did not load */
+        char *rejected_ca;        /* the last client CA that did not load */
+        int ca_error;             /* the last fetch's, said once per change */
 };
 
 static void wipe_free(char *p)
@@ -35,13 +45,15 @@ static void on_settled(void *userdata)
         http_server_auth_settled(s->http);
 }
 
-/* A listener with this material (NULL: plain HTTP); the old one must be gone already. */
-static int listen_with(Serving *s, const char *cert_pem, const char *key_pem)
+/* A listener with this material (NULL: plain HTTP; no client CA: no certificates asked for);
+ * the old one must be gone already. */
+static int listen_with(Serving *s, const char *cert_pem, const char *key_pem, const char *client_ca)
 {
         HttpServerConfig hc = {.address = s->cfg.address,
                                .port = s->cfg.port,
                                .tls_cert_pem = cert_pem,
-                               .tls_key_pem = key_pem};
+                               .tls_key_pem = key_pem,
+                               .client_ca_pem = client_ca};
         int r = http_server_new(s->event, &hc, &s->http);
         if (r < 0)
                 return r;
@@ -65,6 +77,22 @@ static int read_pair(const ServingConfig *cfg, char **ret_cert, char **ret_key)
         *ret_cert = TAKE_PTR(cert);
         *ret_key = key;
         return 0;
+}
+
+/* The listener again with this material; when it does not load, again with what it had. */
+static int relisten(Serving *s, const char *cert, const char *key, const char *client_ca)
+{
+        s->http = http_server_free(s->http);
+        int r = listen_with(s, cert, key, client_ca);
+        if (r >= 0)
+                return 0;
+        int k = listen_with(s, s->cert_pem, s->key_pem, s->client_ca);
+        if (k < 0)
+                log_error_errno(k,
+                                "cannot listen on port %u again: /healthz, /readyz and /metrics are not "
+                                "served until the next try in %" PRIu64 " s",
+                                s->cfg.port, s->cfg.reload_period / USEC_PER_SEC);
+        return r;
 }
 
 static int on_reload(sd_event_source *src, uint64_t usec, void *userdata)
@@ -103,25 +131,84 @@ static int on_reload(sd_event_source *src, uint64_t usec, void *userdata)
         }
         s->rejected = mfree(s->rejected);
         log_info("the serving certificate %s changed: serving it from now on", s->cfg.cert_file);
-        s->http = http_server_free(s->http);
-        r = listen_with(s, cert, key);
+        r = relisten(s, cert, key, s->client_ca);
         if (r < 0) {
                 log_error_errno(
                         r, "the new serving certificate %s and key %s do not load; serving the old ones",
                         s->cfg.cert_file, s->cfg.key_file);
                 wipe_free(key);
-                r = listen_with(s, s->cert_pem, s->key_pem);
-                if (r < 0)
-                        log_error_errno(r,
-                                        "cannot listen on port %u again: /healthz, /readyz and /metrics are "
-                                        "not served until the next try in 30 s",
-                                        s->cfg.port);
                 return 0;
         }
         free(s->cert_pem);
         wipe_free(s->key_pem);
         s->cert_pem = TAKE_PTR(cert);
         s->key_pem = key;
+        return 0;
+}
+
+/* kube-apiserver's client CA as it publishes it now: a changed one is the listener's from now on
+ * (it restarts). Kept as it is while kube-apiserver cannot be reached: Prometheus's scrapes need
+ * nothing of it then. */
+static void on_client_ca(KubeClient *c, const KubeResponse *resp, void *userdata)
+{
+        Serving *s = userdata;
+        const char *pem = NULL;
+        int r;
+
+        (void) c;
+        s->ca_call = NULL;
+        if (resp->error == -ECANCELED)
+                return;
+        if (resp->error >= 0)
+                pem = json_get_string(resp->body, "data." CLIENT_CA_KEY);
+        r = resp->error < 0 ? resp->error : !pem || !*pem ? -ENODATA : 0;
+        if (r < 0) {
+                if (r != s->ca_error)
+                        log_warning("cannot read kube-apiserver's client CA (configmap "
+                                    "kube-system/extension-apiserver-authentication, key %s): %s; %s",
+                                    CLIENT_CA_KEY, r == -ENODATA ? "it has none" : kube_strerror(r),
+                                    s->client_ca ? "verifying client certificates with the one read before"
+                                                 : "/metrics takes bearer tokens only until it can");
+                s->ca_error = r;
+                return;
+        }
+        s->ca_error = 0;
+        if (streq_ptr(pem, s->client_ca) || streq_ptr(pem, s->rejected_ca))
+                return;
+        _cleanup_free_ char *ca = strdup(pem);
+        if (!ca)
+                return;
+        r = relisten(s, s->cert_pem, s->key_pem, ca);
+        if (r < 0) {
+                log_error_errno(r,
+                                "kube-apiserver's client CA (configmap "
+                                "kube-system/extension-apiserver-authentication) does not load; %s",
+                                s->client_ca ? "verifying client certificates with the one read before"
+                                             : "/metrics takes bearer tokens only");
+                free(s->rejected_ca);
+                s->rejected_ca = TAKE_PTR(ca);
+                return;
+        }
+        log_info("%s kube-apiserver's client CA: /metrics takes client certificates it issued",
+                 s->client_ca ? "verifying client certificates with the changed"
+                              : "verifying client certificates with");
+        s->rejected_ca = mfree(s->rejected_ca);
+        free(s->client_ca);
+        s->client_ca = TAKE_PTR(ca);
+}
+
+static int on_ca_timer(sd_event_source *src, uint64_t usec, void *userdata)
+{
+        Serving *s = userdata;
+
+        (void) sd_event_source_set_time(src, usec + s->cfg.reload_period);
+        if (s->ca_call)
+                return 0;
+        int r = kube_call(s->client, "GET", CLIENT_CA_PATH, NULL, NULL, on_client_ca, s, &s->ca_call);
+        if (r < 0) {
+                s->ca_call = NULL;
+                log_debug_errno(r, "cannot ask for kube-apiserver's client CA");
+        }
         return 0;
 }
 
@@ -187,9 +274,14 @@ int serving_new(sd_event *e, KubeClient *client, const ServingConfig *cfg, Servi
                         return r;
                 (void) sd_event_source_set_enabled(s->reload, SD_EVENT_ON);
         }
-        if ((r = listen_with(s, s->cert_pem, s->key_pem)) < 0)
+        if ((r = listen_with(s, s->cert_pem, s->key_pem, NULL)) < 0)
                 return r;
         s->cfg.port = http_server_get_port(s->http); /* a restart after a reload takes the same one */
+        /* The client CA at once, then as often as the files. */
+        r = sd_event_add_time(e, &s->ca_timer, CLOCK_MONOTONIC, 0, USEC_PER_MSEC, on_ca_timer, s);
+        if (r < 0)
+                return r;
+        (void) sd_event_source_set_enabled(s->ca_timer, SD_EVENT_ON);
         *ret = TAKE_PTR(s);
         return 0;
 }
@@ -199,10 +291,15 @@ Serving *serving_free(Serving *s)
         if (!s)
                 return NULL;
         s->reload = sd_event_source_disable_unref(s->reload);
+        s->ca_timer = sd_event_source_disable_unref(s->ca_timer);
+        if (s->ca_call)
+                kube_call_cancel(s->ca_call);
         s->http = http_server_free(s->http);
         s->auth = delegated_auth_free(s->auth);
         free(s->cert_pem);
+        free(s->client_ca);
         free(s->rejected);
+        free(s->rejected_ca);
         wipe_free(s->key_pem);
         sd_event_unref(s->event);
         return mfree(s);
@@ -216,6 +313,11 @@ uint16_t serving_get_port(Serving *s)
 bool serving_is_self_signed(Serving *s)
 {
         return s && !s->cfg.cert_file;
+}
+
+bool serving_has_client_ca(Serving *s)
+{
+        return s && s->client_ca;
 }
 
 void serving_get_auth_stats(Serving *s, DelegatedAuthStats *ret)

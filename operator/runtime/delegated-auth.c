@@ -9,10 +9,12 @@
 #define ANSWER_TTL  (10 * USEC_PER_SEC) /* library-go's delegating authenticator and authorizer */
 #define FAILURE_TTL (1 * USEC_PER_SEC)
 
+DEFINE_TRIVIAL_CLEANUP_FUNC(EVP_MD_CTX *, EVP_MD_CTX_free);
+
 typedef struct Entry {
         DelegatedAuth *owner;
         bool used;
-        unsigned char hash[32];  /* SHA-256 of the token */
+        unsigned char hash[32];  /* credential_hash() of the token or certificate identity */
         HttpAuthVerdict verdict; /* PENDING while a review runs */
         usec_t expires, answered;
         KubeCall *call;
@@ -27,6 +29,7 @@ struct DelegatedAuth {
         void (*settled)(void *userdata);
         void *userdata;
         DelegatedAuthStats stats;
+        char refusal[384]; /* the last 401's text for a certificate that did not verify */
         Entry entries[DELEGATED_AUTH_MAX];
 };
 
@@ -68,27 +71,54 @@ void delegated_auth_get_stats(DelegatedAuth *a, DelegatedAuthStats *ret)
         *ret = a ? a->stats : (DelegatedAuthStats){};
 }
 
-static int token_hash(const char *token, unsigned char ret[32])
+/* SHA-256 of one kind of credential: 't' a bearer token, 'c' a certificate's user and groups.
+ * The kind keeps a token that spells a certificate's identity from taking that answer. */
+static int credential_hash(char kind, const void *data, size_t size, unsigned char ret[32])
 {
+        _cleanup_(EVP_MD_CTX_freep) EVP_MD_CTX *ctx = EVP_MD_CTX_new();
         unsigned len = 0;
-        return EVP_Digest(token, strlen(token), ret, &len, EVP_sha256(), NULL) == 1 && len == 32 ? 0 : -EIO;
+
+        if (!ctx || EVP_DigestInit_ex(ctx, EVP_sha256(), NULL) != 1 ||
+            EVP_DigestUpdate(ctx, &kind, 1) != 1 || EVP_DigestUpdate(ctx, data, size) != 1 ||
+            EVP_DigestFinal_ex(ctx, ret, &len) != 1 || len != 32)
+                return -EIO;
+        return 0;
 }
 
-_printf_(4, 5) static void finish(Entry *e, HttpAuthVerdict v, usec_t ttl, const char *fmt, ...)
+static void vset_verdict(Entry *e, HttpAuthVerdict v, usec_t ttl, const char *fmt, va_list ap)
 {
-        va_list ap;
         usec_t now = now_usec(CLOCK_MONOTONIC);
 
         e->verdict = v;
         e->answered = now;
         e->expires = now + ttl;
-        va_start(ap, fmt);
         (void) vsnprintf(e->reason, sizeof e->reason, fmt, ap);
-        va_end(ap);
         if (v != HTTP_AUTH_ALLOW)
                 log_debug("/metrics: %s", e->reason);
+}
+
+/* A review's answer: the requests held for it are asked again. */
+_printf_(4, 5) static void finish(Entry *e, HttpAuthVerdict v, usec_t ttl, const char *fmt, ...)
+{
+        va_list ap;
+
+        va_start(ap, fmt);
+        vset_verdict(e, v, ttl, fmt, ap);
+        va_end(ap);
         if (e->owner->settled)
                 e->owner->settled(e->owner->userdata);
+}
+
+/* A review that could not even be sent, from inside delegated_auth_check() (which must not
+ * call `settled`): answered at once, 503, for FAILURE_TTL. */
+_printf_(2, 3) static HttpAuthVerdict fail_now(Entry *e, const char *fmt, ...)
+{
+        va_list ap;
+
+        va_start(ap, fmt);
+        vset_verdict(e, HTTP_AUTH_UNAVAILABLE, FAILURE_TTL, fmt, ap);
+        va_end(ap);
+        return HTTP_AUTH_UNAVAILABLE;
 }
 
 static const char *resp_error(const KubeResponse *resp)
@@ -121,7 +151,7 @@ static void on_access_review(KubeClient *c, const KubeResponse *resp, void *user
                e->user, e->owner->path, why && *why ? ": " : "", strempty(why), e->owner->path);
 }
 
-/* The SubjectAccessReview for `user` (a TokenReview's status.user): get on the path. */
+/* The SubjectAccessReview for `user` (as a TokenReview's status.user): get on the path. */
 static cJSON *access_review(const cJSON *user, const char *path)
 {
         _cleanup_(cJSON_Deletep) cJSON *sar = cJSON_CreateObject();
@@ -147,11 +177,29 @@ static cJSON *access_review(const cJSON *user, const char *path)
         return TAKE_PTR(sar);
 }
 
+/* Sends the SubjectAccessReview of `user` for the entry; < 0 when it could not be sent. */
+static int start_access_review(Entry *e, const cJSON *user)
+{
+        DelegatedAuth *a = e->owner;
+
+        (void) snprintf(e->user, sizeof e->user, "%s", strempty(json_get_string(user, "username")));
+        _cleanup_(cJSON_Deletep) cJSON *sar = access_review(user, a->path);
+        if (!sar)
+                return -ENOMEM;
+        int r = kube_call(a->client, "POST", a->access_reviews, sar, NULL, on_access_review, e, &e->call);
+        if (r < 0) {
+                e->call = NULL;
+                return r;
+        }
+        a->stats.access_reviews++;
+        return 0;
+}
+
 static void on_token_review(KubeClient *c, const KubeResponse *resp, void *userdata)
 {
         Entry *e = userdata;
-        DelegatedAuth *a = e->owner;
 
+        (void) c;
         e->call = NULL;
         if (resp->error == -ECANCELED)
                 return;
@@ -169,25 +217,15 @@ static void on_token_review(KubeClient *c, const KubeResponse *resp, void *userd
                 return;
         }
         const cJSON *user = json_get(resp->body, "status.user");
-        (void) snprintf(e->user, sizeof e->user, "%s", strempty(json_get_string(user, "username")));
-        _cleanup_(cJSON_Deletep) cJSON *sar = access_review(user, a->path);
-        if (!sar) {
-                finish(e, HTTP_AUTH_UNAVAILABLE, FAILURE_TTL, "out of memory");
-                return;
-        }
-        int r = kube_call(c, "POST", a->access_reviews, sar, NULL, on_access_review, e, &e->call);
-        if (r < 0) {
-                e->call = NULL;
+        int r = start_access_review(e, user);
+        if (r < 0)
                 finish(e, HTTP_AUTH_UNAVAILABLE, FAILURE_TTL,
-                       "cannot ask kube-apiserver whether %s may read %s: %s", e->user, a->path,
+                       "cannot ask kube-apiserver whether %s may read %s: %s", e->user, e->owner->path,
                        strerror(-r));
-                return;
-        }
-        a->stats.access_reviews++;
 }
 
-/* The entry of this token, or a slot for it: a free one, else the oldest answer. NULL while
- * every slot waits for a review. */
+/* The entry of this credential, or a slot for it: a free one, else the oldest answer. NULL
+ * while every slot waits for a review. */
 static Entry *slot_for(DelegatedAuth *a, const unsigned char hash[32], bool *ret_found)
 {
         Entry *free_slot = NULL, *oldest = NULL;
@@ -209,27 +247,17 @@ static Entry *slot_for(DelegatedAuth *a, const unsigned char hash[32], bool *ret
         return free_slot ? free_slot : oldest;
 }
 
-HttpAuthVerdict delegated_auth_check(void *userdata, const char *authorization, const char **ret_reason)
+/* The answer known for this credential (PENDING while its review runs); or, with *ret_new set,
+ * none yet: *ret_new is its entry, now PENDING, whose review the caller starts. */
+static HttpAuthVerdict known(DelegatedAuth *a, const unsigned char hash[32], Entry **ret_new,
+                             const char **ret_reason)
 {
-        DelegatedAuth *a = userdata;
-        unsigned char hash[32];
         bool found;
-        const char *token = NULL;
-
-        if (authorization && strncasecmp(authorization, "Bearer ", 7) == 0)
-                token = authorization + 7 + strspn(authorization + 7, " ");
-        if (!token || !*token) {
-                *ret_reason =
-                        "no bearer token: scrape with a ServiceAccount's token (Authorization: Bearer ...)";
-                return HTTP_AUTH_UNAUTHORIZED;
-        }
-        if (token_hash(token, hash) < 0) {
-                *ret_reason = "cannot hash the bearer token";
-                return HTTP_AUTH_UNAVAILABLE;
-        }
         Entry *e = slot_for(a, hash, &found);
+
+        *ret_new = NULL;
         if (!e) {
-                *ret_reason = "too many bearer tokens under review at once: try again";
+                *ret_reason = "too many credentials under review at once: try again";
                 return HTTP_AUTH_UNAVAILABLE;
         }
         if (found && e->verdict == HTTP_AUTH_PENDING)
@@ -239,9 +267,87 @@ HttpAuthVerdict delegated_auth_check(void *userdata, const char *authorization, 
                 *ret_reason = e->reason;
                 return e->verdict;
         }
-
         *e = (Entry){.owner = a, .used = true, .verdict = HTTP_AUTH_PENDING};
         memcpy(e->hash, hash, 32);
+        *ret_new = e;
+        return HTTP_AUTH_PENDING;
+}
+
+/* A verified client certificate: the user Prometheus scrapes as is allowed here, as
+ * library-go's hard-coded metrics authorizer allows it (no review: scraping works while
+ * kube-apiserver is away); anyone else is asked of kube-apiserver. */
+static HttpAuthVerdict check_certificate(DelegatedAuth *a, const HttpPeer *peer, const char **ret_reason)
+{
+        unsigned char id[sizeof peer->user + sizeof peer->groups], hash[32];
+        size_t n = strlen(peer->user) + 1;
+        Entry *e;
+
+        if (streq(peer->user, DELEGATED_AUTH_PROMETHEUS_USER)) {
+                a->stats.local_allows++;
+                return HTTP_AUTH_ALLOW;
+        }
+        memcpy(id, peer->user, n);
+        for (size_t i = 0; i < peer->n_groups; i++) {
+                size_t g = strlen(peer->groups[i]) + 1;
+                memcpy(id + n, peer->groups[i], g);
+                n += g;
+        }
+        if (credential_hash('c', id, n, hash) < 0) {
+                *ret_reason = "cannot hash the client certificate's identity";
+                return HTTP_AUTH_UNAVAILABLE;
+        }
+        HttpAuthVerdict v = known(a, hash, &e, ret_reason);
+        if (!e)
+                return v;
+
+        _cleanup_(cJSON_Deletep) cJSON *user = cJSON_CreateObject();
+        cJSON *groups;
+        bool ok = user && cJSON_AddStringToObject(user, "username", peer->user) &&
+                  (groups = cJSON_AddArrayToObject(user, "groups"));
+        for (size_t i = 0; ok && i < peer->n_groups; i++)
+                ok = cJSON_AddItemToArray(groups, cJSON_CreateString(peer->groups[i]));
+        int r = ok ? start_access_review(e, user) : -ENOMEM;
+        if (r < 0) {
+                v = fail_now(e, "cannot ask kube-apiserver whether %s may read %s: %s", peer->user, a->path,
+                             strerror(-r));
+                *ret_reason = e->reason;
+                return v;
+        }
+        return HTTP_AUTH_PENDING;
+}
+
+HttpAuthVerdict delegated_auth_check(void *userdata, const HttpPeer *peer, const char *authorization,
+                                     const char **ret_reason)
+{
+        DelegatedAuth *a = userdata;
+        unsigned char hash[32];
+        const char *token = NULL;
+        Entry *e;
+
+        /* kube-apiserver's order: a verified certificate first, then the bearer token. */
+        if (peer && peer->verified)
+                return check_certificate(a, peer, ret_reason);
+        if (authorization && strncasecmp(authorization, "Bearer ", 7) == 0)
+                token = authorization + 7 + strspn(authorization + 7, " ");
+        if (!token || !*token) {
+                if (peer && peer->presented) {
+                        (void) snprintf(a->refusal, sizeof a->refusal,
+                                        "%s; and no bearer token came with it", peer->error);
+                        *ret_reason = a->refusal;
+                } else
+                        *ret_reason = "no client certificate and no bearer token: scrape with a certificate "
+                                      "from kube-apiserver's client CA or a ServiceAccount's token "
+                                      "(Authorization: Bearer ...)";
+                return HTTP_AUTH_UNAUTHORIZED;
+        }
+        if (credential_hash('t', token, strlen(token), hash) < 0) {
+                *ret_reason = "cannot hash the bearer token";
+                return HTTP_AUTH_UNAVAILABLE;
+        }
+        HttpAuthVerdict v = known(a, hash, &e, ret_reason);
+        if (!e)
+                return v;
+
         _cleanup_(cJSON_Deletep) cJSON *tr = cJSON_CreateObject();
         cJSON *spec, *t;
         if (!tr || !cJSON_AddStringToObject(tr, "apiVersion", "authentication.k8s.io/v1") ||
@@ -256,13 +362,9 @@ HttpAuthVerdict delegated_auth_check(void *userdata, const char *authorization, 
         explicit_bzero(t->valuestring, strlen(t->valuestring)); /* the request holds its own copy */
         if (r < 0) {
                 e->call = NULL;
-                e->verdict = HTTP_AUTH_UNAVAILABLE;
-                e->answered = now_usec(CLOCK_MONOTONIC);
-                e->expires = e->answered + FAILURE_TTL;
-                (void) snprintf(e->reason, sizeof e->reason, "cannot review the bearer token: %s",
-                                strerror(-r));
+                v = fail_now(e, "cannot review the bearer token: %s", strerror(-r));
                 *ret_reason = e->reason;
-                return HTTP_AUTH_UNAVAILABLE;
+                return v;
         }
         a->stats.token_reviews++;
         return HTTP_AUTH_PENDING;

@@ -7,6 +7,8 @@
  * otherwise the next idle-connection deadline. */
 #include <arpa/inet.h>
 #include <assert.h>
+#include <gnutls/gnutls.h>
+#include <gnutls/x509.h>
 #include <microhttpd.h>
 #include <netinet/in.h>
 #include <stdarg.h>
@@ -74,6 +76,7 @@ struct HttpServer {
         /* MHD keeps pointers to these until the daemon stops. */
         char *cert_pem;
         char *key_pem;
+        char *client_ca_pem;
         MetricsRegistry *metrics;
         HttpReadyFunc ready;
         void *ready_userdata;
@@ -85,6 +88,7 @@ struct HttpServer {
 };
 
 DEFINE_TRIVIAL_CLEANUP_FUNC(struct MHD_Response *, MHD_destroy_response);
+DEFINE_TRIVIAL_CLEANUP_FUNC(gnutls_x509_crt_t, gnutls_x509_crt_deinit);
 
 bool http_server_tls_supported(void)
 {
@@ -214,16 +218,89 @@ static enum MHD_Result serve_metrics(HttpServer *s, struct MHD_Connection *c)
         return respond(c, MHD_HTTP_OK, METRICS_CONTENT_TYPE, b.data ? b.data : "", false);
 }
 
+/* One attribute of a certificate's subject (the index-th of that OID) into buf; false when absent. */
+static bool subject_attr(gnutls_x509_crt_t crt, const char *oid, unsigned index, char *buf, size_t size)
+{
+        size_t len = size;
+        return gnutls_x509_crt_get_dn_by_oid(crt, oid, index, 0, buf, &len) == 0 && len < size && buf[0];
+}
+
+/* The connection's client certificate, verified as kube-apiserver's x509 authenticator does:
+ * its chain to the client CA (the daemon's trust), its validity now, and the client-auth
+ * purpose; then the user is the subject's CN and the groups its O values. */
+static void peer_of(HttpServer *s, struct MHD_Connection *c, HttpPeer *ret)
+{
+        _cleanup_(gnutls_x509_crt_deinitp) gnutls_x509_crt_t crt = NULL;
+        gnutls_typed_vdata_st purpose = {.type = GNUTLS_DT_KEY_PURPOSE_OID,
+                                         .data = (unsigned char *) GNUTLS_KP_TLS_WWW_CLIENT};
+        gnutls_datum_t text = {};
+        unsigned n = 0, status = 0;
+        int r;
+
+        *ret = (HttpPeer){};
+        if (!s->client_ca_pem)
+                return;
+        const union MHD_ConnectionInfo *info =
+                MHD_get_connection_info(c, MHD_CONNECTION_INFO_GNUTLS_SESSION);
+        if (!info || !info->tls_session)
+                return;
+        gnutls_session_t session = info->tls_session;
+        const gnutls_datum_t *chain = gnutls_certificate_get_peers(session, &n);
+        if (!chain || n == 0)
+                return;
+        ret->presented = true;
+        r = gnutls_certificate_verify_peers(session, &purpose, 1, &status);
+        if (r < 0) {
+                (void) snprintf(ret->error, sizeof ret->error,
+                                "the client certificate cannot be verified: %s", gnutls_strerror(r));
+                return;
+        }
+        if (status != 0) {
+                if (gnutls_certificate_verification_status_print(status, GNUTLS_CRT_X509, &text, 0) == 0) {
+                        (void) snprintf(ret->error, sizeof ret->error,
+                                        "the client certificate is not one kube-apiserver's client CA "
+                                        "vouches for: %s",
+                                        (const char *) text.data);
+                        gnutls_free(text.data);
+                } else
+                        (void) snprintf(ret->error, sizeof ret->error,
+                                        "the client certificate is not one kube-apiserver's client CA "
+                                        "vouches for");
+                return;
+        }
+        if (gnutls_x509_crt_init(&crt) < 0) {
+                crt = NULL;
+                (void) snprintf(ret->error, sizeof ret->error, "out of memory");
+                return;
+        }
+        if (gnutls_x509_crt_import(crt, &chain[0], GNUTLS_X509_FMT_DER) < 0) {
+                (void) snprintf(ret->error, sizeof ret->error, "the client certificate does not parse");
+                return;
+        }
+        if (!subject_attr(crt, GNUTLS_OID_X520_COMMON_NAME, 0, ret->user, sizeof ret->user)) {
+                (void) snprintf(ret->error, sizeof ret->error,
+                                "the client certificate's subject has no common name (the user)");
+                return;
+        }
+        while (ret->n_groups < HTTP_PEER_GROUPS_MAX &&
+               subject_attr(crt, GNUTLS_OID_X520_ORGANIZATION_NAME, (unsigned) ret->n_groups,
+                            ret->groups[ret->n_groups], sizeof ret->groups[0]))
+                ret->n_groups++;
+        ret->verified = true;
+}
+
 /* /metrics behind the auth function: a verdict now, or the request held until there is one. */
 static enum MHD_Result serve_metrics_authorized(HttpServer *s, struct MHD_Connection *c)
 {
         const char *reason = NULL;
         Conn *conn = conn_of(c);
+        HttpPeer peer;
 
         if (!s->auth)
                 return serve_metrics(s, c);
+        peer_of(s, c, &peer);
         HttpAuthVerdict v = s->auth(
-                s->auth_userdata,
+                s->auth_userdata, &peer,
                 MHD_lookup_connection_value(c, MHD_HEADER_KIND, MHD_HTTP_HEADER_AUTHORIZATION), &reason);
         switch (v) {
         case HTTP_AUTH_ALLOW:
@@ -363,6 +440,7 @@ HttpServer *http_server_free(HttpServer *s)
                 free(s->key_pem);
         }
         free(s->cert_pem);
+        free(s->client_ca_pem);
         return mfree(s);
 }
 
@@ -415,6 +493,10 @@ static int server_start(HttpServer *s, const HttpServerConfig *cfg)
         struct MHD_OptionItem tls[] = {
                 {MHD_OPTION_HTTPS_MEM_CERT, 0, s->cert_pem},
                 {MHD_OPTION_HTTPS_MEM_KEY, 0, s->key_pem},
+                /* MHD asks for (GNUTLS_CERT_REQUEST: never requires) a client certificate once it
+                 * has a trust, and names the trusted CAs in its request, as a client picks its
+                 * certificate by them. Last, so that without a client CA the array ends here. */
+                {s->client_ca_pem ? MHD_OPTION_HTTPS_MEM_TRUST : MHD_OPTION_END, 0, s->client_ca_pem},
                 {MHD_OPTION_END, 0, NULL},
         };
         int r;
@@ -435,7 +517,7 @@ static int server_start(HttpServer *s, const HttpServerConfig *cfg)
                 MHD_OPTION_CONNECTION_LIMIT, max_conn, MHD_OPTION_PER_IP_CONNECTION_LIMIT, per_ip,
                 MHD_OPTION_CONNECTION_TIMEOUT, timeout_sec, MHD_OPTION_NOTIFY_CONNECTION, on_connection, s,
                 MHD_OPTION_NOTIFY_COMPLETED, on_completed, s, MHD_OPTION_EXTERNAL_LOGGER, on_mhd_log, s,
-                MHD_OPTION_ARRAY, s->cert_pem ? tls : tls + 2, MHD_OPTION_END);
+                MHD_OPTION_ARRAY, s->cert_pem ? tls : tls + 3, MHD_OPTION_END);
         if (!s->daemon)
                 return start_error(errno);
 
@@ -482,6 +564,8 @@ int http_server_new(sd_event *e, const HttpServerConfig *cfg, HttpServer **ret)
                 s->cert_pem = strdup(cfg->tls_cert_pem);
                 s->key_pem = strdup(cfg->tls_key_pem);
                 if (!s->cert_pem || !s->key_pem)
+                        return -ENOMEM;
+                if (cfg->client_ca_pem && !(s->client_ca_pem = strdup(cfg->client_ca_pem)))
                         return -ENOMEM;
         }
         int r = server_start(s, cfg);

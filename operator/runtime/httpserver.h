@@ -27,6 +27,8 @@ typedef struct HttpServerConfig {
         uint16_t port;                   /* 0 = a free port, see http_server_get_port() */
         const char *tls_cert_pem;        /* both set = HTTPS (copied); -EOPNOTSUPP if */
         const char *tls_key_pem;         /* libmicrohttpd lacks TLS */
+        const char *client_ca_pem;       /* with TLS: client certificates are asked for (never required) and
+                                          * those that chain to it are the requests' HttpPeer (copied) */
         unsigned max_connections;        /* 0 = 512 */
         unsigned max_connections_per_ip; /* 0 = 8; more from one address are closed at once */
         usec_t connection_timeout;       /* idle limit, whole seconds; 0 = 10 s */
@@ -51,19 +53,35 @@ void http_server_set_ready(HttpServer *s, HttpReadyFunc f, void *userdata);
 /* Same for /healthz (liveness); without one it is 200 while the loop runs. */
 void http_server_set_live(HttpServer *s, HttpReadyFunc f, void *userdata);
 
-/* Who may read /metrics. Called on the loop for each GET or HEAD of /metrics with the request's
- * Authorization header (NULL when it has none). PENDING: the answer is being sought (a
- * TokenReview); the server holds the request, without blocking anything else, and asks again
- * after http_server_auth_settled(). Otherwise the verdict stands; `*ret_reason` (borrowed,
- * optional) becomes the body of a refusal. */
+/* Who may read /metrics. Called on the loop for each GET or HEAD of /metrics with the client
+ * certificate of the connection (see HttpPeer) and the request's Authorization header (NULL when
+ * it has none). PENDING: the answer is being sought (a review); the server holds the request,
+ * without blocking anything else, and asks again after http_server_auth_settled(). Otherwise the
+ * verdict stands; `*ret_reason` (borrowed, optional) becomes the body of a refusal. */
 typedef enum HttpAuthVerdict {
         HTTP_AUTH_ALLOW,
-        HTTP_AUTH_UNAUTHORIZED, /* 401: no token, or one the cluster does not know */
+        HTTP_AUTH_UNAUTHORIZED, /* 401: no credentials, or none the cluster knows */
         HTTP_AUTH_FORBIDDEN,    /* 403: known, but may not */
         HTTP_AUTH_UNAVAILABLE,  /* 503: the question could not be asked */
         HTTP_AUTH_PENDING,
 } HttpAuthVerdict;
-typedef HttpAuthVerdict (*HttpAuthFunc)(void *userdata, const char *authorization, const char **ret_reason);
+
+#define HTTP_PEER_GROUPS_MAX 8
+
+/* The client certificate a request's connection presented. Only with a client CA configured;
+ * otherwise no certificate is asked for and `presented` is false. */
+typedef struct HttpPeer {
+        bool presented; /* a certificate came with the TLS handshake */
+        bool verified;  /* it chains to the client CA, is within its validity, may authenticate
+                         * clients and names a user: then `user` and `groups` hold */
+        char user[256]; /* the subject's CN, as kube-apiserver's x509 authenticator reads it */
+        char groups[HTTP_PEER_GROUPS_MAX][128]; /* the subject's O values */
+        size_t n_groups;
+        char error[256]; /* why a certificate presented is not `verified` */
+} HttpPeer;
+
+typedef HttpAuthVerdict (*HttpAuthFunc)(void *userdata, const HttpPeer *peer, const char *authorization,
+                                        const char **ret_reason);
 
 /* Without one, /metrics is served to anyone who can connect. /healthz and /readyz always are
  * (the kubelet's probes carry no token), as library-go's always-allowed paths. */

@@ -1,8 +1,10 @@
 /* The operator's endpoint as OpenShift serves it (operator/process/serving.h), against
  * Kubernetes' own kube-apiserver (with-kube.sh): HTTPS with a serving certificate from files,
- * /metrics only to a bearer token that a TokenReview accepts and a SubjectAccessReview allows
- * `get` on /metrics, the probes to anyone; answers cached, one review per token at a time;
- * a renewed certificate served once the files change, a broken one never. */
+ * /metrics only to a client certificate that kube-apiserver's client CA (as it publishes it in
+ * kube-system/extension-apiserver-authentication) issued, or a bearer token that a TokenReview
+ * accepts, and then only to Prometheus's user or one a SubjectAccessReview allows `get` on
+ * /metrics; the probes to anyone; answers cached, one review per credential at a time; a
+ * renewed certificate served once the files change, a broken one never. */
 #include <setjmp.h>
 #include <stdarg.h>
 #include <stddef.h>
@@ -28,6 +30,7 @@ static char dir[] = "/tmp/ceo-metrics-auth-XXXXXX";
 static char *cert_file, *key_file;
 static char *ca_pem; /* what the clients trust */
 static char *token_reader, *token_nobody;
+static PkiPair *kube_ca; /* kube-apiserver's client CA, as kube-controller-manager signs with it */
 
 typedef struct Result {
         bool done;
@@ -110,10 +113,44 @@ static void on_fetched(HttpRequest *req, int error, void *userdata)
         f->error = error;
 }
 
-static void fetch_start(Fetch *f, Serving *s, const char *path, const char *token, char *trust)
+/* A client certificate (PEM, certificate then key) is presented when given. */
+typedef struct Client {
+        char *cert_pem, *key_pem;
+} Client;
+
+static void client_free(Client *c)
+{
+        free(c->cert_pem);
+        free(c->key_pem);
+}
+
+/* A client certificate for `cn` (and group `org`) from `ca`, as kube-controller-manager's
+ * kube-apiserver-client signer issues them; with PKI_PROFILE_SERVER, one that may not
+ * authenticate a client. */
+static Client client_cert(const PkiPair *ca, PkiProfile profile, const char *cn, const char *org)
+{
+        _cleanup_(pki_pair_freep) PkiPair *leaf = NULL;
+        static const char *const dns[] = {"prometheus-k8s.openshift-monitoring.svc", NULL};
+        PkiCertRequest req = {.profile = profile,
+                              .cn = cn,
+                              .org = org,
+                              .dns = profile == PKI_PROFILE_SERVER ? dns : NULL,
+                              .validity = 3600 * USEC_PER_SEC,
+                              .key_type = PKI_KEY_ECDSA_P256};
+        Client c = {};
+        assert_int_equal(pki_cert_issue(ca, &req, now_usec(CLOCK_REALTIME), &leaf), 0);
+        assert_int_equal(pki_pair_to_pem(leaf, &c.cert_pem, &c.key_pem), 0);
+        return c;
+}
+
+static void fetch_start_as(Fetch *f, Serving *s, const char *path, const Client *as, const char *token,
+                           char *trust)
 {
         _cleanup_free_ char *url = strdup_printf("https://127.0.0.1:%u%s", serving_get_port(s), path);
-        HttpTls tls = {.ca_pem = trust, .insecure_skip_verify = !trust};
+        HttpTls tls = {.ca_pem = trust,
+                       .insecure_skip_verify = !trust,
+                       .cert_pem = as ? as->cert_pem : NULL,
+                       .key_pem = as ? as->key_pem : NULL};
         *f = (Fetch){.req = http_request_new("GET", url)};
         assert_non_null(f->req);
         http_request_set_timeout(f->req, 20 * USEC_PER_SEC);
@@ -125,11 +162,18 @@ static void fetch_start(Fetch *f, Serving *s, const char *path, const char *toke
         assert_int_equal(loop_http_start(loop, f->req, on_fetched, f), 0);
 }
 
-/* GETs `path` and checks the status; the body must hold `want` when given. */
-static void expect(Serving *s, const char *path, const char *token, long status, const char *want)
+static void fetch_start(Fetch *f, Serving *s, const char *path, const char *token, char *trust)
+{
+        fetch_start_as(f, s, path, NULL, token, trust);
+}
+
+/* GETs `path` as `as` (NULL: no certificate) and checks the status; the body must hold `want`
+ * when given. */
+static void expect_as(Serving *s, const char *path, const Client *as, const char *token, long status,
+                      const char *want)
 {
         Fetch f;
-        fetch_start(&f, s, path, token, ca_pem);
+        fetch_start_as(&f, s, path, as, token, ca_pem);
         assert_int_equal(loop_run_until(loop, &f.done, DEADLINE), 0);
         assert_int_equal(f.error, 0);
         const char *body = http_request_get_body(f.req, NULL);
@@ -139,6 +183,22 @@ static void expect(Serving *s, const char *path, const char *token, long status,
         if (status == 401)
                 assert_string_equal(strempty(http_request_get_header(f.req, "WWW-Authenticate")), "Bearer");
         http_request_unref(f.req);
+}
+
+static void expect(Serving *s, const char *path, const char *token, long status, const char *want)
+{
+        expect_as(s, path, NULL, token, status, want);
+}
+
+/* Until the listener verifies client certificates (it restarts then): kube-apiserver's client
+ * CA is asked for at once. */
+static void wait_client_ca(Serving *s)
+{
+        for (int i = 0; i < 300 && !serving_has_client_ca(s); i++) {
+                bool never = false;
+                (void) loop_run_until(loop, &never, 20 * USEC_PER_MSEC);
+        }
+        assert_true(serving_has_client_ca(s));
 }
 
 static Serving *serving(MetricsRegistry *reg)
@@ -151,6 +211,7 @@ static Serving *serving(MetricsRegistry *reg)
                              .reload_period = 200 * USEC_PER_MSEC};
         assert_int_equal(serving_new(loop_get_event(loop), client, &cfg, &s), 0);
         assert_false(serving_is_self_signed(s));
+        wait_client_ca(s);
         return s;
 }
 
@@ -173,7 +234,7 @@ static void test_who_may_read(void **state)
 
         expect(s, "/healthz", NULL, 200, "ok");
         expect(s, "/readyz", NULL, 200, "ok");
-        expect(s, "/metrics", NULL, 401, "no bearer token");
+        expect(s, "/metrics", NULL, 401, "no client certificate and no bearer token");
         expect(s, "/metrics", "not-a-token", 401, "not valid");
         expect(s, "/metrics", token_nobody, 403, "system:serviceaccount:default:nobody");
         expect(s, "/metrics", token_reader, 200, "ceo_up 1");
@@ -188,6 +249,63 @@ static void test_who_may_read(void **state)
         serving_get_auth_stats(s, &st);
         assert_int_equal(st.token_reviews, 3);
         assert_int_equal(st.cache_hits, 3 + 20); /* a held request asks again once answered */
+}
+
+/* Client certificates, as OpenShift's Prometheus scrapes (scrape class
+ * tls-client-certificate-auth): verified with the client CA kube-apiserver publishes; Prometheus's
+ * user allowed without a review, anyone else as a SubjectAccessReview says; a certificate the CA
+ * did not issue, or one that may not authenticate clients, is nobody, and a bearer token beside
+ * it is reviewed as without it. */
+static void test_client_certificates(void **state)
+{
+        (void) state;
+        _cleanup_(metrics_registry_freep) MetricsRegistry *reg = registry();
+        _cleanup_(serving_freep) Serving *s = serving(reg);
+        _cleanup_(pki_pair_freep) PkiPair *stranger = NULL;
+        DelegatedAuthStats st;
+
+        assert_int_equal(pki_ca_new("not-kube-apiserver's", 3600 * USEC_PER_SEC, PKI_KEY_ECDSA_P256,
+                                    now_usec(CLOCK_REALTIME), &stranger),
+                         0);
+        _cleanup_(client_free) Client prom =
+                client_cert(kube_ca, PKI_PROFILE_CLIENT, DELEGATED_AUTH_PROMETHEUS_USER, NULL);
+        _cleanup_(client_free) Client reader =
+                client_cert(kube_ca, PKI_PROFILE_CLIENT, "ceo-test-cert-reader", "ceo-test-metrics-readers");
+        _cleanup_(client_free) Client nobody =
+                client_cert(kube_ca, PKI_PROFILE_CLIENT, "ceo-test-cert-nobody", "ceo-test-other-group");
+        _cleanup_(client_free) Client forged =
+                client_cert(stranger, PKI_PROFILE_CLIENT, DELEGATED_AUTH_PROMETHEUS_USER, NULL);
+        _cleanup_(client_free) Client server_only =
+                client_cert(kube_ca, PKI_PROFILE_SERVER, DELEGATED_AUTH_PROMETHEUS_USER, NULL);
+
+        expect_as(s, "/metrics", &prom, NULL, 200, "ceo_up 1");
+        serving_get_auth_stats(s, &st);
+        assert_int_equal(st.local_allows, 1);
+        assert_int_equal(st.token_reviews + st.access_reviews, 0); /* kube-apiserver not asked */
+
+        expect_as(s, "/metrics", &reader, NULL, 200, "ceo_up 1"); /* its group may */
+        expect_as(s, "/metrics", &nobody, NULL, 403, "user \"ceo-test-cert-nobody\" cannot get path");
+        serving_get_auth_stats(s, &st);
+        assert_int_equal(st.access_reviews, 2);
+        assert_int_equal(st.token_reviews, 0);
+        for (int i = 0; i < 5; i++) { /* cached as token answers are */
+                expect_as(s, "/metrics", &reader, NULL, 200, "ceo_up 1");
+                expect_as(s, "/metrics", &nobody, NULL, 403, "ceo-test-cert-nobody");
+                expect_as(s, "/metrics", &prom, NULL, 200, "ceo_up 1");
+        }
+        serving_get_auth_stats(s, &st);
+        assert_int_equal(st.access_reviews, 2);
+        assert_int_equal(st.local_allows, 6);
+
+        expect_as(s, "/metrics", &forged, NULL, 401, "not one kube-apiserver's client CA vouches for");
+        expect_as(s, "/metrics", &server_only, NULL, 401, "not one kube-apiserver's client CA vouches for");
+        expect_as(s, "/metrics", &forged, token_reader, 200, "ceo_up 1");
+        expect_as(s, "/metrics", &forged, token_nobody, 403, "system:serviceaccount:default:nobody");
+        /* The probes ask for nothing, whoever comes. */
+        expect_as(s, "/healthz", &forged, NULL, 200, "ok");
+        expect_as(s, "/readyz", &nobody, NULL, 200, "ok");
+        serving_get_auth_stats(s, &st);
+        assert_int_equal(st.local_allows, 6);
 }
 
 /* Scrapes that arrive together with a token not seen yet wait for one review, and every
@@ -271,6 +389,7 @@ static void test_self_signed(void **state)
 
         assert_int_equal(serving_new(loop_get_event(loop), client, &cfg, &s), 0);
         assert_true(serving_is_self_signed(s));
+        wait_client_ca(s);
         fetch_start(&f, s, "/healthz", NULL, ca_pem); /* service-ca's CA does not vouch for it */
         assert_int_equal(loop_run_until(loop, &f.done, DEADLINE), 0);
         assert_int_equal(f.error, -EPROTO);
@@ -325,8 +444,26 @@ static int setup(void **state)
                           "\"rbac.authorization.k8s.io\",\"kind\":\"ClusterRole\",\"name\":"
                           "\"ceo-test-metrics-reader\"},\"subjects\":[{\"kind\":\"ServiceAccount\",\"name\":"
                           "\"reader\",\"namespace\":\"default\"}]}"));
+        cJSON_Delete(post("/apis/rbac.authorization.k8s.io/v1/clusterrolebindings",
+                          "{\"apiVersion\":\"rbac.authorization.k8s.io/v1\",\"kind\":\"ClusterRoleBinding\","
+                          "\"metadata\":{\"name\":\"ceo-test-metrics-readers\"},\"roleRef\":{\"apiGroup\":"
+                          "\"rbac.authorization.k8s.io\",\"kind\":\"ClusterRole\",\"name\":"
+                          "\"ceo-test-metrics-reader\"},\"subjects\":[{\"kind\":\"Group\",\"name\":"
+                          "\"ceo-test-metrics-readers\",\"apiGroup\":\"rbac.authorization.k8s.io\"}]}"));
         token_reader = token_for("reader");
         token_nobody = token_for("nobody");
+
+        /* kube-apiserver's client CA, which kube-controller-manager signs client certificates with. */
+        _cleanup_free_ char *kube_dir = strdup_printf("%s/kube", strempty(getenv("KUBE_DIR")));
+        _cleanup_free_ char *ca_crt_file = strdup_printf("%s/ca.crt", kube_dir);
+        _cleanup_free_ char *ca_key_file = strdup_printf("%s/ca.key", kube_dir);
+        _cleanup_free_ char *ca_crt = NULL, *ca_key = NULL;
+        if (read_full_file(ca_crt_file, 1 << 20, &ca_crt, NULL) < 0 ||
+            read_full_file(ca_key_file, 1 << 20, &ca_key, NULL) < 0 ||
+            pki_pair_from_pem(ca_crt, ca_key, &kube_ca) < 0) {
+                fprintf(stderr, "cannot load kube-apiserver's client CA from %s (KUBE_DIR)\n", kube_dir);
+                return -1;
+        }
         return 0;
 }
 
@@ -341,6 +478,7 @@ static int teardown(void **state)
         free(ca_pem);
         free(token_reader);
         free(token_nobody);
+        kube_ca = pki_pair_free(kube_ca);
         client = kube_client_free(client);
         loop = loop_unref(loop);
         return 0;
@@ -349,9 +487,8 @@ static int teardown(void **state)
 int main(void)
 {
         const struct CMUnitTest tests[] = {
-                cmocka_unit_test(test_who_may_read),
-                cmocka_unit_test(test_one_review_per_token),
-                cmocka_unit_test(test_renewed_certificate),
+                cmocka_unit_test(test_who_may_read),         cmocka_unit_test(test_client_certificates),
+                cmocka_unit_test(test_one_review_per_token), cmocka_unit_test(test_renewed_certificate),
                 cmocka_unit_test(test_self_signed),
         };
         json_hooks_install();
