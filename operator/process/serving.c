@@ -189,9 +189,11 @@ static void on_client_ca(KubeClient *c, const KubeResponse *resp, void *userdata
                 s->rejected_ca = TAKE_PTR(ca);
                 return;
         }
-        log_info("%s kube-apiserver's client CA: /metrics takes client certificates it issued",
-                 s->client_ca ? "verifying client certificates with the changed"
-                              : "verifying client certificates with");
+        if (s->client_ca)
+                log_info("kube-apiserver's client CA changed: verifying client certificates with the new "
+                         "one");
+        else
+                log_info("kube-apiserver's client CA read: /metrics takes client certificates it issued");
         s->rejected_ca = mfree(s->rejected_ca);
         free(s->client_ca);
         s->client_ca = TAKE_PTR(ca);

@@ -308,6 +308,64 @@ static void test_client_certificates(void **state)
         assert_int_equal(st.local_allows, 6);
 }
 
+/* kube-apiserver's client CA changes (a second CA joins the bundle, as when its signer is
+ * rotated; kube-apiserver keeps the union): certificates from the new one are taken once the
+ * listener has read the ConfigMap again, and those from the old one still are. */
+static void test_client_ca_changes(void **state)
+{
+        (void) state;
+        static const char path[] =
+                "/api/v1/namespaces/kube-system/configmaps/extension-apiserver-authentication";
+        _cleanup_(metrics_registry_freep) MetricsRegistry *reg = registry();
+        _cleanup_(serving_freep) Serving *s = serving(reg);
+        _cleanup_(pki_pair_freep) PkiPair *next = NULL;
+        _cleanup_free_ char *next_crt = NULL, *next_key = NULL, *patch = NULL;
+        Result r = {};
+
+        assert_int_equal(pki_ca_new("kube-apiserver-client-signer-next", 3600 * USEC_PER_SEC,
+                                    PKI_KEY_ECDSA_P256, now_usec(CLOCK_REALTIME), &next),
+                         0);
+        assert_int_equal(pki_pair_to_pem(next, &next_crt, &next_key), 0);
+        _cleanup_(client_free) Client prom_next =
+                client_cert(next, PKI_PROFILE_CLIENT, DELEGATED_AUTH_PROMETHEUS_USER, NULL);
+        _cleanup_(client_free) Client prom =
+                client_cert(kube_ca, PKI_PROFILE_CLIENT, DELEGATED_AUTH_PROMETHEUS_USER, NULL);
+        expect_as(s, "/metrics", &prom_next, NULL, 401, "not one kube-apiserver's client CA vouches for");
+
+        assert_int_equal(kube_call(client, "GET", path, NULL, NULL, on_result, &r, NULL), 0);
+        assert_int_equal(loop_run_until(loop, &r.done, DEADLINE), 0);
+        assert_int_equal(r.error, 0);
+        const char *bundle = json_get_string(r.body, "data.client-ca-file");
+        assert_non_null(bundle);
+        _cleanup_(cJSON_Deletep) cJSON *body = cJSON_CreateObject();
+        cJSON *data = cJSON_AddObjectToObject(body, "data");
+        patch = strdup_printf("%s%s", bundle, next_crt);
+        assert_non_null(cJSON_AddStringToObject(data, "client-ca-file", patch));
+        cJSON_Delete(r.body);
+        r = (Result){};
+        assert_int_equal(
+                kube_call(client, "PATCH", path, body, "application/merge-patch+json", on_result, &r, NULL),
+                0);
+        assert_int_equal(loop_run_until(loop, &r.done, DEADLINE), 0);
+        assert_int_equal(r.error, 0);
+        cJSON_Delete(r.body);
+
+        bool taken = false;
+        for (int i = 0; i < 100 && !taken; i++) {
+                Fetch f;
+                fetch_start_as(&f, s, "/metrics", &prom_next, NULL, ca_pem);
+                assert_int_equal(loop_run_until(loop, &f.done, DEADLINE), 0);
+                taken = f.error == 0 && http_request_get_status(f.req) == 200;
+                http_request_unref(f.req);
+                if (!taken) {
+                        bool never = false;
+                        (void) loop_run_until(loop, &never, 100 * USEC_PER_MSEC);
+                }
+        }
+        assert_true(taken);
+        expect_as(s, "/metrics", &prom, NULL, 200, "ceo_up 1");
+}
+
 /* Scrapes that arrive together with a token not seen yet wait for one review, and every
  * other request is served meanwhile. */
 static void test_one_review_per_token(void **state)
@@ -487,9 +545,9 @@ static int teardown(void **state)
 int main(void)
 {
         const struct CMUnitTest tests[] = {
-                cmocka_unit_test(test_who_may_read),         cmocka_unit_test(test_client_certificates),
-                cmocka_unit_test(test_one_review_per_token), cmocka_unit_test(test_renewed_certificate),
-                cmocka_unit_test(test_self_signed),
+                cmocka_unit_test(test_who_may_read),        cmocka_unit_test(test_client_certificates),
+                cmocka_unit_test(test_client_ca_changes),   cmocka_unit_test(test_one_review_per_token),
+                cmocka_unit_test(test_renewed_certificate), cmocka_unit_test(test_self_signed),
         };
         json_hooks_install();
         return cmocka_run_group_tests(tests, setup, teardown);
