@@ -318,7 +318,7 @@ start_bg cluster-actors python3 "$root/hack/cluster-actors.py" "$KUBECONFIG" "$s
 # service-ca and the monitoring stack's parts (neither runs here): the serving certificate of
 # Service metrics, written where the operator's pod would mount it, and Prometheus's token.
 serving=$(PATH=$kube_bin:$PATH python3 "$root/test/e2e/service_ca.py" --kubeconfig "$KUBECONFIG" --dir "$state/service-ca" \
-        --ip "$net.2" --prometheus-token "$state/service-ca/prometheus-token")
+        --ip "$net.2" --prometheus)
 echo "local-up: the operator (metrics on https://$net.2:8443/metrics, to Prometheus's token)"
 # As its Deployment runs it: restarted whenever it exits (it exits on purpose
 # when it loses its lease, e.g. while etcd has no quorum during a restore).
@@ -436,7 +436,7 @@ Try:
   kubectl get co etcd -o yaml
   kubectl get pods -n openshift-etcd -o wide
   kubectl get configmap -n openshift-etcd etcd-endpoints -o yaml
-  curl --cacert $state/service-ca/ca.crt -H "Authorization: Bearer \$(cat $state/service-ca/prometheus-token)" https://$net.2:8443/metrics
+  curl --cacert $state/service-ca/ca.crt --cert $state/service-ca/metrics-client-certs/tls.crt --key $state/service-ca/metrics-client-certs/tls.key https://$net.2:8443/metrics
   ETCDCTL_API=3 etcdctl --endpoints=https://$net.10:2379 --cacert=$tls/etcd-ca-bundle.crt --cert=$tls/etcd-client.crt --key=$tls/etcd-client.key member list -w table
 
 Stand on a master (the demo's "ssh core@master-0"; the disaster-recovery runbooks in

@@ -307,24 +307,29 @@ class Checker:
                         "clusteroperators/etcd: relatedObjects lacks %s" % r)
 
     def metrics(self):
-        """The operator's /metrics as Prometheus reads it (a callable: HTTPS, service-ca's CA, a
-        token allowed to get it), and refused without a token."""
+        """The operator's /metrics as Prometheus reads it (a callable: HTTPS, service-ca's CA,
+        Prometheus's client certificate from kube-apiserver's client CA), as another scraper
+        does (prometheus-k8s's token), and refused without either."""
         if not self.metrics_fetch:
             return
         try:
             text = self.metrics_fetch()
         except OSError as e:
-            self.expect(False, "metrics with prometheus-k8s's token: %s" % e)
+            self.expect(False, "metrics with Prometheus's client certificate: %s" % e)
             return
         for m in self.table["metrics"]:
             self.expect(m in text, "metrics: no %s" % m)
         try:
-            self.metrics_fetch(token=False)
-            self.expect(False, "metrics: served without a bearer token")
-        except urllib.error.HTTPError as e:
-            self.expect(e.code == 401, "metrics without a token: HTTP %d, not 401" % e.code)
+            self.metrics_fetch(cert=False, token=True)
         except OSError as e:
-            self.expect(False, "metrics without a token: %s, not 401" % e)
+            self.expect(False, "metrics with prometheus-k8s's token: %s" % e)
+        try:
+            self.metrics_fetch(cert=False)
+            self.expect(False, "metrics: served without a client certificate or bearer token")
+        except urllib.error.HTTPError as e:
+            self.expect(e.code == 401, "metrics without credentials: HTTP %d, not 401" % e.code)
+        except OSError as e:
+            self.expect(False, "metrics without credentials: %s, not 401" % e)
 
     def monitoring(self):
         """What OpenShift's monitoring reads: StaticResourcesController's ServiceMonitors (the

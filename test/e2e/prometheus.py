@@ -8,7 +8,9 @@ the cluster holds, not from copies of ours:
   prometheus-operator gives them (namespace, service, pod, endpoint, job from `jobLabel`),
   the TLS material its tlsConfig names read from the ConfigMaps and Secrets it names (a
   caFile inside Prometheus's pod mapped to the harness's service CA), its bearer token file,
-  its metricRelabelings. Debian builds Prometheus without Kubernetes discovery, so the
+  its metricRelabelings, and its scrape class as cluster-monitoring-operator defines them
+  (tls-client-certificate-auth: Prometheus's client certificate, service_ca.metrics_client_cert,
+  added to the endpoint's tlsConfig). Debian builds Prometheus without Kubernetes discovery, so the
   harness discovers: it reads the Services and pods with prometheus-k8s's token, so the
   Roles we ship must let Prometheus read them, and writes them as static targets;
 - every PrometheusRule's groups become a rule file, with two changes said aloud: each `for` is
@@ -35,6 +37,8 @@ RANGE = "30s"
 PORT = 9090
 IN_POD_SERVICE_CA = "/etc/prometheus/configmaps/serving-certs-ca-bundle/service-ca.crt"
 IN_POD_TOKEN = "/var/run/secrets/kubernetes.io/serviceaccount/token"
+# cluster-monitoring-operator's scrape classes: what each adds to an endpoint's tlsConfig.
+CLIENT_CERT_CLASS = "tls-client-certificate-auth"
 
 
 def _relabel(r):
@@ -177,6 +181,13 @@ class Prometheus:
                        "honor_labels": False}
                 if ep.get("tlsConfig"):
                     job["tls_config"] = self._tls(md["namespace"], fname, ep["tlsConfig"])
+                scrape_class = spec.get("scrapeClass")
+                if scrape_class:
+                    assert scrape_class == CLIENT_CERT_CLASS, "%s: scrape class %s is not one OpenShift's " \
+                        "Prometheus has" % (name, scrape_class)
+                    job.setdefault("tls_config", {}).update({
+                        "cert_file": os.path.join(self.c.prometheus_cert, "tls.crt"),
+                        "key_file": os.path.join(self.c.prometheus_cert, "tls.key")})
                 if ep.get("bearerTokenFile"):
                     assert ep["bearerTokenFile"] == IN_POD_TOKEN, "%s: bearerTokenFile %s" % (
                         name, ep["bearerTokenFile"])

@@ -385,6 +385,7 @@ class Cluster:
         self.service_ca, issued = service_ca.issue(env.kubectl, os.path.join(env.dir, "service-ca"), [env.ip(2)])
         self.serving_cert = issued["etcd-operator-serving-cert"]
         self.prometheus_token = service_ca.grant_prometheus(env.kubectl)
+        self.prometheus_cert = service_ca.metrics_client_cert(env.kubectl, os.path.join(env.dir, "service-ca"))
         return self
 
     def client(self, timeout=3.0):
@@ -457,11 +458,12 @@ class Cluster:
                 "--tls-private-key-file", os.path.join(self.serving_cert, "tls.key")]
                 if getattr(self, "serving_cert", None) else [])
 
-    def operator_metrics(self, token=True):
-        """The operator's /metrics as Prometheus scrapes it: HTTPS verified against service-ca's CA,
-        with prometheus-k8s's token (token=False: none). Raises OSError (HTTPError 401...)."""
+    def operator_metrics(self, cert=True, token=False):
+        """The operator's /metrics over HTTPS verified against service-ca's CA: as Prometheus
+        scrapes it, with its client certificate; with token=True, prometheus-k8s's token (as
+        other scrapers do); neither: no credentials. Raises OSError (HTTPError 401...)."""
         return service_ca.scrape("https://%s:8443/metrics" % self.env.ip(2), self.service_ca,
-                                 self.prometheus_token if token else None)
+                                 self.prometheus_token if token else None, self.prometheus_cert if cert else None)
 
     def start_operator(self):
         """The operator as a process; the first one logs to operator.log, the

@@ -9,21 +9,32 @@ harness (neither runs here):
   operator's process: DIR/<secret>/tls.crt and tls.key;
 - the monitoring stack: ServiceAccount openshift-monitoring/prometheus-k8s, granted `get` on
   /metrics by ClusterRole prometheus-k8s (as cluster-monitoring-operator grants it), whose token
-  the scrapes carry.
+  other scrapers' checks carry; and Prometheus's client certificate, as cluster-monitoring-operator
+  gets it: a CertificateSigningRequest for user system:serviceaccount:openshift-monitoring:prometheus-k8s
+  to signer kubernetes.io/kube-apiserver-client, approved (as OpenShift's approver does) and signed
+  by the real kube-controller-manager with kube-apiserver's client CA, kept in Secret
+  openshift-monitoring/metrics-client-certs. Prometheus scrapes the operator with it (its scrape
+  class tls-client-certificate-auth).
 
 Used by the e2e scenarios and, as a command, by hack/local-up.sh:
-    service_ca.py --kubeconfig K --dir D [--ip IP]...   prints the certificate's directory."""
+    service_ca.py --kubeconfig K --dir D [--ip IP]... [--prometheus]   prints the serving
+    certificate's directory; with --prometheus also grants Prometheus, writing its token to
+    D/prometheus-token and its client certificate to D/metrics-client-certs/tls.{crt,key}."""
 import argparse
+import base64
 import json
 import os
 import ssl
 import subprocess
 import sys
+import time
 import urllib.request
 
 NS = "openshift-etcd-operator"
 ANNOTATION = "service.beta.openshift.io/serving-cert-secret-name"
 PROM = ("openshift-monitoring", "prometheus-k8s")
+PROM_USER = "system:serviceaccount:%s:%s" % PROM
+CLIENT_CERTS = "metrics-client-certs"
 
 
 def _openssl(*args):
@@ -92,11 +103,46 @@ def grant_prometheus(kubectl):
     return kubectl("-n", PROM[0], "create", "token", PROM[1], "--duration=24h").stdout.strip()
 
 
-def scrape(url, ca, token, timeout=10):
-    """GET `url` over HTTPS as Prometheus does: verifying the serving certificate against the
-    service CA, with the bearer token. Returns the body; raises OSError (HTTPError) otherwise."""
+def metrics_client_cert(kubectl, d, timeout=60):
+    """Prometheus's client certificate as cluster-monitoring-operator gets it (see the module's
+    text). Returns the directory of tls.crt and tls.key."""
+    sd = os.path.join(d, CLIENT_CERTS)
+    os.makedirs(sd, exist_ok=True)
+    crt, key, csr = (os.path.join(sd, f) for f in ("tls.crt", "tls.key", "tls.csr"))
+    _openssl("req", "-new", "-newkey", "ec", "-pkeyopt", "ec_paramgen_curve:P-256", "-nodes",
+             "-keyout", key, "-out", csr, "-subj", "/CN=" + PROM_USER)
+    with open(csr, "rb") as f:
+        request = base64.b64encode(f.read()).decode()
+    name = "system:openshift:openshift-monitoring-%d" % int(time.time() * 1000)
+    kubectl("create", "-f", "-", input=json.dumps({
+        "apiVersion": "certificates.k8s.io/v1", "kind": "CertificateSigningRequest", "metadata": {"name": name},
+        "spec": {"request": request, "signerName": "kubernetes.io/kube-apiserver-client",
+                 "usages": ["digital signature", "client auth"]}}))
+    kubectl("certificate", "approve", name)
+    deadline = time.monotonic() + timeout
+    while True:
+        got = kubectl("get", "csr", name, "-o", "jsonpath={.status.certificate}").stdout.strip()
+        if got:
+            break
+        if time.monotonic() > deadline:
+            raise RuntimeError("kube-controller-manager signed no certificate for csr %s in %d s" % (name, timeout))
+        time.sleep(0.2)
+    with open(crt + ".tmp", "wb") as f:
+        f.write(base64.b64decode(got))
+    os.rename(crt + ".tmp", crt)
+    kubectl("-n", PROM[0], "delete", "secret", CLIENT_CERTS, "--ignore-not-found")
+    kubectl("-n", PROM[0], "create", "secret", "tls", CLIENT_CERTS, "--cert", crt, "--key", key)
+    return sd
+
+
+def scrape(url, ca, token=None, client_cert=None, timeout=10):
+    """GET `url` over HTTPS as a scraper does: verifying the serving certificate against the
+    service CA, with the bearer token and/or the client certificate (a directory of tls.crt and
+    tls.key) given. Returns the body; raises OSError (HTTPError) otherwise."""
     ctx = ssl.create_default_context(cafile=ca)
     ctx.check_hostname = False  # scraped by address; the certificate names the Service
+    if client_cert:
+        ctx.load_cert_chain(os.path.join(client_cert, "tls.crt"), os.path.join(client_cert, "tls.key"))
     req = urllib.request.Request(url, headers={"Authorization": "Bearer " + token} if token else {})
     with urllib.request.urlopen(req, timeout=timeout, context=ctx) as resp:
         return resp.read().decode()
@@ -107,7 +153,9 @@ def main():
     ap.add_argument("--kubeconfig", required=True)
     ap.add_argument("--dir", required=True)
     ap.add_argument("--ip", action="append", default=[])
-    ap.add_argument("--prometheus-token", metavar="FILE", help="also grant Prometheus and write its token here")
+    ap.add_argument("--prometheus", action="store_true",
+                    help="also grant Prometheus: its token in DIR/prometheus-token, its client certificate in "
+                         "DIR/%s" % CLIENT_CERTS)
     a = ap.parse_args()
 
     def kubectl(*args, check=True, input=None):
@@ -119,9 +167,10 @@ def main():
     _, issued = issue(kubectl, a.dir, a.ip)
     if "etcd-operator-serving-cert" not in issued:
         sys.exit("service_ca.py: no Service in %s names secret etcd-operator-serving-cert" % NS)
-    if a.prometheus_token:
-        with open(a.prometheus_token, "w") as f:
+    if a.prometheus:
+        with open(os.path.join(a.dir, "prometheus-token"), "w") as f:
             f.write(grant_prometheus(kubectl) + "\n")
+        metrics_client_cert(kubectl, a.dir)
     print(issued["etcd-operator-serving-cert"])
 
 
