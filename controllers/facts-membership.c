@@ -211,6 +211,26 @@ const KubeObject *master_joining(const SyncContext *ctx, const EtcdViewSnapshot 
         return NULL;
 }
 
+const KubeObject *voter_down_at_revision(const SyncContext *ctx, const EtcdViewSnapshot *s, int64_t latest)
+{
+        const KubeObject *first = NULL;
+
+        if (!s || latest <= 0 || etcd_view_count_healthy_voters(s) < etcd_view_quorum(s))
+                return NULL;
+        for (size_t i = 0; i < s->n_members; i++) {
+                const EtcdMemberState *m = &s->states[i];
+                if (m->is_learner || m->healthy)
+                        continue;
+                const KubeObject *node = node_of_member(ctx, s, m);
+                const KubeObject *pod = node ? etcd_pod_of_node(ctx, node->name) : NULL;
+                if (!pod || pod_is_ready(pod) ||
+                    revision_number(kube_object_label(pod, "revision"), 0) != latest)
+                        return NULL;
+                first = first ? first : node;
+        }
+        return first;
+}
+
 EtcdDowngrade etcd_downgrade_state(const EtcdViewSnapshot *s, EtcdMinor image, char *why, size_t n)
 {
         int lowest = -1, target = -1;

@@ -193,6 +193,13 @@ const KubeObject *moved_master_of_member(const SyncContext *ctx, const EtcdMembe
  * not being deleted): a master waiting to join. NULL when none. */
 const KubeObject *master_joining(const SyncContext *ctx, const EtcdViewSnapshot *s);
 
+/* A voting member is down because its master's etcd does not come up at revision `latest`:
+ * every voter that is not healthy runs on a master whose etcd pod is at `latest` and not
+ * ready (a revision that cannot start there, as a release whose etcd image the pod's setup
+ * container refuses), and the healthy voters keep quorum. Only a newer revision can bring
+ * such a member back. Returns the first such master, NULL when it is not so. */
+const KubeObject *voter_down_at_revision(const SyncContext *ctx, const EtcdViewSnapshot *s, int64_t latest);
+
 /* ---- Machines (facts-machines.c) ----
  * machine.openshift.io, where the Machine API runs. The Machines of the etcd nodes:
  * those of role master (machine.openshift.io/cluster-api-machine-role) and, on

@@ -11,8 +11,9 @@
  * N+1 is simply completed (or refreshed) by the next sync. After bootstrap,
  * a new revision (which restarts every member in turn) needs a
  * fault-tolerant etcd (as upstream's: a rollout must not cost quorum), unless a master is
- * waiting to join: then the InstallerController takes the revision to it
- * first and restarts no voter without quorum to spare. */
+ * waiting to join, or a voter is down because its etcd does not come up at the latest
+ * revision: then the InstallerController takes the revision to that master first and
+ * restarts no voter without quorum to spare. */
 #include "base/json.h"
 #include "base/log.h"
 #include "controllers.h"
@@ -59,7 +60,7 @@ static const char *recorded_force_reason(const KubeObject *status)
 /* The quorum gate: a new revision restarts every member in turn. While the
  * bootstrap runs (until its member has left, as upstream) and on a cluster
  * of one member by design, revisions roll out freely. */
-static bool revision_allowed(const SyncContext *ctx, char *why, size_t n)
+static bool revision_allowed(const SyncContext *ctx, int64_t latest, char *why, size_t n)
 {
         const EtcdViewSnapshot *s = op_etcd(ctx);
         bool known = s && s->error >= 0 && s->members;
@@ -75,7 +76,11 @@ static bool revision_allowed(const SyncContext *ctx, char *why, size_t n)
         /* A master waiting to join needs a revision that carries it (its certificates, its
          * address), or a cluster short of a member could never grow back. The installer
          * takes it to the new master first and restarts no voter without quorum to spare. */
-        if (!etcd_view_is_fault_tolerant(s) && !master_joining(ctx, s)) {
+        /* The same for a voter whose etcd does not start at the latest revision (the release
+         * broke it there): only a newer one, the fixed release, brings it back, and it goes
+         * to that master first; upstream's gate would wait for ever here. */
+        if (!etcd_view_is_fault_tolerant(s) && !master_joining(ctx, s) &&
+            !voter_down_at_revision(ctx, s, latest)) {
                 (void) snprintf(why, n,
                                 "%zu of %zu voting members are healthy; quorum is %zu and a revision "
                                 "rollout needs at least 3 healthy members and one to spare",
@@ -214,7 +219,7 @@ static int sync_revision(const SyncContext *ctx, Plan *p)
         _cleanup_free_ char *reason = what_changed(ctx, cr, latest);
         if (!reason)
                 return 0; /* revision N is current */
-        if (!revision_allowed(ctx, why, sizeof why)) {
+        if (!revision_allowed(ctx, latest, why, sizeof why)) {
                 plan_waiting(p, "RevisionWaiting", "not starting revision %lld (%s): %s",
                              (long long) latest + 1, reason, why);
                 plan_requeue_after(p, 15 * USEC_PER_SEC);
@@ -231,15 +236,11 @@ static int sync_revision(const SyncContext *ctx, Plan *p)
         return plan_copies(ctx, p, cr, latest + 1, reason);
 }
 
-static const WatchSpec *const watches[] = {OP_WATCH(W_ETCD_CR),
-                                           OP_WATCH(W_ETCD_CONFIGMAPS),
-                                           OP_WATCH(W_ETCD_SECRETS),
-                                           OP_WATCH(W_KUBE_SYSTEM_CONFIGMAPS),
-                                           OP_WATCH(W_KUBE_SYSTEM_EVENTS),
-                                           OP_WATCH_ETCD_MACHINES,
-                                           OP_WATCH(W_INFRASTRUCTURES),
-                                           OP_WATCH_ETCD_NODES,
-                                           OP_WATCH(W_NAMESPACES)};
+static const WatchSpec *const watches[] = {
+        OP_WATCH(W_ETCD_CR),    OP_WATCH(W_ETCD_CONFIGMAPS),        OP_WATCH(W_ETCD_SECRETS),
+        OP_WATCH(W_ETCD_PODS),  OP_WATCH(W_KUBE_SYSTEM_CONFIGMAPS), OP_WATCH(W_KUBE_SYSTEM_EVENTS),
+        OP_WATCH_ETCD_MACHINES, OP_WATCH(W_INFRASTRUCTURES),        OP_WATCH_ETCD_NODES,
+        OP_WATCH(W_NAMESPACES)};
 
 const ControllerSpec controller_revision = {
         .name = "RevisionController",

@@ -341,6 +341,59 @@ static void test_quorum_gate(void **state)
         fixture_free(f);
 }
 
+/* A release whose etcd does not start (its etcd image refused by the pod's setup container):
+ * master-2's member is down at the latest revision, 3. The fixed release's revision must
+ * still come, or the cluster would wait on two members for ever; while master-2's etcd is
+ * down at an older revision, or two voters are down, the gate holds. */
+static void test_quorum_gate_voter_down_at_latest(void **state)
+{
+        static const char *const names[] = {"master-0", "master-1", "master-2"};
+        static const char *const ips[] = {"10.0.0.1", "10.0.0.2", "10.0.0.3"};
+        Fixture *f = objects(3, NULL);
+        bootstrap_complete(f);
+        for (int i = 0; i < 3; i++)
+                fixture_master(f, names[i], ips[i], true);
+        fixture_member(f, 1, "master-0", "10.0.0.1", false, true, true);
+        fixture_member(f, 2, "master-1", "10.0.0.2", false, true, true);
+        fixture_member(f, 3, "master-2", "10.0.0.3", false, true, false);
+        fixture_etcd_pod(f, "master-0", 3, true);
+        fixture_etcd_pod(f, "master-1", 3, true);
+        fixture_etcd_pod(f, "master-2", 2, false);
+        cm(f, "etcd-pod", "\"pod.yaml\":\"kind: Pod v2\"");
+
+        /* Down at revision 2: not the latest's doing, the gate holds. */
+        assert_int_equal(fixture_sync(f, &controller_revision), 0);
+        assert_int_equal(f->plan.n, 0);
+        assert_non_null(strstr(strempty(f->plan.waiting), "2 of 3 voting members are healthy"));
+
+        /* Down at revision 3, the latest: the next revision goes out. */
+        fixture_etcd_pod(f, "master-2", 3, false);
+        assert_int_equal(fixture_sync(f, &controller_revision), 0);
+        expect_copies(f, 4);
+
+        /* ... but not while its pod looks ready (etcd is down for another reason) ... */
+        fixture_etcd_pod(f, "master-2", 3, true);
+        assert_int_equal(fixture_sync(f, &controller_revision), 0);
+        assert_int_equal(f->plan.n, 0);
+        fixture_free(f);
+
+        /* ... nor with two voters down: no quorum to roll anything with. */
+        f = objects(3, NULL);
+        bootstrap_complete(f);
+        for (int i = 0; i < 3; i++)
+                fixture_master(f, names[i], ips[i], true);
+        fixture_member(f, 1, "master-0", "10.0.0.1", false, true, true);
+        fixture_member(f, 2, "master-1", "10.0.0.2", false, true, false);
+        fixture_member(f, 3, "master-2", "10.0.0.3", false, true, false);
+        fixture_etcd_pod(f, "master-0", 3, true);
+        fixture_etcd_pod(f, "master-1", 3, false);
+        fixture_etcd_pod(f, "master-2", 3, false);
+        cm(f, "etcd-pod", "\"pod.yaml\":\"kind: Pod v2\"");
+        assert_int_equal(fixture_sync(f, &controller_revision), 0);
+        assert_int_equal(f->plan.n, 0);
+        fixture_free(f);
+}
+
 static void test_force_redeployment(void **state)
 {
         Fixture *f = objects(3, "\"forceRedeploymentReason\":\"try again\"");
@@ -399,6 +452,7 @@ int main(void)
                 cmocka_unit_test(test_missing_copy),
                 cmocka_unit_test(test_waits_for_required_objects),
                 cmocka_unit_test(test_quorum_gate),
+                cmocka_unit_test(test_quorum_gate_voter_down_at_latest),
                 cmocka_unit_test(test_force_redeployment),
                 cmocka_unit_test(test_force_waits_for_etcd_pod),
         };
