@@ -1,4 +1,5 @@
-"""Upgrade, downgrade, re-upgrade (issue 13, point 5; issue 37, point 2) on a settled cluster.
+"""Upgrade, downgrade, a broken release, re-upgrade (issue 13, point 5; issue 37, point 2;
+issue 35, point 7) on a settled cluster.
 
 Each step replaces the operator by one of another release whose etcd image carries
 another etcd: etcd 3.5.16 (Debian's, images/etcd) and etcd 3.6.16 (hack/build-etcd.sh,
@@ -6,7 +7,11 @@ images/etcd-3.6), as OpenShift releases move etcd from 3.5 to 3.6 and a rollback
 it back. The new operator renders the pod for that etcd (ETCD_IMAGE_VERSION), makes one
 new revision and rolls it one node at a time, as the cluster-version operator's rollout
 of a release has it. Down to 3.5 it first enables etcd's downgrade, without which etcd
-refuses a 3.5 member in a 3.6 cluster. Checked at every step, with the invariant
+refuses a 3.5 member in a 3.6 cluster. Between the downgrade and the re-upgrade comes a
+broken release, whose etcd image carries 3.6 while it declares 3.5: its revision reaches one
+master, whose etcd pod's setup container refuses the image, and the rollout stops there
+with the other two members keeping quorum and StaticPodsDegraded naming the cause; the
+re-upgrade, the fixed release, then goes to that master first. Checked at every step, with the invariant
 watcher, a writer, a pod watch, a health sampler and a version sampler running
 throughout: never two masters' etcd pods not ready at once, never fewer than two healthy
 voters for longer than an election, every member running the release's etcd and every
@@ -25,6 +30,8 @@ from test_redeploy import HEALTH_GRACE_S, Health, PodWatch
 
 # (release, etcd image, the etcd it carries, the version its members report)
 NEXT = ("4.99.1-e2e", "quay.io/openshift/etcd-3.6@sha256:fedcba9876543210", "3.6", "3.6.16")
+# A broken release: NEXT's etcd image (3.6) declared as etcd 3.5 (ETCD_IMAGE_VERSION).
+BROKEN = ("4.99.2-broken-e2e", NEXT[1], "3.5")
 
 
 class Versions(threading.Thread):
@@ -91,6 +98,8 @@ def check_upgrade_downgrade(c, replace_operator):
                  lambda: all(st and st[0] for st in dict(pods.state).values()), 60)
         pods.arm()
         for step, (release, image, etcd_minor, etcd_version) in steps:
+            if step == "re-upgrade":
+                check_broken_release(c, replace_operator)
             base = env.get_json("etcd", "cluster")["status"]["latestAvailableRevision"]
             t0 = time.monotonic()
             since = len(versions.samples)
@@ -125,6 +134,44 @@ def check_upgrade_downgrade(c, replace_operator):
             for line in open(path, errors="replace") if "etcd downgrade ENABLE to 3.5: done" in line]
     log("the operator enabled etcd's downgrade: %s" % [line.strip()[:160] for line in said])
     assert said, "no operator log says etcd's downgrade to 3.5 was enabled"
+
+
+def check_broken_release(c, replace_operator):
+    """The broken release (BROKEN) over a settled 3.5 cluster: the new revision reaches one
+    master and stops there, refused by its etcd pod's setup container, with StaticPodsDegraded
+    saying why; the other masters stay ready at the old revision (the actors running around
+    this step check quorum and that no two etcd pods are down at once)."""
+    env = c.env
+    base = env.get_json("etcd", "cluster")["status"]["latestAvailableRevision"]
+    t0 = time.monotonic()
+    c.release, c.etcd_image, c.etcd_version = BROKEN
+    replace_operator()
+
+    def refused():
+        cr = env.get_json("etcd", "cluster")
+        latest = cr["status"]["latestAvailableRevision"]
+        if latest <= base:
+            return None
+        pods = etcd_images(env, c.masters)
+        at_new = [m for m, v in pods.items() if v and v[0] == str(latest)]
+        cond = next((x for x in cr["status"].get("conditions") or [] if x["type"] == "StaticPodsDegraded"), {})
+        if (len(at_new) == 1 and not pods[at_new[0]][1] and cond.get("status") == "True"
+                and "but the release declares etcd 3.5" in cond.get("message", "")):
+            return latest, at_new[0], cond["message"]
+        return None
+    latest, node, msg = wait_for("the broken release refused on one master, StaticPodsDegraded naming why",
+                                 refused, 240)
+    log("broken release %s: revision %d refused on %s after %.0f s; StaticPodsDegraded: %s"
+        % (BROKEN[0], latest, node, time.monotonic() - t0, msg[:300]))
+    # The rollout stays there: no other master takes the revision, and they stay ready.
+    end = time.monotonic() + 20
+    while time.monotonic() < end:
+        pods = etcd_images(env, c.masters)
+        moved = sorted(m for m, v in pods.items() if v and v[0] == str(latest))
+        assert moved == [node], "the broken revision %d went on to %s" % (latest, moved)
+        down = sorted(m for m, v in pods.items() if m != node and not (v and v[1]))
+        assert not down, "masters %s not ready while %s refuses the broken release" % (down, node)
+        time.sleep(2)
 
 
 def check_versions(step, samples, to):
