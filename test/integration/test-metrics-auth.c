@@ -190,6 +190,24 @@ static void expect(Serving *s, const char *path, const char *token, long status,
         expect_as(s, path, NULL, token, status, want);
 }
 
+/* Asks for `path` as `as` every 100 ms until it answers 200 (a listener restarting with new
+ * material); false after `tries`. */
+static bool answers_ok_soon(Serving *s, const char *path, const Client *as, int tries)
+{
+        for (int i = 0; i < tries; i++) {
+                Fetch f;
+                bool never = false;
+                fetch_start_as(&f, s, path, as, NULL, ca_pem);
+                assert_int_equal(loop_run_until(loop, &f.done, DEADLINE), 0);
+                bool ok = f.error == 0 && http_request_get_status(f.req) == 200;
+                http_request_unref(f.req);
+                if (ok)
+                        return true;
+                (void) loop_run_until(loop, &never, 100 * USEC_PER_MSEC);
+        }
+        return false;
+}
+
 /* Until the listener verifies client certificates (it restarts then): kube-apiserver's client
  * CA is asked for at once. */
 static void wait_client_ca(Serving *s)
@@ -350,19 +368,7 @@ static void test_client_ca_changes(void **state)
         assert_int_equal(r.error, 0);
         cJSON_Delete(r.body);
 
-        bool taken = false;
-        for (int i = 0; i < 100 && !taken; i++) {
-                Fetch f;
-                fetch_start_as(&f, s, "/metrics", &prom_next, NULL, ca_pem);
-                assert_int_equal(loop_run_until(loop, &f.done, DEADLINE), 0);
-                taken = f.error == 0 && http_request_get_status(f.req) == 200;
-                http_request_unref(f.req);
-                if (!taken) {
-                        bool never = false;
-                        (void) loop_run_until(loop, &never, 100 * USEC_PER_MSEC);
-                }
-        }
-        assert_true(taken);
+        assert_true(answers_ok_soon(s, "/metrics", &prom_next, 100));
         expect_as(s, "/metrics", &prom, NULL, 200, "ceo_up 1");
 }
 
@@ -400,18 +406,7 @@ static void test_renewed_certificate(void **state)
         Fetch f;
 
         new_serving_pair(&ca_pem);
-        bool served = false;
-        for (int i = 0; i < 50 && !served; i++) {
-                fetch_start(&f, s, "/healthz", NULL, ca_pem);
-                assert_int_equal(loop_run_until(loop, &f.done, DEADLINE), 0);
-                served = f.error == 0 && http_request_get_status(f.req) == 200;
-                http_request_unref(f.req);
-                if (!served) {
-                        bool never = false;
-                        (void) loop_run_until(loop, &never, 100 * USEC_PER_MSEC);
-                }
-        }
-        assert_true(served);
+        assert_true(answers_ok_soon(s, "/healthz", NULL, 50));
         fetch_start(&f, s, "/healthz", NULL, old_ca); /* the old CA no longer vouches for it */
         assert_int_equal(loop_run_until(loop, &f.done, DEADLINE), 0);
         assert_int_equal(f.error, -EPROTO);

@@ -659,40 +659,38 @@ static void test_newer_revision_waits_for_a_restarting_node(void **state)
         fixture_free(f);
 }
 
-static void test_newer_revision_goes_to_a_node_down_at_its_target(void **state)
+/* Revision 5 exists while master-1 targets 4, whose installer finished 30 s ago; master-1's
+ * etcd pod runs `rev` (ready or not) and its member answers healthy or not. */
+static Fixture *restarting_master_1(unsigned rev, bool pod_ready, bool healthy)
 {
-        /* master-1's installer for revision 4 finished 30 s ago and its etcd runs 4 but is down
-         * (a release whose etcd image the setup container refuses). Revision 5, the fixed
-         * release, goes to master-1 at once: the restart is over, and the other two keep quorum. */
         Fixture *f = masters(5, (const int[]){4, 3, 4});
-        fixture_etcd_pod(f, "master-1", 4, false);
-        voters(f, true, false, true);
+        fixture_etcd_pod(f, "master-1", rev, pod_ready);
+        voters(f, true, healthy, true);
         cr(f, NULL, 5, (const int[]){4, 3, 4}, (const char *const[]){NULL, "\"targetRevision\":4", NULL});
         installer_succeeded(f, "installer-4-master-1", 30);
         assert_int_equal(fixture_sync(f, &controller_installer), 0);
+        return f;
+}
+
+static void test_newer_revision_goes_to_a_node_down_at_its_target(void **state)
+{
+        /* master-1's etcd runs 4 but is down (a release whose etcd image the setup container
+         * refuses). Revision 5, the fixed release, goes to master-1 at once: the restart is
+         * over, and the other two keep quorum. */
+        Fixture *f = restarting_master_1(4, false, false);
         expect_target(f, "master-1", 5);
         fixture_free(f);
 
         /* Down, but still at revision 3 (the kubelet has not restarted it into 4 yet): the hold
          * stands. */
-        f = masters(5, (const int[]){4, 3, 4});
-        fixture_etcd_pod(f, "master-1", 3, false);
-        voters(f, true, false, true);
-        cr(f, NULL, 5, (const int[]){4, 3, 4}, (const char *const[]){NULL, "\"targetRevision\":4", NULL});
-        installer_succeeded(f, "installer-4-master-1", 30);
-        assert_int_equal(fixture_sync(f, &controller_installer), 0);
+        f = restarting_master_1(3, false, false);
         expect_waiting(f);
         assert_non_null(strstr(strempty(f->plan.waiting), "node master-1 is restarting etcd at revision 4"));
         fixture_free(f);
 
         /* At revision 4 and not ready, but its member answers healthy (etcd is up, the probe
          * lags): the hold stands as well. */
-        f = masters(5, (const int[]){4, 3, 4});
-        fixture_etcd_pod(f, "master-1", 4, false);
-        voters(f, true, true, true);
-        cr(f, NULL, 5, (const int[]){4, 3, 4}, (const char *const[]){NULL, "\"targetRevision\":4", NULL});
-        installer_succeeded(f, "installer-4-master-1", 30);
-        assert_int_equal(fixture_sync(f, &controller_installer), 0);
+        f = restarting_master_1(4, false, true);
         expect_waiting(f);
         fixture_free(f);
 }

@@ -341,27 +341,32 @@ static void test_quorum_gate(void **state)
         fixture_free(f);
 }
 
+/* Revision 3 is the latest after bootstrap; etcd-pod has changed since. Each master's member
+ * answers healthy or not and its etcd pod runs `revs[i]`, ready or not. */
+static Fixture *three_masters(const bool healthy[3], const unsigned revs[3], const bool ready[3])
+{
+        static const char *const names[] = {"master-0", "master-1", "master-2"};
+        static const char *const ips[] = {"10.0.0.1", "10.0.0.2", "10.0.0.3"};
+        Fixture *f = objects(3, NULL);
+        bootstrap_complete(f);
+        for (int i = 0; i < 3; i++) {
+                fixture_master(f, names[i], ips[i], true);
+                fixture_member(f, (uint64_t) i + 1, names[i], ips[i], false, true, healthy[i]);
+                fixture_etcd_pod(f, names[i], revs[i], ready[i]);
+        }
+        cm(f, "etcd-pod", "\"pod.yaml\":\"kind: Pod v2\"");
+        return f;
+}
+
 /* A release whose etcd does not start (its etcd image refused by the pod's setup container):
  * master-2's member is down at the latest revision, 3. The fixed release's revision must
  * still come, or the cluster would wait on two members for ever; while master-2's etcd is
  * down at an older revision, or two voters are down, the gate holds. */
 static void test_quorum_gate_voter_down_at_latest(void **state)
 {
-        static const char *const names[] = {"master-0", "master-1", "master-2"};
-        static const char *const ips[] = {"10.0.0.1", "10.0.0.2", "10.0.0.3"};
-        Fixture *f = objects(3, NULL);
-        bootstrap_complete(f);
-        for (int i = 0; i < 3; i++)
-                fixture_master(f, names[i], ips[i], true);
-        fixture_member(f, 1, "master-0", "10.0.0.1", false, true, true);
-        fixture_member(f, 2, "master-1", "10.0.0.2", false, true, true);
-        fixture_member(f, 3, "master-2", "10.0.0.3", false, true, false);
-        fixture_etcd_pod(f, "master-0", 3, true);
-        fixture_etcd_pod(f, "master-1", 3, true);
-        fixture_etcd_pod(f, "master-2", 2, false);
-        cm(f, "etcd-pod", "\"pod.yaml\":\"kind: Pod v2\"");
-
         /* Down at revision 2: not the latest's doing, the gate holds. */
+        Fixture *f = three_masters((const bool[]){true, true, false}, (const unsigned[]){3, 3, 2},
+                                   (const bool[]){true, true, false});
         assert_int_equal(fixture_sync(f, &controller_revision), 0);
         assert_int_equal(f->plan.n, 0);
         assert_non_null(strstr(strempty(f->plan.waiting), "2 of 3 voting members are healthy"));
@@ -378,17 +383,8 @@ static void test_quorum_gate_voter_down_at_latest(void **state)
         fixture_free(f);
 
         /* ... nor with two voters down: no quorum to roll anything with. */
-        f = objects(3, NULL);
-        bootstrap_complete(f);
-        for (int i = 0; i < 3; i++)
-                fixture_master(f, names[i], ips[i], true);
-        fixture_member(f, 1, "master-0", "10.0.0.1", false, true, true);
-        fixture_member(f, 2, "master-1", "10.0.0.2", false, true, false);
-        fixture_member(f, 3, "master-2", "10.0.0.3", false, true, false);
-        fixture_etcd_pod(f, "master-0", 3, true);
-        fixture_etcd_pod(f, "master-1", 3, false);
-        fixture_etcd_pod(f, "master-2", 3, false);
-        cm(f, "etcd-pod", "\"pod.yaml\":\"kind: Pod v2\"");
+        f = three_masters((const bool[]){true, false, false}, (const unsigned[]){3, 3, 3},
+                          (const bool[]){true, false, false});
         assert_int_equal(fixture_sync(f, &controller_revision), 0);
         assert_int_equal(f->plan.n, 0);
         fixture_free(f);
