@@ -85,7 +85,7 @@ static int credential_hash(char kind, const void *data, size_t size, unsigned ch
         return 0;
 }
 
-static void vset_verdict(Entry *e, HttpAuthVerdict v, usec_t ttl, const char *fmt, va_list ap)
+_printf_(4, 0) static void vset_verdict(Entry *e, HttpAuthVerdict v, usec_t ttl, const char *fmt, va_list ap)
 {
         usec_t now = now_usec(CLOCK_MONOTONIC);
 
