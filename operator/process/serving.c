@@ -204,6 +204,18 @@ static int on_ca_timer(sd_event_source *src, uint64_t usec, void *userdata)
         Serving *s = userdata;
 
         (void) sd_event_source_set_time(src, usec + s->cfg.reload_period);
+        /* A restart that could not listen again, with the new material or the old (the port
+         * taken meanwhile): try again each period, whatever changes or not. */
+        if (!s->http) {
+                int k = listen_with(s, s->cert_pem, s->key_pem, s->client_ca);
+                if (k < 0)
+                        log_error_errno(k,
+                                        "cannot listen on port %u again: /healthz, /readyz and /metrics are "
+                                        "not served until the next try",
+                                        s->cfg.port);
+                else
+                        log_info("listening on port %u again", s->cfg.port);
+        }
         if (s->ca_call)
                 return 0;
         int r = kube_call(s->client, "GET", CLIENT_CA_PATH, NULL, NULL, on_client_ca, s, &s->ca_call);
