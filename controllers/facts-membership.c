@@ -211,6 +211,14 @@ const KubeObject *master_joining(const SyncContext *ctx, const EtcdViewSnapshot 
         return NULL;
 }
 
+bool etcd_down_at_revision(const SyncContext *ctx, const KubeObject *node, const EtcdMemberState *m,
+                           int64_t rev)
+{
+        const KubeObject *pod = node ? etcd_pod_of_node(ctx, node->name) : NULL;
+        return pod && m && !m->healthy && !pod_is_ready(pod) &&
+               revision_number(kube_object_label(pod, "revision"), 0) == rev;
+}
+
 const KubeObject *voter_down_at_revision(const SyncContext *ctx, const EtcdViewSnapshot *s, int64_t latest)
 {
         const KubeObject *first = NULL;
@@ -222,9 +230,7 @@ const KubeObject *voter_down_at_revision(const SyncContext *ctx, const EtcdViewS
                 if (m->is_learner || m->healthy)
                         continue;
                 const KubeObject *node = node_of_member(ctx, s, m);
-                const KubeObject *pod = node ? etcd_pod_of_node(ctx, node->name) : NULL;
-                if (!pod || pod_is_ready(pod) ||
-                    revision_number(kube_object_label(pod, "revision"), 0) != latest)
+                if (!etcd_down_at_revision(ctx, node, m, latest))
                         return NULL;
                 first = first ? first : node;
         }

@@ -193,6 +193,10 @@ const KubeObject *moved_master_of_member(const SyncContext *ctx, const EtcdMembe
  * not being deleted): a master waiting to join. NULL when none. */
 const KubeObject *master_joining(const SyncContext *ctx, const EtcdViewSnapshot *s);
 
+/* Member `m` of master `node` is down with its etcd pod at revision `rev` and not ready: the
+ * node restarted into `rev` and etcd did not come back. */
+bool etcd_down_at_revision(const SyncContext *ctx, const KubeObject *node, const EtcdMemberState *m,
+                           int64_t rev);
 /* A voting member is down because its master's etcd does not come up at revision `latest`:
  * every voter that is not healthy runs on a master whose etcd pod is at `latest` and not
  * ready (a revision that cannot start there, as a release whose etcd image the pod's setup

@@ -430,19 +430,6 @@ static int start_installer(const State *st, Plan *p, const NodeInfo *ni)
         return 0;
 }
 
-/* The node's etcd pod runs revision `rev` and its member is down: the restart into `rev` is
- * over and etcd did not come back (a revision that cannot start, as a release whose etcd image
- * the pod's setup container refuses). */
-static bool down_at(const State *st, const NodeInfo *ni, int64_t rev)
-{
-        const KubeObject *pod = etcd_pod_of_node(st->ctx, ni->node->name);
-        char want[32];
-
-        (void) snprintf(want, sizeof want, "%lld", (long long) rev);
-        return pod && streq_ptr(kube_object_label(pod, "revision"), want) && !ni->pod_ready && ni->member &&
-               !ni->member->healthy;
-}
-
 /* The node holding the target: 1 when it decides this sync (its installer
  * failed, or finished and its etcd restarts now, also for a revision older
  * than the latest), 0 when the node is open for a new choice (nothing
@@ -472,7 +459,8 @@ static int holder(const State *st, Plan *p, const NodeInfo *ni)
                  * when its etcd runs that revision and is down: the restart is over, and the
                  * choice below takes unready nodes before ready voters, so the newer revision
                  * (the fixed release an admin ships after a broken one) goes to it first. */
-                if (st->ctx->now < installer_finished_at(pod) + STALE_TARGET_HOLD && !down_at(st, ni, t)) {
+                if (st->ctx->now < installer_finished_at(pod) + STALE_TARGET_HOLD &&
+                    !etcd_down_at_revision(st->ctx, ni->node, ni->member, t)) {
                         plan_waiting(
                                 p, "InstallerWaiting",
                                 "not installing revision %lld yet: node %s is restarting etcd at revision "
